@@ -1,0 +1,309 @@
+"""World spec language v1: pydantic models.
+
+A spec names a world, a seed, a ``target_year`` and its tables. Each table declares a
+primary key, columns (each with one generator ``kind``) and cross-row constraints. Foreign
+keys are declared by ``reference`` columns, in SDV's parent/child vocabulary: the child
+table holds a reference column whose values are primary keys of the parent table, with a
+``cardinality`` (children per parent). Every model forbids unknown fields.
+
+Column kinds:
+
+========== ==================================================================================
+sequence   integers ``start, start+step, ...`` (surrogate keys)
+faker      a Faker provider with arguments (``provider: company``), seeded per column
+choice     a value from a list, optionally weighted or unique (how real anchors enter: brands)
+number     int/float from ``uniform|normal|lognormal|triangular|exponential``, clipped to
+           ``[min, max]``, rounded to ``decimals``, with a ``unit``
+date       a date inside a window given absolutely (``2029-03-01``) or relative to
+           ``target_year`` (``Y-01-01``, ``Y-2-06-30``, ``Y+1-12-31``)
+format     a formatted identifier, ``"{brands.code}-{n:03d}"``; ``n`` counts rows, restarting
+           within ``counter_within``; fields name row columns or ``parent.column``
+reference  a foreign key to a parent table's primary key, with a cardinality
+derive     an expression over the row (see :mod:`worldforge.spec.expr`)
+rank       rank of ``of`` (1 = largest when ``descending``) within an optional group
+share      ``of`` / sum of ``of`` within an optional group
+aggregate  ``fn`` (sum|count|mean|min|max) of a child table's column, per parent row
+========== ==================================================================================
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from worldforge.spec.dates import resolve_date
+
+ROW_BUDGET = (300, 500)
+"""Inclusive bounds on the total row count of a world (the paper's 300–500 rows)."""
+
+_IDENT = r"^[a-z][a-z0-9_]*$"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class _ColumnBase(_Strict):
+    description: str | None = None
+    unit: str | None = None
+
+
+class SequenceColumn(_ColumnBase):
+    kind: Literal["sequence"]
+    start: int = 1
+    step: int = Field(1, ne=0)
+
+
+class FakerColumn(_ColumnBase):
+    kind: Literal["faker"]
+    provider: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    locale: str = "en_US"
+    unique: bool = False
+
+
+Scalar = Union[bool, int, float, str]
+
+
+class ChoiceColumn(_ColumnBase):
+    kind: Literal["choice"]
+    values: list[Scalar] = Field(min_length=1)
+    weights: list[float] | None = None
+    unique: bool = False
+
+    @model_validator(mode="after")
+    def _weights(self) -> "ChoiceColumn":
+        if self.weights is not None:
+            if len(self.weights) != len(self.values):
+                raise ValueError(f"weights has {len(self.weights)} entries but values has {len(self.values)}")
+            if any(w < 0 for w in self.weights) or sum(self.weights) <= 0:
+                raise ValueError("weights must be non-negative with a positive sum")
+        if len({type(v) for v in self.values}) > 1 and not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in self.values):
+            raise ValueError("values must all have the same type")
+        return self
+
+
+class NumberColumn(_ColumnBase):
+    kind: Literal["number"]
+    dtype: Literal["int", "float"] = "float"
+    distribution: Literal["uniform", "normal", "lognormal", "triangular", "exponential"] = "uniform"
+    min: float
+    max: float
+    mean: float | None = None
+    std: float | None = Field(None, gt=0)
+    mode: float | None = None
+    decimals: int | None = Field(None, ge=0, le=12)
+
+    @model_validator(mode="after")
+    def _params(self) -> "NumberColumn":
+        if self.min > self.max:
+            raise ValueError(f"min ({self.min}) is greater than max ({self.max})")
+        if self.distribution in ("normal", "lognormal") and (self.mean is None or self.std is None):
+            raise ValueError(f"distribution '{self.distribution}' needs mean and std")
+        if self.distribution == "lognormal" and self.mean is not None and self.mean <= 0:
+            raise ValueError("lognormal mean must be > 0 (it is the median of the values)")
+        if self.distribution == "exponential" and self.mean is None:
+            raise ValueError("distribution 'exponential' needs mean")
+        if self.mode is not None and not (self.min <= self.mode <= self.max):
+            raise ValueError("mode must lie within [min, max]")
+        return self
+
+
+class DateColumn(_ColumnBase):
+    kind: Literal["date"]
+    start: str
+    end: str
+
+    @field_validator("start", "end")
+    @classmethod
+    def _form(cls, v: str) -> str:
+        try:
+            resolve_date(v, 2000)
+        except ValueError:
+            raise ValueError(f"{v!r} is not a date: use YYYY-MM-DD or Y[+N|-N]-MM-DD (relative to target_year)")
+        return v
+
+
+class FormatColumn(_ColumnBase):
+    kind: Literal["format"]
+    template: str
+    counter_within: str | None = None
+    start: int = 1
+
+
+class Cardinality(_Strict):
+    min: int = Field(0, ge=0)
+    max: int = Field(ge=0)
+
+    @model_validator(mode="after")
+    def _order(self) -> "Cardinality":
+        if self.min > self.max:
+            raise ValueError(f"min ({self.min}) is greater than max ({self.max})")
+        return self
+
+
+class ReferenceColumn(_ColumnBase):
+    kind: Literal["reference"]
+    parent: str
+    cardinality: Cardinality | None = None
+
+
+class DeriveColumn(_ColumnBase):
+    kind: Literal["derive"]
+    expr: str
+    dtype: Literal["int", "float", "str", "bool", "date"] | None = None
+
+    @field_validator("expr")
+    @classmethod
+    def _parses(cls, v: str) -> str:
+        from worldforge.spec.expr import parse
+
+        parse(v)
+        return v
+
+
+class RankColumn(_ColumnBase):
+    kind: Literal["rank"]
+    of: str
+    within: str | None = None
+    descending: bool = True
+
+
+class ShareColumn(_ColumnBase):
+    kind: Literal["share"]
+    of: str
+    within: str | None = None
+    decimals: int = Field(4, ge=0, le=12)
+    percent: bool = False
+
+
+class AggregateColumn(_ColumnBase):
+    kind: Literal["aggregate"]
+    child: str
+    fn: Literal["sum", "count", "mean", "min", "max"]
+    of: str | None = None
+    via: str | None = None
+    decimals: int | None = Field(None, ge=0, le=12)
+
+    @model_validator(mode="after")
+    def _of(self) -> "AggregateColumn":
+        if self.fn != "count" and self.of is None:
+            raise ValueError(f"fn '{self.fn}' needs 'of' (the child column to aggregate)")
+        return self
+
+
+ColumnSpec = Annotated[
+    Union[
+        SequenceColumn,
+        FakerColumn,
+        ChoiceColumn,
+        NumberColumn,
+        DateColumn,
+        FormatColumn,
+        ReferenceColumn,
+        DeriveColumn,
+        RankColumn,
+        ShareColumn,
+        AggregateColumn,
+    ],
+    Field(discriminator="kind"),
+]
+
+
+class UniqueConstraint(_Strict):
+    kind: Literal["unique"]
+    columns: list[str] = Field(min_length=1)
+
+
+class RangeConstraint(_Strict):
+    kind: Literal["range"]
+    column: str
+    min: float | str | None = None
+    max: float | str | None = None
+
+
+class MonotoneConstraint(_Strict):
+    """The ``rank`` column orders rows by ``by``: rank 1 holds the largest value (descending)."""
+
+    kind: Literal["monotone"]
+    rank: str
+    by: str
+    within: str | None = None
+    descending: bool = True
+
+
+class CheckConstraint(_Strict):
+    """A boolean expression every row must satisfy (``launch_date >= announced``)."""
+
+    kind: Literal["check"]
+    expr: str
+    description: str | None = None
+
+    @field_validator("expr")
+    @classmethod
+    def _parses(cls, v: str) -> str:
+        from worldforge.spec.expr import parse
+
+        parse(v)
+        return v
+
+
+ConstraintSpec = Annotated[
+    Union[UniqueConstraint, RangeConstraint, MonotoneConstraint, CheckConstraint],
+    Field(discriminator="kind"),
+]
+
+
+class TableSpec(_Strict):
+    primary_key: str
+    rows: int | None = Field(None, gt=0)
+    description: str | None = None
+    columns: dict[str, ColumnSpec] = Field(min_length=1)
+    constraints: list[ConstraintSpec] = Field(default_factory=list)
+
+    @field_validator("columns")
+    @classmethod
+    def _names(cls, v: dict[str, Any]) -> dict[str, Any]:
+        for name in v:
+            if not re.match(_IDENT, name):
+                raise ValueError(f"column name {name!r} must match {_IDENT}")
+        return v
+
+    @property
+    def references(self) -> dict[str, ReferenceColumn]:
+        """Reference (foreign-key) columns of this table, by column name."""
+        return {n: c for n, c in self.columns.items() if isinstance(c, ReferenceColumn)}
+
+    @property
+    def driving_reference(self) -> tuple[str, ReferenceColumn] | None:
+        """The first reference with a cardinality: it decides how many rows each parent gets."""
+        for name, col in self.references.items():
+            if col.cardinality is not None:
+                return name, col
+        return None
+
+
+class WorldSpec(_Strict):
+    world: str = Field(pattern=_IDENT, description="world name; also the DuckDB file name")
+    title: str | None = None
+    description: str | None = None
+    seed: int = 0
+    target_year: int = Field(ge=1900, le=2200)
+    tables: dict[str, TableSpec] = Field(min_length=1)
+
+    @field_validator("tables")
+    @classmethod
+    def _table_names(cls, v: dict[str, Any]) -> dict[str, Any]:
+        for name in v:
+            if not re.match(_IDENT, name) or name.startswith("_"):
+                raise ValueError(f"table name {name!r} must match {_IDENT}")
+        return v
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "WorldSpec":
+        from worldforge.spec.plan import validate_spec
+
+        validate_spec(self)
+        return self

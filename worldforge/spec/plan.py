@@ -1,0 +1,318 @@
+"""Cross-field validation of a world spec and its generation plan.
+
+The plan is a topological order over *(table, column)* nodes: a column is generated after
+every column it reads (expression inputs, template fields, rank/share inputs, the child
+columns an aggregate reads, the parent key a reference points at). Row counts are fixed
+first, parents before children. A cycle, an unknown name or a row budget outside
+:data:`~worldforge.spec.models.ROW_BUDGET` is a :class:`~worldforge.errors.SpecError`
+naming the field path.
+"""
+
+from __future__ import annotations
+
+import string
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from worldforge.errors import SpecError
+from worldforge.spec import expr as E
+
+if TYPE_CHECKING:
+    from worldforge.spec.models import TableSpec, WorldSpec
+
+# Faker attributes that are not value providers (or that produce files/binary blobs).
+_FAKER_DENY = {
+    "seed", "seed_instance", "seed_locale", "add_provider", "get_providers", "provider",
+    "set_formatter", "get_formatter", "format", "parse", "set_arguments", "get_arguments",
+    "del_arguments", "binary", "image", "zip", "tar", "json", "json_bytes", "csv", "tsv",
+    "psv", "dsv", "xml", "fixed_width", "enum", "pystruct", "pyobject", "pyiterable",
+    "pylist", "pyset", "pytuple", "pydict", "random", "generator_attrs", "factories",
+    "locales", "weights", "unique", "optional",
+}
+
+
+@lru_cache(maxsize=16)
+def _faker_providers(locale: str) -> frozenset[str]:
+    from faker import Faker
+
+    fake = Faker(locale)
+    names: set[str] = set()
+    for provider in fake.get_providers():
+        names |= {n for n in dir(provider) if not n.startswith("_") and callable(getattr(provider, n, None))}
+    return frozenset(names - _FAKER_DENY)
+
+
+def template_fields(template: str) -> list[tuple[str, str]]:
+    """``(field, format_spec)`` pairs of a ``format`` template; ``n`` is the row counter.
+
+    Raises:
+        ValueError: on a malformed template, positional fields or conversions (``!r``).
+    """
+    out = []
+    for _, field, spec, conversion in string.Formatter().parse(template):
+        if field is None:
+            continue
+        if field == "" or field.isdigit():
+            raise ValueError(f"template {template!r} has a positional field; name a column, 'n' or 'parent.column'")
+        if conversion:
+            raise ValueError(f"template {template!r}: conversions like '!{conversion}' are not allowed")
+        if "[" in field or field.count(".") > 1:
+            raise ValueError(f"template field {field!r}: use 'column', 'n' or 'parent.column'")
+        if spec and "{" in spec:
+            raise ValueError(f"template field {field!r}: nested fields in a format spec are not allowed")
+        out.append((field, spec or ""))
+    return out
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How to generate a world.
+
+    Attributes:
+        table_order: tables with parents before children (also the DuckDB creation order).
+        column_order: ``(table, column)`` in dependency order.
+        row_range: per table, the ``(min, max)`` rows any seed can give.
+    """
+
+    table_order: tuple[str, ...]
+    column_order: tuple[tuple[str, str], ...]
+    row_range: dict[str, tuple[int, int]]
+
+    @property
+    def total_rows(self) -> tuple[int, int]:
+        return (sum(lo for lo, _ in self.row_range.values()), sum(hi for _, hi in self.row_range.values()))
+
+
+def _parent_of_ref(table: "TableSpec", parent: str) -> str | None:
+    """The reference column of ``table`` that points at ``parent`` (first one)."""
+    for name, col in table.references.items():
+        if col.parent == parent:
+            return name
+    return None
+
+
+def column_inputs(spec: "WorldSpec", tname: str, cname: str) -> tuple[list[tuple[str, str]], list[str]]:
+    """The ``(table, column)`` nodes a column reads, and problems found on the way."""
+    from worldforge.spec import models as M
+
+    table = spec.tables[tname]
+    col = table.columns[cname]
+    deps: list[tuple[str, str]] = []
+    problems: list[str] = []
+
+    def local(name: str, what: str) -> None:
+        if "." in name:
+            parent, pcol = name.split(".", 1)
+            ref = _parent_of_ref(table, parent)
+            if ref is None:
+                problems.append(f"{what} {name!r}: table '{tname}' has no reference column to '{parent}'")
+            elif pcol not in spec.tables[parent].columns:
+                problems.append(f"{what} {name!r}: table '{parent}' has no column '{pcol}'")
+            else:
+                deps.extend([(tname, ref), (parent, pcol)])
+        elif name not in table.columns:
+            problems.append(f"{what} {name!r}: table '{tname}' has no such column")
+        elif name == cname:
+            problems.append(f"{what} {name!r}: a column cannot read itself")
+        else:
+            deps.append((tname, name))
+
+    if isinstance(col, M.ReferenceColumn):
+        if col.parent not in spec.tables:
+            problems.append(f"parent {col.parent!r}: no such table")
+        elif col.parent == tname:
+            problems.append("a table cannot reference itself")
+        else:
+            deps.append((col.parent, spec.tables[col.parent].primary_key))
+    elif isinstance(col, M.DeriveColumn):
+        for name in sorted(E.columns_of(E.parse(col.expr))):
+            local(name, "expr reads")
+    elif isinstance(col, M.FormatColumn):
+        try:
+            fields = template_fields(col.template)
+        except ValueError as exc:
+            problems.append(str(exc))
+            fields = []
+        for field, fmt in fields:
+            if field == "n":
+                if fmt:
+                    try:
+                        format(1, fmt)
+                    except ValueError:
+                        problems.append(f"template: {{n:{fmt}}} is not a valid integer format")
+                continue
+            local(field, "template field")
+        if col.counter_within is not None:
+            local(col.counter_within, "counter_within")
+    elif isinstance(col, (M.RankColumn, M.ShareColumn)):
+        local(col.of, "of")
+        if col.within is not None:
+            local(col.within, "within")
+    elif isinstance(col, M.AggregateColumn):
+        child = spec.tables.get(col.child)
+        if child is None:
+            problems.append(f"child {col.child!r}: no such table")
+        else:
+            via = col.via or _parent_of_ref(child, tname)
+            if via is None or via not in child.references or child.references[via].parent != tname:
+                problems.append(f"child {col.child!r} has no reference column to '{tname}'" + (f" named {via!r}" if col.via else ""))
+            else:
+                deps.append((col.child, via))
+            if col.of is not None:
+                if col.of not in child.columns:
+                    problems.append(f"of {col.of!r}: table '{col.child}' has no such column")
+                else:
+                    deps.append((col.child, col.of))
+    elif isinstance(col, M.FakerColumn):
+        try:
+            providers = _faker_providers(col.locale)
+        except AttributeError:
+            problems.append(f"locale {col.locale!r} is not a Faker locale")
+        else:
+            if col.provider not in providers:
+                problems.append(f"provider {col.provider!r} is not a Faker value provider for locale {col.locale}")
+    return deps, problems
+
+
+def _row_ranges(spec: "WorldSpec", order: list[str], problems: list[tuple[str, str]]) -> dict[str, tuple[int, int]]:
+    ranges: dict[str, tuple[int, int]] = {}
+    for tname in order:
+        table = spec.tables[tname]
+        driving = table.driving_reference
+        if driving is None:
+            if table.rows is None:
+                problems.append((f"tables.{tname}.rows", "required: give 'rows' or a reference column with a cardinality"))
+                ranges[tname] = (0, 0)
+            else:
+                ranges[tname] = (table.rows, table.rows)
+            continue
+        ref_name, ref = driving
+        assert ref.cardinality is not None
+        plo, phi = ranges.get(ref.parent, (0, 0))
+        card = ref.cardinality
+        if table.rows is None:
+            ranges[tname] = (plo * card.min, phi * card.max)
+        else:
+            if not (phi * card.min <= table.rows <= plo * card.max):
+                problems.append((
+                    f"tables.{tname}.rows",
+                    f"{table.rows} rows cannot be spread over {plo}–{phi} '{ref.parent}' rows "
+                    f"with {card.min}–{card.max} each (columns.{ref_name}.cardinality)",
+                ))
+            ranges[tname] = (table.rows, table.rows)
+    return ranges
+
+
+def _toposort(nodes: list, edges: dict) -> tuple[list, list | None]:
+    """Kahn's algorithm, stable in declaration order. Returns (order, cycle or None)."""
+    indeg = {n: 0 for n in nodes}
+    users: dict = {n: [] for n in nodes}
+    for n in nodes:
+        for d in edges.get(n, ()):
+            if d in indeg and d != n:
+                indeg[n] += 1
+                users[d].append(n)
+    ready = [n for n in nodes if indeg[n] == 0]
+    order = []
+    while ready:
+        n = ready.pop(0)
+        order.append(n)
+        for u in users[n]:
+            indeg[u] -= 1
+            if indeg[u] == 0:
+                ready.append(u)
+    if len(order) == len(nodes):
+        return order, None
+    remaining = [n for n in nodes if n not in set(order)]
+    # walk one cycle for the message
+    start = remaining[0]
+    seen, path, cur = set(), [], start
+    while cur not in seen:
+        seen.add(cur)
+        path.append(cur)
+        cur = next(d for d in edges.get(cur, ()) if d in remaining and d != cur)
+    return order, path[path.index(cur):] + [cur]
+
+
+def build_plan(spec: "WorldSpec") -> tuple[Plan | None, list[tuple[str, str]]]:
+    """Validate the cross-references of a spec and compute its generation plan.
+
+    Returns:
+        ``(plan, problems)``; ``plan`` is None when problems make it impossible.
+    """
+    problems: list[tuple[str, str]] = []
+    tables = list(spec.tables)
+
+    # table order: parents (reference targets) first
+    tedges: dict[str, list[str]] = {}
+    for tname, table in spec.tables.items():
+        if table.primary_key not in table.columns:
+            problems.append((f"tables.{tname}.primary_key", f"{table.primary_key!r} is not a column of '{tname}'"))
+        tedges[tname] = [c.parent for c in table.references.values() if c.parent in spec.tables and c.parent != tname]
+    torder, tcycle = _toposort(tables, tedges)
+    if tcycle:
+        problems.append(("tables", "reference cycle: " + " -> ".join(tcycle)))
+        return None, problems
+
+    # column dependency graph
+    nodes: list[tuple[str, str]] = []
+    cedges: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for tname in torder:
+        for cname in spec.tables[tname].columns:
+            deps, probs = column_inputs(spec, tname, cname)
+            for p in probs:
+                problems.append((f"tables.{tname}.columns.{cname}", p))
+            nodes.append((tname, cname))
+            cedges[(tname, cname)] = deps
+
+    for tname, table in spec.tables.items():
+        for i, con in enumerate(table.constraints):
+            path = f"tables.{tname}.constraints.{i}"
+            names: list[str] = []
+            if con.kind == "unique":
+                names = list(con.columns)
+            elif con.kind == "range":
+                names = [con.column]
+            elif con.kind == "monotone":
+                names = [con.rank, con.by] + ([con.within] if con.within else [])
+            elif con.kind == "check":
+                names = sorted(E.columns_of(E.parse(con.expr)))
+            for n in names:
+                if "." in n:
+                    parent = n.split(".", 1)[0]
+                    if _parent_of_ref(table, parent) is None or n.split(".", 1)[1] not in spec.tables[parent].columns:
+                        problems.append((path, f"{n!r} is not reachable from table '{tname}'"))
+                elif n not in table.columns:
+                    problems.append((path, f"{n!r} is not a column of '{tname}'"))
+
+    ranges = _row_ranges(spec, torder, problems)
+    if problems:
+        return None, problems
+
+    corder, ccycle = _toposort(nodes, cedges)
+    if ccycle:
+        problems.append(("tables", "column dependency cycle: " + " -> ".join(f"{t}.{c}" for t, c in ccycle)))
+        return None, problems
+
+    plan = Plan(tuple(torder), tuple(corder), ranges)
+    lo, hi = plan.total_rows
+    from worldforge.spec.models import ROW_BUDGET
+
+    if lo < ROW_BUDGET[0] or hi > ROW_BUDGET[1]:
+        detail = ", ".join(f"{t}: {a}" + (f"–{b}" if b != a else "") for t, (a, b) in ranges.items())
+        problems.append((
+            "tables",
+            f"a world must have {ROW_BUDGET[0]}–{ROW_BUDGET[1]} rows in total for every seed; "
+            f"this spec gives {lo}–{hi} ({detail})",
+        ))
+        return None, problems
+    return plan, problems
+
+
+def validate_spec(spec: "WorldSpec") -> Plan:
+    """Raise :class:`SpecError` unless the spec's cross-references and row budget are valid."""
+    plan, problems = build_plan(spec)
+    if problems or plan is None:
+        raise SpecError("<spec>", problems)
+    return plan

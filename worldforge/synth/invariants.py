@@ -1,0 +1,176 @@
+"""Invariants of a generated world.
+
+:func:`check_world` re-reads the tables (from memory or from DuckDB) and reports every
+violation instead of stopping at the first one, so a user sees the whole list:
+
+* ``row_budget``   — total rows outside :data:`~worldforge.spec.models.ROW_BUDGET`;
+* ``pk_null`` / ``pk_unique`` — primary keys must be present and unique;
+* ``fk_unresolved`` — a reference value that is no primary key of its parent;
+* ``cardinality``  — a parent with fewer or more children than the reference allows;
+* ``unique`` / ``range`` / ``monotone`` / ``check`` — the table's declared constraints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from worldforge.spec import expr as E
+from worldforge.spec import models as M
+from worldforge.spec.dates import resolve_date
+
+__all__ = ["Violation", "check_world"]
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One broken invariant.
+
+    Attributes:
+        table: the table (``"*"`` for world-level checks).
+        check: the invariant's name (see the module docstring).
+        detail: what is wrong, in words.
+        rows: how many rows break it.
+        example: the primary key of one offending row, when there is one.
+    """
+
+    table: str
+    check: str
+    detail: str
+    rows: int = 0
+    example: str | None = None
+
+    def __str__(self) -> str:
+        ex = f" (e.g. {self.example})" if self.example is not None else ""
+        return f"{self.table}: [{self.check}] {self.detail}{ex}"
+
+
+def _with_parents(spec: M.WorldSpec, tname: str, tables: dict[str, pl.DataFrame], names: set[str]) -> pl.DataFrame:
+    """The table with ``parent.column`` lookups joined in as ``__parent__column``."""
+    df = tables[tname]
+    table = spec.tables[tname]
+    for name in sorted(n for n in names if "." in n):
+        parent, pcol = name.split(".", 1)
+        ref = next(r for r, c in table.references.items() if c.parent == parent)
+        ppk = spec.tables[parent].primary_key
+        right = tables[parent].select(pl.col(ppk).alias(ref), pl.col(pcol).alias(E.column_ref(name)))
+        df = df.join(right, on=ref, how="left", maintain_order="left")
+    return df
+
+
+def _bound(v: float | str | None, year: int):
+    if isinstance(v, str):
+        return resolve_date(v, year)
+    return v
+
+
+def check_world(spec: M.WorldSpec, tables: dict[str, pl.DataFrame]) -> list[Violation]:
+    """Check a world's tables against its spec.
+
+    Args:
+        spec: the spec the world was generated from.
+        tables: ``{table_name: DataFrame}``, as from :func:`~worldforge.synth.build_world`
+            or read back from DuckDB.
+
+    Returns:
+        Every violation found; an empty list means the world is consistent.
+    """
+    out: list[Violation] = []
+    missing = [t for t in spec.tables if t not in tables]
+    for t in missing:
+        out.append(Violation(t, "missing_table", "the spec declares this table but the world has none"))
+    if missing:
+        return out
+
+    total = sum(tables[t].height for t in spec.tables)
+    lo, hi = M.ROW_BUDGET
+    if not lo <= total <= hi:
+        out.append(Violation("*", "row_budget", f"{total} rows in total, expected {lo}–{hi}", total))
+
+    for tname, table in spec.tables.items():
+        df = tables[tname]
+        pk = table.primary_key
+        key = df[pk]
+        n_null = key.null_count()
+        if n_null:
+            out.append(Violation(tname, "pk_null", f"primary key '{pk}' is null in {n_null} rows", n_null))
+        dup = df.group_by(pk).len().filter(pl.col("len") > 1)
+        if dup.height:
+            out.append(Violation(tname, "pk_unique", f"primary key '{pk}' repeats", int(dup["len"].sum()), str(dup[pk][0])))
+
+        for ref_name, ref in table.references.items():
+            parent = spec.tables[ref.parent]
+            pkeys = tables[ref.parent][parent.primary_key]
+            dangling = df.filter(pl.col(ref_name).is_not_null() & ~pl.col(ref_name).is_in(pkeys.implode()))
+            if dangling.height:
+                out.append(Violation(
+                    tname, "fk_unresolved",
+                    f"'{ref_name}' values not found in {ref.parent}.{parent.primary_key}",
+                    dangling.height, str(dangling[pk][0]),
+                ))
+            if ref.cardinality is not None:
+                counts = (
+                    pl.DataFrame({"k": pkeys})
+                    .join(df.group_by(ref_name).len().rename({ref_name: "k"}), on="k", how="left")
+                    .with_columns(pl.col("len").fill_null(0))
+                )
+                c = ref.cardinality
+                bad = counts.filter((pl.col("len") < c.min) | (pl.col("len") > c.max))
+                if bad.height:
+                    out.append(Violation(
+                        tname, "cardinality",
+                        f"{ref.parent} rows with children outside {c.min}–{c.max} via '{ref_name}'",
+                        bad.height, f"{ref.parent} {bad['k'][0]} has {bad['len'][0]}",
+                    ))
+
+        for con in table.constraints:
+            out.extend(_check_constraint(spec, tname, tables, con))
+    return out
+
+
+def _check_constraint(spec: M.WorldSpec, tname: str, tables: dict[str, pl.DataFrame], con) -> list[Violation]:
+    table = spec.tables[tname]
+    pk = table.primary_key
+    df = tables[tname]
+    if isinstance(con, M.UniqueConstraint):
+        dup = df.group_by(con.columns).len().filter(pl.col("len") > 1)
+        if dup.height:
+            ex = ", ".join(f"{c}={dup[c][0]}" for c in con.columns)
+            return [Violation(tname, "unique", f"({', '.join(con.columns)}) repeats", int(dup["len"].sum()), ex)]
+        return []
+    if isinstance(con, M.RangeConstraint):
+        col = pl.col(con.column)
+        lo, hi = _bound(con.min, spec.target_year), _bound(con.max, spec.target_year)
+        cond = pl.lit(False)
+        if lo is not None:
+            cond = cond | (col < lo)
+        if hi is not None:
+            cond = cond | (col > hi)
+        bad = df.filter(cond)
+        if bad.height:
+            return [Violation(tname, "range", f"'{con.column}' outside [{lo}, {hi}]", bad.height, str(bad[pk][0]))]
+        return []
+    if isinstance(con, M.MonotoneConstraint):
+        groups = [con.within] if con.within else []
+        order = df.sort([*groups, con.rank])
+        by = pl.col(con.by)
+        prev = by.shift(1).over(groups) if groups else by.shift(1)
+        worse = (by > prev) if con.descending else (by < prev)
+        rank_prev = pl.col(con.rank).shift(1).over(groups) if groups else pl.col(con.rank).shift(1)
+        bad = order.filter(worse | (pl.col(con.rank) == rank_prev))
+        if bad.height:
+            way = "descending" if con.descending else "ascending"
+            return [Violation(
+                tname, "monotone",
+                f"'{con.rank}' does not order '{con.by}' {way} (or repeats a rank)" + (f" within '{con.within}'" if con.within else ""),
+                bad.height, str(bad[pk][0]),
+            )]
+        return []
+    assert isinstance(con, M.CheckConstraint)
+    node = E.parse(con.expr)
+    frame = _with_parents(spec, tname, tables, E.columns_of(node))
+    bad = frame.filter(E.to_polars(node, spec.target_year).not_())
+    if bad.height:
+        return [Violation(tname, "check", con.description or f"{con.expr!r} is false", bad.height, str(bad[pk][0]))]
+    return []
