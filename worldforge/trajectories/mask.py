@@ -1,0 +1,196 @@
+"""Turn-level loss-mask statistics and the mask decision (DESIGN.md §5).
+
+The Qwen-AgentWorld paper masks the loss of turns whose observations carry little
+information, judged by four surface-level statistics. Our definition, per (action,
+observation) turn, over the observation text:
+
+1. ``obs_tokens`` — length in tokens (whitespace tokens unless a tokenizer is given).
+2. ``compression_ratio`` — zlib-compressed bytes / UTF-8 bytes; low = repetitive output.
+3. ``novelty`` — share of the observation's word 3-grams not seen earlier in the same
+   trajectory (earlier actions and observations, this turn's action, and earlier in this
+   observation); low = echoed or repeated context.
+4. ``line_surprisal`` — mean over the observation's non-empty lines of
+   −log2(df(line) / N), where df is the number of trajectories of the corpus containing the
+   line and N the number of trajectories; low = boilerplate shared by many trajectories.
+
+A turn is *not informative* when a statistic is at or below its domain's threshold. A
+threshold is the corpus quantile ``quantile`` of that statistic among the domain's
+non-empty turns (so the least informative tail of each domain is masked, ties included:
+FireAct's ``Episode finished, reward = True`` lines, shared by half the corpus, are the
+10% quantile of the search domain), capped at ``caps[statistic]`` so that a domain whose
+turns are mostly fine does not mask its ordinary ones; ``overrides[domain][statistic]``
+replaces it. ``mask_reason`` names the
+statistic that decided: ``empty``, ``novelty``, ``line_surprisal``, ``compression_ratio``,
+``obs_tokens`` (checked in this order) or ``pass`` for informative turns.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import polars as pl
+
+STATISTICS = ("obs_tokens", "compression_ratio", "novelty", "line_surprisal")
+DECISION_ORDER = ("novelty", "line_surprisal", "compression_ratio", "obs_tokens")
+
+_WORD = re.compile(r"\S+")
+_SPACE = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class MaskConfig:
+    """Thresholds of the mask decision.
+
+    Attributes:
+        quantile: the corpus quantile (0–1) of each statistic, per domain, at or below
+            which a turn is not informative.
+        caps: upper bounds on the quantile thresholds, per statistic.
+        overrides: ``{domain: {statistic: threshold}}``, replacing computed thresholds.
+    """
+
+    quantile: float = 0.10
+    caps: dict[str, float] = field(
+        default_factory=lambda: {"obs_tokens": 1.0, "compression_ratio": 0.2, "novelty": 0.3, "line_surprisal": 2.0}
+    )
+    overrides: dict[str, dict[str, float]] = field(default_factory=dict)
+
+
+def whitespace_tokens(text: str) -> int:
+    return len(_WORD.findall(text))
+
+
+def compression_ratio(text: str) -> float:
+    """zlib-compressed size / UTF-8 size (0.0 for empty text)."""
+    raw = text.encode("utf-8")
+    return len(zlib.compress(raw, 6)) / len(raw) if raw else 0.0
+
+
+def _grams(words: list[str]) -> list[tuple[str, ...]]:
+    if len(words) < 3:
+        return [tuple(words)] if words else []
+    return [tuple(words[i:i + 3]) for i in range(len(words) - 2)]
+
+
+def _words(text: str) -> list[str]:
+    return text.lower().split()
+
+
+def novelty_series(actions: list[str], observations: list[str]) -> list[float]:
+    """Novelty of each observation of one trajectory, in turn order."""
+    seen: set[tuple[str, ...]] = set()
+    out = []
+    for action, obs in zip(actions, observations):
+        seen.update(_grams(_words(action)))
+        grams = _grams(_words(obs))
+        new = 0
+        for g in grams:
+            if g not in seen:
+                new += 1
+                seen.add(g)
+        out.append(new / len(grams) if grams else 0.0)
+    return out
+
+
+def _norm_line(line: str) -> str:
+    return _SPACE.sub(" ", line).strip()
+
+
+def compute_statistics(turns: pl.DataFrame, tokenize: Callable[[str], int] | None = None) -> pl.DataFrame:
+    """Add the four statistics to a turns frame.
+
+    Args:
+        turns: frame with ``trajectory_id, turn_idx, action, observation`` (any order).
+        tokenize: counts tokens of a text; whitespace tokens when None.
+
+    Returns:
+        The frame with ``obs_tokens`` (Int64), ``compression_ratio``, ``novelty`` and
+        ``line_surprisal`` (Float64) added, sorted by ``trajectory_id, turn_idx``.
+    """
+    count = tokenize or whitespace_tokens
+    df = turns.sort("trajectory_id", "turn_idx")
+    obs = df["observation"].to_list()
+    tokens = [count(o) for o in obs]
+    ratios = [compression_ratio(o) for o in obs]
+
+    novelty: list[float] = []
+    for _, group in df.select("trajectory_id", "action", "observation").group_by("trajectory_id", maintain_order=True):
+        novelty.extend(novelty_series(group["action"].to_list(), group["observation"].to_list()))
+
+    # document frequency of each normalised line across trajectories
+    n_traj = max(df["trajectory_id"].n_unique(), 1)
+    lines = (
+        df.select("trajectory_id", "turn_idx", pl.col("observation").str.split("\n").alias("line"))
+        .explode("line")
+        .with_columns(pl.col("line").map_elements(_norm_line, return_dtype=pl.String))
+        .filter(pl.col("line") != "")
+    )
+    dfreq = lines.select("trajectory_id", "line").unique().group_by("line").len("df")
+    surprisal = (
+        lines.join(dfreq, on="line", how="left")
+        .with_columns((-(pl.col("df") / n_traj).log(base=2)).alias("s"))
+        .group_by("trajectory_id", "turn_idx")
+        .agg(pl.col("s").mean().alias("line_surprisal"))
+    )
+    out = df.with_columns(
+        pl.Series("obs_tokens", tokens, dtype=pl.Int64),
+        pl.Series("compression_ratio", ratios, dtype=pl.Float64),
+        pl.Series("novelty", novelty, dtype=pl.Float64),
+    )
+    out = out.join(surprisal, on=["trajectory_id", "turn_idx"], how="left", maintain_order="left")
+    return out.with_columns(pl.col("line_surprisal").fill_null(0.0).clip(lower_bound=0.0) + 0.0)
+
+
+def thresholds(stats: pl.DataFrame, config: MaskConfig = MaskConfig()) -> pl.DataFrame:
+    """Per-domain thresholds of each statistic.
+
+    Args:
+        stats: turns with ``domain`` and the four statistics.
+
+    Returns:
+        Frame ``(domain, statistic, threshold, source)`` where source is ``quantile``,
+        ``cap`` or ``override``.
+    """
+    rows = []
+    for domain in sorted(stats["domain"].unique().to_list()):
+        nonempty = stats.filter((pl.col("domain") == domain) & (pl.col("obs_tokens") > 0))
+        for stat in STATISTICS:
+            override = config.overrides.get(domain, {}).get(stat)
+            if override is not None:
+                rows.append((domain, stat, float(override), "override"))
+                continue
+            q = nonempty[stat].quantile(config.quantile, "lower") if nonempty.height else 0.0
+            q = 0.0 if q is None or math.isnan(q) else float(q)
+            cap = config.caps.get(stat, math.inf)
+            rows.append((domain, stat, min(q, cap), "cap" if cap < q else "quantile"))
+    return pl.DataFrame(rows, schema={"domain": pl.String, "statistic": pl.String, "threshold": pl.Float64, "source": pl.String}, orient="row")
+
+
+def decide(stats: pl.DataFrame, limits: pl.DataFrame) -> pl.DataFrame:
+    """Add ``informative`` (Boolean) and ``mask_reason`` (String) to turns with statistics."""
+    wide = limits.pivot(on="statistic", index="domain", values="threshold").rename({s: f"_t_{s}" for s in STATISTICS})
+    df = stats.join(wide, on="domain", how="left", maintain_order="left")
+    reason = pl.when(pl.col("obs_tokens") == 0).then(pl.lit("empty"))
+    for stat in DECISION_ORDER:
+        reason = reason.when(pl.col(stat) <= pl.col(f"_t_{stat}")).then(pl.lit(stat))
+    reason = reason.otherwise(pl.lit("pass"))
+    return df.with_columns(reason.alias("mask_reason")).with_columns(
+        (pl.col("mask_reason") == "pass").alias("informative")
+    ).drop([f"_t_{s}" for s in STATISTICS])
+
+
+def mask_turns(turns: pl.DataFrame, config: MaskConfig = MaskConfig(), tokenize: Callable[[str], int] | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Statistics, thresholds and the mask decision in one call.
+
+    Args:
+        turns: ``trajectory_id, turn_idx, domain, action, observation``.
+
+    Returns:
+        ``(turns with statistics, informative, mask_reason; thresholds frame)``.
+    """
+    stats = compute_statistics(turns, tokenize)
+    limits = thresholds(stats, config)
+    return decide(stats, limits), limits

@@ -1,0 +1,52 @@
+"""τ-bench historical trajectories (sierra-research/tau-bench): OpenAI chat with tool calls.
+
+A JSON list of ``{task_id, trial, reward, info, traj}``; ``traj`` is plain OpenAI chat.
+Each assistant ``tool_calls[i]`` is one turn, answered by the ``tool`` message with the
+same ``tool_call_id``; user messages come from an LLM-simulated customer and are not
+environment observations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from worldforge.trajectories.model import Quarantined, Trajectory, Turn, as_text, tool_call_text
+from worldforge.trajectories.readers.common import RecordError, first_user_text, guarded, is_message_list
+
+SOURCE = "tau-bench"
+FORMAT = "tau_bench_json"
+KIND = "json"
+
+
+def detect(doc: Any, path: str) -> bool:
+    return isinstance(doc, list) and bool(doc) and isinstance(doc[0], dict) and "traj" in doc[0] and "task_id" in doc[0]
+
+
+def openai_tool_turns(messages: list[dict]) -> list[Turn]:
+    """Turns from OpenAI chat: each assistant tool call paired with its ``tool`` reply by id."""
+    replies = {m.get("tool_call_id"): m for m in messages if m.get("role") == "tool"}
+    turns = []
+    for m in messages:
+        if m.get("role") != "assistant":
+            continue
+        for call in m.get("tool_calls") or []:
+            reply = replies.get(call.get("id"))
+            if reply is None:
+                continue
+            fn = call["function"]
+            turns.append(Turn(tool_call_text(fn["name"], fn.get("arguments", {})), as_text(reply.get("content"))))
+    return turns
+
+
+def read(doc: Any, path: str) -> Iterator[Trajectory | Quarantined]:
+    for i, rec in enumerate(doc):
+        locator = f"item {i}"
+
+        def build(rec: Any = rec, locator: str = locator) -> Trajectory:
+            traj = rec["traj"]
+            if not is_message_list(traj):
+                raise RecordError("traj is not a list of chat messages")
+            return Trajectory(SOURCE, path, FORMAT, "tool", first_user_text(traj, as_text), locator, openai_tool_turns(traj))
+
+        yield guarded(path, locator, build)

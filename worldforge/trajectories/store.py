@@ -1,0 +1,323 @@
+"""The trajectory store, ``warehouse/trajectories.duckdb``, and ingestion into it.
+
+Tables:
+
+* ``trajectories(trajectory_id PK, source, source_path, format, domain, task, n_turns, locator, file_sha1, batch)``
+* ``turns(trajectory_id FK, turn_idx, action, observation, obs_tokens, compression_ratio,
+  novelty, line_surprisal, informative, mask_reason)``, primary key ``(trajectory_id, turn_idx)``
+* ``quarantine(source_path, locator, reason, file_sha1, batch)`` — every record that could not be read
+* ``mask_thresholds(domain, statistic, threshold, source)`` — the thresholds in force
+* ``ingest_log(batch, ingested_at, paths, files, records_in, trajectories, quarantined, turns)``
+
+Ingesting files replaces whatever the store held for the same files (same bytes, by
+SHA-1, or same ``source_path``), then
+recomputes the loss-mask statistics over the whole store (line surprisal depends on the
+whole corpus), and writes the file atomically. Balance: for each batch, records in =
+trajectories kept + records quarantined.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+from worldforge.errors import WarehouseError
+from worldforge.trajectories.mask import MaskConfig, mask_turns
+from worldforge.trajectories.model import Quarantined, Trajectory
+from worldforge.trajectories.readers import discover, read_file
+from worldforge.warehouse.duck import atomic_duckdb, insert_frame, open_readonly, read_table
+
+log = logging.getLogger(__name__)
+
+STORE_NAME = "trajectories.duckdb"
+
+TRAJECTORY_SCHEMA = {
+    "trajectory_id": pl.String, "source": pl.String, "source_path": pl.String, "format": pl.String,
+    "domain": pl.String, "task": pl.String, "n_turns": pl.Int64, "locator": pl.String, "file_sha1": pl.String,
+    "batch": pl.Int64,
+}
+TURN_SCHEMA = {
+    "trajectory_id": pl.String, "turn_idx": pl.Int64, "action": pl.String, "observation": pl.String,
+    "obs_tokens": pl.Int64, "compression_ratio": pl.Float64, "novelty": pl.Float64,
+    "line_surprisal": pl.Float64, "informative": pl.Boolean, "mask_reason": pl.String,
+}
+QUARANTINE_SCHEMA = {"source_path": pl.String, "locator": pl.String, "reason": pl.String, "file_sha1": pl.String, "batch": pl.Int64}
+THRESHOLD_SCHEMA = {"domain": pl.String, "statistic": pl.String, "threshold": pl.Float64, "source": pl.String}
+LOG_SCHEMA = {
+    "batch": pl.Int64, "ingested_at": pl.Datetime("us"), "paths": pl.String, "files": pl.Int64,
+    "records_in": pl.Int64, "trajectories": pl.Int64, "quarantined": pl.Int64, "turns": pl.Int64,
+}
+
+_DDL = """
+CREATE TABLE trajectories (
+  trajectory_id VARCHAR PRIMARY KEY, source VARCHAR NOT NULL, source_path VARCHAR NOT NULL,
+  format VARCHAR NOT NULL, domain VARCHAR NOT NULL, task VARCHAR, n_turns BIGINT NOT NULL, locator VARCHAR NOT NULL,
+  file_sha1 VARCHAR NOT NULL, batch BIGINT NOT NULL);
+CREATE TABLE turns (
+  trajectory_id VARCHAR NOT NULL REFERENCES trajectories (trajectory_id), turn_idx BIGINT NOT NULL,
+  action VARCHAR NOT NULL, observation VARCHAR NOT NULL,
+  obs_tokens BIGINT, compression_ratio DOUBLE, novelty DOUBLE, line_surprisal DOUBLE,
+  informative BOOLEAN, mask_reason VARCHAR, PRIMARY KEY (trajectory_id, turn_idx));
+CREATE TABLE quarantine (source_path VARCHAR NOT NULL, locator VARCHAR NOT NULL, reason VARCHAR NOT NULL,
+  file_sha1 VARCHAR NOT NULL, batch BIGINT NOT NULL);
+CREATE TABLE mask_thresholds (domain VARCHAR, statistic VARCHAR, threshold DOUBLE, source VARCHAR,
+  PRIMARY KEY (domain, statistic));
+CREATE TABLE ingest_log (batch BIGINT PRIMARY KEY, ingested_at TIMESTAMP, paths VARCHAR, files BIGINT,
+  records_in BIGINT, trajectories BIGINT, quarantined BIGINT, turns BIGINT);
+COMMENT ON TABLE turns IS 'One (action, observation) turn; statistics and the loss-mask decision as in DESIGN.md section 5.';
+COMMENT ON COLUMN turns.obs_tokens IS 'observation length in tokens (whitespace tokens by default)';
+COMMENT ON COLUMN turns.compression_ratio IS 'zlib bytes / UTF-8 bytes of the observation; low = repetitive';
+COMMENT ON COLUMN turns.novelty IS 'share of observation word 3-grams unseen earlier in the trajectory; low = echo';
+COMMENT ON COLUMN turns.line_surprisal IS 'mean -log2(document frequency) of the observation lines; low = boilerplate';
+COMMENT ON COLUMN turns.informative IS 'true when the turn carries loss in CPT samples';
+COMMENT ON COLUMN turns.mask_reason IS 'the statistic that decided: empty, novelty, line_surprisal, compression_ratio, obs_tokens or pass';
+COMMENT ON TABLE quarantine IS 'Records that could not be read, with the reason (nothing is dropped silently).';
+"""
+
+
+@dataclass
+class Store:
+    """The store's tables in memory."""
+
+    trajectories: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=TRAJECTORY_SCHEMA))
+    turns: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=TURN_SCHEMA))
+    quarantine: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=QUARANTINE_SCHEMA))
+    thresholds: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=THRESHOLD_SCHEMA))
+    log: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=LOG_SCHEMA))
+
+
+@dataclass(frozen=True)
+class IngestReport:
+    """What one ingestion did.
+
+    Attributes:
+        files: data files read; skipped: other files under the given folders.
+        records_in: records found; trajectories: kept; quarantined: not readable.
+        turns: turns of the kept trajectories; informative_share: over the whole store.
+        by_source: ``{source: (trajectories, turns)}`` for this batch.
+        path: the store file.
+    """
+
+    files: int
+    skipped: int
+    records_in: int
+    trajectories: int
+    quarantined: int
+    turns: int
+    informative_share: float
+    by_source: dict[str, tuple[int, int]]
+    path: Path
+
+    @property
+    def balanced(self) -> bool:
+        return self.records_in == self.trajectories + self.quarantined
+
+
+def store_path(warehouse: str | Path) -> Path:
+    return Path(warehouse) / STORE_NAME
+
+
+def load_store(path: str | Path) -> Store:
+    """Read the store (an empty one when the file does not exist yet).
+
+    Raises:
+        WarehouseError: the file exists but is not a trajectory store.
+    """
+    p = Path(path)
+    if not p.exists():
+        return Store()
+    con = open_readonly(p)
+    try:
+        return Store(*(read_table(con, t) for t in ("trajectories", "turns", "quarantine", "mask_thresholds", "ingest_log")))
+    except duckdb.CatalogException as exc:
+        raise WarehouseError(f"{p}: not a worldforge trajectory store ({str(exc).splitlines()[0]})") from None
+    finally:
+        con.close()
+
+
+def write_store(path: str | Path, store: Store) -> Path:
+    """Write the whole store atomically (the previous file stays if anything fails)."""
+    with atomic_duckdb(path) as con:
+        con.execute(_DDL)
+        insert_frame(con, "trajectories", store.trajectories.select(list(TRAJECTORY_SCHEMA)))
+        insert_frame(con, "turns", store.turns.select(list(TURN_SCHEMA)))
+        insert_frame(con, "quarantine", store.quarantine.select(list(QUARANTINE_SCHEMA)))
+        insert_frame(con, "mask_thresholds", store.thresholds.select(list(THRESHOLD_SCHEMA)))
+        insert_frame(con, "ingest_log", store.log.select(list(LOG_SCHEMA)))
+    return Path(path)
+
+
+@dataclass
+class Batch:
+    """Records read from files, before they join the store."""
+
+    paths: list[str]
+    files: list[str]
+    skipped: int
+    records_in: int
+    trajectories: pl.DataFrame
+    turns: pl.DataFrame
+    quarantine: pl.DataFrame
+
+
+def read_batch(paths: Iterable[str | Path], progress: Callable[[str], None] | None = None) -> Batch:
+    """Read every data file under ``paths`` into frames (turns without statistics).
+
+    Args:
+        paths: files or folders.
+        progress: called with each file's ``source_path`` after it is read.
+
+    Raises:
+        FileNotFoundError: a path does not exist.
+    """
+    paths = [str(p) for p in paths]
+    files, skipped = discover(paths)
+    traj_rows, turn_rows, q_rows = [], [], []
+    seen: set[str] = set()
+    records_in = 0
+    for f, rel in files:
+        for rec in read_file(f, rel):
+            records_in += 1
+            if isinstance(rec, Quarantined):
+                q_rows.append((rec.source_path, rec.locator, rec.reason, rec.file_sha1))
+                continue
+            assert isinstance(rec, Trajectory)
+            tid = rec.trajectory_id
+            if tid in seen:  # the same file reached through two given paths
+                q_rows.append((rec.source_path, rec.locator, "duplicate record (already read in this batch)", rec.file_sha1))
+                continue
+            seen.add(tid)
+            traj_rows.append((tid, rec.source, rec.source_path, rec.format, rec.domain, rec.task, len(rec.turns), rec.locator, rec.file_sha1))
+            turn_rows.extend((tid, i, t.action, t.observation) for i, t in enumerate(rec.turns))
+        if progress:
+            progress(rel)
+    base_turn = {k: TURN_SCHEMA[k] for k in ("trajectory_id", "turn_idx", "action", "observation")}
+    return Batch(
+        paths=paths,
+        files=[rel for _, rel in files],
+        skipped=len(skipped),
+        records_in=records_in,
+        trajectories=pl.DataFrame(traj_rows, schema={k: v for k, v in TRAJECTORY_SCHEMA.items() if k != "batch"}, orient="row"),
+        turns=pl.DataFrame(turn_rows, schema=base_turn, orient="row"),
+        quarantine=pl.DataFrame(q_rows, schema={k: v for k, v in QUARANTINE_SCHEMA.items() if k != "batch"}, orient="row"),
+    )
+
+
+def merge_batch(store: Store, batch: Batch) -> Store:
+    """The store with ``batch`` replacing every record of the same source files."""
+    paths = pl.Series(batch.files, dtype=pl.String).implode()
+    shas = pl.concat([batch.trajectories["file_sha1"], batch.quarantine["file_sha1"]]).unique().implode()
+    replaced = pl.col("source_path").is_in(paths) | pl.col("file_sha1").is_in(shas)
+    old_traj = store.trajectories.filter(~replaced)
+    keep_ids = old_traj["trajectory_id"].implode()
+    turns = pl.concat(
+        [store.turns.filter(pl.col("trajectory_id").is_in(keep_ids)),
+         batch.turns.with_columns(*(pl.lit(None, dtype=TURN_SCHEMA[c]).alias(c) for c in TURN_SCHEMA if c not in batch.turns.columns))],
+        how="diagonal_relaxed",
+    ).select(list(TURN_SCHEMA))
+    batch_no = int(store.log["batch"].max() or 0) + 1 if store.log.height else 1
+    log_row = pl.DataFrame(
+        [(
+            batch_no,
+            datetime.now(timezone.utc).replace(tzinfo=None),
+            " ".join(batch.paths), len(batch.files), batch.records_in,
+            batch.trajectories.height, batch.quarantine.height, batch.turns.height,
+        )],
+        schema=LOG_SCHEMA, orient="row",
+    )
+    return Store(
+        trajectories=pl.concat([old_traj, batch.trajectories.with_columns(pl.lit(batch_no, dtype=pl.Int64).alias("batch"))]),
+        turns=turns,
+        quarantine=pl.concat([
+            store.quarantine.filter(~replaced),
+            batch.quarantine.with_columns(pl.lit(batch_no, dtype=pl.Int64).alias("batch")),
+        ]),
+        thresholds=store.thresholds,
+        log=pl.concat([store.log, log_row]),
+    )
+
+
+def balance(path: str | Path) -> dict:
+    """The records balance of the latest ingest batch, re-counted from the store file.
+
+    Returns:
+        ``{batch, records_in, stored_trajectories, stored_quarantined, balanced}`` where
+        ``balanced`` means records in = trajectories stored + records quarantined.
+
+    Raises:
+        WarehouseError: the file is not a store or has no batch yet.
+    """
+    con = open_readonly(path)
+    try:
+        row = con.execute(
+            """
+            SELECT l.batch, l.records_in,
+                   (SELECT count(*) FROM trajectories t WHERE t.batch = l.batch) AS stored_trajectories,
+                   (SELECT count(*) FROM quarantine q WHERE q.batch = l.batch) AS stored_quarantined
+            FROM ingest_log l ORDER BY l.batch DESC LIMIT 1
+            """
+        ).fetchone()
+    except duckdb.CatalogException:
+        raise WarehouseError(f"{path}: not a worldforge trajectory store") from None
+    finally:
+        con.close()
+    if row is None:
+        raise WarehouseError(f"{path}: no ingest batch recorded")
+    batch, records_in, st, sq = row
+    return {"batch": batch, "records_in": records_in, "stored_trajectories": st, "stored_quarantined": sq,
+            "balanced": records_in == st + sq}
+
+
+def apply_masks(store: Store, config: MaskConfig = MaskConfig()) -> Store:
+    """Recompute the four statistics and the mask decision over every turn of the store."""
+    if store.turns.height == 0:
+        return store
+    base = store.turns.select("trajectory_id", "turn_idx", "action", "observation").join(
+        store.trajectories.select("trajectory_id", "domain"), on="trajectory_id", how="left"
+    )
+    masked, limits = mask_turns(base, config)
+    return Store(store.trajectories, masked.select(list(TURN_SCHEMA)), store.quarantine, limits, store.log)
+
+
+def ingest(
+    paths: Iterable[str | Path],
+    warehouse: str | Path,
+    config: MaskConfig = MaskConfig(),
+    progress: Callable[[str], None] | None = None,
+    compute_masks: bool = True,
+) -> IngestReport:
+    """Read trajectory files into ``<warehouse>/trajectories.duckdb``.
+
+    Args:
+        paths: files or folders (folders are walked; see :func:`~worldforge.trajectories.readers.discover`).
+        warehouse: the warehouse folder.
+        config: the mask thresholds.
+        progress: called after each file.
+        compute_masks: recompute statistics and masks (False leaves them NULL for new turns).
+
+    Raises:
+        FileNotFoundError: a path does not exist (nothing is written).
+        WarehouseError: the existing store is unreadable (nothing is written).
+    """
+    path = store_path(warehouse)
+    batch = read_batch(paths, progress)
+    store = merge_batch(load_store(path), batch)
+    if compute_masks:
+        store = apply_masks(store, config)
+    write_store(path, store)
+    by_source = {
+        r["source"]: (r["trajectories"], r["turns"])
+        for r in batch.trajectories.group_by("source").agg(pl.len().alias("trajectories"), pl.col("n_turns").sum().alias("turns")).iter_rows(named=True)
+    }
+    share = store.turns["informative"].mean() if store.turns.height and compute_masks else 0.0
+    return IngestReport(
+        files=len(batch.files), skipped=batch.skipped, records_in=batch.records_in,
+        trajectories=batch.trajectories.height, quarantined=batch.quarantine.height,
+        turns=batch.turns.height, informative_share=float(share or 0.0), by_source=by_source, path=path,
+    )
