@@ -22,7 +22,7 @@ class SpecError(WorldforgeError):
         self.source = source
         self.problems = problems
         lines = [f"{source}: invalid world spec"]
-        lines += [f"  {path or '<root>'}: {msg}" for path, msg in problems]
+        lines += [f"  {path}: {msg}" if path else f"  {msg}" for path, msg in problems]
         super().__init__("\n".join(lines))
 
 

@@ -15,7 +15,19 @@ from worldforge.spec.models import WorldSpec
 
 
 def _loc(loc: tuple[Any, ...]) -> str:
-    return ".".join(str(p) for p in loc)
+    """``tables.a.columns.x.number.min`` -> ``tables.a.columns.x.min`` (drop union tags)."""
+    parts = []
+    for i, p in enumerate(loc):
+        if i >= 2 and loc[i - 2] in ("columns", "constraints") and isinstance(p, str) and p in _TAGS:
+            continue
+        parts.append(str(p))
+    return ".".join(parts)
+
+
+_TAGS = {
+    "sequence", "faker", "choice", "number", "date", "format", "reference", "derive", "rank", "share",
+    "aggregate", "unique", "range", "monotone", "check",
+}
 
 
 def spec_from_dict(data: Any, source: str = "<spec>") -> WorldSpec:
@@ -31,7 +43,7 @@ def spec_from_dict(data: Any, source: str = "<spec>") -> WorldSpec:
     except ValidationError as exc:
         problems = []
         for err in exc.errors(include_url=False):
-            msg = err["msg"]
+            msg = err["msg"].removeprefix("Value error, ").removeprefix("Assertion failed, ")
             if err["type"] == "extra_forbidden":
                 msg = "unknown field (not part of the spec language)"
             elif err["type"] == "union_tag_invalid":

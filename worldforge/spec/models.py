@@ -41,6 +41,17 @@ ROW_BUDGET = (300, 500)
 _IDENT = r"^[a-z][a-z0-9_]*$"
 
 
+def _check_expr(text: str) -> str:
+    from worldforge.errors import ExpressionError
+    from worldforge.spec.expr import parse
+
+    try:
+        parse(text)
+    except ExpressionError as exc:
+        raise ValueError(str(exc)) from None
+    return text
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -158,10 +169,7 @@ class DeriveColumn(_ColumnBase):
     @field_validator("expr")
     @classmethod
     def _parses(cls, v: str) -> str:
-        from worldforge.spec.expr import parse
-
-        parse(v)
-        return v
+        return _check_expr(v)
 
 
 class RankColumn(_ColumnBase):
@@ -244,10 +252,7 @@ class CheckConstraint(_Strict):
     @field_validator("expr")
     @classmethod
     def _parses(cls, v: str) -> str:
-        from worldforge.spec.expr import parse
-
-        parse(v)
-        return v
+        return _check_expr(v)
 
 
 ConstraintSpec = Annotated[

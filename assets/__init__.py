@@ -1,0 +1,1 @@
+"""The worldforge Dagster code location: thin assets over the ``worldforge`` library."""

@@ -1,0 +1,12 @@
+"""The code location: ``dagster dev -m assets.definitions`` (or ``dagster dev`` in the project root)."""
+
+from dagster import Definitions
+
+from assets.resources import SourcesResource, WarehouseResource
+from assets.trajectories import trajectory_turns, turn_mask_stats
+from assets.worlds import world_tables
+
+defs = Definitions(
+    assets=[world_tables, trajectory_turns, turn_mask_stats],
+    resources={"warehouse": WarehouseResource(), "sources": SourcesResource()},
+)

@@ -1,0 +1,71 @@
+"""Trajectory assets: ``trajectory_turns`` (ingestion) and ``turn_mask_stats`` (loss masks)."""
+
+
+import polars as pl
+from dagster import AssetCheckResult, AssetCheckSpec, AssetExecutionContext, MaterializeResult, MetadataValue, asset
+
+from assets.resources import SourcesResource, WarehouseResource
+from worldforge.trajectories.store import apply_masks, balance, load_store, merge_batch, read_batch, store_path, write_store
+
+
+def _md(frame: pl.DataFrame) -> MetadataValue:
+    head = "| " + " | ".join(frame.columns) + " |\n|" + "---|" * frame.width + "\n"
+    body = "".join("| " + " | ".join(f"{v:.3f}" if isinstance(v, float) else str(v) for v in row) + " |\n" for row in frame.iter_rows())
+    return MetadataValue.md(head + body)
+
+
+@asset(
+    group_name="trajectories",
+    check_specs=[AssetCheckSpec("records_balance", asset="trajectory_turns")],
+    description="Real agent trajectories read from every source into WAREHOUSE/trajectories.duckdb (canonical turns).",
+)
+def trajectory_turns(context: AssetExecutionContext, warehouse: WarehouseResource, sources: SourcesResource) -> MaterializeResult:
+    path = store_path(warehouse.path)
+    batch = read_batch(sources.trajectories)
+    write_store(path, merge_batch(load_store(path), batch))
+    bal = balance(path)
+    by_source = batch.trajectories.group_by("source").agg(pl.len().alias("trajectories"), pl.col("n_turns").sum().alias("turns")).sort("source")
+    context.log.info("records in %d = %d kept + %d quarantined", batch.records_in, batch.trajectories.height, batch.quarantine.height)
+    return MaterializeResult(
+        metadata={
+            "path": MetadataValue.path(str(path)),
+            "records_in": batch.records_in,
+            "trajectories": batch.trajectories.height,
+            "quarantined": batch.quarantine.height,
+            "turns": batch.turns.height,
+            "by_source": _md(by_source),
+            "quarantine": _md(batch.quarantine.select("source_path", "locator", "reason")),
+        },
+        check_results=[AssetCheckResult(check_name="records_balance", passed=bool(bal["balanced"]), metadata={k: v for k, v in bal.items() if k != "balanced"})],
+    )
+
+
+@asset(
+    group_name="trajectories",
+    deps=[trajectory_turns],
+    check_specs=[AssetCheckSpec("statistics_complete", asset="turn_mask_stats")],
+    description="The four loss-mask statistics and the informative/mask decision of every turn (DESIGN.md section 5).",
+)
+def turn_mask_stats(context: AssetExecutionContext, warehouse: WarehouseResource) -> MaterializeResult:
+    path = store_path(warehouse.path)
+    store = apply_masks(load_store(path))
+    write_store(path, store)
+    turns = store.turns.join(store.trajectories.select("trajectory_id", "source", "domain"), on="trajectory_id")
+    missing = turns.filter(pl.any_horizontal(pl.col("obs_tokens", "compression_ratio", "novelty", "line_surprisal", "informative").is_null())).height
+    share = float(turns["informative"].mean() or 0.0) if turns.height else 0.0
+    per_source = turns.group_by("source").agg(pl.len().alias("turns"), pl.col("informative").mean().alias("informative_share")).sort("source")
+    reasons = turns.group_by("mask_reason").len().sort("len", descending=True)
+    return MaterializeResult(
+        metadata={
+            "turns": turns.height,
+            "informative_share": share,
+            "per_source": _md(per_source),
+            "mask_reasons": _md(reasons),
+            "thresholds": _md(store.thresholds),
+        },
+        check_results=[AssetCheckResult(
+            check_name="statistics_complete",
+            passed=missing == 0 and (0.0 < share < 1.0 if turns.height else True),
+            metadata={"turns_without_statistics": missing, "informative_share": share},
+        )],
+    )

@@ -1,0 +1,179 @@
+"""The ``worldforge`` command line (typer + rich).
+
+User mistakes (a malformed spec, a missing file, a broken warehouse file) print one clear
+message and exit with status 2, without a traceback; failed checks exit with status 1.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Iterator
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from worldforge.errors import WorldforgeError
+
+app = typer.Typer(help="worldforge: fictional worlds and agent-trajectory datasets for world models.", no_args_is_help=True, pretty_exceptions_enable=False)
+world_app = typer.Typer(help="Build and check fictional worlds.", no_args_is_help=True)
+traj_app = typer.Typer(help="Ingest real agent trajectories.", no_args_is_help=True)
+app.add_typer(world_app, name="world")
+app.add_typer(traj_app, name="trajectories")
+
+out = Console()
+err = Console(stderr=True)
+
+DEFAULT_WAREHOUSE = os.environ.get("WORLDFORGE_WAREHOUSE", "warehouse")
+WarehouseOpt = Annotated[Path, typer.Option("--warehouse", "-w", help="Warehouse folder (env WORLDFORGE_WAREHOUSE).")]
+
+
+@contextmanager
+def _user_errors() -> Iterator[None]:
+    try:
+        yield
+    except WorldforgeError as exc:
+        err.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True, soft_wrap=True)
+        raise typer.Exit(2) from None
+    except FileNotFoundError as exc:
+        err.print(f"[bold red]error:[/] {exc}", highlight=False)
+        raise typer.Exit(2) from None
+
+
+def _progress() -> Progress:
+    return Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True, disable=not err.is_terminal)
+
+
+@world_app.command("build")
+def world_build(
+    spec: Annotated[Path, typer.Argument(help="World spec YAML file.")],
+    seed: Annotated[int | None, typer.Option(help="Seed (default: the spec's).")] = None,
+    warehouse: WarehouseOpt = Path(DEFAULT_WAREHOUSE),
+) -> None:
+    """Generate a world from SPEC, check its invariants and write WAREHOUSE/<world>.duckdb."""
+    from worldforge.spec import load_spec
+    from worldforge.synth import build_world, check_world
+    from worldforge.warehouse import write_world
+
+    with _user_errors():
+        with _progress() as prog:
+            task = prog.add_task("validating spec", total=4)
+            world_spec = load_spec(spec)
+            prog.update(task, advance=1, description="generating tables")
+            tables = build_world(world_spec, seed)
+            prog.update(task, advance=1, description="checking invariants")
+            violations = check_world(world_spec, tables)
+            prog.update(task, advance=1, description="writing DuckDB")
+            if not violations:
+                path = write_world(world_spec, tables, warehouse, seed)
+            prog.update(task, advance=1)
+        if violations:
+            _print_violations(violations)
+            err.print(f"[red]not written[/]: {len(violations)} violation(s); the previous file (if any) is untouched")
+            raise typer.Exit(1)
+    table = Table(title=f"{world_spec.world} (seed {world_spec.seed if seed is None else seed}) → {path}")
+    table.add_column("table")
+    table.add_column("rows", justify="right")
+    table.add_column("columns", justify="right")
+    for name, frame in tables.items():
+        table.add_row(name, str(frame.height), str(frame.width))
+    table.add_row("[bold]total[/]", f"[bold]{sum(f.height for f in tables.values())}[/]", "")
+    out.print(table)
+
+
+def _print_violations(violations) -> None:
+    table = Table(title=f"{len(violations)} violation(s)", title_style="bold red")
+    for col in ("table", "check", "rows", "detail"):
+        table.add_column(col, overflow="fold")
+    for v in violations:
+        ex = f" (e.g. {v.example})" if v.example is not None else ""
+        table.add_row(v.table, v.check, str(v.rows), v.detail + ex)
+    out.print(table)
+
+
+@world_app.command("check")
+def world_check(path: Annotated[Path, typer.Argument(help="A world file, WAREHOUSE/<world>.duckdb.")]) -> None:
+    """Re-check a world file: keys, foreign keys, declared constraints, row budget. Exit 1 on any violation."""
+    from worldforge.warehouse import check_world_file
+
+    with _user_errors():
+        wf, violations = check_world_file(path)
+    if violations:
+        _print_violations(violations)
+        raise typer.Exit(1)
+    rows = sum(f.height for f in wf.tables.values())
+    out.print(f"[green]ok[/] {wf.spec.world}: {len(wf.tables)} tables, {rows} rows, seed {wf.meta['seed']}, no violations")
+
+
+@traj_app.command("ingest")
+def trajectories_ingest(
+    paths: Annotated[list[Path], typer.Argument(help="Trajectory files or folders (walked recursively).")],
+    warehouse: WarehouseOpt = Path(DEFAULT_WAREHOUSE),
+) -> None:
+    """Read trajectory files of any supported format into WAREHOUSE/trajectories.duckdb."""
+    from worldforge.trajectories import discover, ingest
+
+    with _user_errors():
+        files, _ = discover(paths)
+        with _progress() as prog:
+            task = prog.add_task("reading trajectories", total=len(files))
+            advance: Callable[[str], None] = lambda rel: prog.update(task, advance=1, description=rel[-60:])
+            report = ingest(paths, warehouse, progress=advance)
+    table = Table(title=f"ingested into {report.path}")
+    for col in ("source", "trajectories", "turns"):
+        table.add_column(col, justify="right" if col != "source" else "left")
+    for src, (n_traj, n_turns) in sorted(report.by_source.items()):
+        table.add_row(src, str(n_traj), str(n_turns))
+    out.print(table)
+    mark = "[green]balanced[/]" if report.balanced else "[red]NOT balanced[/]"
+    out.print(
+        f"records in {report.records_in} = trajectories kept {report.trajectories} + quarantined {report.quarantined}  {mark}\n"
+        f"files read {report.files} (skipped {report.skipped} non-data files); turns {report.turns}; "
+        f"informative share {report.informative_share:.1%}"
+    )
+    if report.quarantined:
+        out.print("quarantined records: [bold]SELECT * FROM quarantine[/] in the store")
+    if not report.balanced:
+        raise typer.Exit(1)
+
+
+@app.command("summary")
+def summary(warehouse: WarehouseOpt = Path(DEFAULT_WAREHOUSE)) -> None:
+    """Summarise the warehouse: worlds and rows, trajectories, turns, informative share."""
+    from worldforge.trajectories.store import STORE_NAME, load_store
+    from worldforge.warehouse import read_world
+
+    with _user_errors():
+        worlds = sorted(p for p in Path(warehouse).glob("*.duckdb") if p.name != STORE_NAME)
+        table = Table(title=f"worlds in {warehouse}")
+        for col in ("world", "seed", "tables", "rows"):
+            table.add_column(col, justify="left" if col == "world" else "right")
+        total = 0
+        for p in worlds:
+            wf = read_world(p)
+            rows = sum(f.height for f in wf.tables.values())
+            total += rows
+            table.add_row(wf.spec.world, str(wf.meta["seed"]), str(len(wf.tables)), str(rows))
+        out.print(table)
+        store_file = Path(warehouse) / STORE_NAME
+        store = load_store(store_file)
+    share = store.turns["informative"].mean() if store.turns.height else None
+    out.print(f"worlds: {len(worlds)} ({total} rows)")
+    out.print(
+        f"trajectories: {store.trajectories.height} from {store.trajectories['source'].n_unique()} sources; "
+        f"turns: {store.turns.height}; quarantined records: {store.quarantine.height}; "
+        f"informative share: {'n/a' if share is None else f'{share:.1%}'}"
+    )
+
+
+def main() -> None:  # pragma: no cover - console entry point
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(app())
