@@ -1,0 +1,52 @@
+# worldforge — `make demo` runs the main job, `make test` runs the tests.
+# Both create .venv (Python 3.11) and install the project into it when missing or stale.
+
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+export DAGSTER_HOME := $(CURDIR)/dagster_home
+WAREHOUSE ?= $(CURDIR)/warehouse
+export WORLDFORGE_WAREHOUSE := $(WAREHOUSE)
+LOGS := $(WAREHOUSE)/logs
+
+.PHONY: demo test bench dev clean install
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found (worldforge needs Python 3.11; set PYTHON=...)"; exit 2; }
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[dagster,dev]"
+	@touch $(STAMP)
+
+## The main job: every world spec and every real trajectory source, materialized through Dagster.
+demo: $(STAMP)
+	@mkdir -p $(LOGS)
+	@for spec in world_specs/*.yaml; do \
+	  name=$$(basename $$spec .yaml); \
+	  printf 'materializing world_tables[%s] ... ' "$$name"; \
+	  if $(BIN)/dagster asset materialize -m assets.definitions --select world_tables --partition $$name > $(LOGS)/demo-$$name.log 2>&1; \
+	  then echo ok; else echo FAILED; tail -n 30 $(LOGS)/demo-$$name.log; exit 1; fi; \
+	done
+	@printf 'materializing trajectory_turns, turn_mask_stats ... '
+	@if $(BIN)/dagster asset materialize -m assets.definitions --select 'trajectory_turns,turn_mask_stats' > $(LOGS)/demo-trajectories.log 2>&1; \
+	then echo ok; else echo FAILED; tail -n 30 $(LOGS)/demo-trajectories.log; exit 1; fi
+	@$(BIN)/worldforge summary --warehouse $(WAREHOUSE)
+	@echo "Dagster run logs: $(LOGS)/   UI: make dev   SQL: see README (Inspecting with SQL)"
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+bench: $(STAMP)
+	$(BIN)/python bench/worlds.py
+	$(BIN)/python bench/turns.py
+
+## The Dagster UI on http://127.0.0.1:3000
+dev: $(STAMP)
+	$(BIN)/dagster dev -m assets.definitions -h 127.0.0.1 -p 3000
+
+clean:
+	rm -rf $(WAREHOUSE) .pytest_cache
+	find dagster_home -mindepth 1 ! -name dagster.yaml -exec rm -rf {} +
