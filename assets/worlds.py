@@ -14,6 +14,7 @@ from dagster import (
 )
 
 from assets.resources import DEFAULT_SPECS, SourcesResource, WarehouseResource
+from worldforge.errors import WorldforgeError
 from worldforge.spec import discover_specs, load_spec, spec_hash
 from worldforge.synth import build_world, check_world
 from worldforge.warehouse import check_world_file, write_world
@@ -35,8 +36,11 @@ CHECKS = {
     description="A seeded fictional world in WAREHOUSE/<world>.duckdb, with PRIMARY/FOREIGN KEY constraints.",
 )
 def world_tables(context: AssetExecutionContext, warehouse: WarehouseResource, sources: SourcesResource) -> MaterializeResult:
-    spec = load_spec(sources.spec_file(context.partition_key))
-    tables = build_world(spec)
+    try:
+        spec = load_spec(sources.spec_file(context.partition_key))
+        tables = build_world(spec)
+    except (WorldforgeError, FileNotFoundError) as exc:  # a user's spec mistake: show it, not a traceback
+        raise Failure(description=str(exc)) from None
     violations = check_world(spec, tables)
     if violations:
         raise Failure(

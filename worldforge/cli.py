@@ -41,7 +41,7 @@ def _user_errors() -> Iterator[None]:
         err.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True, soft_wrap=True)
         raise typer.Exit(2) from None
     except FileNotFoundError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False)
+        err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None
 
 

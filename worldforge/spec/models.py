@@ -64,7 +64,14 @@ class _ColumnBase(_Strict):
 class SequenceColumn(_ColumnBase):
     kind: Literal["sequence"]
     start: int = 1
-    step: int = Field(1, ne=0)
+    step: int = 1
+
+    @field_validator("step")
+    @classmethod
+    def _nonzero(cls, v: int) -> int:
+        if v == 0:
+            raise ValueError("step must not be 0 (keys would repeat)")
+        return v
 
 
 class FakerColumn(_ColumnBase):

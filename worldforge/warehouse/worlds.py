@@ -66,9 +66,13 @@ def _ddl(spec: WorldSpec, order: tuple[str, ...], tables: dict[str, pl.DataFrame
         table = spec.tables[tname]
         frame = tables[tname]
         cols = []
-        for cname in table.columns:
+        for cname, col in table.columns.items():
             null = " NOT NULL" if cname == table.primary_key else ""
-            cols.append(f"{quote_ident(cname)} {duck_type(frame.schema[cname])}{null}")
+            dtype = frame.schema[cname]
+            if cname in table.references:  # a foreign key has its parent key's type
+                parent = spec.tables[col.parent]
+                dtype = tables[col.parent].schema[parent.primary_key]
+            cols.append(f"{quote_ident(cname)} {duck_type(dtype)}{null}")
         cols.append(f"PRIMARY KEY ({quote_ident(table.primary_key)})")
         for ref_name, ref in table.references.items():
             ppk = spec.tables[ref.parent].primary_key

@@ -1,0 +1,59 @@
+"""Materialize the whole Dagster graph into a temporary warehouse."""
+
+import duckdb
+import pytest
+from dagster import DagsterInstance, materialize
+
+from assets.definitions import defs
+from assets.resources import SourcesResource, WarehouseResource
+from assets.trajectories import trajectory_turns, turn_mask_stats
+from assets.worlds import world_partitions, world_tables
+from tests.conftest import BUNDLED, SPECS_DIR, TRAJECTORIES
+
+pytestmark = pytest.mark.dagster
+
+
+def test_definitions_load():
+    repo = defs.get_repository_def()
+    keys = {k.to_user_string() for k in repo.asset_graph.get_all_asset_keys()}
+    assert keys == {"world_tables", "trajectory_turns", "turn_mask_stats"}
+    assert world_partitions.get_partition_keys() == BUNDLED
+
+
+def test_materialize_whole_graph(tmp_path):
+    resources = {
+        "warehouse": WarehouseResource(root=str(tmp_path)),
+        "sources": SourcesResource(world_specs=str(SPECS_DIR), trajectories=[str(TRAJECTORIES)]),
+    }
+    instance = DagsterInstance.ephemeral()
+    for key in world_partitions.get_partition_keys():
+        result = materialize([world_tables], partition_key=key, resources=resources, instance=instance)
+        assert result.success
+        checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
+        assert checks == {"fk_integrity": True, "row_budget": True, "declared_constraints": True}
+        meta = result.asset_materializations_for_node("world_tables")[0].metadata
+        assert 300 <= meta["total_rows"].value <= 500
+        assert (tmp_path / f"{key}.duckdb").is_file()
+
+    result = materialize([trajectory_turns, turn_mask_stats], resources=resources, instance=instance)
+    assert result.success
+    checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
+    assert checks == {"records_balance": True, "statistics_complete": True}
+    meta = result.asset_materializations_for_node("trajectory_turns")[0].metadata
+    assert meta["records_in"].value == meta["trajectories"].value + meta["quarantined"].value
+    con = duckdb.connect(str(tmp_path / "trajectories.duckdb"), read_only=True)
+    assert con.execute("SELECT count(*) FROM turns WHERE informative IS NULL").fetchone()[0] == 0
+    con.close()
+
+
+def test_a_broken_spec_fails_its_partition(tmp_path):
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "smartphones_2029.yaml").write_text((SPECS_DIR / "smartphones_2029.yaml").read_text().replace("target_year: 2029", "target_year: 2029\nbogus: 1"))
+    resources = {"warehouse": WarehouseResource(root=str(tmp_path / "wh")), "sources": SourcesResource(world_specs=str(specs), trajectories=[])}
+    result = materialize([world_tables], partition_key="smartphones_2029", resources=resources, instance=DagsterInstance.ephemeral(), raise_on_error=False)
+    assert not result.success
+    failure = result.get_step_failure_events()[0].step_failure_data.error
+    assert failure.cls_name == "Failure"
+    assert "smartphones_2029.yaml: invalid world spec" in failure.message and "bogus: unknown field" in failure.message
+    assert not (tmp_path / "wh" / "smartphones_2029.duckdb").exists()

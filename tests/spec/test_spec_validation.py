@@ -1,0 +1,104 @@
+import pytest
+import yaml
+
+from worldforge.errors import SpecError
+from worldforge.spec import ROW_BUDGET, build_plan, load_spec, spec_from_dict
+
+
+def test_bundled_specs_validate(specs):
+    assert len(specs) >= 3
+    for spec in specs.values():
+        plan, problems = build_plan(spec)
+        assert not problems
+        lo, hi = plan.total_rows
+        assert ROW_BUDGET[0] <= lo <= hi <= ROW_BUDGET[1]
+
+
+def test_bundled_specs_exercise_every_kind(specs):
+    kinds = {col.kind for spec in specs.values() for t in spec.tables.values() for col in t.columns.values()}
+    assert kinds == {"sequence", "faker", "choice", "number", "date", "format", "reference", "derive", "rank", "share", "aggregate"}
+    cons = {c.kind for spec in specs.values() for t in spec.tables.values() for c in t.constraints}
+    assert cons == {"unique", "range", "monotone", "check"}
+    assert all(len(s.tables) >= 4 for s in specs.values())
+
+
+def problems_of(doc) -> list[tuple[str, str]]:
+    with pytest.raises(SpecError) as info:
+        spec_from_dict(doc, "test.yaml")
+    assert str(info.value).startswith("test.yaml: invalid world spec")
+    return info.value.problems
+
+
+def test_unknown_field_names_its_path(phone_doc):
+    phone_doc["tables"]["models"]["columns"]["screen_in"]["colour"] = "red"
+    assert ("tables.models.columns.screen_in.colour", "unknown field (not part of the spec language)") in problems_of(phone_doc)
+
+
+def test_unknown_kind_lists_the_kinds(phone_doc):
+    phone_doc["tables"]["brands"]["columns"]["strategy"]["kind"] = "pick"
+    (path, msg), = problems_of(phone_doc)
+    assert path == "tables.brands.columns.strategy" and "'pick'" in msg and "'choice'" in msg
+
+
+def test_every_problem_is_reported_at_once(phone_doc):
+    cols = phone_doc["tables"]["models"]["columns"]
+    cols["screen_in"]["min"] = 9
+    cols["lead_days"]["distribution"] = "normal"
+    paths = {p for p, _ in problems_of(phone_doc)}
+    assert {"tables.models.columns.screen_in", "tables.models.columns.lead_days"} <= paths
+
+
+def test_row_budget_is_checked_for_every_seed(phone_doc):
+    phone_doc["tables"]["listings"]["rows"] = 400
+    (path, msg), = problems_of(phone_doc)
+    assert path == "tables" and "300–500 rows" in msg and "listings: 400" in msg
+
+
+def test_cross_references(phone_doc):
+    cols = phone_doc["tables"]["models"]["columns"]
+    cols["launch_date"]["expr"] = "add_days(announced, lag)"
+    cols["model_number"]["template"] = "{retailers.name}-{n}"
+    phone_doc["tables"]["brands"]["constraints"].append({"kind": "unique", "columns": ["nope"]})
+    last = len(phone_doc["tables"]["brands"]["constraints"]) - 1
+    found = dict(problems_of(phone_doc))
+    assert "'lag'" in found["tables.models.columns.launch_date"]
+    assert "no reference column to 'retailers'" in found["tables.models.columns.model_number"]
+    assert "'nope' is not a column of 'brands'" in found[f"tables.brands.constraints.{last}"]
+
+
+def test_column_cycle_is_named(phone_doc):
+    cols = phone_doc["tables"]["brands"]["columns"]
+    cols["code"] = {"kind": "derive", "expr": "concat(name, strategy)"}
+    cols["strategy"] = {"kind": "derive", "expr": "lower(code)"}
+    (path, msg), = problems_of(phone_doc)
+    assert "cycle" in msg and "brands.code" in msg and "brands.strategy" in msg
+
+
+def test_reference_cycle(phone_doc):
+    phone_doc["tables"]["brands"]["columns"]["flagship"] = {"kind": "reference", "parent": "models"}
+    (path, msg), = problems_of(phone_doc)
+    assert "reference cycle" in msg
+
+
+def test_faker_provider_must_exist(phone_doc):
+    phone_doc["tables"]["retailers"]["columns"]["name"]["provider"] = "seed_instance"
+    (path, msg), = problems_of(phone_doc)
+    assert path == "tables.retailers.columns.name" and "not a Faker value provider" in msg
+
+
+def test_expression_errors_carry_the_field_path(phone_doc):
+    phone_doc["tables"]["models"]["columns"]["launch_date"]["expr"] = "exec('x')"
+    (path, msg), = problems_of(phone_doc)
+    assert path == "tables.models.columns.launch_date.expr" and "unknown function 'exec'" in msg
+
+
+def test_load_spec_file_errors(tmp_path):
+    with pytest.raises(SpecError, match="file not found"):
+        load_spec(tmp_path / "missing.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("world: x\n  tables: [oops\n")
+    with pytest.raises(SpecError, match=r"bad.yaml: invalid world spec\n  line 2, column 9: not valid YAML"):
+        load_spec(bad)
+    bad.write_text(yaml.safe_dump(["a", "list"]))
+    with pytest.raises(SpecError, match="expected a mapping"):
+        load_spec(bad)

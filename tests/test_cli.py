@@ -1,0 +1,79 @@
+import shutil
+import subprocess
+import sys
+
+import duckdb
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from worldforge.cli import app
+from tests.conftest import ROOT, SPECS_DIR, TRAJECTORIES
+
+runner = CliRunner()
+
+
+def run(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def test_build_then_check(tmp_path):
+    r = run("world", "build", SPECS_DIR / "esports_2031.yaml", "--seed", 9, "--warehouse", tmp_path)
+    assert r.exit_code == 0, r.output
+    assert "esports_2031" in r.output and "players" in r.output and "total" in r.output
+    r = run("world", "check", tmp_path / "esports_2031.duckdb")
+    assert r.exit_code == 0 and "no violations" in r.output and "seed 9" in r.output
+
+
+def test_check_exits_1_with_a_readable_list(tmp_path):
+    assert run("world", "build", SPECS_DIR / "smartphones_2029.yaml", "-w", tmp_path).exit_code == 0
+    path = tmp_path / "smartphones_2029.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("UPDATE brands SET market_rank = 15 - market_rank")  # invert the ranking
+    con.close()
+    r = run("world", "check", path)
+    assert r.exit_code == 1
+    assert "monotone" in r.output and "brands" in r.output and "market_rank" in r.output
+
+
+def test_malformed_spec_names_file_and_field_and_writes_nothing(tmp_path):
+    doc = yaml.safe_load((SPECS_DIR / "mars_colony_2030.yaml").read_text())
+    doc["tables"]["residents"]["columns"]["role"]["weights"] = [1, 2]
+    bad = tmp_path / "mars.yaml"
+    bad.write_text(yaml.safe_dump(doc))
+    wh = tmp_path / "wh"
+    proc = subprocess.run(
+        [sys.executable, "-m", "worldforge.cli", "world", "build", str(bad), "--warehouse", str(wh)],
+        capture_output=True, text=True, cwd=ROOT,
+    )
+    assert proc.returncode == 2
+    assert f"{bad}: invalid world spec" in proc.stderr
+    assert "tables.residents.columns.role: weights has 2 entries but values has 8" in proc.stderr
+    assert "Traceback" not in proc.stderr + proc.stdout
+    assert not wh.exists()
+
+
+def test_check_of_a_non_world_file(tmp_path):
+    r = run("world", "check", SPECS_DIR / "mars_colony_2030.yaml")
+    assert r.exit_code == 2 and "cannot open as DuckDB" in r.output
+
+
+def test_ingest_prints_the_balance(tmp_path):
+    src = tmp_path / "in"
+    shutil.copytree(TRAJECTORIES / "toolbench", src / "toolbench")
+    (src / "broken.json").write_text("{nope")
+    r = run("trajectories", "ingest", src, "--warehouse", tmp_path / "wh")
+    assert r.exit_code == 0, r.output
+    assert "records in 19 = trajectories kept 13 + quarantined 6" in r.output and "balanced" in r.output
+    r = run("summary", "--warehouse", tmp_path / "wh")
+    assert r.exit_code == 0 and "trajectories: 13 from 1 sources" in r.output
+
+
+def test_ingest_missing_path(tmp_path):
+    r = run("trajectories", "ingest", tmp_path / "missing", "--warehouse", tmp_path)
+    assert r.exit_code == 2 and "no such file or folder" in r.output
+
+
+@pytest.mark.parametrize("args", [["--help"], ["world", "--help"], ["trajectories", "ingest", "--help"]])
+def test_help(args):
+    assert run(*args).exit_code == 0

@@ -1,0 +1,72 @@
+import duckdb
+import polars as pl
+import pytest
+
+from worldforge.errors import WarehouseError
+from worldforge.trajectories import balance, ingest, load_store
+from worldforge.trajectories import store as store_mod
+from tests.conftest import TRAJECTORIES
+
+
+@pytest.fixture(scope="module")
+def ingested(tmp_path_factory):
+    wh = tmp_path_factory.mktemp("wh")
+    report = ingest([TRAJECTORIES], wh)
+    return wh, report
+
+
+def test_ingest_every_source_with_balance(ingested):
+    wh, report = ingested
+    assert report.balanced and report.records_in == report.trajectories + report.quarantined
+    assert report.quarantined == 7 and report.trajectories == 1410
+    assert set(report.by_source) == {"swe-agent", "openhands", "intercode", "tau-bench", "toolbench", "fireact", "webvoyager"}
+    assert 0.3 < report.informative_share < 0.9
+    assert balance(report.path) == {"batch": 1, "records_in": 1417, "stored_trajectories": 1410, "stored_quarantined": 7, "balanced": True}
+
+
+def test_store_tables_and_constraints(ingested):
+    wh, report = ingested
+    con = duckdb.connect(str(report.path), read_only=True)
+    n_turns, nulls = con.execute(
+        "SELECT count(*), count(*) FILTER (WHERE obs_tokens IS NULL OR novelty IS NULL OR line_surprisal IS NULL OR informative IS NULL) FROM turns"
+    ).fetchone()
+    assert n_turns == report.turns and nulls == 0
+    assert con.execute("SELECT sum(n_turns) FROM trajectories").fetchone()[0] == n_turns
+    assert con.execute("SELECT count(*) FROM turns WHERE informative <> (mask_reason = 'pass')").fetchone()[0] == 0
+    domains = {r[0] for r in con.execute("SELECT DISTINCT domain FROM trajectories").fetchall()}
+    assert domains <= {"terminal", "search", "mcp", "swe", "web", "android", "os", "tool"}
+    with pytest.raises(duckdb.Error):
+        con.execute("INSERT INTO turns (trajectory_id, turn_idx, action, observation) VALUES ('nope', 0, 'a', 'b')")
+    con.close()
+
+
+def test_reingesting_a_subfolder_replaces_its_rows(ingested, tmp_path):
+    wh, report = ingested
+    target = tmp_path / "wh"
+    target.mkdir()
+    (target / "trajectories.duckdb").write_bytes(report.path.read_bytes())
+    again = ingest([TRAJECTORIES / "tau-bench"], target)
+    st = load_store(again.path)
+    assert st.trajectories.height == 1410 and st.turns.height == report.turns  # no duplicates
+    assert st.trajectories.filter(pl.col("source") == "tau-bench")["batch"].unique().to_list() == [2]
+    assert balance(again.path)["balanced"]
+
+
+def test_a_failed_write_leaves_the_store(ingested, tmp_path, monkeypatch):
+    wh, report = ingested
+    target = tmp_path / "trajectories.duckdb"
+    target.write_bytes(report.path.read_bytes())
+    before = target.read_bytes()
+    monkeypatch.setattr(store_mod, "insert_frame", lambda *a: (_ for _ in ()).throw(OSError("simulated crash")))
+    with pytest.raises(OSError):
+        ingest([TRAJECTORIES / "webvoyager"], tmp_path)
+    assert target.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["trajectories.duckdb"]
+
+
+def test_missing_path_and_foreign_file(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no such file or folder"):
+        ingest([tmp_path / "nope"], tmp_path)
+    duckdb.connect(str(tmp_path / "trajectories.duckdb")).execute("CREATE TABLE x (a INT)").close()
+    with pytest.raises(WarehouseError, match="not a worldforge trajectory store"):
+        ingest([TRAJECTORIES / "webvoyager"], tmp_path)

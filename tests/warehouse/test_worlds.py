@@ -1,0 +1,101 @@
+import duckdb
+import polars as pl
+import pytest
+
+from worldforge.errors import WarehouseError
+from worldforge.spec import spec_hash
+from worldforge.synth import build_world
+from worldforge.warehouse import check_world_file, read_world, write_world
+from worldforge.warehouse import duck
+from tests.conftest import BUNDLED
+
+
+@pytest.mark.parametrize("name", BUNDLED)
+def test_round_trip_with_declared_keys(specs, tmp_path, name):
+    spec = specs[name]
+    tables = build_world(spec, 21)
+    path = write_world(spec, tables, tmp_path, seed=21)
+    assert path == tmp_path / f"{name}.duckdb"
+    wf = read_world(path)
+    for t, frame in tables.items():
+        assert wf.tables[t].equals(frame), t
+    declared = {(r["table_name"], r["constraint_type"], r["columns"], r["referenced_table"]) for r in wf.declared.iter_rows(named=True)}
+    for t, table in spec.tables.items():
+        assert (t, "PRIMARY KEY", table.primary_key, None) in declared
+        for ref_name, ref in table.references.items():
+            assert (t, "FOREIGN KEY", ref_name, ref.parent) in declared
+    assert wf.meta["seed"] == 21 and wf.meta["world"] == name and wf.meta["target_year"] == spec.target_year
+    assert wf.meta["spec_hash"] == spec_hash(spec) and wf.spec == spec
+    assert wf.meta["total_rows"] == sum(f.height for f in tables.values())
+    assert check_world_file(path)[1] == []
+
+
+def test_duckdb_enforces_the_foreign_keys(specs, tmp_path):
+    path = write_world(specs["smartphones_2029"], build_world(specs["smartphones_2029"]), tmp_path)
+    con = duckdb.connect(str(path))
+    with pytest.raises(duckdb.ConstraintException, match="foreign key"):
+        con.execute("INSERT INTO listings (listing_id, model_id, retailer_id) VALUES (1, 123456, 100)")
+    with pytest.raises(duckdb.ConstraintException):
+        con.execute("INSERT INTO brands (brand_id, name) SELECT brand_id, 'dup' FROM brands LIMIT 1")
+    comment = con.execute("SELECT comment FROM duckdb_columns() WHERE table_name = 'models' AND column_name = 'shipments_k'").fetchone()[0]
+    assert comment == "unit: thousand units"
+    con.close()
+
+
+def test_a_failed_write_leaves_the_previous_file(specs, tmp_path, monkeypatch):
+    spec = specs["mars_colony_2030"]
+    path = write_world(spec, build_world(spec, 1), tmp_path, seed=1)
+    before = path.read_bytes()
+
+    calls = []
+
+    def failing_insert(con, table, frame):
+        calls.append(table)
+        if len(calls) == 3:
+            raise OSError("disk full (simulated)")
+        return real_insert(con, table, frame)
+
+    real_insert = duck.insert_frame
+    monkeypatch.setattr("worldforge.warehouse.worlds.insert_frame", failing_insert)
+    with pytest.raises(OSError, match="disk full"):
+        write_world(spec, build_world(spec, 2), tmp_path, seed=2)
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]  # no temporary files left
+    assert read_world(path).meta["seed"] == 1
+
+
+def test_a_world_breaking_a_key_is_not_written(specs, tmp_path):
+    spec = specs["smartphones_2029"]
+    tables = build_world(spec)
+    tables["listings"] = tables["listings"].with_columns(pl.lit(999999).alias("model_id"))
+    with pytest.raises(duckdb.ConstraintException):
+        write_world(spec, tables, tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_check_reports_missing_ddl_and_bad_rows(specs, tmp_path):
+    spec = specs["smartphones_2029"]
+    path = write_world(spec, build_world(spec), tmp_path)
+    # rebuild the file without constraints and with a dangling reference
+    clone = tmp_path / "clone.duckdb"
+    con = duckdb.connect(str(clone))
+    con.execute(f"ATTACH '{path}' AS src (READ_ONLY)")
+    for t in ["_world", *spec.tables]:
+        con.execute(f'CREATE TABLE "{t}" AS SELECT * FROM src."{t}"')
+    con.execute("UPDATE listings SET model_id = 777777 WHERE listing_id = 1000")
+    con.close()
+    _, violations = check_world_file(clone)
+    kinds = {(v.table, v.check) for v in violations}
+    assert ("listings", "fk_unresolved") in kinds
+    assert ("listings", "ddl_foreign_key") in kinds and ("brands", "ddl_primary_key") in kinds
+
+
+def test_read_world_errors(tmp_path):
+    with pytest.raises(WarehouseError, match="no such DuckDB file"):
+        read_world(tmp_path / "nope.duckdb")
+    (tmp_path / "text.duckdb").write_text("hello")
+    with pytest.raises(WarehouseError, match="cannot open as DuckDB"):
+        read_world(tmp_path / "text.duckdb")
+    duckdb.connect(str(tmp_path / "other.duckdb")).execute("CREATE TABLE x (a INT)").close()
+    with pytest.raises(WarehouseError, match="not a worldforge world"):
+        read_world(tmp_path / "other.duckdb")
