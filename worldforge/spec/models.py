@@ -75,11 +75,15 @@ class SequenceColumn(_ColumnBase):
 
 
 class FakerColumn(_ColumnBase):
+    """A Faker provider's values. ``weighted`` is Faker's ``use_weighting``: true draws
+    names etc. with real-world frequencies; false draws uniformly, about 10x faster."""
+
     kind: Literal["faker"]
     provider: str
     args: dict[str, Any] = Field(default_factory=dict)
     locale: str = "en_US"
     unique: bool = False
+    weighted: bool = True
 
 
 Scalar = Union[bool, int, float, str]

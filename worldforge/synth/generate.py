@@ -41,11 +41,11 @@ def column_rng(seed: int, *names: str) -> random.Random:
     return random.Random(int.from_bytes(digest[:8], "big"))
 
 
-@lru_cache(maxsize=8)
-def _faker(locale: str):
+@lru_cache(maxsize=16)
+def _faker(locale: str, weighted: bool):
     from faker import Faker
 
-    return Faker(locale)
+    return Faker(locale, use_weighting=weighted)
 
 
 def _dtype_of(values: list[Any]) -> pl.DataType:
@@ -158,7 +158,7 @@ class _World:
         return [col.start + i * col.step for i in range(n)], pl.Int64()
 
     def _faker(self, t, c, col: M.FakerColumn, n, rng):
-        fake = _faker(col.locale)
+        fake = _faker(col.locale, col.weighted)
         fake.seed_instance(rng.getrandbits(64))
         method = getattr(fake, col.provider)
         out: list[Any] = []

@@ -11,7 +11,8 @@ observation) turn, over the observation text:
    observation); low = echoed or repeated context.
 4. ``line_surprisal`` — mean over the observation's non-empty lines of
    −log2(df(line) / N), where df is the number of trajectories of the corpus containing the
-   line and N the number of trajectories; low = boilerplate shared by many trajectories.
+   line (lines compared with runs of whitespace collapsed) and N the number of trajectories
+   that have turns; low = boilerplate shared by many trajectories.
 
 A turn is *not informative* when a statistic is at or below its domain's threshold. A
 threshold is the corpus quantile ``quantile`` of that statistic among the domain's
@@ -29,6 +30,7 @@ from __future__ import annotations
 import math
 import re
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -38,7 +40,6 @@ STATISTICS = ("obs_tokens", "compression_ratio", "novelty", "line_surprisal")
 DECISION_ORDER = ("novelty", "line_surprisal", "compression_ratio", "obs_tokens")
 
 _WORD = re.compile(r"\S+")
-_SPACE = re.compile(r"\s+")
 
 
 @dataclass(frozen=True)
@@ -72,31 +73,44 @@ def compression_ratio(text: str) -> float:
 def _grams(words: list[str]) -> list[tuple[str, ...]]:
     if len(words) < 3:
         return [tuple(words)] if words else []
-    return [tuple(words[i:i + 3]) for i in range(len(words) - 2)]
-
-
-def _words(text: str) -> list[str]:
-    return text.lower().split()
+    return list(zip(words, words[1:], words[2:]))
 
 
 def novelty_series(actions: list[str], observations: list[str]) -> list[float]:
-    """Novelty of each observation of one trajectory, in turn order."""
+    """Novelty of each observation of one trajectory, in turn order.
+
+    A 3-gram counts as novel at its first occurrence in the trajectory only, so a gram
+    repeated inside one observation is novel once.
+    """
     seen: set[tuple[str, ...]] = set()
     out = []
     for action, obs in zip(actions, observations):
-        seen.update(_grams(_words(action)))
-        grams = _grams(_words(obs))
-        new = 0
-        for g in grams:
-            if g not in seen:
-                new += 1
-                seen.add(g)
-        out.append(new / len(grams) if grams else 0.0)
+        seen.update(_grams(action.lower().split()))
+        grams = _grams(obs.lower().split())
+        before = len(seen)
+        seen.update(grams)
+        out.append((len(seen) - before) / len(grams) if grams else 0.0)
     return out
 
 
-def _norm_line(line: str) -> str:
-    return _SPACE.sub(" ", line).strip()
+def _line_surprisal(df: pl.DataFrame) -> pl.DataFrame:
+    """``(trajectory_id, turn_idx, line_surprisal)`` for turns with at least one line."""
+    n_traj = max(df["trajectory_id"].n_unique(), 1)
+    lines = (
+        df.lazy()
+        .select("trajectory_id", "turn_idx", pl.col("observation").str.split("\n").alias("line"))
+        .explode("line")
+        .with_columns(pl.col("line").str.replace_all(r"\s+", " ").str.strip_chars(" "))
+        .filter(pl.col("line") != "")
+    )
+    dfreq = lines.select("trajectory_id", "line").unique().group_by("line").len("df")
+    return (
+        lines.join(dfreq, on="line", how="left")
+        .with_columns((-(pl.col("df") / n_traj).log(base=2)).alias("s"))
+        .group_by("trajectory_id", "turn_idx")
+        .agg(pl.col("s").mean().alias("line_surprisal"))
+        .collect()
+    )
 
 
 def compute_statistics(turns: pl.DataFrame, tokenize: Callable[[str], int] | None = None) -> pl.DataFrame:
@@ -110,31 +124,22 @@ def compute_statistics(turns: pl.DataFrame, tokenize: Callable[[str], int] | Non
         The frame with ``obs_tokens`` (Int64), ``compression_ratio``, ``novelty`` and
         ``line_surprisal`` (Float64) added, sorted by ``trajectory_id, turn_idx``.
     """
-    count = tokenize or whitespace_tokens
     df = turns.sort("trajectory_id", "turn_idx")
-    obs = df["observation"].to_list()
-    tokens = [count(o) for o in obs]
-    ratios = [compression_ratio(o) for o in obs]
-
-    novelty: list[float] = []
-    for _, group in df.select("trajectory_id", "action", "observation").group_by("trajectory_id", maintain_order=True):
-        novelty.extend(novelty_series(group["action"].to_list(), group["observation"].to_list()))
-
-    # document frequency of each normalised line across trajectories
-    n_traj = max(df["trajectory_id"].n_unique(), 1)
-    lines = (
-        df.select("trajectory_id", "turn_idx", pl.col("observation").str.split("\n").alias("line"))
-        .explode("line")
-        .with_columns(pl.col("line").map_elements(_norm_line, return_dtype=pl.String))
-        .filter(pl.col("line") != "")
-    )
-    dfreq = lines.select("trajectory_id", "line").unique().group_by("line").len("df")
-    surprisal = (
-        lines.join(dfreq, on="line", how="left")
-        .with_columns((-(pl.col("df") / n_traj).log(base=2)).alias("s"))
-        .group_by("trajectory_id", "turn_idx")
-        .agg(pl.col("s").mean().alias("line_surprisal"))
-    )
+    # line surprisal runs in polars (outside the GIL) while this thread does zlib and n-grams
+    with ThreadPoolExecutor(1) as pool:
+        surprisal_job = pool.submit(_line_surprisal, df)
+        obs = df["observation"].to_list()
+        tokens = [tokenize(o) for o in obs] if tokenize else df["observation"].str.count_matches(r"\S+").cast(pl.Int64).to_list()
+        ratios = [compression_ratio(o) for o in obs]
+        novelty: list[float] = []
+        ids = df["trajectory_id"].to_list()
+        actions = df["action"].to_list()
+        start = 0
+        for end in range(1, len(ids) + 1):  # rows are grouped by trajectory after the sort
+            if end == len(ids) or ids[end] != ids[start]:
+                novelty.extend(novelty_series(actions[start:end], obs[start:end]))
+                start = end
+        surprisal = surprisal_job.result()
     out = df.with_columns(
         pl.Series("obs_tokens", tokens, dtype=pl.Int64),
         pl.Series("compression_ratio", ratios, dtype=pl.Float64),

@@ -8,8 +8,10 @@ is atomic on POSIX within one file system).
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import os
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -68,33 +70,64 @@ def insert_frame(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame
     con.execute(f"INSERT INTO {quote_ident(table)} ({cols}) SELECT {cols} FROM _wf_src")
 
 
+_writer_lock = threading.Lock()
+_writer_db: tuple[int, duckdb.DuckDBPyConnection] | None = None
+_aliases = itertools.count()
+
+
+def _writer_cursor() -> duckdb.DuckDBPyConnection:
+    """A cursor on this process's in-memory DuckDB instance, used to ATTACH files for writing.
+
+    Attaching a new file to a running instance costs about 8 ms here, against about 33 ms
+    for starting a new instance per file (``duckdb.connect(path)``). A forked child makes
+    its own instance instead of sharing its parent's.
+    """
+    global _writer_db
+    with _writer_lock:
+        if _writer_db is None or _writer_db[0] != os.getpid():
+            _writer_db = (os.getpid(), duckdb.connect(":memory:"))
+        return _writer_db[1].cursor()
+
+
 @contextlib.contextmanager
 def atomic_duckdb(path: str | Path) -> Iterator[duckdb.DuckDBPyConnection]:
     """Open a fresh DuckDB file that replaces ``path`` only if the block succeeds.
 
     Yields:
-        A connection to a temporary file beside ``path``.
+        A connection whose default catalog is a new temporary file beside ``path``.
 
     Raises:
         Whatever the block raises; the temporary file is removed and ``path`` is untouched.
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
-    for p in (tmp, tmp.with_name(tmp.name + ".wal")):
+    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}-{threading.get_ident()}")
+    leftovers = (tmp, tmp.with_name(tmp.name + ".wal"))
+    for p in leftovers:
         p.unlink(missing_ok=True)
-    con = duckdb.connect(str(tmp))
+    alias = f"wf_write_{next(_aliases)}"
+    con = _writer_cursor()
+    con.execute(f"ATTACH {quote_str(str(tmp))} AS {alias}")
     ok = False
     try:
+        con.execute(f"USE {alias}")
+        con.execute("BEGIN TRANSACTION")
         yield con
-        con.execute("CHECKPOINT")
+        con.execute("COMMIT")
         ok = True
     finally:
-        con.close()
+        try:
+            if not ok:
+                with contextlib.suppress(duckdb.Error):  # no transaction when USE/BEGIN failed
+                    con.execute("ROLLBACK")
+            con.execute("USE memory")
+            con.execute(f"DETACH {alias}")  # checkpoints and closes the file
+        finally:
+            con.close()
         if ok:
             os.replace(tmp, target)
             log.debug("wrote %s", target)
-        for p in (tmp, tmp.with_name(tmp.name + ".wal")):
+        for p in leftovers:
             p.unlink(missing_ok=True)
 
 
