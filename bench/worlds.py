@@ -85,7 +85,7 @@ def baseline_world(spec: M.WorldSpec, seed: int, out: Path) -> int:
                 if isinstance(col, M.SequenceColumn):
                     v = col.start + i * col.step
                 elif isinstance(col, M.FakerColumn):
-                    v = str(getattr(fake, col.provider)(**col.args))
+                    v = str(fake.parse(col.template) if col.template else getattr(fake, col.provider)(**col.args))
                 elif isinstance(col, M.ChoiceColumn):
                     v = str(fake.random_element(col.values))
                 elif isinstance(col, M.NumberColumn):

@@ -102,3 +102,13 @@ def test_load_spec_file_errors(tmp_path):
     bad.write_text(yaml.safe_dump(["a", "list"]))
     with pytest.raises(SpecError, match="expected a mapping"):
         load_spec(bad)
+
+
+def test_faker_template_tokens_must_be_providers(phone_doc):
+    cols = phone_doc["tables"]["retailers"]["columns"]
+    cols["name"] = {"kind": "faker", "template": "{{company}} {{open_file}}"}
+    (path, msg), = problems_of(phone_doc)
+    assert path == "tables.retailers.columns.name" and "'open_file' is not a Faker value provider" in msg
+    cols["name"] = {"kind": "faker", "template": "{{company}}", "provider": "company"}
+    (path, msg), = problems_of(phone_doc)
+    assert "exactly one of 'provider' or 'template'" in msg

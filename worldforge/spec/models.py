@@ -75,15 +75,29 @@ class SequenceColumn(_ColumnBase):
 
 
 class FakerColumn(_ColumnBase):
-    """A Faker provider's values. ``weighted`` is Faker's ``use_weighting``: true draws
-    names etc. with real-world frequencies; false draws uniformly, about 10x faster."""
+    """A Faker provider's values, or a Faker template of providers.
+
+    Exactly one of ``provider`` (with ``args``) or ``template`` (Faker's own syntax,
+    ``"{{first_name}} {{last_name}}"``, every token a provider) is given. ``weighted`` is
+    Faker's ``use_weighting``: true draws with real-world frequencies; false draws
+    uniformly, about 10x faster.
+    """
 
     kind: Literal["faker"]
-    provider: str
+    provider: str | None = None
+    template: str | None = None
     args: dict[str, Any] = Field(default_factory=dict)
     locale: str = "en_US"
     unique: bool = False
     weighted: bool = True
+
+    @model_validator(mode="after")
+    def _one_source(self) -> "FakerColumn":
+        if (self.provider is None) == (self.template is None):
+            raise ValueError("give exactly one of 'provider' or 'template'")
+        if self.template is not None and self.args:
+            raise ValueError("'args' go with 'provider', not with 'template'")
+        return self
 
 
 Scalar = Union[bool, int, float, str]

@@ -10,6 +10,7 @@ naming the field path.
 
 from __future__ import annotations
 
+import re
 import string
 from dataclasses import dataclass
 from functools import lru_cache
@@ -170,8 +171,12 @@ def column_inputs(spec: "WorldSpec", tname: str, cname: str) -> tuple[list[tuple
         except AttributeError:
             problems.append(f"locale {col.locale!r} is not a Faker locale")
         else:
-            if col.provider not in providers:
-                problems.append(f"provider {col.provider!r} is not a Faker value provider for locale {col.locale}")
+            names = [col.provider] if col.provider else re.findall(r"\{\{\s*(\w+)\s*\}\}", col.template or "")
+            if col.template is not None and not names:
+                problems.append(f"template {col.template!r} names no Faker provider ('{{{{first_name}}}} {{{{last_name}}}}')")
+            for name in names:
+                if name not in providers:
+                    problems.append(f"provider {name!r} is not a Faker value provider for locale {col.locale}")
     return deps, problems
 
 

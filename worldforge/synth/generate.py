@@ -160,7 +160,11 @@ class _World:
     def _faker(self, t, c, col: M.FakerColumn, n, rng):
         fake = _faker(col.locale, col.weighted)
         fake.seed_instance(rng.getrandbits(64))
-        method = getattr(fake, col.provider)
+        if col.template is not None:
+            template = col.template
+            method = lambda: fake.parse(template)  # noqa: E731 - tokens validated as providers
+        else:
+            method = getattr(fake, col.provider)
         out: list[Any] = []
         seen: set[Any] = set()
         try:
@@ -171,7 +175,7 @@ class _World:
                     while v in seen:
                         tries += 1
                         if tries > _UNIQUE_TRIES:
-                            raise self.fail(t, c, f"Faker provider '{col.provider}' gave no new unique value after {_UNIQUE_TRIES} tries ({len(seen)} distinct so far)")
+                            raise self.fail(t, c, f"Faker {col.provider or col.template!r} gave no new unique value after {_UNIQUE_TRIES} tries ({len(seen)} distinct so far)")
                         v = _normalise(method(**col.args))
                     seen.add(v)
                 out.append(v)
