@@ -1,7 +1,7 @@
 # worldforge — `make demo` runs the main job, `make test` runs the tests.
 # Both create .venv (Python 3.11) and install the project into it when missing or stale.
 
-PYTHON ?= python3.11
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed

@@ -171,9 +171,5 @@ def summary(warehouse: WarehouseOpt = Path(DEFAULT_WAREHOUSE)) -> None:
     )
 
 
-def main() -> None:  # pragma: no cover - console entry point
-    app()
-
-
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(app())

@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from worldforge.errors import ExpressionError, SpecError
+from worldforge.errors import SpecError
 from worldforge.spec.models import WorldSpec
 
 
@@ -50,10 +50,8 @@ def spec_from_dict(data: Any, source: str = "<spec>") -> WorldSpec:
                 msg = msg.replace("Input tag", "kind")
             problems.append((_loc(err["loc"]), msg))
         raise SpecError(source, problems) from None
-    except SpecError as exc:
+    except SpecError as exc:  # cross-field problems found by the plan (worldforge.spec.plan)
         raise SpecError(source, exc.problems) from None
-    except ExpressionError as exc:  # pragma: no cover - expressions are checked by field validators
-        raise SpecError(source, [("", str(exc))]) from None
 
 
 def load_spec(path: str | Path) -> WorldSpec:

@@ -28,7 +28,6 @@ statistic that decided: ``empty``, ``novelty``, ``line_surprisal``, ``compressio
 from __future__ import annotations
 
 import math
-import re
 import zlib
 from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable
@@ -39,7 +38,6 @@ import polars as pl
 STATISTICS = ("obs_tokens", "compression_ratio", "novelty", "line_surprisal")
 DECISION_ORDER = ("novelty", "line_surprisal", "compression_ratio", "obs_tokens")
 
-_WORD = re.compile(r"\S+")
 
 
 @dataclass(frozen=True)
@@ -58,10 +56,6 @@ class MaskConfig:
         default_factory=lambda: {"obs_tokens": 1.0, "compression_ratio": 0.2, "novelty": 0.3, "line_surprisal": 2.0}
     )
     overrides: dict[str, dict[str, float]] = field(default_factory=dict)
-
-
-def whitespace_tokens(text: str) -> int:
-    return len(_WORD.findall(text))
 
 
 def compression_ratio(text: str) -> float:

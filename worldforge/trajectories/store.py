@@ -290,7 +290,6 @@ def ingest(
     warehouse: str | Path,
     config: MaskConfig = MaskConfig(),
     progress: Callable[[str], None] | None = None,
-    compute_masks: bool = True,
 ) -> IngestReport:
     """Read trajectory files into ``<warehouse>/trajectories.duckdb``.
 
@@ -299,7 +298,6 @@ def ingest(
         warehouse: the warehouse folder.
         config: the mask thresholds.
         progress: called after each file.
-        compute_masks: recompute statistics and masks (False leaves them NULL for new turns).
 
     Raises:
         FileNotFoundError: a path does not exist (nothing is written).
@@ -308,14 +306,13 @@ def ingest(
     path = store_path(warehouse)
     batch = read_batch(paths, progress)
     store = merge_batch(load_store(path), batch)
-    if compute_masks:
-        store = apply_masks(store, config)
+    store = apply_masks(store, config)
     write_store(path, store)
     by_source = {
         r["source"]: (r["trajectories"], r["turns"])
         for r in batch.trajectories.group_by("source").agg(pl.len().alias("trajectories"), pl.col("n_turns").sum().alias("turns")).iter_rows(named=True)
     }
-    share = store.turns["informative"].mean() if store.turns.height and compute_masks else 0.0
+    share = store.turns["informative"].mean() if store.turns.height else 0.0
     return IngestReport(
         files=len(batch.files), skipped=batch.skipped, records_in=batch.records_in,
         trajectories=batch.trajectories.height, quarantined=batch.quarantine.height,

@@ -12,7 +12,7 @@ import itertools
 import logging
 import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
@@ -168,10 +168,3 @@ def constraints(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
         ORDER BY table_name, constraint_type, columns
         """
     ).pl()
-
-
-def write_atomically(path: str | Path, fill: Callable[[duckdb.DuckDBPyConnection], None]) -> Path:
-    """Build a DuckDB file with ``fill(con)`` and swap it in atomically."""
-    with atomic_duckdb(path) as con:
-        fill(con)
-    return Path(path)

@@ -35,7 +35,6 @@ class MessagesJsonl:
 
     SOURCE = SOURCE
     FORMAT = "fireact_messages_jsonl"
-    KIND = "jsonl"
 
     @staticmethod
     def detect(first: Any, path: str) -> bool:
@@ -51,16 +50,13 @@ class RunsJson:
 
     SOURCE = SOURCE
     FORMAT = "fireact_trajs_json"
-    KIND = "json"
 
     @staticmethod
     def detect(doc: Any, path: str) -> bool:
         if not isinstance(doc, dict) or not doc:
             return False
         sample = next(iter(doc.values()))
-        return isinstance(sample, dict) and "traj" in sample and ("em" in sample or "reward" in sample) and _is_react(sample["traj"]) or (
-            isinstance(sample, dict) and is_message_list(sample.get("traj")) and "prompt" in sample
-        )
+        return isinstance(sample, dict) and _is_react(sample.get("traj")) and bool({"em", "reward", "prompt"} & sample.keys())
 
     @staticmethod
     def read(doc: Any, path: str) -> Iterator[Trajectory | Quarantined]:

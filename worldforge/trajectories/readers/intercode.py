@@ -16,7 +16,6 @@ from worldforge.trajectories.readers.common import RecordError, guarded
 
 SOURCE = "intercode"
 FORMAT = "intercode_json"
-KIND = "json"
 
 
 def detect(doc: Any, path: str) -> bool:

@@ -20,7 +20,6 @@ from worldforge.trajectories.readers.common import RecordError, guarded
 
 SOURCE = "openhands"
 FORMAT = "openhands_events"
-KIND = "json"
 
 _SKIP_ACTIONS = {"system", "change_agent_state", "recall"}
 _SKIP_OBSERVATIONS = {"null", "agent_state_changed"}
@@ -91,7 +90,6 @@ class OutputJsonl:
 
     SOURCE = SOURCE
     FORMAT = "openhands_output_jsonl"
-    KIND = "jsonl"
 
     @staticmethod
     def detect(first: Any, path: str) -> bool:

@@ -18,7 +18,6 @@ from worldforge.trajectories.readers.common import RecordError, first_user_text,
 
 SOURCE = "swe-agent"
 FORMAT = "swe_agent_traj"
-KIND = "json"
 
 
 def detect(doc: Any, path: str) -> bool:

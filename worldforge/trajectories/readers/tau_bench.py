@@ -16,7 +16,6 @@ from worldforge.trajectories.readers.common import RecordError, first_user_text,
 
 SOURCE = "tau-bench"
 FORMAT = "tau_bench_json"
-KIND = "json"
 
 
 def detect(doc: Any, path: str) -> bool:

@@ -16,7 +16,6 @@ from worldforge.trajectories.readers.common import RecordError, guarded, is_mess
 
 SOURCE = "toolbench"
 FORMAT = "toolbench_answer"
-KIND = "json"
 
 
 def detect(doc: Any, path: str) -> bool:

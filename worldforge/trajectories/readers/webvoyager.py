@@ -19,7 +19,6 @@ from worldforge.trajectories.readers.react import react_turns
 
 SOURCE = "webvoyager"
 FORMAT = "webvoyager_messages"
-KIND = "json"
 
 _TASK = re.compile(r"Now given a task:\s*(.*?)(?:\s*Observation:|$)", re.S)
 
