@@ -1,0 +1,115 @@
+"""The WideSearch scorer on the real DeepWideSearch tasks in ../shared/data."""
+
+import pytest
+
+from worldforge.tasks import load_tasks, parse_markdown_table, render_markdown_table, score_table
+from worldforge.tasks.io import TaskError
+from tests.conftest import SHARED_DATA
+
+TASKS_FILE = SHARED_DATA / "widesearch_tasks" / "deepwidesearch" / "tasks.jsonl"
+ALL = ("precision_by_row", "recall_by_row", "f1_by_row", "precision_by_item", "recall_by_item", "f1_by_item")
+
+
+@pytest.fixture(scope="module")
+def tasks():
+    return load_tasks(TASKS_FILE)
+
+
+def scores(s):
+    return tuple(getattr(s, k) for k in ALL)
+
+
+@pytest.fixture(scope="module")
+def plain(tasks):
+    """A task whose non-key columns use exact_match and whose gold keys are distinct."""
+    for t in tasks.values():
+        non_key = [c for c in t.required if c not in t.unique_columns]
+        if len(t.gold) >= 5 and any(t.evaluation["eval_pipeline"][c]["metric"] == ["exact_match"] for c in non_key):
+            if score_table(render_markdown_table(t.required, t.gold), t).notes == []:
+                return t
+    pytest.fail("no suitable real task")
+
+
+def test_every_gold_table_scores_one(tasks):
+    assert len(tasks) == 85
+    for iid, t in tasks.items():
+        s = score_table(render_markdown_table(t.required, t.gold), t)
+        assert scores(s) == (1.0,) * 6, (iid, s.notes)
+
+
+def test_dropping_rows(plain):
+    t = plain
+    n = len(t.gold)
+    s = score_table(render_markdown_table(t.required, t.gold[2:]), t)
+    assert s.precision_by_row == 1.0 and s.recall_by_row == pytest.approx((n - 2) / n)
+    assert s.precision_by_item == 1.0 and s.recall_by_item == pytest.approx((n - 2) / n)
+    assert s.f1_by_row == pytest.approx(2 * (n - 2) / n / (1 + (n - 2) / n))
+
+
+def test_corrupting_one_cell(plain):
+    t = plain
+    n, c = len(t.gold), len(t.required)
+    col = next(col for col in t.required if col not in t.unique_columns and t.evaluation["eval_pipeline"][col]["metric"] == ["exact_match"])
+    rows = [dict(r) for r in t.gold]
+    rows[0][col] = "certainly-not-the-answer"
+    s = score_table(render_markdown_table(t.required, rows), t)
+    assert s.precision_by_row == pytest.approx((n - 1) / n) and s.recall_by_row == pytest.approx((n - 1) / n)
+    assert s.precision_by_item == pytest.approx((n * c - 1) / (n * c))
+
+
+def test_reordered_renamed_and_extra_columns(plain):
+    t = plain
+    cols = list(reversed(t.required))
+    rows = [{**r, "notes": "x"} for r in t.gold]
+    md = render_markdown_table([f"  {c.upper()} " if c.isascii() else c for c in cols] + ["Notes"], [
+        {(f"  {c.upper()} " if c.isascii() else c): r[c] for c in cols} | {"Notes": "x"} for r in rows])
+    s = score_table("Here you go:\n```markdown\n" + md + "\n```\n", t)
+    assert scores(s) == (1.0,) * 6
+    assert any("ignored columns" in n for n in s.notes)
+
+
+def test_bad_answers_get_zero_and_a_reason(plain):
+    t = plain
+    for answer, reason in [
+        ("I could not find anything.", "no Markdown table"),
+        (render_markdown_table(t.required[:-1], t.gold), "lacks required columns"),
+        (render_markdown_table(t.required, []), "no rows"),
+    ]:
+        s = score_table(answer, t)
+        assert scores(s) == (0.0,) * 6 and any(reason in n for n in s.notes), (reason, s.notes)
+
+
+def test_empty_cells_are_reported_and_scored(plain):
+    t = plain
+    col = next(c for c in t.required if c not in t.unique_columns)
+    rows = [dict(r) for r in t.gold]
+    rows[1][col] = ""
+    s = score_table(render_markdown_table(t.required, rows), t)
+    assert "1 empty cell(s) in the answer" in s.notes and s.precision_by_row < 1.0
+
+
+def test_pluggable_judge(tasks):
+    t = next(t for t in tasks.values() if any("llm_judge" in p["metric"] for c, p in t.evaluation["eval_pipeline"].items() if c not in t.unique_columns))
+    calls = []
+
+    def harsh(responses, targets, criterion):
+        calls.append(criterion)
+        return [0.0] * len(responses)
+
+    s = score_table(render_markdown_table(t.required, t.gold), t, judge=harsh)
+    assert calls and all(calls) and s.f1_by_row == 0.0
+    fallback = score_table(render_markdown_table(t.required, t.gold), t)
+    assert fallback.f1_by_row == 1.0 and any("no judge given" in n for n in fallback.notes)
+
+
+def test_markdown_round_trip_keeps_pipes_and_newlines():
+    md = render_markdown_table(["a", "b"], [{"a": "x|y", "b": "line1\nline2"}])
+    assert parse_markdown_table(md) == (["a", "b"], [["x|y", "line1\nline2"]])
+
+
+def test_task_file_errors(tmp_path):
+    with pytest.raises(TaskError, match="no such task file"):
+        load_tasks(tmp_path / "nope.jsonl")
+    (tmp_path / "t.jsonl").write_text('{"instance_id": "x", "evaluation": "{}"}\n')
+    with pytest.raises(TaskError, match="needs unique_columns"):
+        load_tasks(tmp_path / "t.jsonl")

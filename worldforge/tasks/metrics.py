@@ -1,0 +1,116 @@
+"""WideSearch preprocessors and cell metrics.
+
+Definitions follow the WideSearch evaluation (ByteDance, MIT; ``eval/evaluation/metric_utils``):
+
+* preprocess ``norm_str``: lower-case, strip, drop spaces and ``*``;
+  ``extract_number``: the first number (``,`` removed; ``%`` kept), ``"NULL"`` if none;
+  ``norm_date``: ``dateparser`` with day-of-month ``first``, as ``YYYY-MM-DD`` (the text
+  itself when unparseable).
+* metric ``exact_match`` (case-insensitive equality), ``in_match`` (response is a substring of
+  the target), ``url_match`` (same set of URL hosts), ``number_near`` (relative tolerance
+  ``criterion``; a percentage is divided by 100; our default tolerance is 0 when the task
+  gives none), ``date_near`` (within 31 days; both unparseable counts as a match).
+
+``llm_judge`` is not here: it needs a judge, see :mod:`worldforge.tasks.scorer`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from datetime import datetime
+from functools import lru_cache
+from urllib.parse import urlparse
+
+_NUMBER = re.compile(r"[-+]?\d*\.\d+%?|[-+]?\d+\.?\d*%?")
+_URL = re.compile(r"http[s]?://(?:[a-zA-Z]|[0-9]|[$-_@.&+]|[!*\\(\\),]|(?:%[0-9a-fA-F][0-9a-fA-F]))+")
+
+
+@lru_cache(maxsize=65536)
+def parse_date(text: str) -> datetime | None:
+    """``dateparser.parse`` with WideSearch's settings (``None`` when unparseable)."""
+    import dateparser
+
+    try:
+        return dateparser.parse(text, settings={"PREFER_DAY_OF_MONTH": "first"})
+    except Exception:  # dateparser raises assorted errors on odd input
+        return None
+
+
+def norm_str(content: str) -> str:
+    return str(content).lower().strip().replace(" ", "").replace("*", "")
+
+
+def extract_number(content: str) -> str:
+    found = _NUMBER.findall(str(content).replace(",", ""))
+    return found[0] if found else "NULL"
+
+
+def norm_date(content: str) -> str:
+    parsed = parse_date(str(content))
+    return str(content) if parsed is None else parsed.strftime("%Y-%m-%d")
+
+
+PREPROCESS: dict[str, Callable[[str], str]] = {"norm_str": norm_str, "extract_number": extract_number, "norm_date": norm_date}
+
+
+def exact_match(response: str, target: str, criterion=None) -> float:
+    return 1.0 if response.lower() == target.lower() else 0.0
+
+
+def in_match(response: str, target: str, criterion=None) -> float:
+    return 1.0 if response in target else 0.0
+
+
+def _hosts(text: str) -> tuple[list[str], list[str]]:
+    raw = _URL.findall(text)
+    hosts = []
+    for url in raw:
+        try:
+            host = urlparse(url).netloc
+        except ValueError:
+            host = url.split("://", 1)[-1].split("/", 1)[0]
+        if host:
+            hosts.append(host)
+    return raw, hosts
+
+
+def url_match(response: str, target: str, criterion=None) -> float:
+    r_raw, r_hosts = _hosts(response)
+    t_raw, t_hosts = _hosts(target)
+    if r_hosts and t_hosts and set(r_hosts) == set(t_hosts):
+        return 1.0
+    if not r_hosts and not t_hosts and set(r_raw) == set(t_raw):
+        return 1.0
+    return 0.0
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text.replace("%", "")) / 100.0 if "%" in text else float(text)
+    except ValueError:
+        return None
+
+
+def number_near(response: str, target: str, criterion=None) -> float:
+    try:
+        tolerance = float(criterion)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        tolerance = 0.0
+    r, t = _number(response), _number(target)
+    if r is None or t is None:
+        return 1.0 if r is None and t is None and response == target else 0.0
+    return 1.0 if abs(r - t) <= abs(t) * tolerance else 0.0
+
+
+def date_near(response: str, target: str, criterion=None) -> float:
+    r, t = parse_date(response), parse_date(target)
+    if r is None or t is None:
+        return 1.0 if r is None and t is None else 0.0
+    return 1.0 if abs((r - t).days) <= 31 else 0.0
+
+
+METRICS: dict[str, Callable[[str, str, object], float]] = {
+    "exact_match": exact_match, "in_match": in_match, "url_match": url_match,
+    "number_near": number_near, "date_near": date_near,
+}

@@ -1,0 +1,212 @@
+"""Scoring a Markdown-table answer against a WideSearch task.
+
+The rules are WideSearch's (ByteDance, MIT; ``evaluate_single_query``):
+
+1. Column names are normalised (``strip().lower().replace(" ", "")``); the answer must have
+   every required column.
+2. Rows are de-duplicated on ``unique_columns``, every ``eval_pipeline`` column of both
+   tables is preprocessed, and answer rows are matched to gold rows on ``unique_columns``
+   (an inner join).
+3. Each matched row scores 1 per key column and, per non-key column, each of its metrics;
+   a row's score is the minimum over its columns.
+4. ``precision_by_row`` = Σ row scores / answer rows, ``recall_by_row`` = Σ / gold rows;
+   ``*_by_item`` the same over cells (rows × required columns); F1 is their harmonic mean.
+
+Differences, each reported in ``notes``: when preprocessing makes distinct gold keys
+collide (``extract_number`` turns every "第一章" into ``NULL``), rows are matched on the
+normalised raw keys; answer columns that are not required are ignored
+(WideSearch would try an LLM column alignment, then give 0); ``llm_judge`` columns use a
+pluggable ``judge`` and, without one, fall back to normalised exact match; a ``number_near``
+without a tolerance uses 0; malformed answers score 0 with the reason, never an exception.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from worldforge.tasks.io import Task, norm_column
+from worldforge.tasks.metrics import METRICS, PREPROCESS, norm_str
+
+Judge = Callable[[list[str], list[str], str], list[float]]
+"""``judge(responses, targets, criterion) -> scores in [0, 1]``, one per pair."""
+
+_FENCE = re.compile(r"```(?:markdown|md)?\s*\n(.*?)```", re.S)
+_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
+
+
+@dataclass
+class Score:
+    """Scores of one answer (all in [0, 1]) and what the scorer noticed."""
+
+    precision_by_row: float = 0.0
+    recall_by_row: float = 0.0
+    f1_by_row: float = 0.0
+    precision_by_item: float = 0.0
+    recall_by_item: float = 0.0
+    f1_by_item: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {k: getattr(self, k) for k in (
+            "precision_by_row", "recall_by_row", "f1_by_row", "precision_by_item", "recall_by_item", "f1_by_item", "notes")}
+
+
+def _split_row(line: str) -> list[str]:
+    line = line.strip()
+    if line.startswith("|"):
+        line = line[1:]
+    if line.endswith("|") and not line.endswith("\\|"):
+        line = line[:-1]
+    cells = re.split(r"(?<!\\)\|", line)
+    return [c.strip().replace("\\|", "|").replace("<br>", "\n") for c in cells]
+
+
+def parse_markdown_table(text: str) -> tuple[list[str], list[list[str]]] | None:
+    """The first Markdown table in ``text`` (inside a fence or not) as (header, rows)."""
+    blocks = _FENCE.findall(text) or [text]
+    for block in blocks:
+        lines = block.splitlines()
+        for i in range(len(lines) - 1):
+            if "|" in lines[i] and _SEPARATOR.match(lines[i + 1]):
+                header = _split_row(lines[i])
+                rows = []
+                for line in lines[i + 2:]:
+                    if "|" not in line or not line.strip():
+                        break
+                    rows.append(_split_row(line))
+                return header, rows
+    return None
+
+
+def render_markdown_table(columns: list[str], rows: list[dict[str, str]]) -> str:
+    """A Markdown table (``|`` escaped, newlines as ``<br>``), the inverse of the parser."""
+
+    def cell(v: str) -> str:
+        return str(v).replace("|", "\\|").replace("\n", "<br>")
+
+    out = ["| " + " | ".join(cell(c) for c in columns) + " |", "|" + "---|" * len(columns)]
+    out += ["| " + " | ".join(cell(r.get(c, "")) for c in columns) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def _dedup(rows: list[dict[str, str]], keys: list[str]) -> list[dict[str, str]]:
+    seen, out = set(), []
+    for r in rows:
+        k = tuple(r.get(c, "") for c in keys)
+        if k not in seen:
+            seen.add(k)
+            out.append(r)
+    return out
+
+
+def _preprocess(rows: list[dict[str, str]], pipeline: dict) -> list[dict[str, str]]:
+    out = []
+    for r in rows:
+        r = dict(r)
+        for col, item in pipeline.items():
+            if col in r:
+                for name in item.get("preprocess", []):
+                    r[col] = PREPROCESS[name](r[col]) if name in PREPROCESS else r[col]
+        out.append(r)
+    return out
+
+
+def _f1(p: float, r: float) -> float:
+    return 2 * p * r / (p + r) if p + r > 1e-9 else 0.0
+
+
+def score_table(answer_markdown: str, task: Task, judge: Judge | None = None) -> Score:
+    """Score an answer (one Markdown table) against a task's gold table.
+
+    Args:
+        answer_markdown: the agent's answer; the first Markdown table in it is scored.
+        task: the task with its gold rows and ``evaluation``.
+        judge: scores ``llm_judge`` columns; without one they use normalised exact match.
+
+    Returns:
+        A :class:`Score`; a malformed answer scores 0 and says why in ``notes``.
+    """
+    score = Score()
+    ev = task.evaluation
+    required, keys, pipeline = task.required, task.unique_columns, ev["eval_pipeline"]
+    unknown = sorted({n for item in pipeline.values() for n in item.get("preprocess", [])} - PREPROCESS.keys())
+    if unknown:
+        score.notes.append(f"unknown preprocess {unknown}: left as is")
+
+    parsed = parse_markdown_table(answer_markdown or "")
+    if parsed is None:
+        score.notes.append("no Markdown table found in the answer")
+        return score
+    header, raw_rows = parsed
+    cols = [norm_column(h) for h in header]
+    missing = [c for c in required if c not in cols]
+    if missing:
+        score.notes.append(f"answer lacks required columns {missing} (has {cols})")
+        return score
+    extra = [h for h, c in zip(header, cols) if c not in required]
+    if extra:
+        score.notes.append(f"ignored columns that the task does not ask for: {extra}")
+    ragged = sum(1 for r in raw_rows if len(r) != len(cols))
+    if ragged:
+        score.notes.append(f"{ragged} row(s) with {'a missing' if ragged == 1 else 'missing'} or extra cells (padded/truncated)")
+    answer = [{c: (r[i] if i < len(r) else "") for i, c in enumerate(cols) if c in required} for r in raw_rows]
+    empty = sum(1 for r in answer for c in required if not r[c].strip())
+    if empty:
+        score.notes.append(f"{empty} empty cell(s) in the answer")
+
+    gold_raw, answer_raw = _dedup(task.gold, keys), _dedup(answer, keys)
+    gold, answer = _preprocess(gold_raw, pipeline), _preprocess(answer_raw, pipeline)
+
+    def key(row: dict[str, str]) -> tuple[str, ...]:
+        return tuple(row.get(c, "") for c in keys)
+
+    gold_keys, answer_keys = [key(r) for r in gold], [key(r) for r in answer]
+    if len(set(gold_keys)) < len(gold_keys):  # preprocessing merged distinct keys ("第一章" -> "NULL")
+        score.notes.append(f"preprocessing makes gold keys {keys} collide; rows matched on normalised raw keys instead")
+        gold_keys = [tuple(norm_str(v) for v in key(r)) for r in gold_raw]
+        answer_keys = [tuple(norm_str(v) for v in key(r)) for r in answer_raw]
+    by_key = dict(zip(gold_keys, gold))
+    matched = [(by_key[k], a) for k, a in zip(answer_keys, answer) if k in by_key]
+
+    # one score column per (column, metric); keys score 1
+    columns: list[list[float]] = []
+    judged_fallback = set()
+    for col in required:
+        if col in keys:
+            columns.append([1.0] * len(matched))
+            continue
+        item = pipeline.get(col, {"metric": ["exact_match"]})
+        for metric in item.get("metric", ["exact_match"]):
+            targets = [g.get(col, "") for g, _ in matched]
+            responses = [a[col] for _, a in matched]
+            if metric == "llm_judge":
+                if judge is not None:
+                    vals = [float(v) for v in judge(responses, targets, item.get("criterion", ""))]
+                else:
+                    judged_fallback.add(col)
+                    vals = [1.0 if norm_str(r) == norm_str(t) else 0.0 for r, t in zip(responses, targets)]
+            elif metric in METRICS:
+                vals = [METRICS[metric](r, t, item.get("criterion")) for r, t in zip(responses, targets)]
+            else:
+                score.notes.append(f"unknown metric {metric!r} on {col!r}: scored 0")
+                vals = [0.0] * len(matched)
+            columns.append(vals)
+    if judged_fallback:
+        score.notes.append(f"no judge given: llm_judge columns {sorted(judged_fallback)} scored by normalised exact match")
+
+    tp_row = sum(min(c[i] for c in columns) for i in range(len(matched))) if columns else 0.0
+    tp_item = sum(sum(c) for c in columns)
+    n_pred, n_gold = len(answer), len(gold)
+    score.precision_by_row = tp_row / n_pred if n_pred else 0.0
+    score.recall_by_row = tp_row / n_gold if n_gold else 0.0
+    score.precision_by_item = tp_item / (n_pred * len(required)) if n_pred else 0.0
+    score.recall_by_item = tp_item / (n_gold * len(required)) if n_gold else 0.0
+    score.f1_by_row = _f1(score.precision_by_row, score.recall_by_row)
+    score.f1_by_item = _f1(score.precision_by_item, score.recall_by_item)
+    if not n_pred:
+        score.notes.append("the answer table has no rows")
+    if n_pred and len(matched) < n_pred:
+        score.notes.append(f"{n_pred - len(matched)} answer row(s) match no gold row on {keys}")
+    return score
