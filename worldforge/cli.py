@@ -15,6 +15,7 @@ from typing import Annotated, Iterator
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -38,10 +39,10 @@ def _user_errors() -> Iterator[None]:
     try:
         yield
     except WorldforgeError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True, soft_wrap=True)
+        err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None
     except FileNotFoundError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None
 
 
@@ -55,22 +56,25 @@ def world_build(
     seed: Annotated[int | None, typer.Option(help="Seed (default: the spec's).")] = None,
     warehouse: WarehouseOpt = Path(DEFAULT_WAREHOUSE),
 ) -> None:
-    """Generate a world from SPEC, check its invariants and write WAREHOUSE/<world>.duckdb."""
+    """Generate a world from SPEC and its scenarios, check their invariants and write WAREHOUSE/<world>.duckdb."""
+    from worldforge.scenarios import build_scenarios
     from worldforge.spec import load_spec
     from worldforge.synth import build_world, check_world
     from worldforge.warehouse import write_world
 
     with _user_errors():
         with _progress() as prog:
-            task = prog.add_task("validating spec", total=4)
+            task = prog.add_task("validating spec", total=5)
             world_spec = load_spec(spec)
             prog.update(task, advance=1, description="generating tables")
             tables = build_world(world_spec, seed)
             prog.update(task, advance=1, description="checking invariants")
             violations = check_world(world_spec, tables)
+            prog.update(task, advance=1, description="building scenarios")
+            scenarios = build_scenarios(world_spec, tables) if not violations else {}
             prog.update(task, advance=1, description="writing DuckDB")
             if not violations:
-                path = write_world(world_spec, tables, warehouse, seed)
+                path = write_world(world_spec, tables, warehouse, seed, scenarios)
             prog.update(task, advance=1)
         if violations:
             _print_violations(violations)
@@ -84,6 +88,8 @@ def world_build(
         table.add_row(name, str(frame.height), str(frame.width))
     table.add_row("[bold]total[/]", f"[bold]{sum(f.height for f in tables.values())}[/]", "")
     out.print(table)
+    for name, stables in scenarios.items():
+        out.print(f"scenario {name}: schema scenario_{name}, {sum(f.height for f in stables.values())} rows")
 
 
 def _print_violations(violations) -> None:
@@ -92,7 +98,7 @@ def _print_violations(violations) -> None:
         table.add_column(col, overflow="fold")
     for v in violations:
         ex = f" (e.g. {v.example})" if v.example is not None else ""
-        table.add_row(v.table, v.check, str(v.rows), v.detail + ex)
+        table.add_row(escape(v.table), escape(v.check), str(v.rows), escape(v.detail + ex))
     out.print(table)
 
 

@@ -18,7 +18,8 @@ def test_bundled_specs_exercise_every_kind(specs):
     kinds = {col.kind for spec in specs.values() for t in spec.tables.values() for col in t.columns.values()}
     assert kinds == {"sequence", "faker", "choice", "number", "date", "format", "reference", "derive", "rank", "share", "aggregate"}
     cons = {c.kind for spec in specs.values() for t in spec.tables.values() for c in t.constraints}
-    assert cons == {"unique", "range", "monotone", "check"}
+    assert cons == {"unique", "range", "monotone", "check", "not_after_as_of"}
+    assert all(spec.scenarios for spec in specs.values())
     assert all(len(s.tables) >= 4 for s in specs.values())
 
 

@@ -26,13 +26,15 @@ Functions: ``round(x[, n])``, ``abs``, ``floor``, ``ceil``, ``min(a, b, ...)``,
 ``substr(s, start[, length])`` (0-based), ``concat(a, b, ...)``, ``year``, ``month``,
 ``day``, ``add_days(date, n)``, ``days_between(a, b)`` (b − a in days),
 ``if(cond, then, else)``, ``coalesce(a, b, ...)``, ``date('Y-06-30')`` (a date literal,
-absolute or relative to the world's ``target_year``).
+absolute or relative to the world's ``target_year``) and ``as_of()`` (the date the world
+is observed at: the spec's ``as_of``, or a scenario's; "current" facts such as ages use it).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import date
 from typing import Union
 
 import polars as pl
@@ -98,6 +100,7 @@ FUNCTIONS: dict[str, tuple[int, int | None]] = {
     "if": (3, 3),
     "coalesce": (1, None),
     "date": (1, 1),
+    "as_of": (0, 0),
 }
 
 _TOKEN = re.compile(
@@ -321,27 +324,30 @@ _BINARY = {
 }
 
 
-def to_polars(node: Node, target_year: int = 2000) -> pl.Expr:
+def to_polars(node: Node, target_year: int = 2000, as_of: date | None = None) -> pl.Expr:
     """Compile an AST into a polars expression over a frame holding the referenced columns.
 
     Dotted references ``parent.col`` read the frame column ``__parent__col``, which the
     generator joins in through the foreign key before evaluating. ``target_year`` resolves
-    relative ``date('Y-..')`` literals.
+    relative ``date('Y-..')`` literals; ``as_of`` is ``as_of()`` (default: Dec 31 of
+    ``target_year``).
     """
     if isinstance(node, Literal):
         return pl.lit(node.value)
     if isinstance(node, Column):
         return pl.col(column_ref(node.name))
     if isinstance(node, Unary):
-        inner = to_polars(node.operand, target_year)
+        inner = to_polars(node.operand, target_year, as_of)
         return inner.not_() if node.op == "not" else -inner
     if isinstance(node, Binary):
-        return _BINARY[node.op](to_polars(node.left, target_year), to_polars(node.right, target_year))
+        return _BINARY[node.op](to_polars(node.left, target_year, as_of), to_polars(node.right, target_year, as_of))
     assert isinstance(node, Call)
     f = node.func
     if f == "date":
         return pl.lit(resolve_date(node.args[0].value, target_year))  # type: ignore[union-attr,arg-type]
-    a = [to_polars(x, target_year) for x in node.args]
+    if f == "as_of":
+        return pl.lit(as_of or date(target_year, 12, 31))
+    a = [to_polars(x, target_year, as_of) for x in node.args]
     if f == "round":
         digits = node.args[1].value if len(node.args) == 2 and isinstance(node.args[1], Literal) else 0
         if len(node.args) == 2 and not isinstance(node.args[1], Literal):

@@ -280,8 +280,15 @@ class CheckConstraint(_Strict):
         return _check_expr(v)
 
 
+class NotAfterAsOfConstraint(_Strict):
+    """Dates that must not lie after the world's ``as_of`` (no row refers to its future)."""
+
+    kind: Literal["not_after_as_of"]
+    columns: list[str] = Field(min_length=1)
+
+
 ConstraintSpec = Annotated[
-    Union[UniqueConstraint, RangeConstraint, MonotoneConstraint, CheckConstraint],
+    Union[UniqueConstraint, RangeConstraint, MonotoneConstraint, CheckConstraint, NotAfterAsOfConstraint],
     Field(discriminator="kind"),
 ]
 
@@ -315,13 +322,67 @@ class TableSpec(_Strict):
         return None
 
 
+def _date_form(v: str) -> str:
+    try:
+        resolve_date(v, 2000)
+    except ValueError:
+        raise ValueError(f"{v!r} is not a date: use YYYY-MM-DD or Y[+N|-N]-MM-DD (relative to target_year)") from None
+    return v
+
+
+class ScenarioSpec(_Strict):
+    """A time-shifted copy of the world (see :mod:`worldforge.scenarios`).
+
+    ``shift_years`` moves every date (and ``target_year``) by N years; ``as_of`` is the date
+    the scenario is observed at (default: the world's ``as_of`` shifted by N years),
+    absolute or relative to the shifted target year.
+    """
+
+    name: str = Field(pattern=_IDENT)
+    description: str | None = None
+    shift_years: int = 0
+    as_of: str | None = None
+
+    @field_validator("as_of")
+    @classmethod
+    def _form(cls, v: str | None) -> str | None:
+        return None if v is None else _date_form(v)
+
+    @model_validator(mode="after")
+    def _changes_something(self) -> "ScenarioSpec":
+        if self.shift_years == 0 and self.as_of is None:
+            raise ValueError("a scenario needs shift_years or as_of")
+        return self
+
+
 class WorldSpec(_Strict):
     world: str = Field(pattern=_IDENT, description="world name; also the DuckDB file name")
     title: str | None = None
     description: str | None = None
     seed: int = 0
     target_year: int = Field(ge=1900, le=2200)
+    as_of: str = Field("Y-12-31", description="the date the world is observed at; as_of() in expressions")
     tables: dict[str, TableSpec] = Field(min_length=1)
+    scenarios: list[ScenarioSpec] = Field(default_factory=list)
+
+    @field_validator("as_of")
+    @classmethod
+    def _as_of_form(cls, v: str) -> str:
+        return _date_form(v)
+
+    @field_validator("scenarios")
+    @classmethod
+    def _unique_scenarios(cls, v: list[ScenarioSpec]) -> list[ScenarioSpec]:
+        names = [s.name for s in v]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ValueError(f"scenario names repeat: {dup}")
+        return v
+
+    @property
+    def as_of_date(self):
+        """``as_of`` resolved against ``target_year``."""
+        return resolve_date(self.as_of, self.target_year)
 
     @field_validator("tables")
     @classmethod

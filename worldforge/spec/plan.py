@@ -283,6 +283,8 @@ def build_plan(spec: "WorldSpec") -> tuple[Plan | None, list[tuple[str, str]]]:
                 names = [con.rank, con.by] + ([con.within] if con.within else [])
             elif con.kind == "check":
                 names = sorted(E.columns_of(E.parse(con.expr)))
+            elif con.kind == "not_after_as_of":
+                names = list(con.columns)
             for n in names:
                 if "." in n:
                     parent = n.split(".", 1)[0]

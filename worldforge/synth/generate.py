@@ -30,7 +30,7 @@ from worldforge.spec.plan import template_fields, validate_spec
 
 log = logging.getLogger(__name__)
 
-__all__ = ["build_world", "column_rng"]
+__all__ = ["BASE_KINDS", "build_world", "column_rng", "rederive"]
 
 _UNIQUE_TRIES = 200
 
@@ -90,6 +90,13 @@ class _World:
 
     def fail(self, table: str, column: str, msg: str) -> GenerationError:
         return GenerationError(f"world '{self.spec.world}' (seed {self.seed}), {table}.{column}: {msg}")
+
+    def frames(self, order: tuple[str, ...]) -> dict[str, pl.DataFrame]:
+        """The generated tables, in ``order``, columns in declared order."""
+        return {
+            t: pl.DataFrame([pl.Series(c, self.values[t][c], dtype=self.dtypes[t][c]) for c in self.spec.tables[t].columns], height=self.n[t])
+            for t in order
+        }
 
     # ---- row counts -------------------------------------------------------------------
     def count_rows(self, table_order: tuple[str, ...]) -> None:
@@ -272,7 +279,7 @@ class _World:
     def _derive(self, t, c, col: M.DeriveColumn, n, rng):
         node = E.parse(col.expr)
         frame = self.frame(t, E.columns_of(node))
-        expr = E.to_polars(node, self.spec.target_year)
+        expr = E.to_polars(node, self.spec.target_year, self.spec.as_of_date)
         if col.dtype is not None:
             expr = expr.cast({"int": pl.Int64, "float": pl.Float64, "str": pl.String, "bool": pl.Boolean, "date": pl.Date}[col.dtype])
         try:
@@ -371,12 +378,31 @@ def build_world(spec: M.WorldSpec, seed: int | None = None) -> dict[str, pl.Data
     world.count_rows(plan.table_order)
     for tname, cname in plan.column_order:
         world.generate(tname, cname)
-    tables: dict[str, pl.DataFrame] = {}
+    log.debug("built world %s seed=%s rows=%s", spec.world, world.seed, world.n)
+    return world.frames(plan.table_order)
+
+
+BASE_KINDS = frozenset({"sequence", "faker", "choice", "number", "date", "reference"})
+"""Column kinds drawn at random; every other kind is derived from columns."""
+
+
+def rederive(spec: M.WorldSpec, base: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
+    """Recompute every derived column (derive, format, rank, share, aggregate) from the
+    base columns of ``base``, under ``spec`` (its ``target_year`` and ``as_of``).
+
+    Used by scenarios: shift the base dates, then re-derive, so ages, durations, totals,
+    shares and ranks stay consistent with the shifted world.
+    """
+    plan = validate_spec(spec)
+    world = _World(spec, spec.seed)
     for tname in plan.table_order:
-        table = spec.tables[tname]
-        tables[tname] = pl.DataFrame(
-            [pl.Series(c, world.values[tname][c], dtype=world.dtypes[tname][c]) for c in table.columns],
-            height=world.n[tname],
-        )
-    log.debug("built world %s seed=%s rows=%s", spec.world, world.seed, {t: f.height for t, f in tables.items()})
-    return tables
+        frame = base[tname]
+        world.n[tname] = frame.height
+        for cname, col in spec.tables[tname].columns.items():
+            if col.kind in BASE_KINDS:
+                world.values[tname][cname] = frame[cname].to_list()
+                world.dtypes[tname][cname] = frame.schema[cname]
+    for tname, cname in plan.column_order:
+        if spec.tables[tname].columns[cname].kind not in BASE_KINDS:
+            world.generate(tname, cname)
+    return world.frames(plan.table_order)

@@ -7,7 +7,8 @@ violation instead of stopping at the first one, so a user sees the whole list:
 * ``pk_null`` / ``pk_unique`` — primary keys must be present and unique;
 * ``fk_unresolved`` — a reference value that is no primary key of its parent;
 * ``cardinality``  — a parent with fewer or more children than the reference allows;
-* ``unique`` / ``range`` / ``monotone`` / ``check`` — the table's declared constraints.
+* ``unique`` / ``range`` / ``monotone`` / ``check`` / ``not_after_as_of`` — the table's
+  declared constraints (the last: no row refers to the future of the world's ``as_of``).
 """
 
 from __future__ import annotations
@@ -167,10 +168,18 @@ def _check_constraint(spec: M.WorldSpec, tname: str, tables: dict[str, pl.DataFr
                 bad.height, str(bad[pk][0]),
             )]
         return []
+    if isinstance(con, M.NotAfterAsOfConstraint):
+        as_of = spec.as_of_date
+        out = []
+        for col in con.columns:
+            bad = df.filter(pl.col(col) > as_of)
+            if bad.height:
+                out.append(Violation(tname, "not_after_as_of", f"'{col}' lies after the as-of date {as_of}", bad.height, f"{pk}={bad[pk][0]}: {col}={bad[col][0]}"))
+        return out
     assert isinstance(con, M.CheckConstraint)
     node = E.parse(con.expr)
     frame = _with_parents(spec, tname, tables, E.columns_of(node))
-    bad = frame.filter(E.to_polars(node, spec.target_year).not_())
+    bad = frame.filter(E.to_polars(node, spec.target_year, spec.as_of_date).not_())
     if bad.height:
         return [Violation(tname, "check", con.description or f"{con.expr!r} is false", bad.height, str(bad[pk][0]))]
     return []

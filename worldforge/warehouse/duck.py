@@ -11,6 +11,7 @@ import contextlib
 import itertools
 import logging
 import os
+import shutil
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -58,7 +59,7 @@ def duck_type(dtype: pl.DataType) -> str:
 
 
 def insert_frame(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame) -> None:
-    """Append a polars frame to an existing table (columns matched by name).
+    """Append a polars frame to an existing table (``name`` or ``schema.name``; columns matched by name).
 
     The frame is read through DuckDB's replacement scan of a local Arrow table, the
     fastest path for small frames (about 3x faster than ``register`` here).
@@ -67,7 +68,8 @@ def insert_frame(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame
         return
     _wf_src = frame.to_arrow()  # noqa: F841 - read by name in the SQL below
     cols = ", ".join(quote_ident(c) for c in frame.columns)
-    con.execute(f"INSERT INTO {quote_ident(table)} ({cols}) SELECT {cols} FROM _wf_src")
+    target = ".".join(quote_ident(part) for part in table.split("."))
+    con.execute(f"INSERT INTO {target} ({cols}) SELECT {cols} FROM _wf_src")
 
 
 _writer_lock = threading.Lock()
@@ -90,13 +92,18 @@ def _writer_cursor() -> duckdb.DuckDBPyConnection:
 
 
 @contextlib.contextmanager
-def atomic_duckdb(path: str | Path) -> Iterator[duckdb.DuckDBPyConnection]:
-    """Open a fresh DuckDB file that replaces ``path`` only if the block succeeds.
+def atomic_duckdb(path: str | Path, update: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+    """Open a DuckDB file that replaces ``path`` only if the block succeeds.
+
+    Args:
+        path: the file to (re)place.
+        update: start from a copy of the existing file instead of an empty one.
 
     Yields:
-        A connection whose default catalog is a new temporary file beside ``path``.
+        A connection whose default catalog is a temporary file beside ``path``.
 
     Raises:
+        WarehouseError: ``update`` and ``path`` does not exist.
         Whatever the block raises; the temporary file is removed and ``path`` is untouched.
     """
     target = Path(path)
@@ -105,6 +112,10 @@ def atomic_duckdb(path: str | Path) -> Iterator[duckdb.DuckDBPyConnection]:
     leftovers = (tmp, tmp.with_name(tmp.name + ".wal"))
     for p in leftovers:
         p.unlink(missing_ok=True)
+    if update:
+        if not target.is_file():
+            raise WarehouseError(f"{target}: no such DuckDB file to update (build the world first)")
+        shutil.copyfile(target, tmp)
     alias = f"wf_write_{next(_aliases)}"
     con = _writer_cursor()
     con.execute(f"ATTACH {quote_str(str(tmp))} AS {alias}")
@@ -147,24 +158,25 @@ def open_readonly(path: str | Path) -> duckdb.DuckDBPyConnection:
 
 
 def read_table(con: duckdb.DuckDBPyConnection, table: str) -> pl.DataFrame:
-    """A whole table as a polars frame."""
-    return con.sql(f"SELECT * FROM {quote_ident(table)}").pl()
+    """A whole table (``name`` or ``schema.name``) as a polars frame."""
+    return con.sql("SELECT * FROM " + ".".join(quote_ident(p) for p in table.split("."))).pl()
 
 
 def constraints(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
-    """Declared PRIMARY KEY / FOREIGN KEY constraints of the main schema.
+    """Declared PRIMARY KEY / FOREIGN KEY constraints of every schema.
 
     Returns:
-        Frame ``(table_name, constraint_type, columns, referenced_table, referenced_columns)``.
+        Frame ``(schema_name, table_name, constraint_type, columns, referenced_table,
+        referenced_columns)``.
     """
     return con.sql(
         """
-        SELECT table_name, constraint_type,
+        SELECT schema_name, table_name, constraint_type,
                array_to_string(constraint_column_names, ',') AS columns,
                referenced_table,
                array_to_string(referenced_column_names, ',') AS referenced_columns
         FROM duckdb_constraints()
-        WHERE schema_name = 'main' AND constraint_type IN ('PRIMARY KEY', 'FOREIGN KEY')
-        ORDER BY table_name, constraint_type, columns
+        WHERE constraint_type IN ('PRIMARY KEY', 'FOREIGN KEY')
+        ORDER BY schema_name, table_name, constraint_type, columns
         """
     ).pl()

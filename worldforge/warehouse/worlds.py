@@ -16,6 +16,10 @@ worldforge_version  the library version that built the file
 faker_version       Faker's version (its providers decide faker columns' values)
 total_rows          rows over all world tables
 =================== =========================================================
+
+Each scenario of the spec lives in schema ``scenario_<name>`` with the same tables and
+constraints, listed in ``_scenarios(name, schema_name, description, shift_years,
+target_year, as_of, total_rows)``.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import polars as pl
 
 import worldforge
 from worldforge.errors import SpecError, WarehouseError
+from worldforge.scenarios import scenario_spec
 from worldforge.spec import WorldSpec, spec_from_dict, spec_hash, validate_spec
 from worldforge.synth.invariants import Violation, check_world
 from worldforge.warehouse.duck import (
@@ -46,7 +51,7 @@ from worldforge.warehouse.duck import (
 
 _FAKER_VERSION = version("faker")
 
-__all__ = ["WorldFile", "write_world", "read_world", "check_world_file", "world_path"]
+__all__ = ["WorldFile", "write_world", "write_scenarios", "read_world", "check_world_file", "world_path", "scenario_schema"]
 
 
 def world_path(warehouse: str | Path, world: str) -> Path:
@@ -59,9 +64,13 @@ def _comment(col) -> str | None:
     return "; ".join(parts) if parts else None
 
 
-def _ddl(spec: WorldSpec, order: tuple[str, ...], tables: dict[str, pl.DataFrame]) -> str:
+def _ddl(spec: WorldSpec, order: tuple[str, ...], tables: dict[str, pl.DataFrame], schema: str = "main") -> str:
     """CREATE TABLE (with PRIMARY/FOREIGN KEY) and COMMENT ON statements, parents first."""
-    stmts = []
+
+    def q(name: str) -> str:
+        return f"{quote_ident(schema)}.{quote_ident(name)}"
+
+    stmts = [] if schema == "main" else [f"CREATE SCHEMA {quote_ident(schema)}"]
     for tname in order:
         table = spec.tables[tname]
         frame = tables[tname]
@@ -76,14 +85,14 @@ def _ddl(spec: WorldSpec, order: tuple[str, ...], tables: dict[str, pl.DataFrame
         cols.append(f"PRIMARY KEY ({quote_ident(table.primary_key)})")
         for ref_name, ref in table.references.items():
             ppk = spec.tables[ref.parent].primary_key
-            cols.append(f"FOREIGN KEY ({quote_ident(ref_name)}) REFERENCES {quote_ident(ref.parent)} ({quote_ident(ppk)})")
-        stmts.append(f"CREATE TABLE {quote_ident(tname)} (\n  " + ",\n  ".join(cols) + "\n)")
+            cols.append(f"FOREIGN KEY ({quote_ident(ref_name)}) REFERENCES {q(ref.parent)} ({quote_ident(ppk)})")
+        stmts.append(f"CREATE TABLE {q(tname)} (\n  " + ",\n  ".join(cols) + "\n)")
         if table.description:
-            stmts.append(f"COMMENT ON TABLE {quote_ident(tname)} IS {quote_str(table.description)}")
+            stmts.append(f"COMMENT ON TABLE {q(tname)} IS {quote_str(table.description)}")
         for cname, col in table.columns.items():
             text = _comment(col)
             if text:
-                stmts.append(f"COMMENT ON COLUMN {quote_ident(tname)}.{quote_ident(cname)} IS {quote_str(text)}")
+                stmts.append(f"COMMENT ON COLUMN {q(tname)}.{quote_ident(cname)} IS {quote_str(text)}")
     return ";\n".join(stmts)
 
 
@@ -92,6 +101,7 @@ def write_world(
     tables: dict[str, pl.DataFrame],
     warehouse: str | Path,
     seed: int | None = None,
+    scenarios: dict[str, dict[str, pl.DataFrame]] | None = None,
 ) -> Path:
     """Write a world to ``<warehouse>/<world>.duckdb`` atomically.
 
@@ -100,6 +110,9 @@ def write_world(
         tables: the generated tables (``build_world`` output).
         warehouse: the warehouse folder (created when missing).
         seed: the seed used (defaults to ``spec.seed``).
+        scenarios: ``{name: tables}`` (``build_scenarios`` output), each written to schema
+            ``scenario_<name>`` with the same constraints and listed in ``_scenarios``; None
+            writes no ``_scenarios`` table (add them later with :func:`write_scenarios`).
 
     Returns:
         The path of the written file.
@@ -136,7 +149,44 @@ def write_world(
         )
         con.execute("COMMENT ON TABLE _world IS 'How this world was generated (worldforge).'")
         insert_frame(con, "_world", meta)
+        if scenarios is not None:
+            _create_scenarios(con, spec, order, scenarios)
     return path
+
+
+def _create_scenarios(con: duckdb.DuckDBPyConnection, spec: WorldSpec, order: tuple[str, ...], scenarios: dict[str, dict[str, pl.DataFrame]]) -> None:
+    old = [r[0] for r in con.execute("SELECT DISTINCT schema_name FROM duckdb_tables() WHERE schema_name LIKE 'scenario\\_%' ESCAPE '\\'").fetchall()]
+    for schema in old:
+        con.execute(f"DROP SCHEMA {quote_ident(schema)} CASCADE")
+    con.execute("DROP TABLE IF EXISTS _scenarios")
+    con.execute(
+        "CREATE TABLE _scenarios (name VARCHAR PRIMARY KEY, schema_name VARCHAR, description VARCHAR, "
+        "shift_years INTEGER, target_year INTEGER, as_of DATE, total_rows BIGINT)"
+    )
+    by_name = {sc.name: sc for sc in spec.scenarios}
+    for name, stables in scenarios.items():
+        sc = by_name[name]
+        sspec = scenario_spec(spec, sc)
+        schema = scenario_schema(name)
+        con.execute(_ddl(spec, order, stables, schema))
+        for tname in order:
+            insert_frame(con, f"{schema}.{tname}", stables[tname])
+        con.execute(
+            "INSERT INTO _scenarios VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [name, schema, sc.description, sc.shift_years, sspec.target_year, sspec.as_of_date, sum(f.height for f in stables.values())],
+        )
+
+
+def write_scenarios(path: str | Path, spec: WorldSpec, scenarios: dict[str, dict[str, pl.DataFrame]]) -> Path:
+    """Replace the scenario schemas of an existing world file, atomically."""
+    with atomic_duckdb(path, update=True) as con:
+        _create_scenarios(con, spec, validate_spec(spec).table_order, scenarios)
+    return Path(path)
+
+
+def scenario_schema(name: str) -> str:
+    """The DuckDB schema holding a scenario's tables."""
+    return f"scenario_{name}"
 
 
 @dataclass(frozen=True)
@@ -147,7 +197,9 @@ class WorldFile:
     spec: WorldSpec
     meta: dict
     tables: dict[str, pl.DataFrame]
-    declared: pl.DataFrame  # constraints as DuckDB reports them
+    declared: pl.DataFrame  # constraints as DuckDB reports them (all schemas)
+    scenarios: dict[str, dict[str, pl.DataFrame]]
+    has_scenarios: bool  # the file has a _scenarios table (its scenarios were built)
 
 
 def read_world(path: str | Path) -> WorldFile:
@@ -170,12 +222,17 @@ def read_world(path: str | Path) -> WorldFile:
             spec = spec_from_dict(json.loads(meta["spec_json"]), f"{p}:_world.spec_json")
         except (SpecError, json.JSONDecodeError) as exc:
             raise WarehouseError(f"{p}: stored spec is unreadable: {exc}") from None
-        present = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main'").fetchall()}
-        tables = {t: read_table(con, t) for t in spec.tables if t in present}
+        present = {(r[0], r[1]) for r in con.execute("SELECT schema_name, table_name FROM duckdb_tables()").fetchall()}
+        tables = {t: read_table(con, t) for t in spec.tables if ("main", t) in present}
+        scenarios = {}
+        for sc in spec.scenarios:
+            schema = scenario_schema(sc.name)
+            if any(s_ == schema for s_, _ in present):
+                scenarios[sc.name] = {t: read_table(con, f"{schema}.{t}") for t in spec.tables if (schema, t) in present}
         declared = constraints(con)
     finally:
         con.close()
-    return WorldFile(p, spec, meta, tables, declared)
+    return WorldFile(p, spec, meta, tables, declared, scenarios, ("main", "_scenarios") in present)
 
 
 def check_world_file(path: str | Path) -> tuple[WorldFile, list[Violation]]:
@@ -185,15 +242,28 @@ def check_world_file(path: str | Path) -> tuple[WorldFile, list[Violation]]:
         The world read back and every violation found (empty when consistent).
     """
     wf = read_world(path)
-    violations = check_world(wf.spec, wf.tables)
-    declared = {(r["table_name"], r["constraint_type"], r["columns"]): r for r in wf.declared.iter_rows(named=True)}
-    for tname, table in wf.spec.tables.items():
-        if tname not in wf.tables:
+    declared = {(r["schema_name"], r["table_name"], r["constraint_type"], r["columns"]): r for r in wf.declared.iter_rows(named=True)}
+
+    def ddl(schema: str, tables: dict[str, pl.DataFrame], label: str) -> list[Violation]:
+        out = []
+        for tname, table in wf.spec.tables.items():
+            if tname not in tables:
+                continue
+            if (schema, tname, "PRIMARY KEY", table.primary_key) not in declared:
+                out.append(Violation(label + tname, "ddl_primary_key", f"DuckDB declares no PRIMARY KEY ({table.primary_key})"))
+            for ref_name, ref in table.references.items():
+                row = declared.get((schema, tname, "FOREIGN KEY", ref_name))
+                if row is None or row["referenced_table"] != ref.parent:
+                    out.append(Violation(label + tname, "ddl_foreign_key", f"DuckDB declares no FOREIGN KEY ({ref_name}) REFERENCES {ref.parent}"))
+        return out
+
+    violations = check_world(wf.spec, wf.tables) + ddl("main", wf.tables, "")
+    for sc in wf.spec.scenarios if wf.has_scenarios else []:
+        if sc.name not in wf.scenarios:
+            violations.append(Violation(f"{scenario_schema(sc.name)}.*", "missing_scenario", "the spec declares this scenario but the file has none"))
             continue
-        if (tname, "PRIMARY KEY", table.primary_key) not in declared:
-            violations.append(Violation(tname, "ddl_primary_key", f"DuckDB declares no PRIMARY KEY ({table.primary_key})"))
-        for ref_name, ref in table.references.items():
-            row = declared.get((tname, "FOREIGN KEY", ref_name))
-            if row is None or row["referenced_table"] != ref.parent:
-                violations.append(Violation(tname, "ddl_foreign_key", f"DuckDB declares no FOREIGN KEY ({ref_name}) REFERENCES {ref.parent}"))
+        label = f"{scenario_schema(sc.name)}."
+        found = check_world(scenario_spec(wf.spec, sc), wf.scenarios[sc.name])
+        violations += [Violation(label + v.table, v.check, v.detail, v.rows, v.example) for v in found]
+        violations += ddl(scenario_schema(sc.name), wf.scenarios[sc.name], label)
     return wf, violations
