@@ -24,8 +24,12 @@ from worldforge.errors import WorldforgeError
 app = typer.Typer(help="worldforge: fictional worlds and agent-trajectory datasets for world models.", no_args_is_help=True, pretty_exceptions_enable=False)
 world_app = typer.Typer(help="Build and check fictional worlds.", no_args_is_help=True)
 traj_app = typer.Typer(help="Ingest real agent trajectories.", no_args_is_help=True)
+corpus_app = typer.Typer(help="Search corpora of worlds: build, check, index, search.", no_args_is_help=True)
+tasks_app = typer.Typer(help="WideSearch-style tasks: export from a world, score an answer.", no_args_is_help=True)
 app.add_typer(world_app, name="world")
 app.add_typer(traj_app, name="trajectories")
+app.add_typer(corpus_app, name="corpus")
+app.add_typer(tasks_app, name="tasks")
 
 out = Console()
 err = Console(stderr=True)
@@ -146,6 +150,100 @@ def trajectories_ingest(
         out.print("quarantined records: [bold]SELECT * FROM quarantine[/] in the store")
     if not report.balanced:
         raise typer.Exit(1)
+
+
+@corpus_app.command("build")
+def corpus_build(
+    world: Annotated[str, typer.Argument(help="World name (WAREHOUSE/<world>.duckdb, built with `world build`).")],
+    warehouse: WarehouseOpt = Path(DEFAULT_WAREHOUSE),
+) -> None:
+    """Generate the search corpus of WORLD and its scenarios, check every stated fact, and index it."""
+    from worldforge.corpus import build_corpus, build_index, check_corpus
+    from worldforge.warehouse import world_path
+
+    path = world_path(warehouse, world)
+    with _user_errors():
+        with _progress() as prog:
+            task = prog.add_task("generating pages", total=3)
+            report = build_corpus(path)
+            prog.update(task, advance=1, description="checking facts against the tables")
+            bad = check_corpus(path)
+            prog.update(task, advance=1, description="indexing")
+            dirs = [build_index(path, scen) for scen in report.pages]
+            prog.update(task, advance=1)
+    table = Table(title=f"corpus of {world} → {path}")
+    for col in ("corpus", "pages", "index"):
+        table.add_column(col)
+    for (scen, n), d in zip(report.pages.items(), dirs):
+        table.add_row(scen or "(world)", str(n), str(d))
+    out.print(table)
+    out.print(f"facts stated: {report.facts}; contradicted: {bad.height}")
+    if bad.height:
+        out.print(bad.head(20))
+        raise typer.Exit(1)
+
+
+@corpus_app.command("search")
+def corpus_search(
+    world: Annotated[str, typer.Argument(help="World name.")],
+    query: Annotated[str, typer.Argument(help="Free-text query.")],
+    k: Annotated[int, typer.Option("-k", help="Results.")] = 10,
+    scenario: Annotated[str | None, typer.Option(help="Search a scenario's corpus.")] = None,
+    warehouse: WarehouseOpt = Path(DEFAULT_WAREHOUSE),
+) -> None:
+    """BM25 search over a world's corpus (results as the web_search tool shows them)."""
+    from worldforge.corpus import search
+
+    with _user_errors():
+        hits = search(world, query, k, warehouse, scenario)
+    for i, h in enumerate(hits, start=1):
+        published = h.published or "N/A"
+        out.print(f"[{i}] {h.url}\nTitle: {escape(h.title)}\nSnippet: {escape(h.snippet)}\nDate: {published}\n", highlight=False)
+    if not hits:
+        out.print("no results")
+
+
+@tasks_app.command("export")
+def tasks_export(
+    out_dir: Annotated[Path, typer.Argument(help="Folder for tasks.jsonl and tables/<instance_id>.csv.")],
+    world: Annotated[str, typer.Option("--world", help="World name.")],
+    warehouse: WarehouseOpt = Path(DEFAULT_WAREHOUSE),
+) -> None:
+    """Generate WORLD's tasks (world and scenarios), check they are solvable in its corpus, and export them."""
+    from worldforge.tasks import write_tasks
+    from worldforge.tasks.store import build_tasks
+    from worldforge.warehouse import world_path
+
+    with _user_errors():
+        built = build_tasks(world_path(warehouse, world))
+        jsonl = write_tasks(built.tasks, out_dir)
+    out.print(f"{len(built.tasks)} tasks → {jsonl} (+ {out_dir / 'tables'}/<instance_id>.csv); unsolvable: {len(built.unsolvable)}")
+    for iid, problems in built.unsolvable.items():
+        out.print(f"[red]{iid}[/]: {escape(problems[0])}")
+    if built.unsolvable:
+        raise typer.Exit(1)
+
+
+@tasks_app.command("score")
+def tasks_score(
+    answer: Annotated[Path, typer.Argument(help="The answer: a file holding one Markdown table.")],
+    tasks: Annotated[Path, typer.Option("--tasks", help="tasks.jsonl (gold tables in tables/ beside it).")],
+    instance_id: Annotated[str, typer.Option("--id", help="The task's instance_id.")],
+) -> None:
+    """Score ANSWER against a WideSearch-format task; prints one JSON object."""
+    import json
+
+    from worldforge.tasks import TaskError, load_tasks, score_table
+
+    with _user_errors():
+        if not answer.is_file():
+            raise FileNotFoundError(f"{answer}: no such answer file")
+        loaded = load_tasks(tasks)
+        if instance_id not in loaded:
+            some = ", ".join(list(loaded)[:5])
+            raise TaskError(f"{tasks}: no task {instance_id!r} (e.g. {some})")
+        result = score_table(answer.read_text(encoding="utf-8"), loaded[instance_id])
+    print(json.dumps(result.as_dict(), ensure_ascii=False))
 
 
 @app.command("summary")

@@ -1,0 +1,168 @@
+"""BM25 search over a world's corpus with tantivy.
+
+DuckDB 2.x cannot install its ``fts`` extension offline, so the corpus is indexed with
+tantivy (PyPI ``tantivy``, BM25 ranking). One index per corpus lives beside the world file:
+``<warehouse>/<world>.index/`` for the world and ``<world>.<scenario>.index/`` for a
+scenario. Each index records the corpus hash it was built from (``corpus.sha256``);
+:func:`search` rebuilds it when the stored corpus has changed since.
+
+Snippets are cut from page *leads* only, choosing the lead sentence that shares most
+words with the query: facts that a page states only in its body never show in a snippet.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import tantivy
+
+from worldforge.corpus.store import read_corpus, stored_hash
+from worldforge.errors import WarehouseError
+from worldforge.warehouse import world_path
+
+__all__ = ["SearchHit", "build_index", "index_dir", "open_index", "search"]
+
+SNIPPET_CHARS = 240
+_MD_LINK = re.compile(r"\[([^\]]+)\]\([^)]+\)")
+_WORD = re.compile(r"\w+")
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One ranked result."""
+
+    url: str
+    title: str
+    snippet: str
+    published: str | None  # ISO date or None
+    page_type: str
+    score: float
+
+
+def index_dir(world_file: str | Path, scenario: str | None = None) -> Path:
+    p = Path(world_file)
+    stem = p.name[: -len(".duckdb")] if p.name.endswith(".duckdb") else p.stem
+    return p.with_name(f"{stem}.{scenario}.index" if scenario else f"{stem}.index")
+
+
+def _schema() -> tantivy.Schema:
+    sb = tantivy.SchemaBuilder()
+    sb.add_text_field("url", stored=True, tokenizer_name="raw")
+    sb.add_text_field("title", stored=True)
+    sb.add_text_field("lead", stored=True)
+    sb.add_text_field("body", stored=False)
+    sb.add_text_field("page_type", stored=True, tokenizer_name="raw")
+    sb.add_text_field("published", stored=True, tokenizer_name="raw")
+    return sb.build()
+
+
+def plain(markdown: str) -> str:
+    """Markdown to searchable text: links to their text, emphasis and table bars dropped."""
+    return re.sub(r"[*_|#>]+", " ", _MD_LINK.sub(r"\1", markdown))
+
+
+def build_index(world_file: str | Path, scenario: str | None = None) -> Path:
+    """(Re)build the index of one corpus; the new index replaces the old one when complete.
+
+    Raises:
+        WarehouseError: the world file has no corpus.
+    """
+    pages, _ = read_corpus(world_file, scenario)
+    target = index_dir(world_file, scenario)
+    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    index = tantivy.Index(_schema(), path=str(tmp))
+    writer = index.writer(heap_size=50_000_000, num_threads=1)
+    for r in pages.iter_rows(named=True):
+        writer.add_document(tantivy.Document(
+            url=r["url"], title=r["title"], lead=plain(r["lead"]), body=plain(r["body_md"]),
+            page_type=r["page_type"], published=r["published"].isoformat() if r["published"] else "",
+        ))
+    writer.commit()
+    writer.wait_merging_threads()
+    (tmp / "corpus.sha256").write_text(stored_hash(world_file, scenario) or "")
+    old = target.with_name(f".{target.name}.old-{os.getpid()}")
+    if target.exists():
+        target.rename(old)
+    tmp.rename(target)
+    shutil.rmtree(old, ignore_errors=True)
+    _CACHE.pop(str(target), None)
+    return target
+
+
+class _Open:
+    def __init__(self, path: Path):
+        self.index = tantivy.Index.open(str(path))
+        self.searcher = self.index.searcher()
+
+
+_CACHE: dict[str, tuple[int, _Open]] = {}
+_LOCK = threading.Lock()
+
+
+def open_index(world_file: str | Path, scenario: str | None = None) -> tantivy.Index:
+    """The index of a corpus, rebuilt first when missing or stale (see the module doc)."""
+    return _opened(Path(world_file), scenario).index
+
+
+def _opened(world_file: Path, scenario: str | None) -> _Open:
+    if not world_file.is_file():
+        raise WarehouseError(f"{world_file}: no such world file")
+    d = index_dir(world_file, scenario)
+    stamp = world_file.stat().st_mtime_ns
+    with _LOCK:
+        cached = _CACHE.get(str(d))
+        if cached and cached[0] == stamp:
+            return cached[1]
+        marker = d / "corpus.sha256"
+        if not marker.is_file() or marker.read_text() != (stored_hash(world_file, scenario) or ""):
+            build_index(world_file, scenario)
+        opened = _Open(d)
+        _CACHE[str(d)] = (stamp, opened)
+        return opened
+
+
+def _snippet(lead: str, query: str) -> str:
+    sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+", lead) if s.strip()] or [lead]
+    words = {w.lower() for w in _WORD.findall(query)}
+    best = max(sentences, key=lambda s: (len(words & {w.lower() for w in _WORD.findall(s)}), -sentences.index(s)))
+    text = " ".join(best.split())
+    if len(text) > SNIPPET_CHARS:
+        text = text[:SNIPPET_CHARS].rsplit(" ", 1)[0] + "…"
+    return text
+
+
+def search(world: str, query: str, k: int = 10, warehouse: str | Path = "warehouse", scenario: str | None = None) -> list[SearchHit]:
+    """Ranked pages of a world's corpus for a free-text query (BM25 over title, lead, body).
+
+    Args:
+        world: the world name (``<warehouse>/<world>.duckdb``).
+        query: free text; query syntax errors are tolerated (lenient parsing).
+        k: how many results.
+        scenario: search a scenario's corpus instead of the world's.
+
+    Returns:
+        Up to ``k`` hits, best first, each with a snippet cut from the page's lead.
+
+    Raises:
+        WarehouseError: the world file or its corpus is missing.
+    """
+    opened = _opened(world_path(warehouse, world), scenario)
+    fields = ["title", "lead", "body"]
+    q, errors = opened.index.parse_query_lenient(query, fields, field_boosts={"title": 2.0})
+    if errors:  # query syntax the user did not mean ("AND (", unbalanced quotes): search the words
+        q, _ = opened.index.parse_query_lenient(" ".join(_WORD.findall(query)), fields, field_boosts={"title": 2.0})
+    hits = []
+    for score, addr in opened.searcher.search(q, k).hits:
+        doc = opened.searcher.doc(addr)
+        hits.append(SearchHit(
+            url=doc["url"][0], title=doc["title"][0], snippet=_snippet(doc["lead"][0], query),
+            published=doc["published"][0] or None, page_type=doc["page_type"][0], score=score,
+        ))
+    return hits

@@ -1,0 +1,197 @@
+"""Corpus tables in the world's DuckDB file, and the check that pages never contradict rows.
+
+Tables (replaced together, atomically, on every build):
+
+* ``corpus_pages(url PK, world, scenario, page_type, title, published, lead, body_md)`` —
+  ``scenario`` is NULL for the world itself;
+* ``corpus_facts(url FK, table_name, row_key, column_name, value_text, section)`` — the
+  provenance: each cell a page states, ``section`` ``lead`` (may show in a snippet) or
+  ``body`` (only on the page);
+* ``_corpus(scenario, pages, facts, corpus_hash, built_at)``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+from worldforge.corpus.pages import Page, build_pages, render_value
+from worldforge.errors import WarehouseError
+from worldforge.scenarios import scenario_spec
+from worldforge.warehouse import read_world
+from worldforge.warehouse.duck import atomic_duckdb, insert_frame, open_readonly
+
+PAGE_SCHEMA = {
+    "url": pl.String, "world": pl.String, "scenario": pl.String, "page_type": pl.String, "title": pl.String,
+    "published": pl.Date, "lead": pl.String, "body_md": pl.String,
+}
+FACT_SCHEMA = {
+    "url": pl.String, "table_name": pl.String, "row_key": pl.String, "column_name": pl.String,
+    "value_text": pl.String, "section": pl.String,
+}
+
+_DDL = """
+DROP TABLE IF EXISTS corpus_facts;
+DROP TABLE IF EXISTS corpus_pages;
+DROP TABLE IF EXISTS _corpus;
+CREATE TABLE corpus_pages (url VARCHAR PRIMARY KEY, world VARCHAR NOT NULL, scenario VARCHAR, page_type VARCHAR NOT NULL,
+  title VARCHAR NOT NULL, published DATE, lead VARCHAR NOT NULL, body_md VARCHAR NOT NULL);
+CREATE TABLE corpus_facts (url VARCHAR NOT NULL REFERENCES corpus_pages (url), table_name VARCHAR NOT NULL,
+  row_key VARCHAR NOT NULL, column_name VARCHAR NOT NULL, value_text VARCHAR NOT NULL, section VARCHAR NOT NULL);
+CREATE TABLE _corpus (scenario VARCHAR, pages BIGINT, facts BIGINT, corpus_hash VARCHAR, built_at TIMESTAMP);
+COMMENT ON TABLE corpus_pages IS 'Search corpus: pages generated from the world rows (scenario NULL = the world itself).';
+COMMENT ON TABLE corpus_facts IS 'Provenance: the (table, row, column) cells each page states; section lead = may show in a search snippet.';
+"""
+
+
+def corpus_frames(pages: list[Page]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """``(corpus_pages, corpus_facts)`` frames of a list of pages."""
+    p = pl.DataFrame(
+        [(x.url, x.world, x.scenario, x.page_type, x.title, x.published, x.lead, x.body_md) for x in pages],
+        schema=PAGE_SCHEMA, orient="row",
+    )
+    f = pl.DataFrame(
+        [(x.url, f.table_name, f.row_key, f.column_name, f.value_text, f.section) for x in pages for f in x.facts],
+        schema=FACT_SCHEMA, orient="row",
+    )
+    return p, f
+
+
+def corpus_hash(pages: pl.DataFrame) -> str:
+    """SHA-256 over (url, title, published, lead, body) in URL order: changes whenever any page does."""
+    h = hashlib.sha256()
+    for row in pages.sort("url").select("url", "title", "published", "lead", "body_md").iter_rows():
+        h.update("\x1f".join("" if v is None else str(v) for v in row).encode())
+        h.update(b"\x1e")
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class CorpusReport:
+    path: Path
+    pages: dict[str | None, int]
+    facts: int
+    hashes: dict[str | None, str]
+
+
+def build_corpus(path: str | Path, seed: int | None = None) -> CorpusReport:
+    """Generate the corpus of a world file (the world and each stored scenario) and store it.
+
+    Raises:
+        WarehouseError: the file is not a world.
+    """
+    wf = read_world(path)
+    pages = build_pages(wf.spec, wf.tables, None, seed)
+    by_scenario = {None: pages}
+    for sc in wf.spec.scenarios:
+        if sc.name in wf.scenarios:
+            by_scenario[sc.name] = build_pages(scenario_spec(wf.spec, sc), wf.scenarios[sc.name], sc.name, seed)
+    return write_corpus(path, by_scenario)
+
+
+def write_corpus(path: str | Path, by_scenario: dict[str | None, list[Page]]) -> CorpusReport:
+    """Replace the corpus tables of a world file atomically."""
+    frames = {s: corpus_frames(p) for s, p in by_scenario.items()}
+    hashes = {s: corpus_hash(pf) for s, (pf, _) in frames.items()}
+    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    meta = pl.DataFrame(
+        [(s, pf.height, ff.height, hashes[s], now) for s, (pf, ff) in frames.items()],
+        schema={"scenario": pl.String, "pages": pl.Int64, "facts": pl.Int64, "corpus_hash": pl.String, "built_at": pl.Datetime("us")},
+        orient="row",
+    )
+    with atomic_duckdb(path, update=True) as con:
+        con.execute(_DDL)
+        for pf, ff in frames.values():
+            insert_frame(con, "corpus_pages", pf)
+            insert_frame(con, "corpus_facts", ff)
+        insert_frame(con, "_corpus", meta)
+    return CorpusReport(Path(path), {s: pf.height for s, (pf, _) in frames.items()}, sum(ff.height for _, ff in frames.values()), hashes)
+
+
+def read_corpus(path: str | Path, scenario: str | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """``(pages, facts)`` of one corpus (the world's when ``scenario`` is None).
+
+    Raises:
+        WarehouseError: the file has no corpus yet.
+    """
+    con = open_readonly(path)
+    try:
+        tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main'").fetchall()}
+        if "corpus_pages" not in tables:
+            raise WarehouseError(f"{path}: no corpus yet (run `worldforge corpus build`)")
+        cond = "scenario IS NULL" if scenario is None else "scenario = ?"
+        args = [] if scenario is None else [scenario]
+        pages = con.sql(f"SELECT * FROM corpus_pages WHERE {cond} ORDER BY url", params=args).pl()
+        facts = con.sql(
+            f"SELECT f.* FROM corpus_facts f JOIN corpus_pages p USING (url) WHERE p.{cond} ORDER BY f.url, f.table_name, f.row_key, f.column_name",
+            params=args,
+        ).pl()
+    finally:
+        con.close()
+    return pages, facts
+
+
+def stored_hash(path: str | Path, scenario: str | None = None) -> str | None:
+    con = open_readonly(path)
+    try:
+        cond = "scenario IS NULL" if scenario is None else "scenario = ?"
+        row = con.execute(f"SELECT corpus_hash FROM _corpus WHERE {cond}", [] if scenario is None else [scenario]).fetchone()
+        return row[0] if row else None
+    except duckdb.Error:  # no _corpus table yet
+        return None
+    finally:
+        con.close()
+
+
+def check_corpus(path: str | Path) -> pl.DataFrame:
+    """Re-read every stated fact against the DuckDB rows.
+
+    A fact is *contradicted* when its row is missing, its cell renders to another text, or
+    the page body does not contain the stated text.
+
+    Returns:
+        Frame ``(url, scenario, table_name, row_key, column_name, stated, actual, problem)``,
+        empty when the corpus agrees with the tables.
+    """
+    wf = read_world(path)
+    con = open_readonly(path)
+    try:
+        facts = con.sql(
+            "SELECT f.*, p.scenario, position(f.value_text IN p.body_md) > 0 AS in_body "
+            "FROM corpus_facts f JOIN corpus_pages p USING (url)"
+        ).pl()
+    finally:
+        con.close()
+    sources = {None: (wf.spec, wf.tables)}
+    for sc in wf.spec.scenarios:
+        if sc.name in wf.scenarios:
+            sources[sc.name] = (scenario_spec(wf.spec, sc), wf.scenarios[sc.name])
+    cells: dict[tuple, str] = {}
+    for scen, (spec, tables) in sources.items():
+        for t, table in spec.tables.items():
+            pk = table.primary_key
+            for row in tables[t].iter_rows(named=True):
+                key = str(row[pk])
+                for c, v in row.items():
+                    cells[(scen, t, key, c)] = render_value(v)
+    out = []
+    for r in facts.iter_rows(named=True):
+        actual = cells.get((r["scenario"], r["table_name"], r["row_key"], r["column_name"]))
+        problem = None
+        if actual is None:
+            problem = "no such row or column"
+        elif actual != r["value_text"]:
+            problem = "value differs"
+        elif not r["in_body"]:
+            problem = "the page does not state it"
+        if problem:
+            out.append((r["url"], r["scenario"], r["table_name"], r["row_key"], r["column_name"], r["value_text"], actual, problem))
+    return pl.DataFrame(out, schema=["url", "scenario", "table_name", "row_key", "column_name", "stated", "actual", "problem"], orient="row")
+
+
+__all__ = ["CorpusReport", "build_corpus", "check_corpus", "corpus_frames", "corpus_hash", "read_corpus", "stored_hash", "write_corpus"]

@@ -1,0 +1,92 @@
+"""Generated tasks in the world's DuckDB file: ``search_tasks``.
+
+``search_tasks(instance_id PK, world, scenario, kind, question, evaluation_json, gold_json,
+provenance_json, solvable)`` — one row per task; ``solvable`` is the result of
+:func:`~worldforge.tasks.generate.check_solvable` at build time.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from worldforge.corpus.store import read_corpus
+from worldforge.errors import WarehouseError
+from worldforge.scenarios import scenario_spec
+from worldforge.tasks.generate import check_solvable, generate_tasks
+from worldforge.tasks.io import Task
+from worldforge.warehouse import read_world
+from worldforge.warehouse.duck import atomic_duckdb, insert_frame, open_readonly
+
+_DDL = """
+DROP TABLE IF EXISTS search_tasks;
+CREATE TABLE search_tasks (instance_id VARCHAR PRIMARY KEY, world VARCHAR NOT NULL, scenario VARCHAR, kind VARCHAR NOT NULL,
+  question VARCHAR NOT NULL, evaluation_json VARCHAR NOT NULL, gold_json VARCHAR NOT NULL, provenance_json VARCHAR NOT NULL,
+  solvable BOOLEAN NOT NULL, problems VARCHAR);
+COMMENT ON TABLE search_tasks IS 'WideSearch-style tasks generated from this world; gold tables computed from its rows.';
+"""
+
+
+@dataclass(frozen=True)
+class TaskBuild:
+    tasks: list[Task]
+    unsolvable: dict[str, list[str]]
+
+
+def build_tasks(path: str | Path, per_kind: int = 3, include_scenarios: bool = True) -> TaskBuild:
+    """Generate the tasks of a world file (and its scenarios), check them and store them.
+
+    Raises:
+        WarehouseError: the file has no world or no corpus.
+    """
+    wf = read_world(path)
+    sources = [(None, wf.spec, wf.tables)]
+    if include_scenarios:
+        sources += [(sc.name, scenario_spec(wf.spec, sc), wf.scenarios[sc.name]) for sc in wf.spec.scenarios if sc.name in wf.scenarios]
+    tasks, unsolvable = [], {}
+    for scen, spec, tables in sources:
+        pages, facts = read_corpus(path, scen)
+        for t in generate_tasks(spec, tables, pages, facts, scen, per_kind=per_kind):
+            problems = check_solvable(t, pages, facts)
+            if problems:
+                unsolvable[t.instance_id] = problems
+            tasks.append(t)
+    rows = [(
+        t.instance_id, t.extra["world"], t.extra["scenario"], t.extra["kind"], t.question,
+        json.dumps(t.evaluation, ensure_ascii=False), json.dumps(t.gold, ensure_ascii=False),
+        json.dumps(t.extra["provenance"], ensure_ascii=False), t.instance_id not in unsolvable,
+        "\n".join(unsolvable.get(t.instance_id, [])) or None,
+    ) for t in tasks]
+    frame = pl.DataFrame(rows, schema=["instance_id", "world", "scenario", "kind", "question", "evaluation_json", "gold_json", "provenance_json", "solvable", "problems"], orient="row")
+    with atomic_duckdb(path, update=True) as con:
+        con.execute(_DDL)
+        insert_frame(con, "search_tasks", frame)
+    return TaskBuild(tasks, unsolvable)
+
+
+def read_tasks(path: str | Path, scenario: str | None = None, all_scenarios: bool = False) -> list[Task]:
+    """Stored tasks of a world file (the world's, a scenario's, or all).
+
+    Raises:
+        WarehouseError: no tasks were built for this world yet.
+    """
+    con = open_readonly(path)
+    try:
+        has = con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'search_tasks'").fetchall()[0][0]
+        if not has:
+            raise WarehouseError(f"{path}: no tasks yet (run `worldforge tasks export` or materialize search_tasks)")
+        where, params = ("", []) if all_scenarios else (("WHERE scenario IS NULL", []) if scenario is None else ("WHERE scenario = ?", [scenario]))
+        rows = con.sql(f"SELECT * FROM search_tasks {where} ORDER BY instance_id", params=params).pl().to_dicts()
+    finally:
+        con.close()
+    return [
+        Task(
+            instance_id=r["instance_id"], question=r["question"], evaluation=json.loads(r["evaluation_json"]),
+            gold=json.loads(r["gold_json"]), language="en",
+            extra={"world": r["world"], "scenario": r["scenario"], "kind": r["kind"], "provenance": json.loads(r["provenance_json"])},
+        )
+        for r in rows
+    ]
