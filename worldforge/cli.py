@@ -246,6 +246,18 @@ def tasks_score(
     print(json.dumps(result.as_dict(), ensure_ascii=False))
 
 
+def _count(path: Path, table: str) -> str:
+    from worldforge.warehouse.duck import open_readonly, quote_ident
+
+    con = open_readonly(path)
+    try:
+        if not con.execute("SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = ?", [table]).fetchall()[0][0]:
+            return "-"
+        return str(con.execute(f"SELECT count(*) FROM {quote_ident(table)}").fetchall()[0][0])
+    finally:
+        con.close()
+
+
 @app.command("summary")
 def summary(warehouse: WarehouseOpt = Path(DEFAULT_WAREHOUSE)) -> None:
     """Summarise the warehouse: worlds and rows, trajectories, turns, informative share."""
@@ -255,14 +267,15 @@ def summary(warehouse: WarehouseOpt = Path(DEFAULT_WAREHOUSE)) -> None:
     with _user_errors():
         worlds = sorted(p for p in Path(warehouse).glob("*.duckdb") if p.name != STORE_NAME)
         table = Table(title=f"worlds in {warehouse}")
-        for col in ("world", "seed", "tables", "rows"):
+        for col in ("world", "seed", "tables", "rows", "scenarios", "pages", "tasks"):
             table.add_column(col, justify="left" if col == "world" else "right")
         total = 0
         for p in worlds:
             wf = read_world(p)
             rows = sum(f.height for f in wf.tables.values())
             total += rows
-            table.add_row(wf.spec.world, str(wf.meta["seed"]), str(len(wf.tables)), str(rows))
+            pages, tasks = _count(p, "corpus_pages"), _count(p, "search_tasks")
+            table.add_row(wf.spec.world, str(wf.meta["seed"]), str(len(wf.tables)), str(rows), str(len(wf.scenarios)), pages, tasks)
         out.print(table)
         store_file = Path(warehouse) / STORE_NAME
         store = load_store(store_file)
