@@ -83,6 +83,12 @@ class _Gen:
         picked += self.rng.sample(rest, min(len(rest), k - len(picked)))
         return [c for c in table.columns if c in picked]  # declared order
 
+    def labelled(self, t: str) -> bool:
+        """Rows of ``t`` have their own, distinct labels (a task's unique column)."""
+        table = self.spec.tables[t]
+        lc = label_column(table)
+        return lc != table.primary_key and self.tables[t][lc].n_unique() == self.tables[t].height
+
     def add(self, kind: str, t: str, rows: list[dict], columns: list[tuple[str, str, str]], unique: list[str], question: str) -> None:
         """columns: (task column, source column or "@url", cell type)."""
         pk = self.spec.tables[t].primary_key
@@ -116,7 +122,7 @@ class _Gen:
 
     def children(self, limit: int) -> None:
         pairs = [(t, ref, col) for t, table in self.spec.tables.items() for ref, col in table.references.items()
-                 if label_column(table) != table.primary_key and label_column(self.spec.tables[col.parent]) != self.spec.tables[col.parent].primary_key]
+                 if self.labelled(t) and label_column(self.spec.tables[col.parent]) != self.spec.tables[col.parent].primary_key]
         for t, ref, col in pairs:
             parent = self.spec.tables[col.parent]
             ppk = parent.primary_key
@@ -137,7 +143,7 @@ class _Gen:
     def rankings(self, limit: int) -> None:
         for t, table in self.spec.tables.items():
             lc = label_column(table)
-            if lc == table.primary_key:
+            if not self.labelled(t):
                 continue
             for rc, col in table.columns.items():
                 if not isinstance(col, M.RankColumn) or limit <= 0:
@@ -165,7 +171,7 @@ class _Gen:
             lc = label_column(table)
             frame = self.tables[t]
             dates = [c for c in table.columns if frame.schema[c] == pl.Date and "birth" not in c]
-            if lc == table.primary_key or not dates or limit <= 0:
+            if not self.labelled(t) or not dates or limit <= 0:
                 continue
             dc = dates[0]
             quarters = frame.group_by(pl.col(dc).dt.year().alias("y"), pl.col(dc).dt.quarter().alias("q")).len().filter(pl.col("len").is_between(3, 15)).sort("y", "q")

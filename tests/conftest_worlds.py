@@ -1,0 +1,15 @@
+"""Helpers that build a full world (tables, scenarios, corpus) in a temporary warehouse."""
+
+from pathlib import Path
+
+from worldforge.corpus import build_corpus
+from worldforge.scenarios import build_scenarios
+from worldforge.synth import build_world
+from worldforge.warehouse import write_world
+
+
+def built_world(spec, warehouse: Path, seed: int | None = None) -> Path:
+    tables = build_world(spec, seed)
+    path = write_world(spec, tables, warehouse, seed, build_scenarios(spec, tables))
+    build_corpus(path)
+    return path

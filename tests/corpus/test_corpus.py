@@ -1,0 +1,97 @@
+import duckdb
+import polars as pl
+import pytest
+
+from worldforge.corpus import build_index, build_pages, check_corpus, index_dir, read_corpus, search
+from worldforge.corpus.index import plain
+from worldforge.corpus.store import corpus_frames, corpus_hash, write_corpus
+from worldforge.synth import build_world
+from tests.conftest import BUNDLED
+from tests.conftest_worlds import built_world
+
+
+@pytest.fixture(scope="module")
+def phones(specs, tmp_path_factory):
+    wh = tmp_path_factory.mktemp("wh")
+    return built_world(specs["smartphones_2029"], wh), wh
+
+
+@pytest.mark.parametrize("name", BUNDLED)
+def test_corpus_never_contradicts_the_tables(specs, tmp_path, name):
+    path = built_world(specs[name], tmp_path)
+    assert check_corpus(path).height == 0
+    pages, facts = read_corpus(path)
+    assert set(pages["page_type"]) == {"entity", "ranking", "news", "comparison", "forum"}
+    assert 300 <= pages.height <= 5000 and facts.height > pages.height
+    assert pages["url"].n_unique() == pages.height
+    assert facts.filter(pl.col("section") == "lead").height > 0 and facts.filter(pl.col("section") == "body").height > 0
+
+
+def test_every_fact_is_stated_where_it_says(specs):
+    spec = specs["mars_colony_2030"]
+    for page in build_pages(spec, build_world(spec, 3)):
+        for f in page.facts:
+            assert f.value_text in page.body_md
+            if f.section == "lead":
+                assert f.value_text in page.lead
+
+
+def test_scenario_corpora_have_their_own_urls(phones):
+    path, _ = phones
+    world, _ = read_corpus(path)
+    scen, facts = read_corpus(path, "market_2031")
+    assert scen.height and set(scen["url"]).isdisjoint(set(world["url"]))
+    assert all("/market_2031/" in u for u in scen["url"])
+    # the 2031 copy states 2031 launch dates
+    launch = facts.filter((pl.col("table_name") == "models") & (pl.col("column_name") == "launch_date"))["value_text"]
+    assert launch.str.ends_with("2031").all()
+
+
+def test_the_check_finds_contradictions(phones, tmp_path):
+    path, _ = phones
+    copy = tmp_path / path.name
+    copy.write_bytes(path.read_bytes())
+    con = duckdb.connect(str(copy))
+    con.execute("UPDATE models SET battery_mah = battery_mah + 1 WHERE model_id = 5")
+    con.execute("UPDATE corpus_pages SET body_md = replace(body_md, 'Samsung', 'Sam-sung') WHERE page_type = 'entity' AND scenario IS NULL")
+    con.close()
+    bad = check_corpus(copy)
+    differs = bad.filter(pl.col("problem") == "value differs")
+    assert set(differs["table_name"]) == {"models"} and set(differs["row_key"]) == {"5"} and set(differs["column_name"]) == {"battery_mah"}
+    assert bad.filter(pl.col("problem") == "the page does not state it").height > 0
+
+
+def test_same_seed_same_corpus(specs):
+    spec = specs["esports_2031"]
+    tables = build_world(spec, 1)
+    a, b = corpus_frames(build_pages(spec, tables)), corpus_frames(build_pages(spec, tables))
+    assert a[0].equals(b[0]) and a[1].equals(b[1])
+    c = corpus_frames(build_pages(spec, tables, seed=99))
+    assert corpus_hash(c[0]) != corpus_hash(a[0])
+
+
+def test_search_finds_the_entity_page_with_a_lead_snippet(phones):
+    path, wh = phones
+    pages, facts = read_corpus(path)
+    model = facts.filter((pl.col("table_name") == "models") & (pl.col("column_name") == "name"))["value_text"][0]
+    hits = search("smartphones_2029", model, 10, wh)
+    assert len(hits) == 10 and hits[0].score >= hits[-1].score
+    assert any(h.page_type == "entity" and h.title.startswith(model + " - ") for h in hits[:5])
+    leads = dict(zip(pages["url"], pages["lead"]))
+    for h in hits:
+        assert h.snippet.rstrip("…") in " ".join(plain(leads[h.url]).split()) or h.snippet.rstrip("…") in " ".join(leads[h.url].split())
+    assert search("smartphones_2029", 'AND ( "unbalanced', 3, wh) is not None
+
+
+def test_index_is_rebuilt_when_the_corpus_changes(phones, specs, tmp_path):
+    path, wh = phones
+    world = tmp_path / path.name
+    world.write_bytes(path.read_bytes())
+    search("smartphones_2029", "Samsung", 1, tmp_path)
+    marker = index_dir(world) / "corpus.sha256"
+    before = marker.read_text()
+    spec = specs["smartphones_2029"]
+    write_corpus(world, {None: build_pages(spec, build_world(spec), seed=12345)})
+    search("smartphones_2029", "Samsung", 1, tmp_path)
+    assert marker.read_text() != before
+    assert build_index(world) == index_dir(world)
