@@ -17,6 +17,7 @@ import re
 import shutil
 import threading
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import tantivy
@@ -92,7 +93,7 @@ def build_index(world_file: str | Path, scenario: str | None = None) -> Path:
         target.rename(old)
     tmp.rename(target)
     shutil.rmtree(old, ignore_errors=True)
-    _CACHE.pop(str(target), None)
+    _CACHE.pop((str(world_file), scenario), None)
     return target
 
 
@@ -102,40 +103,56 @@ class _Open:
         self.searcher = self.index.searcher()
 
 
-_CACHE: dict[str, tuple[int, _Open]] = {}
+_CACHE: dict[tuple[str, str | None], tuple[int, _Open]] = {}
 _LOCK = threading.Lock()
 
 
 def open_index(world_file: str | Path, scenario: str | None = None) -> tantivy.Index:
     """The index of a corpus, rebuilt first when missing or stale (see the module doc)."""
-    return _opened(Path(world_file), scenario).index
+    return _opened(str(world_file), scenario).index
 
 
-def _opened(world_file: Path, scenario: str | None) -> _Open:
-    if not world_file.is_file():
-        raise WarehouseError(f"{world_file}: no such world file")
-    d = index_dir(world_file, scenario)
-    stamp = world_file.stat().st_mtime_ns
+def _opened(world_file: str, scenario: str | None) -> _Open:
+    """The open index of a corpus; one ``stat`` of the world file per call when warm."""
+    key = (world_file, scenario)
+    try:
+        stamp = os.stat(world_file).st_mtime_ns
+    except FileNotFoundError:
+        raise WarehouseError(f"{world_file}: no such world file") from None
+    cached = _CACHE.get(key)
+    if cached and cached[0] == stamp:
+        return cached[1]
     with _LOCK:
-        cached = _CACHE.get(str(d))
-        if cached and cached[0] == stamp:
-            return cached[1]
+        d = index_dir(world_file, scenario)
         marker = d / "corpus.sha256"
         if not marker.is_file() or marker.read_text() != (stored_hash(world_file, scenario) or ""):
             build_index(world_file, scenario)
         opened = _Open(d)
-        _CACHE[str(d)] = (stamp, opened)
+        _CACHE[key] = (stamp, opened)
         return opened
 
 
-def _snippet(lead: str, query: str) -> str:
-    sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+", lead) if s.strip()] or [lead]
-    words = {w.lower() for w in _WORD.findall(query)}
-    best = max(sentences, key=lambda s: (len(words & {w.lower() for w in _WORD.findall(s)}), -sentences.index(s)))
-    text = " ".join(best.split())
-    if len(text) > SNIPPET_CHARS:
-        text = text[:SNIPPET_CHARS].rsplit(" ", 1)[0] + "…"
-    return text
+@lru_cache(maxsize=100_000)
+def _sentences(lead: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    """A lead's sentences (whitespace collapsed) with their lower-cased words, cached per lead."""
+    parts = [" ".join(x.split()) for x in re.split(r"(?<=[.!?])\s+", lead) if x.strip()] or [" ".join(lead.split())]
+    return tuple((x, frozenset(w.lower() for w in _WORD.findall(x))) for x in parts)
+
+
+def _snippet(lead: str, words: frozenset[str]) -> str:
+    best, best_n = "", -1
+    for text, vocab in _sentences(lead):
+        n = len(words & vocab)
+        if n > best_n:  # first sentence wins ties
+            best, best_n = text, n
+    if len(best) > SNIPPET_CHARS:
+        best = best[:SNIPPET_CHARS].rsplit(" ", 1)[0] + "…"
+    return best
+
+
+@lru_cache(maxsize=1024)
+def _world_file(warehouse: str, world: str) -> str:
+    return str(world_path(warehouse, world))
 
 
 def search(world: str, query: str, k: int = 10, warehouse: str | Path = "warehouse", scenario: str | None = None) -> list[SearchHit]:
@@ -153,16 +170,17 @@ def search(world: str, query: str, k: int = 10, warehouse: str | Path = "warehou
     Raises:
         WarehouseError: the world file or its corpus is missing.
     """
-    opened = _opened(world_path(warehouse, world), scenario)
+    opened = _opened(_world_file(str(warehouse), world), scenario)
     fields = ["title", "lead", "body"]
     q, errors = opened.index.parse_query_lenient(query, fields, field_boosts={"title": 2.0})
     if errors:  # query syntax the user did not mean ("AND (", unbalanced quotes): search the words
         q, _ = opened.index.parse_query_lenient(" ".join(_WORD.findall(query)), fields, field_boosts={"title": 2.0})
+    words = frozenset(w.lower() for w in _WORD.findall(query))
     hits = []
     for score, addr in opened.searcher.search(q, k).hits:
-        doc = opened.searcher.doc(addr)
+        doc = opened.searcher.doc(addr).to_dict()
         hits.append(SearchHit(
-            url=doc["url"][0], title=doc["title"][0], snippet=_snippet(doc["lead"][0], query),
+            url=doc["url"][0], title=doc["title"][0], snippet=_snippet(doc["lead"][0], words),
             published=doc["published"][0] or None, page_type=doc["page_type"][0], score=score,
         ))
     return hits

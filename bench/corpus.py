@@ -1,0 +1,102 @@
+"""Benchmark: corpus + index + tasks for 100 worlds, and search latency against raw tantivy.
+
+For each world (3 bundled specs × varying seeds, with their scenarios): generate and store
+the corpus (pages + provenance for the world and each scenario), build the tantivy
+indexes, generate and check the tasks. Prints pages/s and the slowest world's corpus time
+(target: a whole world's corpus in under 1 s).
+
+Then, on one world's index, runs the same queries through ``worldforge.corpus.search``
+(lenient parsing, BM25, stored-field fetch, lead snippet) and through raw tantivy
+(parse + search + stored-field fetch, the floor), in the same run. Target: ``search()``
+within 2x of the raw query time.
+
+Usage: python bench/corpus.py [--worlds 100] [--queries 2000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from worldforge.corpus import build_corpus, build_index, open_index, read_corpus, search  # noqa: E402
+from worldforge.scenarios import build_scenarios  # noqa: E402
+from worldforge.spec import load_spec  # noqa: E402
+from worldforge.synth import build_world  # noqa: E402
+from worldforge.tasks.store import build_tasks  # noqa: E402
+from worldforge.warehouse import write_world  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--worlds", type=int, default=100)
+    ap.add_argument("--queries", type=int, default=2000)
+    args = ap.parse_args()
+    specs = [load_spec(p) for p in sorted((ROOT / "world_specs").glob("*.yaml"))]
+
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus_s, index_s, task_s, pages, tasks, unsolvable = [], [], [], 0, 0, 0
+        for i in range(args.worlds):
+            spec = specs[i % len(specs)]
+            wh = Path(tmp) / f"w{i}"
+            tables = build_world(spec, i)
+            path = write_world(spec, tables, wh, i, build_scenarios(spec, tables))
+            t = time.perf_counter()
+            report = build_corpus(path)
+            corpus_s.append(time.perf_counter() - t)
+            pages += sum(report.pages.values())
+            t = time.perf_counter()
+            for scen in report.pages:
+                build_index(path, scen)
+            index_s.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            built = build_tasks(path)
+            task_s.append(time.perf_counter() - t)
+            tasks += len(built.tasks)
+            unsolvable += len(built.unsolvable)
+
+        # queries: entity labels and attribute words from the last world's corpus
+        world = spec.world
+        _, facts = read_corpus(path)
+        labels = facts.filter(facts["section"] == "lead")["value_text"].unique().sort().to_list()
+        queries = [f"{labels[j % len(labels)]} {['price', 'date', 'rank', 'wins', 'population'][j % 5]}" for j in range(args.queries)]
+        search(world, queries[0], 10, wh)  # open + warm
+        index = open_index(path)
+        searcher = index.searcher()
+
+        def raw(q: str):
+            parsed, _ = index.parse_query_lenient(q, ["title", "lead", "body"], field_boosts={"title": 2.0})
+            return [(d["url"][0], d["title"][0], d["lead"][0]) for d in (searcher.doc(a) for _, a in searcher.search(parsed, 10).hits)]
+
+        best_raw, best_wf = [], []
+        for _ in range(3):
+            t = time.perf_counter()
+            for q in queries:
+                raw(q)
+            best_raw.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            for q in queries:
+                search(world, q, 10, wh)
+            best_wf.append(time.perf_counter() - t)
+        raw_s, wf_s = min(best_raw), min(best_wf)
+
+    n = args.worlds
+    print(f"corpus: {n} worlds (+ scenarios), {pages} pages in {sum(corpus_s):.1f} s = {pages / sum(corpus_s):,.0f} pages/s; "
+          f"per world mean {statistics.mean(corpus_s) * 1000:.0f} ms, max {max(corpus_s) * 1000:.0f} ms   [target: < 1 s per world]")
+    print(f"index: mean {statistics.mean(index_s) * 1000:.0f} ms per world; tasks: {tasks} generated and checked, "
+          f"mean {statistics.mean(task_s) * 1000:.0f} ms per world, unsolvable {unsolvable}")
+    print(f"queries ({args.queries}, k=10, best of 3): search() {args.queries / wf_s:,.0f} q/s ({wf_s / args.queries * 1e6:.0f} us/query), "
+          f"raw tantivy {args.queries / raw_s:,.0f} q/s ({raw_s / args.queries * 1e6:.0f} us/query)")
+    ratio = wf_s / raw_s
+    print(f"ratio search()/raw: {ratio:.2f}x   [target: <= 2x]")
+    print("PASS" if ratio <= 2 and max(corpus_s) < 1 and unsolvable == 0 else "MISS")
+
+
+if __name__ == "__main__":
+    main()
