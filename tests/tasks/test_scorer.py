@@ -113,3 +113,19 @@ def test_task_file_errors(tmp_path):
     (tmp_path / "t.jsonl").write_text('{"instance_id": "x", "evaluation": "{}"}\n')
     with pytest.raises(TaskError, match="needs unique_columns"):
         load_tasks(tmp_path / "t.jsonl")
+
+
+def test_cli_scores_a_real_widesearch_task(tasks, tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from worldforge.cli import app
+
+    iid, task = next((i, t) for i, t in tasks.items() if len(t.gold) >= 4)
+    answer = tmp_path / "answer.md"
+    answer.write_text("Here is the table:\n\n" + render_markdown_table(task.required, task.gold) + "\n")
+    r = CliRunner().invoke(app, ["tasks", "score", str(answer), "--tasks", str(TASKS_FILE), "--id", iid])
+    assert r.exit_code == 0, r.output
+    got = json.loads(r.output)
+    assert {k: got[k] for k in ALL} == {k: 1.0 for k in ALL} and isinstance(got["notes"], list)
