@@ -42,6 +42,7 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/worlds.py
 	$(BIN)/python bench/turns.py
+	$(BIN)/python bench/corpus.py
 
 ## The Dagster UI on http://127.0.0.1:3000
 dev: $(STAMP)
