@@ -27,11 +27,18 @@ FRAME = pl.DataFrame({"a": [1, 2, 3], "b": [10.0, 20.0, 30.0], "s": ["alpha", "B
         ("year(d) * 100 + month(d)", [202901, 202902, 202903]),
         ("days_between(d, add_days(d, a))", [1, 2, 3]),
         ("days_between(d, date('Y-12-31'))", [364, 333, 305]),
+        ("days_between(d, as_of())", [364, 333, 305]),  # as_of() defaults to Dec 31 of the target year
         ("a % 2 == 1 or a == 2", [True, True, True]),
     ],
 )
 def test_evaluates(text, expected):
     assert evaluate(text, FRAME) == expected
+
+
+def test_as_of_follows_the_given_date():
+    assert evaluate("days_between(d, as_of())", FRAME.head(1)) == [364]
+    got = FRAME.head(1).select(E.to_polars(E.parse("days_between(d, as_of())"), 2029, date(2029, 1, 31)).alias("v"))["v"].to_list()
+    assert got == [30]
 
 
 def test_columns_of_includes_parent_lookups():

@@ -37,7 +37,7 @@ import polars as pl
 from worldforge.spec import models as M
 from worldforge.synth import column_rng
 
-__all__ = ["Fact", "Page", "build_pages", "render_value", "label_column", "pretty"]
+__all__ = ["Fact", "Page", "build_pages", "render_value", "label_column", "pretty", "slug"]
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,7 @@ def label_column(table: M.TableSpec) -> str:
     return table.primary_key
 
 
-def _slug(text: str) -> str:
+def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
 
 
@@ -114,7 +114,7 @@ def _singular(table: str) -> str:
 class _Builder:
     def __init__(self, spec: M.WorldSpec, tables: dict[str, pl.DataFrame], scenario: str | None, seed: int):
         self.spec, self.tables, self.scenario, self.seed = spec, tables, scenario, seed
-        self.slug = _slug(spec.world)
+        self.slug = slug(spec.world)
         self.title = spec.title or spec.world.replace("_", " ")
         self.as_of = spec.as_of_date
         self.rows = {t: f.to_dicts() for t, f in tables.items()}
@@ -188,7 +188,7 @@ class _Builder:
         self._entity_urls: dict[tuple[str, Any], str] = {}
         for t in self.spec.tables:
             for key, label in self.labels[t].items():
-                self._entity_urls[(t, key)] = self.url(f"{self.slug}pedia.org", f"wiki/{_slug(t)}/{_slug(label)}")
+                self._entity_urls[(t, key)] = self.url(f"{self.slug}pedia.org", f"wiki/{slug(t)}/{slug(label)}")
         children = {t: [(c, ref) for c, tab in self.spec.tables.items() for ref, col in tab.references.items() if col.parent == t] for t in self.spec.tables}
         for t, table in self.spec.tables.items():
             lc = label_column(table)
@@ -256,7 +256,7 @@ class _Builder:
                         label = self.labels[t][r[pk]]
                         lines.append(f"| {rt} | [{label}]({self.entity_url(t, r[pk])}) | {vt}{self.unit(t, col.of)} |")
                         facts += [f1, f2] + ([self.fact(t, r, lc, "body")[1]] if lc != pk else [])
-                    url = self.url(f"top{self.slug.replace('-', '')}.com", f"rankings/{_slug(title)}")
+                    url = self.url(f"top{self.slug.replace('-', '')}.com", f"rankings/{slug(title)}")
                     self.add(Page(url, self.spec.world, self.scenario, "ranking", title, self.as_of, lead, "\n".join(lines), facts))
 
     def news(self) -> None:
@@ -297,7 +297,7 @@ class _Builder:
                         body.append(f"{self.fake.first_name()} {self.fake.last_name()}, an analyst at {self.fake.company()}, noted a {pretty(c)} of {value}.")
                     facts.append(f)
                 body += ["", f"*By {self.fake.first_name()} {self.fake.last_name()}*"]
-                url = self.url(f"{self.slug}-daily.com", f"{row[dc].year}/{row[dc].month:02d}/{_slug(title)}")
+                url = self.url(f"{self.slug}-daily.com", f"{row[dc].year}/{row[dc].month:02d}/{slug(title)}")
                 self.add(Page(url, self.spec.world, self.scenario, "news", title, published, lead, "\n".join(body), facts))
 
     def comparisons(self) -> None:
@@ -321,7 +321,7 @@ class _Builder:
                     tb, fb = self.fact(t, b, c, "body")
                     lines.append(f"| {pretty(c)}{self.unit(t, c)} | {ta} | {tb} |")
                     facts += [f for f, v in ((fa, a[c]), (fb, b[c])) if v is not None]
-                url = self.url(f"versus-{self.slug}.net", f"{_slug(la)}-vs-{_slug(lb)}")
+                url = self.url(f"versus-{self.slug}.net", f"{slug(la)}-vs-{slug(lb)}")
                 self.add(Page(url, self.spec.world, self.scenario, "comparison", title, self.as_of, lead, "\n".join(lines), facts))
 
     def forum(self) -> None:
@@ -345,7 +345,7 @@ class _Builder:
                 body = [lead, "", f"> **{answerer}** replied: {rng.choice(['It is', 'Last I checked it was', 'Pretty sure it is'])} {text}{self.unit(t, c)}.",
                         "", f"> **{asker}**: {rng.choice(['Thanks!', 'Great, that helps.', 'Cheers.'])}"]
                 facts = [f] + ([self.fact(t, row, label_column(table), "lead")[1]] if label_column(table) != pk else [])
-                url = self.url(f"forum.{self.slug}.io", f"t/{_slug(title)}")
+                url = self.url(f"forum.{self.slug}.io", f"t/{slug(title)}")
                 self.add(Page(url, self.spec.world, self.scenario, "forum", title, self.as_of, lead, "\n".join(body), facts))
 
 

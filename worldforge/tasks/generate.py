@@ -24,7 +24,7 @@ from datetime import date
 
 import polars as pl
 
-from worldforge.corpus.pages import _slug, label_column, pretty, render_value
+from worldforge.corpus.pages import slug, label_column, pretty, render_value
 from worldforge.spec import models as M
 from worldforge.synth import column_rng
 from worldforge.tasks.io import Task
@@ -63,7 +63,7 @@ class _Gen:
         for r in lead_label.iter_rows(named=True):
             t = r["table_name"]
             # a row's own wiki page (other wiki pages name it too, as a parent)
-            if r["column_name"] == label_column(spec.tables[t]) and f"/wiki/{_slug(t)}/" in r["url"]:
+            if r["column_name"] == label_column(spec.tables[t]) and f"/wiki/{slug(t)}/" in r["url"]:
                 self.wiki[(t, r["row_key"])] = r["url"]
         self.tasks: list[Task] = []
 
