@@ -1,0 +1,360 @@
+"""The simulated search environment: ``web_search``, ``web_extractor`` and ``dict_memory``.
+
+Tool formats are those of the Qwen-AgentWorld search domain (DESIGN.md §4), answered from a
+world's corpus instead of the live web:
+
+* ``web_search`` — ``{"query": str}`` or ``{"queries": [str, ...]}`` (optional ``page``):
+  10 results per query as ``[n] <url>`` / ``Title:`` / ``Snippet:`` / ``Date:`` blocks
+  separated by blank lines. A URL keeps its number for the rest of the session.
+* ``web_extractor`` — ``{"url": str}``: the page as Markdown; the same URL always extracts
+  to the same text; an unknown URL gives a 404 error observation.
+* ``dict_memory`` — ``{"operation": add|update|retrieve|retrieve_all|remove|remove_all,
+  "dict": {...} | "key_list": [...]}`` with the reference reply strings.
+
+Malformed calls (unknown tool, missing or mistyped argument, invalid JSON) return an error
+observation, never an exception. With a task attached, *leakage control* applies: a query
+that names none of the task's target entities never gets a snippet that states a gold cell
+(such snippets are replaced, and the decision is logged). Every snippet's revealed facts
+are logged, so leakage is measured, not assumed.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import uuid
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from worldforge.corpus.index import search as corpus_search
+from worldforge.corpus.store import read_corpus
+from worldforge.simenv.perturbations import DEFAULT_MIX, PerturbationConfig, decision_rng
+from worldforge.tasks.io import Task
+from worldforge.warehouse import world_path
+
+TOOLS = ("web_search", "web_extractor", "dict_memory")
+RESULTS_PER_QUERY = 10
+
+TOOL_SCHEMAS: list[dict] = [
+    {"type": "function", "function": {
+        "name": "web_search",
+        "description": "Search the web. Returns 10 results per query: URL, title, snippet and date.",
+        "parameters": {"type": "object", "properties": {
+            "query": {"type": "string", "description": "One search query."},
+            "queries": {"type": "array", "items": {"type": "string"}, "description": "Several queries at once."},
+            "page": {"type": "integer", "minimum": 1, "description": "Result page, when results are paginated."},
+        }},
+    }},
+    {"type": "function", "function": {
+        "name": "web_extractor",
+        "description": "Fetch a web page and return its content as Markdown.",
+        "parameters": {"type": "object", "properties": {"url": {"type": "string"}}, "required": ["url"]},
+    }},
+    {"type": "function", "function": {
+        "name": "dict_memory",
+        "description": "A key-value memory: add, update, retrieve, retrieve_all, remove, remove_all.",
+        "parameters": {"type": "object", "properties": {
+            "operation": {"type": "string", "enum": ["add", "update", "retrieve", "retrieve_all", "remove", "remove_all"]},
+            "dict": {"type": "object", "description": "Items to add or update."},
+            "key_list": {"type": "array", "items": {"type": "string"}, "description": "Keys to retrieve or remove."},
+        }, "required": ["operation"]},
+    }},
+]
+"""The tools as OpenAI function-tool JSON schemas."""
+
+
+@dataclass
+class Observation:
+    """What the environment returns for one tool call.
+
+    Attributes:
+        text: the observation as the agent sees it.
+        tool: the tool called (or the name given, for an unknown tool).
+        error: the call failed (malformed, or a perturbation).
+        fired: perturbation decisions that fired this turn (``{"kind", "detail"}``).
+        revealed: facts stated by the snippets shown (``{"url", "table", "row_key", "column", "value"}``).
+        leaks_blocked: snippets replaced by leakage control.
+    """
+
+    text: str
+    tool: str
+    error: bool = False
+    fired: list[dict] = field(default_factory=list)
+    revealed: list[dict] = field(default_factory=list)
+    leaks_blocked: int = 0
+
+
+@dataclass(frozen=True)
+class _Corpus:
+    pages: dict[str, dict]
+    lead_facts: dict[str, list[tuple[str, str, str, str]]]
+    labels: tuple[str, ...]
+
+
+_CORPORA: dict[tuple[str, str | None, int], _Corpus] = {}
+_CORPORA_LOCK = threading.Lock()
+
+
+def _corpus(path: Path, scenario: str | None) -> _Corpus:
+    key = (str(path), scenario, path.stat().st_mtime_ns)
+    with _CORPORA_LOCK:
+        if key not in _CORPORA:
+            pages, facts = read_corpus(path, scenario)
+            lead = facts.filter(facts["section"] == "lead")
+            lead_facts: dict[str, list] = {}
+            for url, t, k, c, v in lead.select("url", "table_name", "row_key", "column_name", "value_text").iter_rows():
+                lead_facts.setdefault(url, []).append((t, k, c, v))
+            labels = tuple(sorted({v for facts_ in lead_facts.values() for (_, _, _, v) in facts_ if len(v) > 3}, key=len, reverse=True))
+            _CORPORA[key] = _Corpus({r["url"]: r for r in pages.iter_rows(named=True)}, lead_facts, labels)
+        return _CORPORA[key]
+
+
+def _date(iso: str | None) -> str:
+    return date.fromisoformat(iso).strftime("%b %d, %Y") if iso else "N/A"
+
+
+class SearchEnv:
+    """One agent session in a world's simulated web.
+
+    Args:
+        world: the world name (``<warehouse>/<world>.duckdb`` with a corpus).
+        scenario: search a scenario's corpus instead.
+        task: attach a task: leakage control then keeps unrelated snippets from stating its gold cells.
+        perturbations: the schema in force (:data:`NO_PERTURBATIONS` by default).
+        seed: the seed of every perturbation decision.
+        warehouse: the warehouse folder.
+        session_id: a stable id (default: random); decisions depend on it.
+        episode: the number of episodes run before (for scheduled rates).
+
+    Raises:
+        WarehouseError: the world or its corpus is missing.
+    """
+
+    def __init__(
+        self,
+        world: str,
+        scenario: str | None = None,
+        task: Task | None = None,
+        perturbations: PerturbationConfig | None = None,
+        seed: int = 0,
+        warehouse: str | Path = "warehouse",
+        session_id: str | None = None,
+        episode: int = 0,
+    ):
+        self.world, self.scenario, self.task, self.seed, self.warehouse = world, scenario, task, seed, str(warehouse)
+        self.perturbations = perturbations or PerturbationConfig()
+        self.session_id = session_id or uuid.uuid4().hex
+        self.episode = episode
+        self.corpus = _corpus(world_path(warehouse, world), scenario)
+        self.gold_cells: set[tuple[str, str, str]] = set()
+        self.targets: tuple[str, ...] = ()
+        if task is not None:
+            prov = task.extra.get("provenance", {})
+            t = prov.get("table")
+            cols = [c for c in prov.get("columns", {}).values() if c != "@url"]
+            self.gold_cells = {(t, k, c) for k in prov.get("row_keys", []) for c in cols}
+            gold_labels = {row[c] for row in task.gold for c in task.unique_columns}
+            question = task.question.lower()
+            named = {label for label in self.corpus.labels if label.lower() in question}
+            self.targets = tuple(sorted({x.lower() for x in gold_labels | named if x}))
+        self.reset()
+
+    # -- session state ------------------------------------------------------------------
+    def reset(self) -> str:
+        """Start the episode over: numbering, extracted pages and memory are cleared."""
+        self.turn = 0
+        self.numbers: dict[str, int] = {}
+        self.extracted: list[str] = []
+        self.memory: dict[str, Any] = {}
+        return f"Session {self.session_id} ready. Tools: {', '.join(TOOLS)}."
+
+    def step(self, tool_call: Any) -> Observation:
+        """Answer one tool call (``{"name", "arguments"}``, an OpenAI tool call, or its JSON text)."""
+        self.turn += 1
+        call, problem = _normalise_call(tool_call)
+        if problem:
+            return Observation(f"Error: {problem}", str((call or {}).get("name", "?")), error=True)
+        name, args = call["name"], call["arguments"]
+        obs = Observation("", name)
+        err = self._transient(obs) if name in ("web_search", "web_extractor") else None
+        if err:
+            obs.text, obs.error = err, True
+            return obs
+        if name == "web_search":
+            self._web_search(args, obs)
+        elif name == "web_extractor":
+            self._web_extractor(args, obs)
+        else:
+            self._dict_memory(args, obs)
+        return obs
+
+    # -- perturbations ------------------------------------------------------------------
+    def _fires(self, kind: str, slot: int = 0) -> bool:
+        p = self.perturbations.get(kind)
+        if p is None:
+            return False
+        return decision_rng(self.seed, self.session_id, self.turn, kind, slot).random() < p.rate_at(self.episode)
+
+    def _transient(self, obs: Observation) -> str | None:
+        if not self._fires("transient_error"):
+            return None
+        p = self.perturbations.get("transient_error")
+        kind = decision_rng(self.seed, self.session_id, self.turn, "transient_error", 1).choice(p.error_kinds)  # type: ignore[union-attr]
+        obs.fired.append({"kind": "transient_error", "detail": kind})
+        return {
+            "rate_limit": "Error: 429 Too Many Requests: rate limit exceeded. Retry after a few seconds.",
+            "timeout": "Error: the request timed out after 30 seconds.",
+            "http_5xx": "Error: 503 Service Unavailable: the server is temporarily unable to handle the request.",
+        }[kind]
+
+    # -- tools --------------------------------------------------------------------------
+    def _web_search(self, args: dict, obs: Observation) -> None:
+        if "query" in args and "queries" in args:
+            obs.text, obs.error = "Error: give either 'query' or 'queries', not both.", True
+            return
+        if "queries" in args:
+            queries = args["queries"]
+            if not isinstance(queries, list) or not queries or not all(isinstance(q, str) and q.strip() for q in queries):
+                obs.text, obs.error = "Error: 'queries' must be a non-empty list of non-empty strings.", True
+                return
+        elif isinstance(args.get("query"), str) and args["query"].strip():
+            queries = [args["query"]]
+        else:
+            obs.text, obs.error = "Error: web_search needs 'query' (a non-empty string) or 'queries' (a list of strings).", True
+            return
+        page = args.get("page", 1)
+        if not isinstance(page, int) or isinstance(page, bool) or page < 1:
+            obs.text, obs.error = "Error: 'page' must be a positive integer.", True
+            return
+        sections = []
+        for slot, q in enumerate(queries):
+            if len(queries) > 1 and self._fires("partial_batch", slot):
+                obs.fired.append({"kind": "partial_batch", "detail": q})
+                sections.append(f'Results for "{q}":\nError: this query failed (503 Service Unavailable). Please retry it.')
+                continue
+            body = self._one_query(q, page, slot, obs)
+            sections.append(f'Results for "{q}":\n{body}' if len(queries) > 1 else body)
+        obs.text = "\n\n".join(sections)
+
+    def _one_query(self, query: str, page: int, slot: int, obs: Observation) -> str:
+        if self._fires("empty_results", slot):
+            obs.fired.append({"kind": "empty_results", "detail": query})
+            return f'No results found for "{query}".'
+        hits = corpus_search(self.world, query, RESULTS_PER_QUERY, self.warehouse, self.scenario)
+        if not hits:
+            return f'No results found for "{query}".'
+        if self._fires("stale_ranking", slot):
+            hits = list(hits)
+            decision_rng(self.seed, self.session_id, self.turn, "stale_ranking", 100 + slot).shuffle(hits)
+            obs.fired.append({"kind": "stale_ranking", "detail": query})
+        pagination = self.perturbations.get("pagination")
+        size = pagination.page_size if pagination is not None and self._fires("pagination", slot) else RESULTS_PER_QUERY
+        if size < RESULTS_PER_QUERY:
+            obs.fired.append({"kind": "pagination", "detail": f"{size} per page"})
+        pages = max(1, -(-len(hits) // size))
+        if page > pages:
+            return f'No more results for "{query}" (there are {pages} page(s)).'
+        shown = hits[(page - 1) * size: page * size]
+        related = not self.targets or any(t in query.lower() for t in self.targets)
+        blocks = []
+        for i, h in enumerate(shown):
+            n = self.numbers.setdefault(h.url, len(self.numbers) + 1)
+            snippet = h.snippet
+            facts = [f for f in self.corpus.lead_facts.get(h.url, []) if f[3] in snippet]
+            if not related and any((t, k, c) in self.gold_cells for t, k, c, _ in facts):
+                snippet = "Open the page for the details."
+                obs.leaks_blocked += 1
+                facts = []
+            elif self._fires("snippet_withhold", 1000 * slot + i) and facts:
+                cut = min(snippet.find(f[3]) for f in facts if f[3] in snippet)
+                snippet = (snippet[:cut].rstrip() + " …") if cut > 0 else "…"
+                facts = [f for f in facts if f[3] in snippet]
+                obs.fired.append({"kind": "snippet_withhold", "detail": h.url})
+            obs.revealed += [{"url": h.url, "table": t, "row_key": k, "column": c, "value": v} for t, k, c, v in facts]
+            blocks.append(f"[{n}] {h.url}\nTitle: {h.title}\nSnippet: {snippet}\nDate: {_date(h.published)}")
+        text = "\n\n".join(blocks)
+        if pages > 1:
+            text += f'\n\nPage {page} of {pages}. Call web_search with "page": {page + 1} for more.' if page < pages else f"\n\nPage {page} of {pages}."
+        return text
+
+    def _web_extractor(self, args: dict, obs: Observation) -> None:
+        url = args.get("url")
+        if not isinstance(url, str) or not url.strip():
+            obs.text, obs.error = "Error: web_extractor needs 'url' (a string).", True
+            return
+        page = self.corpus.pages.get(url.strip())
+        if page is None:
+            obs.text, obs.error = f"Error: failed to fetch {url}: 404 Not Found.", True
+            return
+        self.extracted.append(page["url"])
+        published = f"*Published {page['published'].strftime('%b %d, %Y')}*\n\n" if page["published"] else ""
+        obs.text = f"# {page['title']}\n\n{published}{page['body_md']}"
+
+    def _dict_memory(self, args: dict, obs: Observation) -> None:
+        op = args.get("operation")
+        items, keys = args.get("dict"), args.get("key_list")
+        if op in ("add", "update"):
+            if not isinstance(items, dict) or not items:
+                obs.text, obs.error = f"Error: '{op}' needs 'dict', a non-empty object.", True
+                return
+            if op == "update" and (missing := [k for k in items if k not in self.memory]):
+                obs.text, obs.error = f"Key not found: {missing}", True
+                return
+            self.memory.update(items)
+            verb = "added items of" if op == "add" else "updated items of"
+            where = "to" if op == "add" else "in"
+            obs.text = f"Successfully {verb} {list(items)} {where} memory."
+        elif op in ("retrieve", "remove"):
+            if not isinstance(keys, list) or not keys or not all(isinstance(k, str) for k in keys):
+                obs.text, obs.error = f"Error: '{op}' needs 'key_list', a non-empty list of strings.", True
+                return
+            found = [k for k in keys if k in self.memory]
+            if not found:
+                obs.text = "Key not found"
+                return
+            if op == "retrieve":
+                obs.text = json.dumps({k: self.memory[k] for k in found}, ensure_ascii=False)
+            else:
+                for k in found:
+                    del self.memory[k]
+                obs.text = f"Successfully removed items of {found} from memory."
+        elif op == "retrieve_all":
+            obs.text = json.dumps(self.memory, ensure_ascii=False) if self.memory else "Memory is empty."
+        elif op == "remove_all":
+            self.memory.clear()
+            obs.text = "Successfully cleared all memory."
+        else:
+            obs.text, obs.error = "Error: 'operation' must be one of add, update, retrieve, retrieve_all, remove, remove_all.", True
+
+
+def _normalise_call(tool_call: Any) -> tuple[dict | None, str | None]:
+    """``{"name", "arguments": dict}`` from the accepted shapes, or a problem in words."""
+    if isinstance(tool_call, (str, bytes)):
+        try:
+            tool_call = json.loads(tool_call)
+        except json.JSONDecodeError as exc:
+            return None, f"the tool call is not valid JSON ({exc.msg} at column {exc.colno})."
+    if not isinstance(tool_call, dict):
+        return None, 'a tool call is a JSON object {"name": ..., "arguments": {...}}.'
+    if "function" in tool_call and isinstance(tool_call["function"], dict):  # OpenAI tool_calls[i]
+        tool_call = tool_call["function"]
+    name = tool_call.get("name")
+    if not isinstance(name, str):
+        return None, "the tool call has no 'name'."
+    if name not in TOOLS:
+        return {"name": name}, f"unknown tool {name!r}. Available tools: {', '.join(TOOLS)}."
+    args = tool_call.get("arguments", {})
+    if isinstance(args, str):
+        try:
+            args = json.loads(args) if args.strip() else {}
+        except json.JSONDecodeError as exc:
+            return {"name": name}, f"the arguments of {name} are not valid JSON ({exc.msg})."
+    if not isinstance(args, dict):
+        return {"name": name}, f"the arguments of {name} must be a JSON object."
+    return {"name": name, "arguments": args}, None
+
+
+NO_PERTURBATIONS = PerturbationConfig()
+__all__ = ["DEFAULT_MIX", "NO_PERTURBATIONS", "Observation", "SearchEnv", "TOOLS", "TOOL_SCHEMAS"]

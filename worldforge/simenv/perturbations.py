@@ -1,0 +1,130 @@
+"""Controllable perturbations of the simulated search environment (typed, seeded, logged).
+
+The Qwen-AgentWorld paper perturbs its simulator on purpose so agents learn to cope with
+an unreliable web. The schema here is the source of truth; each perturbation has a
+``rate`` (probability per decision) or a ``schedule`` (a curriculum: rates that change with
+the episode count, as ZeroSearch's noise threshold does):
+
+================== ================================================================
+kind               effect when it fires
+================== ================================================================
+transient_error    the call fails with a rate-limit, timeout or HTTP 5xx message
+pagination         ``page_size`` results per page; ``page`` selects further pages
+partial_batch      one query of a ``queries`` batch fails, the others answer
+snippet_withhold   a snippet is cut before its key value ("…")
+stale_ranking      the result order is shuffled
+empty_results      a query returns no results
+================== ================================================================
+
+Every decision is drawn from a stream seeded by ``(seed, session, turn, kind, slot)``, so a
+session replays identically from its seed, and every turn logs which decisions fired.
+:func:`from_instruction` maps a natural-language instruction to this schema through a small
+documented vocabulary (:data:`VOCABULARY`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from worldforge.errors import WorldforgeError
+
+Kind = Literal["transient_error", "pagination", "partial_batch", "snippet_withhold", "stale_ranking", "empty_results"]
+
+
+class Step(BaseModel):
+    """Rate in force until (excluding) episode ``until_episode``; the last step has none."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    until_episode: int | None = Field(None, ge=1)
+    rate: float = Field(ge=0, le=1)
+
+
+class Perturbation(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    kind: Kind
+    rate: float | None = Field(None, ge=0, le=1)
+    schedule: list[Step] | None = None
+    page_size: int = Field(3, ge=1, le=10, description="pagination: results per page")
+    error_kinds: list[Literal["rate_limit", "timeout", "http_5xx"]] = Field(default_factory=lambda: ["rate_limit", "timeout", "http_5xx"])
+
+    @model_validator(mode="after")
+    def _rate_or_schedule(self) -> "Perturbation":
+        if (self.rate is None) == (self.schedule is None):
+            raise ValueError("give exactly one of 'rate' or 'schedule'")
+        if self.schedule:
+            bounds = [s.until_episode for s in self.schedule[:-1]]
+            if any(b is None for b in bounds) or bounds != sorted(bounds) or self.schedule[-1].until_episode is not None:
+                raise ValueError("schedule steps need increasing until_episode, the last one without")
+        return self
+
+    def rate_at(self, episode: int) -> float:
+        """The rate in force for an episode (0-based count of episodes run before)."""
+        if self.rate is not None:
+            return self.rate
+        for step in self.schedule or []:
+            if step.until_episode is None or episode < step.until_episode:
+                return step.rate
+        return 0.0
+
+
+class PerturbationConfig(BaseModel):
+    """The perturbations of a session (empty: a perfectly reliable web)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    perturbations: list[Perturbation] = Field(default_factory=list)
+
+    def get(self, kind: str) -> Perturbation | None:
+        return next((p for p in self.perturbations if p.kind == kind), None)
+
+
+DEFAULT_MIX = PerturbationConfig(perturbations=[
+    Perturbation(kind="transient_error", rate=0.1),
+    Perturbation(kind="partial_batch", rate=0.2),
+    Perturbation(kind="snippet_withhold", rate=0.2),
+    Perturbation(kind="stale_ranking", rate=0.1),
+    Perturbation(kind="empty_results", rate=0.05),
+])
+"""The default mix: errors, partial batches, withheld snippets, shuffles and empty pages."""
+
+VOCABULARY: dict[str, tuple[str, float]] = {
+    r"\b(api|server|transient|intermittent)\b.*\berrors?\b|\berrors?\b.*\b(intermittent|transient|api)\b": ("transient_error", 0.2),
+    r"\brate[- ]?limit": ("transient_error", 0.2),
+    r"\btime ?outs?\b": ("transient_error", 0.2),
+    r"\bpaginat|\bpages? of results\b|\bfewer results\b": ("pagination", 1.0),
+    r"\bpartial\b|\bbatch(es)? (partly|partially) fail": ("partial_batch", 0.3),
+    r"\b(withh[eo]ld|truncat|cut)\w*\b.*\bsnippets?\b|\bsnippets?\b.*\b(withh[eo]ld|truncat|cut)": ("snippet_withhold", 0.3),
+    r"\b(stale|shuffl|noisy ranking|random order)": ("stale_ranking", 0.3),
+    r"\bempty results?\b|\bno results\b": ("empty_results", 0.1),
+}
+"""Instruction phrases (regular expressions) → (perturbation kind, default rate)."""
+
+
+def from_instruction(text: str) -> PerturbationConfig:
+    """Map an instruction ("inject intermittent API errors and shuffle rankings") to a schema.
+
+    A rate given as a percentage in the instruction ("30% of the time") applies to every
+    perturbation it names.
+
+    Raises:
+        WorldforgeError: no phrase of the vocabulary matches.
+    """
+    low = text.lower()
+    pct = re.search(r"(\d{1,3})\s*%", low)
+    kinds: dict[str, float] = {}
+    for pattern, (kind, rate) in VOCABULARY.items():
+        if re.search(pattern, low):
+            kinds.setdefault(kind, min(1.0, int(pct.group(1)) / 100) if pct else rate)
+    if not kinds:
+        raise WorldforgeError(f"no perturbation recognised in {text!r}; vocabulary: {', '.join(sorted({k for k, _ in VOCABULARY.values()}))}")
+    return PerturbationConfig(perturbations=[Perturbation(kind=k, rate=r) for k, r in kinds.items()])  # type: ignore[arg-type]
+
+
+def decision_rng(seed: int, session: str, turn: int, kind: str, slot: int = 0) -> random.Random:
+    """The random stream of one decision (replays identically from the seed)."""
+    digest = hashlib.sha256(f"{seed}\x1f{session}\x1f{turn}\x1f{kind}\x1f{slot}".encode()).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))
