@@ -21,7 +21,7 @@ def test_corpus_never_contradicts_the_tables(specs, tmp_path, name):
     path = built_world(specs[name], tmp_path)
     assert check_corpus(path).height == 0
     pages, facts = read_corpus(path)
-    assert set(pages["page_type"]) == {"entity", "ranking", "news", "comparison", "forum"}
+    assert set(pages["page_type"]) == {"entity", "ranking", "news", "comparison", "forum", "timeline"}
     assert 300 <= pages.height <= 5000 and facts.height > pages.height
     assert pages["url"].n_unique() == pages.height
     assert facts.filter(pl.col("section") == "lead").height > 0 and facts.filter(pl.col("section") == "body").height > 0

@@ -1,6 +1,6 @@
 """Search-corpus pages generated from a world's rows, with cell-level provenance.
 
-Five page types, each on its own plausible fictional site of the world:
+Six page types, each on its own plausible fictional site of the world:
 
 =========== ====================================== =========================================
 type        one page per                           states
@@ -11,6 +11,7 @@ ranking     rank column (per group with ``within``) rank, label and ranked value
 news        row of a table with a date column      the event date in the lead, 2–3 attributes
 comparison  pair of sibling rows with numbers      numeric attributes side by side
 forum       about a third of the rows (Q&A)        one attribute in an answer
+timeline    table and quarter of its first date    labels and dates of the rows in the quarter
 =========== ====================================== =========================================
 
 Every page has a stable URL, a title, a date (``published``, or none for wikis), a Markdown
@@ -300,6 +301,32 @@ class _Builder:
                 url = self.url(f"{self.slug}-daily.com", f"{row[dc].year}/{row[dc].month:02d}/{slug(title)}")
                 self.add(Page(url, self.spec.world, self.scenario, "news", title, published, lead, "\n".join(body), facts))
 
+    def timelines(self) -> None:
+        """One page per table and quarter listing the rows whose first date falls in it."""
+        for t, table in self.spec.tables.items():
+            dates = self.date_columns(t)
+            pk = table.primary_key
+            if not dates or label_column(table) == pk:
+                continue
+            dc = dates[0]
+            quarters: dict[tuple[int, int], list[dict]] = {}
+            for row in self.rows[t]:
+                d = row[dc]
+                if d is not None:
+                    quarters.setdefault((d.year, (d.month - 1) // 3 + 1), []).append(row)
+            for (y, q), rows in sorted(quarters.items()):
+                rows = sorted(rows, key=lambda r: (r[dc], r[pk]))
+                title = f"{pretty(t).capitalize()} by {pretty(dc)}: Q{q} {y}"
+                lead = f"Every {_singular(t)} in *{self.title}* whose {pretty(dc)} falls in Q{q} {y}."
+                lines = [lead, ""]
+                facts = []
+                for r in rows:
+                    dtext, f = self.fact(t, r, dc, "body")
+                    lines.append(f"- [{self.labels[t][r[pk]]}]({self.entity_url(t, r[pk])}): {dtext}")
+                    facts += [f, self.fact(t, r, label_column(table), "body")[1]]
+                url = self.url(f"archive.{self.slug}.org", f"{slug(t)}/{y}-q{q}")
+                self.add(Page(url, self.spec.world, self.scenario, "timeline", title, None, lead, "\n".join(lines), facts))
+
     def comparisons(self) -> None:
         for t, table in self.spec.tables.items():
             nums = self.numeric_columns(t)
@@ -365,6 +392,7 @@ def build_pages(spec: M.WorldSpec, tables: dict[str, pl.DataFrame], scenario: st
     b.entities()
     b.rankings()
     b.news()
+    b.timelines()
     b.comparisons()
     b.forum()
     return b.pages

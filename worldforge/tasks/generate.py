@@ -154,7 +154,7 @@ class _Gen:
                     g = self.rng.choice(groups)
                     frame = frame.filter(pl.col(col.within) == g)
                     wcol = table.columns[col.within]
-                    scope = f" within {render_value(self.tables[wcol.parent].filter(pl.col(self.spec.tables[wcol.parent].primary_key) == g).row(0, named=True)[label_column(self.spec.tables[wcol.parent])])}" if isinstance(wcol, M.ReferenceColumn) else f" with {pretty(col.within)} {render_value(g)}"
+                    scope = f" of {render_value(self.tables[wcol.parent].filter(pl.col(self.spec.tables[wcol.parent].primary_key) == g).row(0, named=True)[label_column(self.spec.tables[wcol.parent])])}" if isinstance(wcol, M.ReferenceColumn) else f" with {pretty(col.within)} {render_value(g)}"
                 else:
                     scope = ""
                 n = min(10, frame.height)

@@ -1,0 +1,149 @@
+"""A scripted oracle agent: solves generated tasks through the environment's tools alone.
+
+It reads only observations (search results and extracted Markdown pages), never the
+tables, so an F1 of 1.0 proves a task is solvable *through the environment*:
+
+* ``children`` — search the parent, open its wiki page, follow the links of the section
+  that lists the children, open each child's page and read the infobox;
+* ``ranking``  — search for the ranking page, open it, read its table;
+* ``window``   — search for the timeline page of the quarter, open it, then each row's page.
+
+Every failed call (a perturbation) is retried, up to ``retries`` times; paginated results
+are followed. The answer is one Markdown table in the task's column order.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from worldforge.simenv.env import Observation, SearchEnv
+from worldforge.tasks.io import Task
+from worldforge.tasks.scorer import Score, render_markdown_table, score_table
+
+_RESULT = re.compile(r"^\[(\d+)\] (\S+)\nTitle: (.*)$", re.M)
+_LINK = re.compile(r"\[([^\]]+)\]\((https?://[^)]+)\)")
+_ROW = re.compile(r"^\| (.+?) \| (.*?) \|$", re.M)
+
+
+class OracleFailed(Exception):
+    """The oracle could not finish (a page it needs was not found)."""
+
+
+@dataclass
+class OracleRun:
+    answer: str
+    score: Score
+    steps: list[tuple[dict, Observation]] = field(default_factory=list)
+    failed: str | None = None
+
+
+class Oracle:
+    def __init__(self, env: SearchEnv, retries: int = 8):
+        self.env, self.retries = env, retries
+        self.steps: list[tuple[dict, Observation]] = []
+
+    def call(self, name: str, **arguments) -> Observation:
+        for _ in range(self.retries):
+            call = {"name": name, "arguments": arguments}
+            obs = self.env.step(call)
+            self.steps.append((call, obs))
+            if not obs.error and "this query failed" not in obs.text and not obs.text.startswith("No results found"):
+                return obs
+        raise OracleFailed(f"{name}({arguments}) kept failing: {obs.text[:120]}")
+
+    def results(self, query: str) -> list[tuple[str, str]]:
+        """(url, title) of every result of a query, following pagination."""
+        out, page = [], 1
+        while True:
+            obs = self.call("web_search", query=query, page=page) if page > 1 else self.call("web_search", query=query)
+            out += [(m.group(2), m.group(3)) for m in _RESULT.finditer(obs.text)]
+            more = re.search(r'Call web_search with "page": (\d+)', obs.text)
+            if not more:
+                return out
+            page = int(more.group(1))
+
+    def find(self, query: str, accept) -> str:
+        for url, title in self.results(query):
+            if accept(url, title):
+                return url
+        raise OracleFailed(f"no result of {query!r} fits")
+
+    def page(self, url: str) -> str:
+        return self.call("web_extractor", url=url).text
+
+    @staticmethod
+    def infobox(text: str) -> dict[str, str]:
+        return {k.strip(): v.strip() for k, v in _ROW.findall(text)}
+
+    @staticmethod
+    def title_label(text: str) -> str:
+        first = text.splitlines()[0].removeprefix("# ")
+        return first.rsplit(" - ", 1)[0]
+
+    def entity_row(self, url: str, task: Task, label_col: str) -> dict[str, str]:
+        text = self.page(url)
+        box = self.infobox(text)
+        row = {}
+        for col in task.required:
+            if col == label_col:
+                row[col] = self.title_label(text)
+            elif col == "wiki_url":
+                row[col] = url
+            else:
+                row[col] = box.get(col.replace("_", " "), "")
+        return row
+
+    # -- task kinds ---------------------------------------------------------------------
+    def children(self, task: Task) -> list[dict[str, str]]:
+        m = re.search(r"find every (.+?) that belongs to (.+) \(([^()]+)\)\. For each", task.question)
+        if not m:
+            raise OracleFailed("question not understood")
+        child, parent = m.group(1), m.group(2)
+        url = self.find(parent, lambda u, t: "/wiki/" in u and t.startswith(parent + " - "))
+        text = self.page(url)
+        section = re.search(rf"^## {re.escape(child.capitalize())}\w*\n\n((?:- .*\n?)+)", text, re.M)
+        if not section:
+            raise OracleFailed(f"no '{child}' section on {url}")
+        label_col = task.unique_columns[0]
+        return [self.entity_row(u, task, label_col) for _, u in _LINK.findall(section.group(1))]
+
+    def ranking(self, task: Task) -> list[dict[str, str]]:
+        m = re.search(r"list the top (\d+) (.+?) ranked by (.+?) \(", task.question)
+        if not m:
+            raise OracleFailed("question not understood")
+        n, subject, by = int(m.group(1)), m.group(2), m.group(3)
+        wanted = f"{subject[:1].upper()}{subject[1:]} ranked by {by}"
+        url = self.find(wanted, lambda u, t: "/rankings/" in u and t == wanted)
+        rows = []
+        for line in self.page(url).splitlines():
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if len(cells) == 3 and cells[0].isdigit():
+                label = _LINK.sub(r"\1", cells[1])
+                rc, lc, of = task.required
+                rows.append({rc: cells[0], lc: label, of: cells[2]})
+        return rows[:n]
+
+    def window(self, task: Task) -> list[dict[str, str]]:
+        m = re.search(r"list every (.+?) whose (.+?) falls in Q(\d) (\d{4})", task.question)
+        if not m:
+            raise OracleFailed("question not understood")
+        thing, dcol, q, y = m.groups()
+        suffix = f" by {dcol}: Q{q} {y}"
+        url = self.find(f"{thing} {dcol} Q{q} {y}", lambda u, t: "archive." in u and t.endswith(suffix))
+        links = _LINK.findall(self.page(url))
+        label_col = task.unique_columns[0]
+        return [self.entity_row(u, task, label_col) for _, u in links]
+
+
+def solve(env: SearchEnv, task: Task, retries: int = 8) -> OracleRun:
+    """Let the oracle answer a task in ``env``; returns its answer, score and steps."""
+    oracle = Oracle(env, retries)
+    kind = task.extra.get("kind")
+    try:
+        rows = getattr(oracle, kind)(task) if kind in ("children", "ranking", "window") else []
+        failed = None if rows else f"no rows for kind {kind!r}"
+    except OracleFailed as exc:
+        rows, failed = [], str(exc)
+    answer = render_markdown_table(task.required, rows) if rows else "I could not find the answer."
+    return OracleRun(answer, score_table(answer, task), oracle.steps, failed)
