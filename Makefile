@@ -26,8 +26,8 @@ demo: $(STAMP)
 	@mkdir -p $(LOGS)
 	@for spec in world_specs/*.yaml; do \
 	  name=$$(basename $$spec .yaml); \
-	  printf 'materializing world_tables, scenario_tables, search_corpus, search_index, search_tasks [%s] ... ' "$$name"; \
-	  if $(BIN)/dagster asset materialize -m assets.definitions --select 'world_tables,scenario_tables,search_corpus,search_index,search_tasks' --partition $$name > $(LOGS)/demo-$$name.log 2>&1; \
+	  printf 'materializing world_tables .. oracle_episodes [%s] ... ' "$$name"; \
+	  if $(BIN)/dagster asset materialize -m assets.definitions --select 'world_tables,scenario_tables,search_corpus,search_index,search_tasks,oracle_episodes' --partition $$name > $(LOGS)/demo-$$name.log 2>&1; \
 	  then echo ok; else echo FAILED; tail -n 30 $(LOGS)/demo-$$name.log; exit 1; fi; \
 	done
 	@printf 'materializing trajectory_turns, turn_mask_stats ... '

@@ -3,11 +3,11 @@
 from dagster import Definitions
 
 from assets.resources import SourcesResource, WarehouseResource
-from assets.search import scenario_tables, search_corpus, search_index, search_tasks
+from assets.search import oracle_episodes, scenario_tables, search_corpus, search_index, search_tasks
 from assets.trajectories import trajectory_turns, turn_mask_stats
 from assets.worlds import world_tables
 
 defs = Definitions(
-    assets=[world_tables, scenario_tables, search_corpus, search_index, search_tasks, trajectory_turns, turn_mask_stats],
+    assets=[world_tables, scenario_tables, search_corpus, search_index, search_tasks, oracle_episodes, trajectory_turns, turn_mask_stats],
     resources={"warehouse": WarehouseResource(), "sources": SourcesResource()},
 )

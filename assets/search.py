@@ -86,3 +86,37 @@ def search_tasks(context: AssetExecutionContext, warehouse: WarehouseResource) -
         check_results=[AssetCheckResult(check_name="every_task_solvable", passed=not built.unsolvable,
                                         metadata={"unsolvable": MetadataValue.json(built.unsolvable)})],
     )
+
+
+@asset(
+    partitions_def=world_partitions,
+    group_name="simenv",
+    deps=[search_index, search_tasks],
+    check_specs=[AssetCheckSpec("oracle_solves_every_task", asset="oracle_episodes")],
+    description="Oracle-agent episodes in the simulated search environment, clean and under the default perturbation mix (episodes.duckdb).",
+)
+def oracle_episodes(context: AssetExecutionContext, warehouse: WarehouseResource) -> MaterializeResult:
+    from worldforge.simenv import DEFAULT_MIX
+    from worldforge.simenv.episodes import record_episodes
+    from worldforge.simenv.oracle import oracle_episode
+    from worldforge.tasks.store import read_tasks
+
+    world = context.partition_key
+    tasks = read_tasks(world_path(warehouse.path, world))
+    episodes = [oracle_episode(world, t, warehouse.path, None, seed=1) for t in tasks]
+    episodes += [oracle_episode(world, t, warehouse.path, DEFAULT_MIX, seed=i) for i, t in enumerate(tasks)]
+    path = record_episodes(warehouse.path, episodes)
+    clean = episodes[: len(tasks)]
+    noisy = episodes[len(tasks):]
+    fired = sum(len(obs.fired) for e in noisy for _, obs in e.steps)
+    passed = all(e.f1_by_item == 1.0 for e in clean) and all(e.finished for e in noisy)
+    return MaterializeResult(
+        metadata={
+            "path": MetadataValue.path(str(path)), "episodes": len(episodes), "steps": sum(len(e.steps) for e in episodes),
+            "clean_mean_f1": sum(e.f1_by_item or 0 for e in clean) / max(len(clean), 1),
+            "perturbed_mean_f1": sum(e.f1_by_item or 0 for e in noisy) / max(len(noisy), 1),
+            "perturbations_fired": fired,
+        },
+        check_results=[AssetCheckResult(check_name="oracle_solves_every_task", passed=passed, metadata={
+            "clean_below_1": [e.task_id for e in clean if e.f1_by_item != 1.0], "perturbed_unfinished": [e.task_id for e in noisy if not e.finished]})],
+    )

@@ -7,7 +7,7 @@ from dagster import DagsterInstance, materialize
 from assets.definitions import defs
 from assets.resources import SourcesResource, WarehouseResource
 from assets.trajectories import trajectory_turns, turn_mask_stats
-from assets.search import scenario_tables, search_corpus, search_index, search_tasks
+from assets.search import oracle_episodes, scenario_tables, search_corpus, search_index, search_tasks
 from assets.worlds import world_partitions, world_tables
 from tests.conftest import BUNDLED, SPECS_DIR, TRAJECTORIES
 
@@ -17,7 +17,8 @@ pytestmark = pytest.mark.dagster
 def test_definitions_load():
     repo = defs.get_repository_def()
     keys = {k.to_user_string() for k in repo.asset_graph.get_all_asset_keys()}
-    assert keys == {"world_tables", "scenario_tables", "search_corpus", "search_index", "search_tasks", "trajectory_turns", "turn_mask_stats"}
+    assert keys == {"world_tables", "scenario_tables", "search_corpus", "search_index", "search_tasks", "oracle_episodes",
+                    "trajectory_turns", "turn_mask_stats"}
     assert world_partitions.get_partition_keys() == BUNDLED
 
 
@@ -27,13 +28,14 @@ def test_materialize_whole_graph(tmp_path):
         "sources": SourcesResource(world_specs=str(SPECS_DIR), trajectories=[str(TRAJECTORIES)]),
     }
     instance = DagsterInstance.ephemeral()
-    graph = [world_tables, scenario_tables, search_corpus, search_index, search_tasks]
+    graph = [world_tables, scenario_tables, search_corpus, search_index, search_tasks, oracle_episodes]
     for key in world_partitions.get_partition_keys():
         result = materialize(graph, partition_key=key, resources=resources, instance=instance)
         assert result.success
         checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
         assert checks == {"fk_integrity": True, "row_budget": True, "declared_constraints": True,
-                          "scenario_invariants": True, "no_contradicted_fact": True, "every_task_solvable": True}
+                          "scenario_invariants": True, "no_contradicted_fact": True, "every_task_solvable": True,
+                          "oracle_solves_every_task": True}
         meta = result.asset_materializations_for_node("world_tables")[0].metadata
         assert 300 <= meta["total_rows"].value <= 500
         assert (tmp_path / f"{key}.duckdb").is_file() and (tmp_path / f"{key}.index").is_dir()

@@ -14,10 +14,14 @@ are followed. The answer is one Markdown table in the task's column order.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from worldforge.simenv.env import Observation, SearchEnv
+from worldforge.simenv.episodes import Episode
+from worldforge.simenv.perturbations import PerturbationConfig
 from worldforge.tasks.io import Task
 from worldforge.tasks.scorer import Score, render_markdown_table, score_table
 
@@ -147,3 +151,25 @@ def solve(env: SearchEnv, task: Task, retries: int = 8) -> OracleRun:
         rows, failed = [], str(exc)
     answer = render_markdown_table(task.required, rows) if rows else "I could not find the answer."
     return OracleRun(answer, score_table(answer, task), oracle.steps, failed)
+
+
+def oracle_episode(
+    world: str,
+    task: Task,
+    warehouse: str | Path = "warehouse",
+    perturbations: PerturbationConfig | None = None,
+    seed: int = 0,
+    episode: int = 0,
+) -> Episode:
+    """Run the oracle on a task in a fresh session and return the episode to record."""
+    config = perturbations or PerturbationConfig()
+    scenario = task.extra.get("scenario")
+    session = f"oracle-{task.instance_id}-{seed}-{episode}"
+    env = SearchEnv(world, scenario=scenario, task=task, perturbations=config, seed=seed, warehouse=warehouse, session_id=session, episode=episode)
+    run = solve(env, task)
+    return Episode(
+        episode_id=hashlib.sha1(f"{world}|{session}|{config.model_dump_json()}".encode()).hexdigest()[:16],
+        world=world, scenario=scenario, task_id=task.instance_id, question=task.question, seed=seed,
+        perturbations_json=config.model_dump_json(), agent="oracle", steps=run.steps, answer=run.answer,
+        finished=run.failed is None, f1_by_row=run.score.f1_by_row, f1_by_item=run.score.f1_by_item,
+    )

@@ -54,7 +54,7 @@ LOG_SCHEMA = {
     "records_in": pl.Int64, "trajectories": pl.Int64, "quarantined": pl.Int64, "turns": pl.Int64,
 }
 
-_DDL = """
+STORE_DDL = """
 CREATE TABLE trajectories (
   trajectory_id VARCHAR PRIMARY KEY, source VARCHAR NOT NULL, source_path VARCHAR NOT NULL,
   format VARCHAR NOT NULL, domain VARCHAR NOT NULL, task VARCHAR, n_turns BIGINT NOT NULL, locator VARCHAR NOT NULL,
@@ -144,7 +144,7 @@ def load_store(path: str | Path) -> Store:
 def write_store(path: str | Path, store: Store) -> Path:
     """Write the whole store atomically (the previous file stays if anything fails)."""
     with atomic_duckdb(path) as con:
-        con.execute(_DDL)
+        con.execute(STORE_DDL)
         insert_frame(con, "trajectories", store.trajectories.select(list(TRAJECTORY_SCHEMA)))
         insert_frame(con, "turns", store.turns.select(list(TURN_SCHEMA)))
         insert_frame(con, "quarantine", store.quarantine.select(list(QUARANTINE_SCHEMA)))

@@ -1,0 +1,143 @@
+"""Simulated episodes as data: ``warehouse/episodes.duckdb``.
+
+Episodes are stored in the canonical trajectory shape of the foundation
+(:mod:`worldforge.trajectories.store`): ``trajectories`` (source ``simenv``, domain
+``search``) and ``turns`` (action = the ``{"name", "arguments"}`` JSON, observation = the
+tool's reply), so simulated episodes flow into the same statistics and dataset pipeline as
+real ones. Two more tables keep what only a simulator knows:
+
+* ``episodes(episode_id PK, world, scenario, task_id, seed, perturbations_json, agent,
+  finished, f1_by_row, f1_by_item, answer, recorded_at)``
+* ``steps(episode_id, turn_idx, tool, error, fired_json, revealed_json, leaks_blocked)`` —
+  the perturbation decisions that fired and the facts each turn's snippets revealed.
+
+Writers append under an exclusive file lock, rewriting the file atomically, so parallel
+runs never lose each other's episodes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import polars as pl
+
+from worldforge.simenv.env import Observation
+from worldforge.trajectories.model import tool_call_text
+from worldforge.trajectories.store import LOG_SCHEMA, QUARANTINE_SCHEMA, STORE_DDL, THRESHOLD_SCHEMA, TRAJECTORY_SCHEMA, TURN_SCHEMA
+from worldforge.warehouse.duck import atomic_duckdb, insert_frame, open_readonly, read_table
+
+EPISODES_NAME = "episodes.duckdb"
+
+EPISODE_SCHEMA = {
+    "episode_id": pl.String, "world": pl.String, "scenario": pl.String, "task_id": pl.String, "seed": pl.Int64,
+    "perturbations_json": pl.String, "agent": pl.String, "finished": pl.Boolean, "f1_by_row": pl.Float64,
+    "f1_by_item": pl.Float64, "answer": pl.String, "recorded_at": pl.Datetime("us"),
+}
+STEP_SCHEMA = {
+    "episode_id": pl.String, "turn_idx": pl.Int64, "tool": pl.String, "error": pl.Boolean,
+    "fired_json": pl.String, "revealed_json": pl.String, "leaks_blocked": pl.Int64,
+}
+
+
+@dataclass
+class Episode:
+    """One agent episode in the simulated environment."""
+
+    episode_id: str
+    world: str
+    scenario: str | None
+    task_id: str | None
+    question: str
+    seed: int
+    perturbations_json: str
+    agent: str
+    steps: list[tuple[dict, Observation]] = field(default_factory=list)
+    answer: str = ""
+    finished: bool = False
+    f1_by_row: float | None = None
+    f1_by_item: float | None = None
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(path.name + ".lock"), "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _frames(episodes: list[Episode]) -> dict[str, pl.DataFrame]:
+    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    traj, turns, eps, steps = [], [], [], []
+    for e in episodes:
+        source_path = f"simenv/{e.world}" + (f"/{e.scenario}" if e.scenario else "")
+        traj.append((e.episode_id, "simenv", source_path, "simenv_episode", "search", e.question, len(e.steps), e.episode_id, "", 0))
+        for i, (call, obs) in enumerate(e.steps):
+            turns.append((e.episode_id, i, tool_call_text(str(call.get("name")), call.get("arguments", {})), obs.text,
+                          None, None, None, None, None, None))
+            steps.append((e.episode_id, i, obs.tool, obs.error, json.dumps(obs.fired), json.dumps(obs.revealed), obs.leaks_blocked))
+        eps.append((e.episode_id, e.world, e.scenario, e.task_id, e.seed, e.perturbations_json, e.agent, e.finished,
+                    e.f1_by_row, e.f1_by_item, e.answer, now))
+    return {
+        "trajectories": pl.DataFrame(traj, schema=TRAJECTORY_SCHEMA, orient="row"),
+        "turns": pl.DataFrame(turns, schema=TURN_SCHEMA, orient="row"),
+        "episodes": pl.DataFrame(eps, schema=EPISODE_SCHEMA, orient="row"),
+        "steps": pl.DataFrame(steps, schema=STEP_SCHEMA, orient="row"),
+    }
+
+
+_DDL = STORE_DDL + """
+CREATE TABLE episodes (episode_id VARCHAR PRIMARY KEY REFERENCES trajectories (trajectory_id), world VARCHAR, scenario VARCHAR,
+  task_id VARCHAR, seed BIGINT, perturbations_json VARCHAR, agent VARCHAR, finished BOOLEAN, f1_by_row DOUBLE,
+  f1_by_item DOUBLE, answer VARCHAR, recorded_at TIMESTAMP);
+CREATE TABLE steps (episode_id VARCHAR NOT NULL, turn_idx BIGINT NOT NULL, tool VARCHAR, error BOOLEAN, fired_json VARCHAR,
+  revealed_json VARCHAR, leaks_blocked BIGINT, PRIMARY KEY (episode_id, turn_idx));
+COMMENT ON TABLE episodes IS 'Simulated search episodes (worldforge.simenv); their turns are in trajectories/turns.';
+"""
+
+
+def record_episodes(warehouse: str | Path, episodes: list[Episode]) -> Path:
+    """Append episodes to ``<warehouse>/episodes.duckdb`` (an episode id seen before is replaced)."""
+    path = Path(warehouse) / EPISODES_NAME
+    new = _frames(episodes)
+    ids = new["episodes"]["episode_id"].implode()
+    with _locked(path):
+        old = {}
+        if path.exists():
+            con = open_readonly(path)
+            try:
+                old = {t: read_table(con, t) for t in ("trajectories", "turns", "episodes", "steps")}
+            finally:
+                con.close()
+        merged = {}
+        for t, frame in new.items():
+            key = "trajectory_id" if t in ("trajectories", "turns") else "episode_id"
+            merged[t] = pl.concat([old[t].filter(~pl.col(key).is_in(ids)), frame]) if t in old else frame
+        with atomic_duckdb(path) as con:
+            con.execute(_DDL)
+            for t in ("trajectories", "turns", "episodes", "steps"):
+                insert_frame(con, t, merged[t])
+            for t, schema in (("quarantine", QUARANTINE_SCHEMA), ("mask_thresholds", THRESHOLD_SCHEMA), ("ingest_log", LOG_SCHEMA)):
+                insert_frame(con, t, pl.DataFrame(schema=schema))  # empty: the store's shape, for its readers
+    return path
+
+
+def read_episodes(warehouse: str | Path) -> pl.DataFrame:
+    """The ``episodes`` table (empty frame when nothing was recorded)."""
+    path = Path(warehouse) / EPISODES_NAME
+    if not path.exists():
+        return pl.DataFrame(schema=EPISODE_SCHEMA)
+    con = open_readonly(path)
+    try:
+        return read_table(con, "episodes")
+    finally:
+        con.close()
