@@ -28,8 +28,10 @@ corpus_app = typer.Typer(help="Search corpora of worlds: build, check, index, se
 tasks_app = typer.Typer(help="WideSearch-style tasks: export from a world, score an answer.", no_args_is_help=True)
 app.add_typer(world_app, name="world")
 app.add_typer(traj_app, name="trajectories")
+serve_app = typer.Typer(help="Serve environments over HTTP and MCP.", no_args_is_help=True)
 app.add_typer(corpus_app, name="corpus")
 app.add_typer(tasks_app, name="tasks")
+app.add_typer(serve_app, name="serve")
 
 out = Console()
 err = Console(stderr=True)
@@ -256,6 +258,25 @@ def _count(path: Path, table: str) -> str:
         return str(con.execute(f"SELECT count(*) FROM {quote_ident(table)}").fetchall()[0][0])
     finally:
         con.close()
+
+
+@serve_app.command("search")
+def serve_search(
+    world: Annotated[str, typer.Option("--world", help="The default world of new sessions.")],
+    port: Annotated[int, typer.Option(help="TCP port.")] = 8000,
+    host: Annotated[str, typer.Option(help="Interface to bind (loopback by default).")] = "127.0.0.1",
+    idle_timeout: Annotated[float, typer.Option(help="Seconds before an idle session expires.")] = 600.0,
+    warehouse: WarehouseOpt = Path(DEFAULT_WAREHOUSE),
+) -> None:
+    """Serve the simulated search environment: HTTP sessions at /sessions, MCP at /mcp."""
+    import uvicorn
+
+    from worldforge.simenv.server import create_app
+
+    with _user_errors():
+        api = create_app(world, warehouse, idle_timeout=idle_timeout)
+    err.print(f"serving {world}: http://{host}:{port}/sessions (HTTP), http://{host}:{port}/mcp (MCP)")
+    uvicorn.run(api, host=host, port=port, log_level="warning")
 
 
 @app.command("summary")

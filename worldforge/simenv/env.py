@@ -30,6 +30,7 @@ from typing import Any
 
 from worldforge.corpus.index import search as corpus_search
 from worldforge.corpus.store import read_corpus
+from worldforge.errors import WarehouseError
 from worldforge.simenv.perturbations import DEFAULT_MIX, PerturbationConfig, decision_rng
 from worldforge.tasks.io import Task
 from worldforge.warehouse import world_path
@@ -147,7 +148,10 @@ class SearchEnv:
         self.perturbations = perturbations or PerturbationConfig()
         self.session_id = session_id or uuid.uuid4().hex
         self.episode = episode
-        self.corpus = _corpus(world_path(warehouse, world), scenario)
+        path = world_path(warehouse, world)
+        if not path.is_file():
+            raise WarehouseError(f"{path}: no such world (build it with `worldforge world build` and `worldforge corpus build`)")
+        self.corpus = _corpus(path, scenario)
         self.gold_cells: set[tuple[str, str, str]] = set()
         self.targets: tuple[str, ...] = ()
         if task is not None:

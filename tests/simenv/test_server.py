@@ -1,0 +1,173 @@
+"""The HTTP and MCP servers, started for real on loopback (setsid, stopped by PID)."""
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+
+from tests.conftest import ROOT
+from tests.conftest_worlds import built_world
+from worldforge.tasks.store import build_tasks
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    def __init__(self, warehouse, idle_timeout=600.0):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "worldforge.cli", "serve", "search", "--world", "esports_2031", "--port", str(self.port),
+             "--idle-timeout", str(idle_timeout), "--warehouse", str(warehouse)],
+            cwd=ROOT, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(self.url + "/health", timeout=1).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                time.sleep(0.2)
+            if self.proc.poll() is not None:
+                raise RuntimeError("server exited at start-up")
+        self.stop()
+        raise RuntimeError("server did not start")
+
+    def rss_mb(self) -> int:
+        with open(f"/proc/{self.proc.pid}/status") as fh:
+            return int(next(line for line in fh if line.startswith("VmRSS")).split()[1]) // 1024
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(5)
+
+
+@pytest.fixture(scope="module")
+def warehouse(specs, tmp_path_factory):
+    wh = tmp_path_factory.mktemp("wh")
+    build_tasks(built_world(specs["esports_2031"], wh))
+    return wh
+
+
+@pytest.fixture(scope="module")
+def server(warehouse):
+    s = Server(warehouse)
+    yield s
+    s.stop()
+    assert s.proc.poll() is not None
+
+
+def test_http_session_lifecycle(server, warehouse):
+    c = httpx.Client(base_url=server.url)
+    tools = c.get("/tools").json()
+    assert [t["function"]["name"] for t in tools] == ["web_search", "web_extractor", "dict_memory"]
+    created = c.post("/sessions", json={"seed": 3})
+    assert created.status_code == 201
+    sid = created.json()["session_id"]
+    r = c.post(f"/sessions/{sid}/step", json={"name": "web_search", "arguments": {"query": "Titans"}}).json()
+    assert r["observation"].startswith("[1] https://") and r["turn"] == 1 and not r["error"]
+    openai_style = {"id": "call_9", "type": "function", "function": {"name": "dict_memory", "arguments": '{"operation": "add", "dict": {"k": 1}}'}}
+    assert c.post(f"/sessions/{sid}/step", json=openai_style).json()["observation"] == "Successfully added items of ['k'] to memory."
+    bad = c.post(f"/sessions/{sid}/step", content=b'{"name": "web_search", "arguments": {oops')
+    assert bad.status_code == 200 and bad.json()["error"] and "not valid JSON" in bad.json()["observation"]
+    unknown = c.post(f"/sessions/{sid}/step", json={"name": "shell", "arguments": {}})
+    assert unknown.status_code == 200 and "unknown tool 'shell'" in unknown.json()["observation"]
+    assert c.post(f"/sessions/{sid}/reset").json()["observation"].startswith("Session")
+    assert c.delete(f"/sessions/{sid}").status_code == 204
+    assert c.post(f"/sessions/{sid}/step", json={"name": "web_search", "arguments": {"query": "x"}}).status_code == 404
+    assert c.post("/sessions", content=b"{nope").status_code == 400
+    assert "no task" in c.post("/sessions", json={"task_id": "missing"}).json()["error"]
+
+
+def test_http_task_and_instruction(server, warehouse):
+    c = httpx.Client(base_url=server.url)
+    task_id = build_tasks(warehouse / "esports_2031.duckdb").tasks[0].instance_id
+    sid = c.post("/sessions", json={"task_id": task_id, "instruction": "inject intermittent API errors 100% of the time"}).json()["session_id"]
+    r = c.post(f"/sessions/{sid}/step", json={"name": "web_search", "arguments": {"query": "league"}}).json()
+    assert r["error"] and r["perturbations"][0]["kind"] == "transient_error"
+
+
+def test_mcp_tools_through_the_sdk_client(server):
+    from mcp import Client
+
+    async def run():
+        # stateful MCP sessions (initialize handshake): one environment per session
+        async with Client(server.url + "/mcp", mode="legacy") as a, Client(server.url + "/mcp", mode="legacy") as b:
+            names = sorted(t.name for t in (await a.list_tools()).tools)
+            found = (await a.call_tool("web_search", {"query": "Titans"})).content[0].text
+            page_url = found.splitlines()[0].split(" ", 1)[1]
+            page = (await a.call_tool("web_extractor", {"url": page_url})).content[0].text
+            await a.call_tool("dict_memory", {"operation": "add", "dict": {"seen": page_url}})
+            mine = (await a.call_tool("dict_memory", {"operation": "retrieve_all"})).content[0].text
+            theirs = (await b.call_tool("dict_memory", {"operation": "retrieve_all"})).content[0].text
+        # the stateless protocol: state follows the session_id argument
+        async with Client(server.url + "/mcp") as c:
+            await c.call_tool("dict_memory", {"operation": "add", "dict": {"x": 1}, "session_id": "s-1"})
+            kept = (await c.call_tool("dict_memory", {"operation": "retrieve", "key_list": ["x"], "session_id": "s-1"})).content[0].text
+            other = (await c.call_tool("dict_memory", {"operation": "retrieve", "key_list": ["x"], "session_id": "s-2"})).content[0].text
+        return names, found, page, mine, theirs, kept, other
+
+    names, found, page, mine, theirs, kept, other = asyncio.run(run())
+    assert names == ["dict_memory", "web_extractor", "web_search"]
+    assert found.startswith("[1] https://") and page.startswith("# ")
+    assert "seen" in mine and theirs == "Memory is empty."
+    assert kept == '{"x": 1}' and other == "Key not found"
+
+
+def test_idle_sessions_expire(warehouse):
+    s = Server(warehouse, idle_timeout=1.0)
+    try:
+        c = httpx.Client(base_url=s.url)
+        sid = c.post("/sessions", json={}).json()["session_id"]
+        time.sleep(3.5)
+        assert c.get("/health").json()["sessions"] == 0
+        assert c.post(f"/sessions/{sid}/step", json={"name": "web_search", "arguments": {"query": "x"}}).status_code == 404
+    finally:
+        s.stop()
+
+
+@pytest.mark.load
+def test_load_500_sessions_by_20_steps(server):
+    import aiohttp
+
+    async def round_() -> list[int]:
+        codes: list[int] = []
+        async with aiohttp.ClientSession(server.url, connector=aiohttp.TCPConnector(limit=64), timeout=aiohttp.ClientTimeout(total=120)) as c:
+            async def session(n: int) -> None:
+                async with c.post("/sessions", json={"seed": n}) as r:
+                    codes.append(r.status)
+                    sid = (await r.json())["session_id"]
+                for i in range(20):
+                    async with c.post(f"/sessions/{sid}/step", json={"name": "web_search", "arguments": {"query": f"Titans {i}"}}) as r:
+                        codes.append(r.status)
+                        await r.read()
+                async with c.delete(f"/sessions/{sid}") as r:
+                    codes.append(r.status)
+
+            await asyncio.gather(*(session(n) for n in range(500)))
+        return codes
+
+    open_before = httpx.get(server.url + "/health").json()["sessions"]
+    first = asyncio.run(round_())
+    after_first = server.rss_mb()
+    second = asyncio.run(round_())
+    after_second = server.rss_mb()
+    assert len(first) == len(second) == 500 * 22
+    assert not [c for c in first + second if c >= 500]
+    assert httpx.get(server.url + "/health").json()["sessions"] == open_before
+    assert after_second <= after_first + 25, (after_first, after_second)  # closed sessions are freed
