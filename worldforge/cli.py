@@ -266,6 +266,7 @@ def serve_search(
     port: Annotated[int, typer.Option(help="TCP port.")] = 8000,
     host: Annotated[str, typer.Option(help="Interface to bind (loopback by default).")] = "127.0.0.1",
     idle_timeout: Annotated[float, typer.Option(help="Seconds before an idle session expires.")] = 600.0,
+    record: Annotated[bool, typer.Option(help="Record closed sessions in WAREHOUSE/episodes.duckdb.")] = True,
     warehouse: WarehouseOpt = Path(DEFAULT_WAREHOUSE),
 ) -> None:
     """Serve the simulated search environment: HTTP sessions at /sessions, MCP at /mcp."""
@@ -274,7 +275,7 @@ def serve_search(
     from worldforge.simenv.server import create_app
 
     with _user_errors():
-        api = create_app(world, warehouse, idle_timeout=idle_timeout)
+        api = create_app(world, warehouse, idle_timeout=idle_timeout, record=record)
     err.print(f"serving {world}: http://{host}:{port}/sessions (HTTP), http://{host}:{port}/mcp (MCP)")
     uvicorn.run(api, host=host, port=port, log_level="warning")
 

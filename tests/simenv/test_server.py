@@ -9,6 +9,7 @@ import sys
 import time
 
 import httpx
+import polars as pl
 import pytest
 
 from tests.conftest import ROOT
@@ -23,12 +24,12 @@ def free_port() -> int:
 
 
 class Server:
-    def __init__(self, warehouse, idle_timeout=600.0):
+    def __init__(self, warehouse, idle_timeout=600.0, record=True):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "worldforge.cli", "serve", "search", "--world", "esports_2031", "--port", str(self.port),
-             "--idle-timeout", str(idle_timeout), "--warehouse", str(warehouse)],
+             "--idle-timeout", str(idle_timeout), "--warehouse", str(warehouse), "--record" if record else "--no-record"],
             cwd=ROOT, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
         deadline = time.monotonic() + 60
@@ -137,13 +138,33 @@ def test_idle_sessions_expire(warehouse):
         time.sleep(3.5)
         assert c.get("/health").json()["sessions"] == 0
         assert c.post(f"/sessions/{sid}/step", json={"name": "web_search", "arguments": {"query": "x"}}).status_code == 404
+        sid2 = c.post("/sessions", json={}).json()["session_id"]
+        for q in ("Titans", "Ravens"):
+            c.post(f"/sessions/{sid2}/step", json={"name": "web_search", "arguments": {"query": q}})
+        c.delete(f"/sessions/{sid2}")
     finally:
         s.stop()
+    from worldforge.simenv.episodes import read_episodes
+    from worldforge.trajectories.store import load_store
+
+    got = read_episodes(warehouse).filter(pl.col("episode_id") == sid2)
+    assert got.height == 1 and got["agent"][0] == "http"
+    turns = load_store(warehouse / "episodes.duckdb").turns.filter(pl.col("trajectory_id") == sid2)
+    assert turns.height == 2 and turns.sort("turn_idx")["observation"].str.starts_with("[1] https://").to_list() == [True, False]
+
+
+@pytest.fixture(scope="module")
+def unrecorded(warehouse):
+    s = Server(warehouse, record=False)
+    yield s
+    s.stop()
 
 
 @pytest.mark.load
-def test_load_500_sessions_by_20_steps(server):
+def test_load_500_sessions_by_20_steps(unrecorded):
     import aiohttp
+
+    server = unrecorded
 
     async def round_() -> list[int]:
         codes: list[int] = []

@@ -167,8 +167,9 @@ class SearchEnv:
 
     # -- session state ------------------------------------------------------------------
     def reset(self) -> str:
-        """Start the episode over: numbering, extracted pages and memory are cleared."""
+        """Start the episode over: numbering, extracted pages, memory and history are cleared."""
         self.turn = 0
+        self.history: list[tuple[dict, Observation]] = []
         self.numbers: dict[str, int] = {}
         self.extracted: list[str] = []
         self.memory: dict[str, Any] = {}
@@ -176,6 +177,12 @@ class SearchEnv:
 
     def step(self, tool_call: Any) -> Observation:
         """Answer one tool call (``{"name", "arguments"}``, an OpenAI tool call, or its JSON text)."""
+        obs = self._step(tool_call)
+        call, _ = _normalise_call(tool_call)
+        self.history.append((call if call and "arguments" in call else {"name": obs.tool, "arguments": {"raw": str(tool_call)[:2000]}}, obs))
+        return obs
+
+    def _step(self, tool_call: Any) -> Observation:
         self.turn += 1
         call, problem = _normalise_call(tool_call)
         if problem:

@@ -16,7 +16,9 @@ HTTP endpoints (JSON):
 
 A malformed tool call is an error *observation* (status 200), as a real tool would answer;
 only protocol mistakes (unknown session, a body that is not JSON) get 4xx. Sessions expire
-after ``idle_timeout`` seconds without a call.
+after ``idle_timeout`` seconds without a call. Closed and expired sessions are recorded in
+``<warehouse>/episodes.duckdb`` (agent ``http``) by a background flush every few seconds
+and at shutdown.
 
 The MCP server (official ``mcp`` SDK) is mounted on the same port at ``/mcp`` and exposes
 exactly ``web_search``, ``web_extractor`` and ``dict_memory``; each MCP session gets its own
@@ -45,12 +47,35 @@ from worldforge.warehouse import world_path
 
 
 class Sessions:
-    """Open sessions with their last-use time; idle ones expire."""
+    """Open sessions with their last-use time; idle ones expire. Closed and expired sessions
+    with at least one step wait in ``finished`` until :meth:`flush` records them as episodes."""
 
-    def __init__(self, idle_timeout: float, max_sessions: int):
-        self.idle_timeout, self.max_sessions = idle_timeout, max_sessions
+    def __init__(self, idle_timeout: float, max_sessions: int, record: bool = True):
+        self.idle_timeout, self.max_sessions, self.record = idle_timeout, max_sessions, record
         self._items: dict[str, tuple[SearchEnv, float]] = {}
         self._lock = threading.Lock()
+        self.finished: list[SearchEnv] = []
+
+    def _retire(self, env: SearchEnv) -> None:
+        if self.record and env.history:
+            self.finished.append(env)
+
+    def flush(self, warehouse: Path) -> int:
+        """Record finished sessions in ``episodes.duckdb`` (one rewrite for the batch)."""
+        from worldforge.simenv.episodes import Episode, record_episodes
+
+        with self._lock:
+            batch, self.finished = self.finished, []
+        if not batch:
+            return 0
+        record_episodes(warehouse, [
+            Episode(episode_id=env.session_id, world=env.world, scenario=env.scenario,
+                    task_id=env.task.instance_id if env.task else None, question=env.task.question if env.task else "",
+                    seed=env.seed, perturbations_json=env.perturbations.model_dump_json(), agent="http",
+                    steps=list(env.history), finished=True)
+            for env in batch
+        ])
+        return len(batch)
 
     def __len__(self) -> int:
         return len(self._items)
@@ -72,13 +97,17 @@ class Sessions:
 
     def close(self, sid: str) -> bool:
         with self._lock:
-            return self._items.pop(sid, None) is not None
+            item = self._items.pop(sid, None)
+            if item is not None:
+                self._retire(item[0])
+            return item is not None
 
     def expire(self) -> int:
+        """Drop idle sessions (the caller holds the lock or is the only user)."""
         now = time.monotonic()
         stale = [sid for sid, (_, used) in self._items.items() if now - used > self.idle_timeout]
         for sid in stale:
-            del self._items[sid]
+            self._retire(self._items.pop(sid)[0])
         return len(stale)
 
 
@@ -139,15 +168,18 @@ def create_app(
     idle_timeout: float = 600.0,
     max_sessions: int = 10_000,
     mcp: bool = True,
+    record: bool = True,
 ) -> FastAPI:
     """The HTTP app (and the MCP endpoint at ``/mcp``) for one default world.
+
+    ``record=False`` keeps closed sessions out of ``episodes.duckdb`` (load tests).
 
     Raises:
         WarehouseError: the world or its corpus is missing (checked at start-up).
     """
     wh = Path(warehouse)
     SearchEnv(world, warehouse=wh)  # fail at start-up, with a clear error, if the world cannot be searched
-    sessions = Sessions(idle_timeout, max_sessions)
+    sessions = Sessions(idle_timeout, max_sessions, record)
     mcp_server = build_mcp(world, wh) if mcp else None
     mcp_app = mcp_server.streamable_http_app(streamable_http_path="/mcp") if mcp_server else None
 
@@ -155,8 +187,10 @@ def create_app(
     async def lifespan(app: FastAPI):
         async def reaper() -> None:
             while True:
-                await asyncio.sleep(max(1.0, min(30.0, idle_timeout / 2)))
-                sessions.expire()
+                await asyncio.sleep(max(1.0, min(10.0, idle_timeout / 2)))
+                with sessions._lock:
+                    sessions.expire()
+                await asyncio.to_thread(sessions.flush, wh)
 
         task = asyncio.create_task(reaper())
         try:
@@ -167,6 +201,7 @@ def create_app(
                 yield
         finally:
             task.cancel()
+            sessions.flush(wh)  # what closed since the last flush is not lost at shutdown
 
     app = FastAPI(title="worldforge simulated search", lifespan=lifespan)
     app.state.sessions = sessions
