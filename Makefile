@@ -39,10 +39,11 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
-bench: $(STAMP)
+bench: $(STAMP)  ## bench/simenv.py reads the demo's warehouse: run make demo first
 	$(BIN)/python bench/worlds.py
 	$(BIN)/python bench/turns.py
 	$(BIN)/python bench/corpus.py
+	$(BIN)/python bench/simenv.py
 
 ## The Dagster UI on http://127.0.0.1:3000
 dev: $(STAMP)
