@@ -65,6 +65,9 @@ def test_ingest_prints_the_balance(tmp_path):
     r = run("trajectories", "ingest", src, "--warehouse", tmp_path / "wh")
     assert r.exit_code == 0, r.output
     assert "records in 19 = trajectories kept 13 + quarantined 6" in r.output and "balanced" in r.output
+    from worldforge.simenv.episodes import record_episodes
+
+    record_episodes(tmp_path / "wh", [])  # episodes.duckdb is not a world: summary must not read it as one
     r = run("summary", "--warehouse", tmp_path / "wh")
     assert r.exit_code == 0 and "trajectories: 13 from 1 sources" in r.output
 

@@ -283,11 +283,12 @@ def serve_search(
 @app.command("summary")
 def summary(warehouse: WarehouseOpt = Path(DEFAULT_WAREHOUSE)) -> None:
     """Summarise the warehouse: worlds and rows, trajectories, turns, informative share."""
+    from worldforge.simenv.episodes import EPISODES_NAME, read_episodes
     from worldforge.trajectories.store import STORE_NAME, load_store
     from worldforge.warehouse import read_world
 
     with _user_errors():
-        worlds = sorted(p for p in Path(warehouse).glob("*.duckdb") if p.name != STORE_NAME)
+        worlds = sorted(p for p in Path(warehouse).glob("*.duckdb") if p.name not in (STORE_NAME, EPISODES_NAME))
         table = Table(title=f"worlds in {warehouse}")
         for col in ("world", "seed", "tables", "rows", "scenarios", "pages", "tasks"):
             table.add_column(col, justify="left" if col == "world" else "right")
@@ -301,6 +302,7 @@ def summary(warehouse: WarehouseOpt = Path(DEFAULT_WAREHOUSE)) -> None:
         out.print(table)
         store_file = Path(warehouse) / STORE_NAME
         store = load_store(store_file)
+        episodes = read_episodes(warehouse)
     share = store.turns["informative"].mean() if store.turns.height else None
     out.print(f"worlds: {len(worlds)} ({total} rows)")
     out.print(
@@ -308,6 +310,10 @@ def summary(warehouse: WarehouseOpt = Path(DEFAULT_WAREHOUSE)) -> None:
         f"turns: {store.turns.height}; quarantined records: {store.quarantine.height}; "
         f"informative share: {'n/a' if share is None else f'{share:.1%}'}"
     )
+    if episodes.height:
+        solved = episodes.filter(episodes["f1_by_item"] == 1.0).height
+        out.print(f"simulated episodes: {episodes.height} ({episodes['agent'].value_counts().sort('agent').rows()}); "
+                  f"finished {int(episodes['finished'].sum())}; F1 1.0 in {solved}")
 
 
 if __name__ == "__main__":  # pragma: no cover
