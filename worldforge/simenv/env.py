@@ -177,17 +177,18 @@ class SearchEnv:
 
     def step(self, tool_call: Any) -> Observation:
         """Answer one tool call (``{"name", "arguments"}``, an OpenAI tool call, or its JSON text)."""
-        obs = self._step(tool_call)
-        call, _ = _normalise_call(tool_call)
-        self.history.append((call if call and "arguments" in call else {"name": obs.tool, "arguments": {"raw": str(tool_call)[:2000]}}, obs))
-        return obs
-
-    def _step(self, tool_call: Any) -> Observation:
         self.turn += 1
         call, problem = _normalise_call(tool_call)
         if problem:
-            return Observation(f"Error: {problem}", str((call or {}).get("name", "?")), error=True)
-        name, args = call["name"], call["arguments"]
+            obs = Observation(f"Error: {problem}", str((call or {}).get("name", "?")), error=True)
+            call = {"name": obs.tool, "arguments": {"raw": str(tool_call)[:2000]}}
+        else:
+            assert call is not None
+            obs = self._answer(call["name"], call["arguments"])
+        self.history.append((call, obs))
+        return obs
+
+    def _answer(self, name: str, args: dict) -> Observation:
         obs = Observation("", name)
         err = self._transient(obs) if name in ("web_search", "web_extractor") else None
         if err:
