@@ -280,6 +280,48 @@ def serve_search(
     uvicorn.run(api, host=host, port=port, log_level="warning")
 
 
+@app.command("sql")
+def sql(
+    name: Annotated[str, typer.Argument(help="A world name, or trajectories / episodes: WAREHOUSE/<name>.duckdb.")],
+    query: Annotated[str, typer.Argument(help="SQL to run (read-only).")],
+    limit: Annotated[int, typer.Option(help="Rows to print at most.")] = 50,
+    warehouse: WarehouseOpt = Path(DEFAULT_WAREHOUSE),
+) -> None:
+    """Run SQL against a warehouse file opened read-only and print the result as a table.
+
+    World files carry documented views: v_columns, v_pages, v_facts, v_tasks, v_task_rows
+    (see `SELECT view_name, comment FROM duckdb_views() WHERE NOT internal`).
+    """
+    import duckdb
+
+    from worldforge.warehouse.duck import open_readonly
+
+    path = Path(warehouse) / f"{name}.duckdb"
+    with _user_errors():
+        con = open_readonly(path)
+    try:
+        rel = con.sql(query)
+        if rel is None:
+            err.print("[bold red]error:[/] the statement returned no rows (only SELECT-like queries are allowed here)")
+            raise typer.Exit(2)
+        frame = rel.limit(limit + 1).pl()
+    except duckdb.Error as exc:
+        first = str(exc).splitlines()[0]
+        if "read-only" in first.lower():
+            err.print(f"[bold red]error:[/] {escape(path.name)} is opened read-only: this statement would change it ({escape(first)})", soft_wrap=True)
+        else:
+            err.print(f"[bold red]error:[/] {escape(first)}", soft_wrap=True)
+        raise typer.Exit(2) from None
+    finally:
+        con.close()
+    table = Table(title=f"{path.name}: {min(frame.height, limit)} row(s)" + (" (more not shown)" if frame.height > limit else ""))
+    for col in frame.columns:
+        table.add_column(escape(col), overflow="fold")
+    for row in frame.head(limit).iter_rows():
+        table.add_row(*(escape("" if v is None else str(v)) for v in row))
+    out.print(table)
+
+
 @app.command("summary")
 def summary(warehouse: WarehouseOpt = Path(DEFAULT_WAREHOUSE)) -> None:
     """Summarise the warehouse: worlds and rows, trajectories, turns, informative share."""

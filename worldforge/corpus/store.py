@@ -36,6 +36,8 @@ FACT_SCHEMA = {
 }
 
 _DDL = """
+DROP VIEW IF EXISTS v_facts;
+DROP VIEW IF EXISTS v_pages;
 DROP TABLE IF EXISTS corpus_facts;
 DROP TABLE IF EXISTS corpus_pages;
 DROP TABLE IF EXISTS _corpus;
@@ -46,6 +48,16 @@ CREATE TABLE corpus_facts (url VARCHAR NOT NULL REFERENCES corpus_pages (url), t
 CREATE TABLE _corpus (scenario VARCHAR, pages BIGINT, facts BIGINT, corpus_hash VARCHAR, built_at TIMESTAMP);
 COMMENT ON TABLE corpus_pages IS 'Search corpus: pages generated from the world rows (scenario NULL = the world itself).';
 COMMENT ON TABLE corpus_facts IS 'Provenance: the (table, row, column) cells each page states; section lead = may show in a search snippet.';
+CREATE OR REPLACE VIEW v_pages AS
+  SELECT p.url, p.scenario, p.page_type, p.title, p.published, count(f.url) AS facts,
+         count(f.url) FILTER (WHERE f.section = 'body') AS body_only_facts
+  FROM corpus_pages p LEFT JOIN corpus_facts f USING (url)
+  GROUP BY ALL;
+CREATE OR REPLACE VIEW v_facts AS
+  SELECT f.table_name, f.row_key, f.column_name, f.value_text, f.section, p.scenario, p.page_type, p.title, f.url
+  FROM corpus_facts f JOIN corpus_pages p USING (url);
+COMMENT ON VIEW v_pages IS 'One row per corpus page with how many table cells it states (and how many only in its body).';
+COMMENT ON VIEW v_facts IS 'Every stated cell with the page that states it: which facts does a page state, which pages state a row.';
 """
 
 

@@ -22,11 +22,22 @@ from worldforge.warehouse import read_world
 from worldforge.warehouse.duck import atomic_duckdb, insert_frame, open_readonly
 
 _DDL = """
+DROP VIEW IF EXISTS v_task_rows;
+DROP VIEW IF EXISTS v_tasks;
 DROP TABLE IF EXISTS search_tasks;
 CREATE TABLE search_tasks (instance_id VARCHAR PRIMARY KEY, world VARCHAR NOT NULL, scenario VARCHAR, kind VARCHAR NOT NULL,
   question VARCHAR NOT NULL, evaluation_json VARCHAR NOT NULL, gold_json VARCHAR NOT NULL, provenance_json VARCHAR NOT NULL,
   solvable BOOLEAN NOT NULL, problems VARCHAR);
 COMMENT ON TABLE search_tasks IS 'WideSearch-style tasks generated from this world; gold tables computed from its rows.';
+CREATE OR REPLACE VIEW v_tasks AS
+  SELECT instance_id, scenario, kind, json_extract_string(provenance_json, '$.table') AS source_table,
+         json_array_length(gold_json) AS gold_rows, solvable, question
+  FROM search_tasks;
+CREATE OR REPLACE VIEW v_task_rows AS
+  SELECT t.instance_id, t.scenario, json_extract_string(t.provenance_json, '$.table') AS table_name, k.row_key
+  FROM search_tasks t, unnest(json_extract_string(t.provenance_json, '$.row_keys[*]')) AS k(row_key);
+COMMENT ON VIEW v_tasks IS 'One row per generated task: kind, source table, gold rows, solvable.';
+COMMENT ON VIEW v_task_rows IS 'Which world rows each task needs (its gold rows): join with a table on its primary key.';
 """
 
 

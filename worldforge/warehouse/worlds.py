@@ -64,6 +64,16 @@ def _comment(col) -> str | None:
     return "; ".join(parts) if parts else None
 
 
+_COLUMNS_VIEW = """
+CREATE VIEW v_columns AS
+  SELECT table_name, column_name, data_type, comment
+  FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = 'main'
+    AND table_name NOT LIKE '\\_%' ESCAPE '\\' AND table_name NOT LIKE 'corpus\\_%' ESCAPE '\\' AND table_name <> 'search_tasks'
+  ORDER BY table_name, column_index;
+COMMENT ON VIEW v_columns IS 'The world tables and their columns, with units and descriptions from the spec.';
+"""
+
+
 def _ddl(spec: WorldSpec, order: tuple[str, ...], tables: dict[str, pl.DataFrame], schema: str = "main") -> str:
     """CREATE TABLE (with PRIMARY/FOREIGN KEY) and COMMENT ON statements, parents first."""
 
@@ -148,6 +158,7 @@ def write_world(
             "faker_version VARCHAR, total_rows BIGINT)"
         )
         con.execute("COMMENT ON TABLE _world IS 'How this world was generated (worldforge).'")
+        con.execute(_COLUMNS_VIEW)
         insert_frame(con, "_world", meta)
         if scenarios is not None:
             _create_scenarios(con, spec, order, scenarios)
