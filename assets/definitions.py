@@ -2,6 +2,7 @@
 
 from dagster import Definitions
 
+from assets.automation import datasets_job, landing_trajectories, nightly_dataset_build, world_build_job, world_spec_changes
 from assets.resources import SourcesResource, WarehouseResource
 from assets.search import oracle_episodes, scenario_tables, search_corpus, search_index, search_tasks
 from assets.trajectories import trajectory_turns, turn_mask_stats
@@ -9,5 +10,8 @@ from assets.worlds import world_tables
 
 defs = Definitions(
     assets=[world_tables, scenario_tables, search_corpus, search_index, search_tasks, oracle_episodes, trajectory_turns, turn_mask_stats],
+    jobs=[world_build_job, datasets_job],
+    schedules=[nightly_dataset_build],
+    sensors=[landing_trajectories, world_spec_changes],
     resources={"warehouse": WarehouseResource(), "sources": SourcesResource()},
 )

@@ -21,7 +21,8 @@ def _md(frame: pl.DataFrame) -> MetadataValue:
 )
 def trajectory_turns(context: AssetExecutionContext, warehouse: WarehouseResource, sources: SourcesResource) -> MaterializeResult:
     path = store_path(warehouse.path)
-    batch = read_batch(sources.trajectories)
+    landing = warehouse.path / "landing"  # files dropped here (see the landing_trajectories sensor)
+    batch = read_batch([*sources.trajectories, *([str(landing)] if landing.is_dir() and any(landing.iterdir()) else [])])
     write_store(path, merge_batch(load_store(path), batch))
     bal = balance(path)
     by_source = batch.trajectories.group_by("source").agg(pl.len().alias("trajectories"), pl.col("n_turns").sum().alias("turns")).sort("source")

@@ -1,0 +1,85 @@
+"""Automation: the nightly build, a landing-folder sensor and a spec-change sensor."""
+
+import hashlib
+from pathlib import Path
+
+from dagster import (
+    AssetSelection,
+    DefaultScheduleStatus,
+    DefaultSensorStatus,
+    RunRequest,
+    SensorEvaluationContext,
+    SkipReason,
+    define_asset_job,
+    schedule,
+    sensor,
+)
+
+from assets.resources import SourcesResource, WarehouseResource
+
+WORLD_ASSETS = ["world_tables", "scenario_tables", "search_corpus", "search_index", "search_tasks", "oracle_episodes"]
+TRAJECTORY_ASSETS = ["trajectory_turns", "turn_mask_stats"]
+
+world_build_job = define_asset_job("world_build", selection=AssetSelection.assets(*WORLD_ASSETS), description="One world: tables to oracle episodes.")
+datasets_job = define_asset_job(
+    "nightly_datasets", selection=AssetSelection.assets(*TRAJECTORY_ASSETS),
+    description="Trajectories and their loss-mask statistics (the CPT/SFT dataset assets join this job as they land).",
+)
+
+
+@schedule(job=datasets_job, cron_schedule="0 2 * * *", execution_timezone="UTC", default_status=DefaultScheduleStatus.STOPPED)
+def nightly_dataset_build(context):
+    """Every night at 02:00 UTC: re-ingest the trajectory sources and recompute the masks."""
+    return RunRequest(run_key=f"nightly-{context.scheduled_execution_time:%Y-%m-%d}", tags={"trigger": "schedule"})
+
+
+def _landing_state(landing: Path) -> str:
+    files = sorted((p.relative_to(landing).as_posix(), p.stat().st_size, p.stat().st_mtime_ns) for p in landing.rglob("*") if p.is_file())
+    return hashlib.sha256(repr(files).encode()).hexdigest() if files else ""
+
+
+@sensor(job=datasets_job, minimum_interval_seconds=30, default_status=DefaultSensorStatus.STOPPED)
+def landing_trajectories(context: SensorEvaluationContext, warehouse: WarehouseResource):
+    """Files dropped into WAREHOUSE/landing/ are ingested with the other trajectory sources."""
+    landing = warehouse.path / "landing"
+    state = _landing_state(landing) if landing.is_dir() else ""
+    if not state:
+        return SkipReason(f"nothing in {landing}")
+    if state == context.cursor:
+        return SkipReason("no new or changed files in the landing folder")
+    context.update_cursor(state)
+    return RunRequest(run_key=f"landing-{state[:16]}", tags={"trigger": "landing"})
+
+
+@sensor(job=world_build_job, minimum_interval_seconds=30, default_status=DefaultSensorStatus.STOPPED)
+def world_spec_changes(context: SensorEvaluationContext, warehouse: WarehouseResource, sources: SourcesResource):
+    """Rebuild a world (and everything downstream) when its spec file changes or was never built.
+
+    A spec that fails validation still gets its run: it fails with the spec error, and the
+    other worlds are unaffected.
+    """
+    from worldforge.errors import SpecError, WarehouseError
+    from worldforge.spec import discover_specs, load_spec, spec_hash
+    from worldforge.warehouse import read_world, world_path
+
+    from assets.worlds import world_partitions
+
+    known = set(world_partitions.get_partition_keys())
+    requests = []
+    for name, spec_file in discover_specs(sources.world_specs).items():
+        if name not in known:
+            context.log.info("%s is new: reload the code location to add its partition", spec_file)
+            continue
+        try:
+            wanted = spec_hash(load_spec(spec_file))
+        except SpecError:  # still requested: the run fails with the spec error
+            wanted = "invalid-" + hashlib.sha256(spec_file.read_bytes()).hexdigest()
+        built = world_path(warehouse.path, name)
+        try:
+            current = read_world(built).meta["spec_hash"] if built.exists() else None
+        except WarehouseError:
+            current = None
+        if current == wanted:
+            continue
+        requests.append(RunRequest(partition_key=name, run_key=f"{name}-{wanted[:24]}", tags={"trigger": "spec_change"}))
+    return requests or SkipReason("every world is built from its current spec")
