@@ -91,6 +91,7 @@ def search_tasks(context: AssetExecutionContext, warehouse: WarehouseResource) -
 @asset(
     partitions_def=world_partitions,
     group_name="simenv",
+    pool="episodes_db",
     deps=[search_index, search_tasks],
     check_specs=[AssetCheckSpec("oracle_solves_every_task", asset="oracle_episodes")],
     description="Oracle-agent episodes in the simulated search environment, clean and under the default perturbation mix (episodes.duckdb).",

@@ -1,10 +1,13 @@
 """Trajectory assets: ``trajectory_turns`` (ingestion) and ``turn_mask_stats`` (loss masks)."""
 
 
+import base64
+
 import polars as pl
 from dagster import AssetCheckResult, AssetCheckSpec, AssetExecutionContext, MaterializeResult, MetadataValue, asset
 
 from assets.resources import SourcesResource, WarehouseResource
+from worldforge.reports import informative_share_png, mask_statistics_png
 from worldforge.trajectories.store import apply_masks, balance, load_store, merge_batch, read_batch, store_path, write_store
 
 
@@ -16,6 +19,7 @@ def _md(frame: pl.DataFrame) -> MetadataValue:
 
 @asset(
     group_name="trajectories",
+    pool="trajectories_db",
     check_specs=[AssetCheckSpec("records_balance", asset="trajectory_turns")],
     description="Real agent trajectories read from every source into WAREHOUSE/trajectories.duckdb (canonical turns).",
 )
@@ -43,6 +47,7 @@ def trajectory_turns(context: AssetExecutionContext, warehouse: WarehouseResourc
 
 @asset(
     group_name="trajectories",
+    pool="trajectories_db",
     deps=[trajectory_turns],
     check_specs=[AssetCheckSpec("statistics_complete", asset="turn_mask_stats")],
     description="The four loss-mask statistics and the informative/mask decision of every turn (DESIGN.md section 5).",
@@ -56,6 +61,13 @@ def turn_mask_stats(context: AssetExecutionContext, warehouse: WarehouseResource
     share = float(turns["informative"].mean() or 0.0) if turns.height else 0.0
     per_source = turns.group_by("source").agg(pl.len().alias("turns"), pl.col("informative").mean().alias("informative_share")).sort("source")
     reasons = turns.group_by("mask_reason").len().sort("len", descending=True)
+    plots = {}
+    if turns.height:
+        reports = warehouse.path / "reports"
+        reports.mkdir(parents=True, exist_ok=True)
+        for name, png in (("mask_statistics", mask_statistics_png(turns)), ("informative_share", informative_share_png(turns))):
+            (reports / f"{name}.png").write_bytes(png)
+            plots[f"plot_{name}"] = MetadataValue.md(f"![{name}](data:image/png;base64,{base64.b64encode(png).decode()})")
     return MaterializeResult(
         metadata={
             "turns": turns.height,
@@ -63,6 +75,7 @@ def turn_mask_stats(context: AssetExecutionContext, warehouse: WarehouseResource
             "per_source": _md(per_source),
             "mask_reasons": _md(reasons),
             "thresholds": _md(store.thresholds),
+            **plots,
         },
         check_results=[AssetCheckResult(
             check_name="statistics_complete",

@@ -29,6 +29,13 @@ CHECKS = {
 }
 
 
+def _preview(frame, rows: int = 5) -> str:
+    head = frame.head(rows)
+    lines = ["| " + " | ".join(head.columns) + " |", "|" + "---|" * head.width]
+    lines += ["| " + " | ".join("" if v is None else str(v).replace("|", "\\|") for v in r) + " |" for r in head.iter_rows()]
+    return "\n".join(lines)
+
+
 @asset(
     partitions_def=world_partitions,
     group_name="worlds",
@@ -64,6 +71,7 @@ def world_tables(context: AssetExecutionContext, warehouse: WarehouseResource, s
             "spec_hash": spec_hash(spec),
             "total_rows": sum(f.height for f in tables.values()),
             "rows_by_table": MetadataValue.json({t: f.height for t, f in tables.items()}),
+            "preview": MetadataValue.md("\n\n".join(f"**{t}** ({f.height} rows)\n\n" + _preview(f) for t, f in tables.items())),
         },
         check_results=results,
     )

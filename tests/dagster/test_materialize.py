@@ -38,6 +38,7 @@ def test_materialize_whole_graph(tmp_path):
                           "oracle_solves_every_task": True}
         meta = result.asset_materializations_for_node("world_tables")[0].metadata
         assert 300 <= meta["total_rows"].value <= 500
+        assert meta["preview"].value.count("| ---") == 0 and "|---|" in meta["preview"].value
         assert (tmp_path / f"{key}.duckdb").is_file() and (tmp_path / f"{key}.index").is_dir()
         assert (tmp_path / "tasks" / key / "tasks.jsonl").is_file()
 
@@ -47,6 +48,9 @@ def test_materialize_whole_graph(tmp_path):
     assert checks == {"records_balance": True, "statistics_complete": True}
     meta = result.asset_materializations_for_node("trajectory_turns")[0].metadata
     assert meta["records_in"].value == meta["trajectories"].value + meta["quarantined"].value
+    stats = result.asset_materializations_for_node("turn_mask_stats")[0].metadata
+    assert stats["plot_mask_statistics"].value.startswith("![mask_statistics](data:image/png;base64,")
+    assert (tmp_path / "reports" / "informative_share.png").is_file()
     con = duckdb.connect(str(tmp_path / "trajectories.duckdb"), read_only=True)
     assert con.execute("SELECT count(*) FROM turns WHERE informative IS NULL").fetchone()[0] == 0
     con.close()
