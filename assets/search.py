@@ -93,11 +93,12 @@ def search_tasks(context: AssetExecutionContext, warehouse: WarehouseResource) -
     group_name="simenv",
     pool="episodes_db",
     deps=[search_index, search_tasks],
-    check_specs=[AssetCheckSpec("oracle_solves_every_task", asset="oracle_episodes")],
+    check_specs=[AssetCheckSpec("oracle_solves_every_task", asset="oracle_episodes"), AssetCheckSpec("no_leakage", asset="oracle_episodes")],
     description="Oracle-agent episodes in the simulated search environment, clean and under the default perturbation mix (episodes.duckdb).",
 )
 def oracle_episodes(context: AssetExecutionContext, warehouse: WarehouseResource) -> MaterializeResult:
-    from worldforge.simenv import DEFAULT_MIX
+    from worldforge.simenv import DEFAULT_MIX, SearchEnv
+    from worldforge.simenv.env import leakage_probe
     from worldforge.simenv.episodes import record_episodes
     from worldforge.simenv.oracle import oracle_episode
     from worldforge.tasks.store import read_tasks
@@ -111,6 +112,8 @@ def oracle_episodes(context: AssetExecutionContext, warehouse: WarehouseResource
     noisy = episodes[len(tasks):]
     fired = sum(len(obs.fired) for e in noisy for _, obs in e.steps)
     passed = all(e.f1_by_item == 1.0 for e in clean) and all(e.finished for e in noisy)
+    probes = [leakage_probe(SearchEnv(world, t.extra.get("scenario"), t, warehouse=warehouse.path, seed=5)) for t in tasks]
+    leaked, probed = sum(p[0] for p in probes), sum(p[1] for p in probes)
     return MaterializeResult(
         metadata={
             "path": MetadataValue.path(str(path)), "episodes": len(episodes), "steps": sum(len(e.steps) for e in episodes),
@@ -118,6 +121,10 @@ def oracle_episodes(context: AssetExecutionContext, warehouse: WarehouseResource
             "perturbed_mean_f1": sum(e.f1_by_item or 0 for e in noisy) / max(len(noisy), 1),
             "perturbations_fired": fired,
         },
-        check_results=[AssetCheckResult(check_name="oracle_solves_every_task", passed=passed, metadata={
-            "clean_below_1": [e.task_id for e in clean if e.f1_by_item != 1.0], "perturbed_unfinished": [e.task_id for e in noisy if not e.finished]})],
+        check_results=[
+            AssetCheckResult(check_name="oracle_solves_every_task", passed=passed, metadata={
+                "clean_below_1": [e.task_id for e in clean if e.f1_by_item != 1.0], "perturbed_unfinished": [e.task_id for e in noisy if not e.finished]}),
+            AssetCheckResult(check_name="no_leakage", passed=leaked == 0 and probed > 0,
+                             metadata={"unrelated_queries": probed, "gold_cells_revealed": leaked}),
+        ],
     )

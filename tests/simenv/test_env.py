@@ -159,3 +159,14 @@ def test_episodes_are_recorded_in_the_trajectory_shape(world):
     assert store.turns.height == sum(len(e.steps) for e in eps)
     first = json.loads(store.turns.sort("trajectory_id", "turn_idx")["action"][0])
     assert set(first) == {"name", "arguments"}
+
+
+def test_leakage_probe(world):
+    from worldforge.simenv.env import leakage_probe
+
+    wh, tasks = world
+    for task in tasks:
+        leaked, sent = leakage_probe(env(wh, task=task))
+        assert sent > 0 and leaked == 0
+    with pytest.raises(ValueError):
+        leakage_probe(env(wh))

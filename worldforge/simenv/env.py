@@ -368,5 +368,23 @@ def _normalise_call(tool_call: Any) -> tuple[dict | None, str | None]:
     return {"name": name, "arguments": args}, None
 
 
+def leakage_probe(env: SearchEnv, queries: int = 8) -> tuple[int, int]:
+    """Probe an env with a task attached: search for entities that are not its targets.
+
+    Returns:
+        ``(gold cells revealed by those snippets, queries sent)``; the first must be 0.
+    """
+    if env.task is None:
+        raise ValueError("leakage_probe needs an env with a task attached")
+    others = [label for label in env.corpus.labels if label.lower() not in env.targets and not any(t in label.lower() for t in env.targets)]
+    step = max(1, len(others) // queries)
+    leaked = sent = 0
+    for label in others[::step][:queries]:
+        obs = env.step({"name": "web_search", "arguments": {"query": label}})
+        sent += 1
+        leaked += sum((r["table"], r["row_key"], r["column"]) in env.gold_cells for r in obs.revealed)
+    return leaked, sent
+
+
 NO_PERTURBATIONS = PerturbationConfig()
-__all__ = ["DEFAULT_MIX", "NO_PERTURBATIONS", "Observation", "SearchEnv", "TOOLS", "TOOL_SCHEMAS"]
+__all__ = ["DEFAULT_MIX", "NO_PERTURBATIONS", "Observation", "SearchEnv", "TOOLS", "TOOL_SCHEMAS", "leakage_probe"]
