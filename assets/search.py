@@ -4,7 +4,7 @@ import polars as pl
 from dagster import AssetCheckResult, AssetCheckSpec, AssetExecutionContext, Failure, MaterializeResult, MetadataValue, asset
 
 from assets.resources import WarehouseResource
-from assets.trajectories import _md
+from assets.metadata import md_table
 from assets.worlds import world_partitions, world_tables
 from worldforge.corpus import build_corpus, build_index, check_corpus
 from worldforge.errors import WorldforgeError
@@ -52,7 +52,7 @@ def search_corpus(context: AssetExecutionContext, warehouse: WarehouseResource) 
     return MaterializeResult(
         metadata={"pages": MetadataValue.json({s or "(world)": n for s, n in report.pages.items()}), "facts": report.facts},
         check_results=[AssetCheckResult(check_name="no_contradicted_fact", passed=bad.height == 0,
-                                        metadata={"contradicted": bad.height, "examples": _md(bad.head(10))})],
+                                        metadata={"contradicted": bad.height, "examples": md_table(bad, 10)})],
     )
 
 
@@ -82,7 +82,7 @@ def search_tasks(context: AssetExecutionContext, warehouse: WarehouseResource) -
     out = write_tasks(built.tasks, warehouse.path / "tasks" / context.partition_key)
     kinds = pl.DataFrame({"kind": [t.extra["kind"] for t in built.tasks]}).group_by("kind").len().sort("kind")
     return MaterializeResult(
-        metadata={"tasks": len(built.tasks), "export": MetadataValue.path(str(out)), "by_kind": _md(kinds)},
+        metadata={"tasks": len(built.tasks), "export": MetadataValue.path(str(out)), "by_kind": md_table(kinds)},
         check_results=[AssetCheckResult(check_name="every_task_solvable", passed=not built.unsolvable,
                                         metadata={"unsolvable": MetadataValue.json(built.unsolvable)})],
     )

@@ -6,15 +6,10 @@ import base64
 import polars as pl
 from dagster import AssetCheckResult, AssetCheckSpec, AssetExecutionContext, MaterializeResult, MetadataValue, asset
 
+from assets.metadata import md_table
 from assets.resources import SourcesResource, WarehouseResource
 from worldforge.reports import informative_share_png, mask_statistics_png
 from worldforge.trajectories.store import apply_masks, balance, load_store, merge_batch, read_batch, store_path, write_store
-
-
-def _md(frame: pl.DataFrame) -> MetadataValue:
-    head = "| " + " | ".join(frame.columns) + " |\n|" + "---|" * frame.width + "\n"
-    body = "".join("| " + " | ".join(f"{v:.3f}" if isinstance(v, float) else str(v) for v in row) + " |\n" for row in frame.iter_rows())
-    return MetadataValue.md(head + body)
 
 
 @asset(
@@ -38,8 +33,8 @@ def trajectory_turns(context: AssetExecutionContext, warehouse: WarehouseResourc
             "trajectories": batch.trajectories.height,
             "quarantined": batch.quarantine.height,
             "turns": batch.turns.height,
-            "by_source": _md(by_source),
-            "quarantine": _md(batch.quarantine.select("source_path", "locator", "reason")),
+            "by_source": md_table(by_source),
+            "quarantine": md_table(batch.quarantine.select("source_path", "locator", "reason")),
         },
         check_results=[AssetCheckResult(check_name="records_balance", passed=bool(bal["balanced"]), metadata={k: v for k, v in bal.items() if k != "balanced"})],
     )
@@ -72,9 +67,9 @@ def turn_mask_stats(context: AssetExecutionContext, warehouse: WarehouseResource
         metadata={
             "turns": turns.height,
             "informative_share": share,
-            "per_source": _md(per_source),
-            "mask_reasons": _md(reasons),
-            "thresholds": _md(store.thresholds),
+            "per_source": md_table(per_source),
+            "mask_reasons": md_table(reasons),
+            "thresholds": md_table(store.thresholds),
             **plots,
         },
         check_results=[AssetCheckResult(

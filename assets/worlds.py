@@ -13,6 +13,7 @@ from dagster import (
     asset,
 )
 
+from assets.metadata import md_table
 from assets.resources import DEFAULT_SPECS, SourcesResource, WarehouseResource
 from worldforge.errors import WorldforgeError
 from worldforge.spec import discover_specs, load_spec, spec_hash
@@ -27,13 +28,6 @@ CHECKS = {
     "row_budget": {"row_budget"},
     "declared_constraints": {"unique", "range", "monotone", "check"},
 }
-
-
-def _preview(frame, rows: int = 5) -> str:
-    head = frame.head(rows)
-    lines = ["| " + " | ".join(head.columns) + " |", "|" + "---|" * head.width]
-    lines += ["| " + " | ".join("" if v is None else str(v).replace("|", "\\|") for v in r) + " |" for r in head.iter_rows()]
-    return "\n".join(lines)
 
 
 @asset(
@@ -71,7 +65,7 @@ def world_tables(context: AssetExecutionContext, warehouse: WarehouseResource, s
             "spec_hash": spec_hash(spec),
             "total_rows": sum(f.height for f in tables.values()),
             "rows_by_table": MetadataValue.json({t: f.height for t, f in tables.items()}),
-            "preview": MetadataValue.md("\n\n".join(f"**{t}** ({f.height} rows)\n\n" + _preview(f) for t, f in tables.items())),
+            "preview": MetadataValue.md("\n\n".join(f"**{t}** ({f.height} rows)\n\n" + md_table(f, 5).value for t, f in tables.items())),
         },
         check_results=results,
     )

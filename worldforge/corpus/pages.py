@@ -38,7 +38,7 @@ import polars as pl
 from worldforge.spec import models as M
 from worldforge.synth import column_rng
 
-__all__ = ["Fact", "Page", "build_pages", "render_value", "label_column", "pretty", "slug"]
+__all__ = ["Fact", "Page", "build_pages", "render_value", "label_column", "pretty", "singular", "slug"]
 
 
 @dataclass(frozen=True)
@@ -103,7 +103,8 @@ def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
 
 
-def _singular(table: str) -> str:
+def singular(table: str) -> str:
+    """``supply_flights`` -> ``supply flight``, ``categories`` -> ``category``."""
     word = table.replace("_", " ")
     if word.endswith("ies"):
         return word[:-3] + "y"
@@ -125,7 +126,7 @@ class _Builder:
             lc = label_column(table)
             pk = table.primary_key
             self.labels[t] = {
-                r[pk]: (render_value(r[lc]) if lc != pk else f"{_singular(t).title()} #{r[pk]}") for r in self.rows[t]
+                r[pk]: (render_value(r[lc]) if lc != pk else f"{singular(t).title()} #{r[pk]}") for r in self.rows[t]
             }
         self.pages: list[Page] = []
         self.urls: set[str] = set()
@@ -194,7 +195,7 @@ class _Builder:
         for t, table in self.spec.tables.items():
             lc = label_column(table)
             pk = table.primary_key
-            kind = _singular(t)
+            kind = singular(t)
             rng = self.rng("entity", t)
             for row in self.rows[t]:
                 label = self.labels[t][row[pk]]
@@ -249,7 +250,7 @@ class _Builder:
                         scope = f" of {self.labels[parent.parent][g]}" if isinstance(parent, M.ReferenceColumn) else f" ({render_value(g)})"
                     title = f"{pretty(t).capitalize()}{scope} ranked by {pretty(col.of)}"
                     lead = f"The {len(rows)} {pretty(t)}{scope} in *{self.title}*, ranked by {pretty(col.of)} as of {render_value(self.as_of)}."
-                    lines = [lead, "", f"| Rank | {_singular(t).title()} | {pretty(col.of).capitalize()} |", "|---|---|---|"]
+                    lines = [lead, "", f"| Rank | {singular(t).title()} | {pretty(col.of).capitalize()} |", "|---|---|---|"]
                     facts = []
                     for r in rows:
                         rt, f1 = self.fact(t, r, rc, "body")
@@ -317,7 +318,7 @@ class _Builder:
             for (y, q), rows in sorted(quarters.items()):
                 rows = sorted(rows, key=lambda r: (r[dc], r[pk]))
                 title = f"{pretty(t).capitalize()} by {pretty(dc)}: Q{q} {y}"
-                lead = f"Every {_singular(t)} in *{self.title}* whose {pretty(dc)} falls in Q{q} {y}."
+                lead = f"Every {singular(t)} in *{self.title}* whose {pretty(dc)} falls in Q{q} {y}."
                 lines = [lead, ""]
                 facts = []
                 for r in rows:

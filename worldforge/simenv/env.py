@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from worldforge.corpus.index import search as corpus_search
+from worldforge.corpus.pages import render_value
 from worldforge.corpus.store import read_corpus
 from worldforge.errors import WarehouseError
 from worldforge.simenv.perturbations import DEFAULT_MIX, PerturbationConfig, decision_rng
@@ -113,7 +114,7 @@ def _corpus(path: Path, scenario: str | None) -> _Corpus:
 
 
 def _date(iso: str | None) -> str:
-    return date.fromisoformat(iso).strftime("%b %d, %Y") if iso else "N/A"
+    return render_value(date.fromisoformat(iso)) if iso else "N/A"
 
 
 class SearchEnv:
@@ -301,7 +302,7 @@ class SearchEnv:
             obs.text, obs.error = f"Error: failed to fetch {url}: 404 Not Found.", True
             return
         self.extracted.append(page["url"])
-        published = f"*Published {page['published'].strftime('%b %d, %Y')}*\n\n" if page["published"] else ""
+        published = f"*Published {render_value(page['published'])}*\n\n" if page["published"] else ""
         obs.text = f"# {page['title']}\n\n{published}{page['body_md']}"
 
     def _dict_memory(self, args: dict, obs: Observation) -> None:

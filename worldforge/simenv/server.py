@@ -102,8 +102,13 @@ class Sessions:
                 self._retire(item[0])
             return item is not None
 
+    def reap(self) -> int:
+        """Drop idle sessions; returns how many."""
+        with self._lock:
+            return self.expire()
+
     def expire(self) -> int:
-        """Drop idle sessions (the caller holds the lock or is the only user)."""
+        """Drop idle sessions (called with the lock held)."""
         now = time.monotonic()
         stale = [sid for sid, (_, used) in self._items.items() if now - used > self.idle_timeout]
         for sid in stale:
@@ -188,8 +193,7 @@ def create_app(
         async def reaper() -> None:
             while True:
                 await asyncio.sleep(max(1.0, min(10.0, idle_timeout / 2)))
-                with sessions._lock:
-                    sessions.expire()
+                sessions.reap()
                 await asyncio.to_thread(sessions.flush, wh)
 
         task = asyncio.create_task(reaper())

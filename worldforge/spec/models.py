@@ -147,6 +147,14 @@ class NumberColumn(_ColumnBase):
         return self
 
 
+def _date_form(v: str) -> str:
+    try:
+        resolve_date(v, 2000)
+    except ValueError:
+        raise ValueError(f"{v!r} is not a date: use YYYY-MM-DD or Y[+N|-N]-MM-DD (relative to target_year)") from None
+    return v
+
+
 class DateColumn(_ColumnBase):
     kind: Literal["date"]
     start: str
@@ -155,11 +163,7 @@ class DateColumn(_ColumnBase):
     @field_validator("start", "end")
     @classmethod
     def _form(cls, v: str) -> str:
-        try:
-            resolve_date(v, 2000)
-        except ValueError:
-            raise ValueError(f"{v!r} is not a date: use YYYY-MM-DD or Y[+N|-N]-MM-DD (relative to target_year)")
-        return v
+        return _date_form(v)
 
 
 class FormatColumn(_ColumnBase):
@@ -320,14 +324,6 @@ class TableSpec(_Strict):
             if col.cardinality is not None:
                 return name, col
         return None
-
-
-def _date_form(v: str) -> str:
-    try:
-        resolve_date(v, 2000)
-    except ValueError:
-        raise ValueError(f"{v!r} is not a date: use YYYY-MM-DD or Y[+N|-N]-MM-DD (relative to target_year)") from None
-    return v
 
 
 class ScenarioSpec(_Strict):

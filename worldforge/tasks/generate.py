@@ -24,7 +24,7 @@ from datetime import date
 
 import polars as pl
 
-from worldforge.corpus.pages import slug, label_column, pretty, render_value
+from worldforge.corpus.pages import label_column, pretty, render_value, singular, slug
 from worldforge.spec import models as M
 from worldforge.synth import column_rng
 from worldforge.tasks.io import Task
@@ -135,8 +135,8 @@ class _Gen:
                 lc = label_column(self.spec.tables[t])
                 attrs = self.attributes(t, 3)
                 cols = [(lc, lc, "string")] + [(a, a, _cell_type(self.tables[t], a)) for a in attrs] + [("wiki_url", "@url", "url")]
-                q = (f"In {self.title}, as of {render_value(self.spec.as_of_date)}: find every {pretty(t)[:-1] if t.endswith('s') else pretty(t)} "
-                     f"that belongs to {plabel} ({pretty(col.parent)[:-1] if col.parent.endswith('s') else pretty(col.parent)}). "
+                q = (f"In {self.title}, as of {render_value(self.spec.as_of_date)}: find every {singular(t)} "
+                     f"that belongs to {plabel} ({singular(col.parent)}). "
                      f"For each one, give its {lc}, " + ", ".join(pretty(a) for a in attrs) + " and the URL of its wiki page.")
                 self.add("children", t, rows, cols, [lc], q)
 
@@ -182,7 +182,7 @@ class _Gen:
             rows = frame.filter((pl.col(dc) >= start) & (pl.col(dc) < end)).sort(dc, table.primary_key).to_dicts()
             attrs = [a for a in self.attributes(t, 2) if a != dc]
             cols = [(lc, lc, "string"), (dc, dc, "date")] + [(a, a, _cell_type(self.tables[t], a)) for a in attrs]
-            q = (f"In {self.title}: list every {pretty(t)[:-1] if t.endswith('s') else pretty(t)} whose {pretty(dc)} falls in Q{qn} {y} "
+            q = (f"In {self.title}: list every {singular(t)} whose {pretty(dc)} falls in Q{qn} {y} "
                  f"(from {render_value(start)} up to, not including, {render_value(end)}), with its {lc}, {pretty(dc)}" + "".join(f", {pretty(a)}" for a in attrs) + ".")
             self.add("window", t, rows, cols, [lc], q)
             limit -= 1

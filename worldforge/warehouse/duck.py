@@ -41,6 +41,11 @@ def quote_ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+def quote_qualified(name: str) -> str:
+    """``name`` or ``schema.name``, each part double-quoted."""
+    return ".".join(quote_ident(part) for part in name.split("."))
+
+
 def quote_str(text: str) -> str:
     """A DuckDB string literal."""
     return "'" + text.replace("'", "''") + "'"
@@ -68,8 +73,7 @@ def insert_frame(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame
         return
     _wf_src = frame.to_arrow()  # noqa: F841 - read by name in the SQL below
     cols = ", ".join(quote_ident(c) for c in frame.columns)
-    target = ".".join(quote_ident(part) for part in table.split("."))
-    con.execute(f"INSERT INTO {target} ({cols}) SELECT {cols} FROM _wf_src")
+    con.execute(f"INSERT INTO {quote_qualified(table)} ({cols}) SELECT {cols} FROM _wf_src")
 
 
 _writer_lock = threading.Lock()
@@ -159,7 +163,7 @@ def open_readonly(path: str | Path) -> duckdb.DuckDBPyConnection:
 
 def read_table(con: duckdb.DuckDBPyConnection, table: str) -> pl.DataFrame:
     """A whole table (``name`` or ``schema.name``) as a polars frame."""
-    return con.sql("SELECT * FROM " + ".".join(quote_ident(p) for p in table.split("."))).pl()
+    return con.sql(f"SELECT * FROM {quote_qualified(table)}").pl()
 
 
 def constraints(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
