@@ -3,8 +3,6 @@
 import json
 from collections import Counter
 
-import pytest
-
 from worldforge.trajectories import Quarantined, Trajectory, read_file, read_path
 from tests.conftest import TRAJECTORIES
 
