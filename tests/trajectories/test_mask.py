@@ -34,6 +34,11 @@ def test_line_surprisal_uses_document_frequency_across_trajectories():
     assert stats["obs_tokens"].to_list() == [5, 5, 5, 5]
 
 
+def test_a_configured_tokenizer_counts_obs_tokens():
+    stats = compute_statistics(frame([("t", 0, "tool", "call", "ab cd"), ("t", 1, "tool", "call", "xyz")]), tokenize=len)
+    assert stats.sort("turn_idx")["obs_tokens"].to_list() == [5, 3]  # characters, not whitespace tokens
+
+
 def test_empty_observation_statistics():
     stats = compute_statistics(frame([("t", 0, "tool", "call", "")]))
     row = stats.row(0, named=True)

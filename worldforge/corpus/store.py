@@ -88,7 +88,6 @@ class CorpusReport:
     path: Path
     pages: dict[str | None, int]
     facts: int
-    hashes: dict[str | None, str]
 
 
 def build_corpus(path: str | Path, seed: int | None = None) -> CorpusReport:
@@ -122,7 +121,7 @@ def write_corpus(path: str | Path, by_scenario: dict[str | None, list[Page]]) ->
             insert_frame(con, "corpus_pages", pf)
             insert_frame(con, "corpus_facts", ff)
         insert_frame(con, "_corpus", meta)
-    return CorpusReport(Path(path), {s: pf.height for s, (pf, _) in frames.items()}, sum(ff.height for _, ff in frames.values()), hashes)
+    return CorpusReport(Path(path), {s: pf.height for s, (pf, _) in frames.items()}, sum(ff.height for _, ff in frames.values()))
 
 
 def read_corpus(path: str | Path, scenario: str | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:

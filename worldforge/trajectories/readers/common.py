@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from worldforge.trajectories.model import Quarantined, Trajectory
+from worldforge.trajectories.model import Quarantined, Trajectory, as_text
 
 
 class RecordError(ValueError):
@@ -29,7 +29,8 @@ def is_message_list(value: Any) -> bool:
     return isinstance(value, list) and bool(value) and all(isinstance(m, dict) and "role" in m for m in value)
 
 
-def first_user_text(messages: list[dict], as_text: Callable[[Any], str]) -> str:
+def first_user_text(messages: list[dict]) -> str:
+    """The first user message that is not an in-context demonstration (``is_demo``)."""
     for m in messages:
         if m.get("role") == "user" and not _truthy(m.get("is_demo")):
             return as_text(m.get("content"))

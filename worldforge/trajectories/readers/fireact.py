@@ -21,7 +21,7 @@ SOURCE = "fireact"
 def _trajectory(messages: Any, path: str, fmt: str, locator: str) -> Trajectory:
     if not is_message_list(messages):
         raise RecordError("not a list of chat messages")
-    return Trajectory(SOURCE, path, fmt, "search", first_user_text(messages, as_text), locator, react_turns(messages))
+    return Trajectory(SOURCE, path, fmt, "search", first_user_text(messages), locator, react_turns(messages))
 
 
 def _is_react(messages: Any) -> bool:

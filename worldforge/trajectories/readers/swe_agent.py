@@ -37,6 +37,6 @@ def read(doc: Any, path: str) -> Iterator[Trajectory | Quarantined]:
                 raise RecordError(f"trajectory step {i} has no action/observation")
             turns.append(Turn(as_text(step["action"]).strip(), as_text(step["observation"])))
         history = doc.get("history") or []
-        return Trajectory(SOURCE, path, FORMAT, _domain(doc, path), first_user_text(history, as_text), "file", turns)
+        return Trajectory(SOURCE, path, FORMAT, _domain(doc, path), first_user_text(history), "file", turns)
 
     yield guarded(path, "file", build)

@@ -46,6 +46,6 @@ def read(doc: Any, path: str) -> Iterator[Trajectory | Quarantined]:
             traj = rec["traj"]
             if not is_message_list(traj):
                 raise RecordError("traj is not a list of chat messages")
-            return Trajectory(SOURCE, path, FORMAT, "tool", first_user_text(traj, as_text), locator, openai_tool_turns(traj))
+            return Trajectory(SOURCE, path, FORMAT, "tool", first_user_text(traj), locator, openai_tool_turns(traj))
 
         yield guarded(path, locator, build)
