@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Iterator
+from typing import Annotated, Iterator, Optional
 
 import typer
 from rich.console import Console
@@ -32,6 +32,10 @@ serve_app = typer.Typer(help="Serve environments over HTTP and MCP.", no_args_is
 app.add_typer(corpus_app, name="corpus")
 app.add_typer(tasks_app, name="tasks")
 app.add_typer(serve_app, name="serve")
+dev_app = typer.Typer(help="Developer tools: a tiny local model, a local vLLM server.", no_args_is_help=True)
+eval_app = typer.Typer(help="World-model evaluation over AgentWorldBench-format files.", no_args_is_help=True)
+app.add_typer(dev_app, name="dev")
+app.add_typer(eval_app, name="eval")
 
 out = Console()
 err = Console(stderr=True)
@@ -48,6 +52,9 @@ def _user_errors() -> Iterator[None]:
         err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None
     except FileNotFoundError as exc:
+        err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
+    except ValueError as exc:  # pydantic validation of settings (a ValueError subclass)
         err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None
 
@@ -320,6 +327,89 @@ def sql(
     for row in frame.head(limit).iter_rows():
         table.add_row(*(escape("" if v is None else str(v)) for v in row))
     out.print(table)
+
+
+@dev_app.command("tiny-model")
+def dev_tiny_model(
+    out_dir: Annotated[Path, typer.Argument(help="Folder to write the model to.")],
+    hidden_size: Annotated[int, typer.Option(help="Model width (64-128 keeps it tiny).")] = 64,
+    layers: Annotated[int, typer.Option(help="Decoder layers.")] = 2,
+    seed: Annotated[int, typer.Option(help="Seeds the tokenizer text and the weights.")] = 0,
+) -> None:
+    """Build a tiny random-init Qwen2 chat model (BPE tokenizer trained here, ChatML template).
+
+    Its text is noise: it exists to exercise servers and pipelines without a download.
+    """
+    from worldforge.llm.tiny import build_tiny_model
+
+    with _user_errors():
+        path = build_tiny_model(out_dir, hidden_size=hidden_size, layers=layers, seed=seed)
+    out.print(f"tiny model written to {path} (serve it: worldforge dev serve {path})")
+
+
+@dev_app.command("serve")
+def dev_serve(
+    model: Annotated[Path, typer.Argument(help="A model folder.")],
+    port: Annotated[int, typer.Option(help="Port on 127.0.0.1.")] = 8000,
+    max_model_len: Annotated[int, typer.Option(help="Context length.")] = 4096,
+    cache_dir: Annotated[Path, typer.Option(help="vLLM and inductor caches.")] = Path(".cache"),
+) -> None:
+    """Run `vllm serve` for a local model on 127.0.0.1 until Ctrl-C (stops every engine process)."""
+    import time
+
+    from worldforge.llm.server import VLLMServer
+
+    server = VLLMServer(model, port=port, max_model_len=max_model_len, cache_dir=cache_dir)
+    with _user_errors():
+        server.start()
+    out.print(f"serving {model} at {server.base_url} (log: {server.log_path}); Ctrl-C stops it")
+    try:
+        while server.proc is not None and server.proc.poll() is None:
+            time.sleep(1)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+
+
+BackendOpt = Annotated[str, typer.Option("--backend", "-b", help="openai | vllm | transformers | grounded.")]
+
+
+@eval_app.command("infer")
+def eval_infer(
+    input_path: Annotated[Path, typer.Argument(help="An AgentWorldBench-format JSONL file (<domain>_test.jsonl).")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Predictions JSONL (one line per input line).")],
+    backend: BackendOpt = "openai",
+    base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1.")] = None,
+    model: Annotated[Optional[str], typer.Option(help="Model name (openai: default the first served) or folder.")] = None,
+    concurrency: Annotated[Optional[int], typer.Option(help="openai: requests in flight.")] = None,
+    max_tokens: Annotated[int, typer.Option(help="Tokens per reply at most.")] = 1024,
+    temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 0.7,
+    seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0,
+    cache: Annotated[Optional[Path], typer.Option(help="Completion cache (default OUTPUT.cache.sqlite); re-runs resume from it.")] = None,
+    warehouse: WarehouseOpt = Path(DEFAULT_WAREHOUSE),
+) -> None:
+    """Predict the observation of every record with a world model; failures are recorded, not fatal."""
+    from worldforge.llm import GenerationParams, make_backend
+    from worldforge.llm.infer import infer_file
+
+    settings: dict = {"model": model}
+    if backend == "openai":
+        settings |= {"base_url": base_url, "concurrency": concurrency}
+    elif base_url is not None:
+        err.print(f"[bold red]error:[/] --base-url applies to the openai backend only, not {backend!r}")
+        raise typer.Exit(2)
+    if backend == "grounded":
+        settings["warehouse"] = str(warehouse)
+    with _user_errors():
+        wm = make_backend(backend, **settings)
+        params = GenerationParams(max_tokens=max_tokens, temperature=temperature, seed=seed)
+        with _progress() as bar:
+            task = bar.add_task("world model", total=None)
+            report = infer_file(input_path, output, wm, params, cache, progress=lambda d, t: bar.update(task, completed=d, total=t))
+    failed = ", ".join(f"{k}: {v}" for k, v in report.failed.most_common()) or "none"
+    out.print(f"{report.lines} line(s) -> {report.output}: {report.ok} predicted, {sum(report.failed.values())} failed ({failed}); "
+              f"{report.generated} generated, {report.cached} from cache")
 
 
 @app.command("summary")

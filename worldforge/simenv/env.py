@@ -26,7 +26,7 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from worldforge.corpus.index import search as corpus_search
 from worldforge.corpus.pages import render_value
@@ -35,6 +35,9 @@ from worldforge.errors import WarehouseError
 from worldforge.simenv.perturbations import DEFAULT_MIX, PerturbationConfig, decision_rng
 from worldforge.tasks.io import Task
 from worldforge.warehouse import world_path
+
+if TYPE_CHECKING:
+    from worldforge.llm.search import LLMSearchRenderer
 
 TOOLS = ("web_search", "web_extractor", "dict_memory")
 RESULTS_PER_QUERY = 10
@@ -78,6 +81,8 @@ class Observation:
         fired: perturbation decisions that fired this turn (``{"kind", "detail"}``).
         revealed: facts stated by the snippets shown (``{"url", "table", "row_key", "column", "value"}``).
         leaks_blocked: snippets replaced by leakage control.
+        rendering: with a world-model renderer, how the text was rendered
+            (:meth:`worldforge.llm.search.Rendering.as_dict`).
     """
 
     text: str
@@ -86,6 +91,7 @@ class Observation:
     fired: list[dict] = field(default_factory=list)
     revealed: list[dict] = field(default_factory=list)
     leaks_blocked: int = 0
+    rendering: dict | None = None
 
 
 @dataclass(frozen=True)
@@ -129,6 +135,9 @@ class SearchEnv:
         warehouse: the warehouse folder.
         session_id: a stable id (default: random); decisions depend on it.
         episode: the number of episodes run before (for scheduled rates).
+        renderer: render ``web_search``/``web_extractor`` observations through a world model
+            (:class:`worldforge.llm.search.LLMSearchRenderer`), verified against the world;
+            default: the grounded templates.
 
     Raises:
         WarehouseError: the world or its corpus is missing.
@@ -144,11 +153,13 @@ class SearchEnv:
         warehouse: str | Path = "warehouse",
         session_id: str | None = None,
         episode: int = 0,
+        renderer: LLMSearchRenderer | None = None,
     ):
         self.world, self.scenario, self.task, self.seed, self.warehouse = world, scenario, task, seed, str(warehouse)
         self.perturbations = perturbations or PerturbationConfig()
         self.session_id = session_id or uuid.uuid4().hex
         self.episode = episode
+        self.renderer = renderer
         path = world_path(warehouse, world)
         if not path.is_file():
             raise WarehouseError(f"{path}: no such world (build it with `worldforge world build` and `worldforge corpus build`)")
@@ -201,6 +212,8 @@ class SearchEnv:
             self._web_extractor(args, obs)
         else:
             self._dict_memory(args, obs)
+        if self.renderer is not None and name != "dict_memory" and not obs.error and not obs.text.startswith("No results"):
+            obs.rendering = self.renderer.render(self, {"name": name, "arguments": args}, obs).as_dict()
         return obs
 
     # -- perturbations ------------------------------------------------------------------

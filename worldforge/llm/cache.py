@@ -1,0 +1,132 @@
+"""Persistent caches for world-model calls (SQLite files, safe across threads and processes).
+
+* :class:`CachedBackend` wraps any backend: a request whose key (backend identity, messages,
+  grounding, ``n``, params) is cached is answered from the file; the others are generated
+  and written *as each finishes* (``on_result``), so a batch killed halfway keeps its
+  finished work and a re-run generates only what is missing. Failures are never cached.
+* :class:`KVCache` is the store underneath, also used by grounded LLM search to keep one
+  rendering per (world, corpus, normalised tool call, seed).
+
+SQLite (standard library) rather than DuckDB: a cache is many small point writes from
+several threads, which SQLite's WAL mode handles without a writer lock of our own.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+from pydantic import PrivateAttr
+
+from worldforge.llm.base import (
+    Completion,
+    Failure,
+    GenerationParams,
+    GenerationResult,
+    OnResult,
+    WorldModelBackend,
+    WorldModelRequest,
+    check_batch,
+    record,
+)
+
+
+class KVCache:
+    """A JSON-valued key/value table in a SQLite file.
+
+    Args:
+        path: the file (created with its folder).
+        table: the table name (one file can hold several caches).
+    """
+
+    def __init__(self, path: str | Path, table: str = "cache"):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if not table.isidentifier():
+            raise ValueError(f"bad cache table name {table!r}")
+        self.table = table
+        self._lock = threading.Lock()
+        self._con = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
+        with self._lock:
+            self._con.execute("PRAGMA journal_mode=WAL")
+            self._con.execute(f"CREATE TABLE IF NOT EXISTS {table} (key TEXT PRIMARY KEY, value TEXT NOT NULL, created TEXT DEFAULT CURRENT_TIMESTAMP)")
+            self._con.commit()
+
+    def get(self, key: str) -> object | None:
+        with self._lock:
+            row = self._con.execute(f"SELECT value FROM {self.table} WHERE key = ?", (key,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def put(self, key: str, value: object) -> None:
+        blob = json.dumps(value, ensure_ascii=False)
+        with self._lock:
+            self._con.execute(f"INSERT OR REPLACE INTO {self.table} (key, value) VALUES (?, ?)", (key, blob))
+            self._con.commit()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return self._con.execute(f"SELECT count(*) FROM {self.table}").fetchone()[0]
+
+    def close(self) -> None:
+        with self._lock:
+            self._con.close()
+
+
+class CachedBackend(WorldModelBackend):
+    """Any backend, answered from a cache file first.
+
+    Attributes:
+        backend: the backend that generates cache misses.
+        cache_path: the SQLite file.
+    """
+
+    kind = "cached"
+
+    backend: WorldModelBackend
+    cache_path: str
+    _cache: KVCache | None = PrivateAttr(None)
+
+    @property
+    def identity(self) -> str:
+        return self.backend.identity
+
+    @property
+    def cache(self) -> KVCache:
+        if self._cache is None:
+            self._cache = KVCache(self.cache_path, "completions")
+        return self._cache
+
+    def load(self) -> None:
+        self.backend.load()
+
+    def unload(self) -> None:
+        self.backend.unload()
+        if self._cache is not None:
+            self._cache.close()
+            self._cache = None
+
+    def generate(self, requests: Sequence[WorldModelRequest], n: int = 1, params: GenerationParams | None = None, on_result: OnResult | None = None) -> GenerationResult:
+        params = params or GenerationParams()
+        self.backend.check_params(params)
+        check_batch(requests, n)
+        result = GenerationResult()
+        keys = {r.id: r.key(self.backend.identity, n, params) for r in requests}
+        misses = []
+        for req in requests:
+            hit = self.cache.get(keys[req.id])
+            if hit is None:
+                misses.append(req)
+            else:
+                record(result, req, [Completion.model_validate(c | {"request_id": req.id, "cached": True}) for c in hit], on_result)  # type: ignore[operator]
+        if misses:
+            def through(req: WorldModelRequest, outcome: list[Completion] | Failure) -> None:
+                if not isinstance(outcome, Failure):
+                    self.cache.put(keys[req.id], [c.model_dump(exclude={"cached"}) for c in outcome])
+                record(result, req, outcome, on_result)
+
+            self.backend.load()
+            self.backend.generate(misses, n, params, on_result=through)
+        return result

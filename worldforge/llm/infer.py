@@ -1,0 +1,154 @@
+"""World-model inference over an AgentWorldBench-format file (``worldforge eval infer``).
+
+One output line per input line, in input order: the parsed prediction, or a recorded failure
+with its reason (a malformed input line, a generation failure after retries, a reply without
+its tags). Completions are cached as they arrive (:class:`~worldforge.llm.cache.CachedBackend`),
+so a run that was killed or lost its server resumes where it stopped: a re-run generates only
+what has no completion yet, and ``lines in == predictions + failures`` always.
+
+Output line fields: ``line``, ``id``, ``turn_idx``, ``domain``, ``status`` (``ok`` |
+``failed``), ``think``, ``predicted_observation``, ``reference`` (the ground truth), ``reason``,
+``raw`` (the reply, for parse failures), ``finish_reason``, ``prompt_tokens``,
+``completion_tokens``, ``cached``, ``backend``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from worldforge.errors import WorldforgeError
+from worldforge.llm.base import Failure, GenerationParams, WorldModelBackend, WorldModelRequest
+from worldforge.llm.cache import CachedBackend
+from worldforge.llm.prompts import AgentWorldBenchRecord, ParseFailure, build_messages, parse_prediction, read_records
+
+
+@dataclass
+class InferReport:
+    """Counts of one run: ``lines == ok + sum(failed.values())``."""
+
+    output: Path
+    lines: int = 0
+    ok: int = 0
+    failed: Counter = field(default_factory=Counter)
+    cached: int = 0
+    generated: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def balanced(self) -> bool:
+        return self.lines == self.ok + sum(self.failed.values())
+
+
+def grounding_of(record: AgentWorldBenchRecord) -> dict | None:
+    """A grounded-backend grounding for a search record that names its world (extra fields
+    ``world`` and optionally ``scenario``); the earlier actions become the history."""
+    extra = record.model_extra or {}
+    if not extra.get("world"):
+        return None
+    calls = []
+    for p in record.prompt[: record.turn_idx]:
+        body = p.split("```json", 1)[-1].rsplit("```", 1)[0] if "```json" in p else ""
+        try:
+            calls.append(json.loads(body))
+        except json.JSONDecodeError:
+            return None
+    return {"world": extra["world"], "scenario": extra.get("scenario"), "warehouse": extra.get("warehouse"),
+            "history": calls[:-1], "tool_call": calls[-1], "session_id": str(extra.get("session_id", record.id))}
+
+
+def infer_file(
+    input_path: str | Path,
+    output_path: str | Path,
+    backend: WorldModelBackend,
+    params: GenerationParams | None = None,
+    cache_path: str | Path | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> InferReport:
+    """Run the world model on every record of an AgentWorldBench JSONL file.
+
+    Args:
+        input_path: ``<domain>_test.jsonl``.
+        output_path: the predictions JSONL (written atomically: a failed run leaves the
+            previous file untouched).
+        backend: any backend; wrapped in a cache unless it already is one.
+        params: sampling settings.
+        cache_path: the completion cache (default ``<output>.cache.sqlite``).
+        progress: called with ``(done, total)`` as requests finish.
+
+    Raises:
+        WorldforgeError: the input file is missing; BackendError when the backend cannot start.
+    """
+    src, out = Path(input_path), Path(output_path)
+    if not src.is_file():
+        raise WorldforgeError(f"{src}: no such AgentWorldBench file")
+    params = params or GenerationParams()
+    cached = backend if isinstance(backend, CachedBackend) else CachedBackend(backend=backend, cache_path=str(cache_path or out.with_name(out.name + ".cache.sqlite")))
+    lines: list[tuple[int, AgentWorldBenchRecord | str]] = list(read_records(src))
+    requests: list[WorldModelRequest] = []
+    by_id: dict[str, tuple[int, AgentWorldBenchRecord]] = {}
+    for n, rec in lines:
+        if isinstance(rec, AgentWorldBenchRecord):
+            req = WorldModelRequest(id=f"{n}:{rec.id}", messages=tuple(build_messages(rec)), grounding=grounding_of(rec))
+            requests.append(req)
+            by_id[req.id] = (n, rec)
+    done = 0
+
+    def tick(req, outcome) -> None:
+        nonlocal done
+        done += 1
+        if progress:
+            progress(done, len(requests))
+
+    with cached:
+        result = cached.generate(requests, 1, params, on_result=tick)
+    report = InferReport(out, lines=len(lines))
+    rows = []
+    for n, rec in lines:
+        if not isinstance(rec, AgentWorldBenchRecord):
+            rows.append({"line": n, "status": "failed", "reason": rec})
+            report.failed["malformed input"] += 1
+            continue
+        rid = f"{n}:{rec.id}"
+        base = {"line": n, "id": rec.id, "turn_idx": rec.turn_idx, "domain": (rec.model_extra or {}).get("domain"),
+                "reference": rec.reference(), "backend": cached.identity}
+        outcome = result.failures.get(rid) or result.completions[rid]
+        if isinstance(outcome, Failure):
+            rows.append(base | {"status": "failed", "reason": outcome.reason})
+            report.failed[_reason_class(outcome.reason)] += 1
+            continue
+        c = outcome[0]
+        report.cached += c.cached
+        report.generated += not c.cached
+        report.completion_tokens += c.completion_tokens
+        meta = {"finish_reason": c.finish_reason, "prompt_tokens": c.prompt_tokens, "completion_tokens": c.completion_tokens, "cached": c.cached}
+        parsed = parse_prediction(c.text)
+        if isinstance(parsed, ParseFailure):
+            rows.append(base | meta | {"status": "failed", "reason": parsed.reason, "raw": c.text})
+            report.failed[parsed.reason.split(" (")[0]] += 1
+        else:
+            rows.append(base | meta | {"status": "ok", "think": parsed.think, "predicted_observation": parsed.observation})
+            report.ok += 1
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            for row in rows:
+                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+        os.replace(tmp, out)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return report
+
+
+def _reason_class(reason: str) -> str:
+    for prefix in ("HTTP", "timeout", "connection error", "not grounded", "grounding failed", "prompt"):
+        if reason.startswith(prefix):
+            return prefix if prefix != "HTTP" else reason.split(":")[0]
+    return reason.split(":")[0][:60]

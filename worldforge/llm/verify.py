@@ -1,0 +1,348 @@
+"""A rule verifier for rendered observations: every stated world fact is checked against DuckDB.
+
+A world model that renders search pages can invent facts. :class:`FactVerifier` reads the
+world's tables (or a scenario's) and finds, in a Markdown observation, the claims it can
+check:
+
+* **tables** — a key/value table (an infobox) states columns of the page's subject (the
+  entity named in the ``# title``, else the first entity named); a wide table states, per
+  row, columns of the entity in that row; a side-by-side table (entities as headers) states
+  each column of each entity. A cell under a name column that names no world entity is an
+  *unknown entity*.
+* **prose** — a sentence that names a column (``launch price usd``, ``announced``) states
+  the first value of that column's type after the mention (``its price stands at 399``), about the
+  entity the sentence names nearest before the mention (else the sentence's first, else the
+  last entity named earlier).
+
+A claim is checked by type: numbers within 0.5% (pages round), dates equal, categorical text
+(at most 40 distinct values) contradicted when it names another value of the column but not
+the true one, other text equal in table cells. Anything else is not a checkable claim and is
+not counted. Rendering rules (dates ``Mon DD, YYYY``, units after numbers) are those of
+:func:`worldforge.corpus.pages.render_value`; the corpus itself passes with no contradiction.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from worldforge.corpus.pages import label_column, pretty, render_value
+from worldforge.errors import WarehouseError
+from worldforge.warehouse import read_world
+
+_NUM = re.compile(r"(?<![\w.])[-−]?\d[\d,]*(?:\.\d+)?(?![\d])")
+_MONTHS = {m: i for i, m in enumerate(["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"], 1)}
+_DATE = re.compile(r"\b(?:(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.? (\d{1,2}), (\d{4})|(\d{4})-(\d{2})-(\d{2}))\b", re.I)
+_LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
+_SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z*\[])|\n+")
+_MAX_CATEGORIES = 40
+
+
+@dataclass(frozen=True)
+class Contradiction:
+    """A stated value that disagrees with the world (``expected`` is the row's rendered value)."""
+
+    entity: str
+    table: str
+    row_key: str
+    column: str
+    stated: str
+    expected: str
+    where: str
+
+
+@dataclass
+class Verdict:
+    """The verifier's finding on one observation: claims checked and contradictions."""
+
+    checked: int = 0
+    contradictions: list[Contradiction] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.contradictions
+
+    def summary(self) -> str:
+        if self.ok:
+            return f"{self.checked} claim(s) checked, none contradicted"
+        c = self.contradictions[0]
+        more = f" (+{len(self.contradictions) - 1} more)" if len(self.contradictions) > 1 else ""
+        return f"{len(self.contradictions)} of {self.checked} claim(s) contradicted, e.g. {c.entity} {pretty(c.column)}: stated {c.stated!r}, the world says {c.expected!r}{more}"
+
+
+@dataclass(frozen=True)
+class _Col:
+    table: str
+    name: str
+    kind: str  # number | date | category | text | label
+    categories: frozenset[str] = frozenset()
+
+
+def _parse_date(text: str) -> date | None:
+    m = _DATE.search(text)
+    if not m:
+        return None
+    try:
+        if m.group(1):
+            return date(int(m.group(3)), _MONTHS[m.group(1)[:3].lower()], int(m.group(2)))
+        return date(int(m.group(4)), int(m.group(5)), int(m.group(6)))
+    except ValueError:
+        return None
+
+
+def _parse_number(text: str) -> float | None:
+    for m in _NUM.finditer(text.replace("−", "-")):
+        if _DATE.search(text) and m.group(0) in _DATE.search(text).group(0):  # type: ignore[union-attr]
+            continue
+        try:
+            return float(m.group(0).replace(",", ""))
+        except ValueError:
+            continue
+    return None
+
+
+def _same_number(stated: float, actual: float) -> bool:
+    return abs(stated - actual) <= 1e-9 + 0.005 * abs(actual)
+
+
+class FactVerifier:
+    """Checks observations against one world (or one of its scenarios).
+
+    Args:
+        world_file: the world's DuckDB file.
+        scenario: check against a scenario's tables instead.
+
+    Raises:
+        WarehouseError: the file is not a world, or has no such scenario.
+    """
+
+    def __init__(self, world_file: str | Path, scenario: str | None = None):
+        wf = read_world(world_file)
+        if scenario is not None and scenario not in wf.scenarios:
+            raise WarehouseError(f"{world_file}: no scenario {scenario!r} (has: {', '.join(wf.scenarios) or 'none'})")
+        tables = wf.scenarios[scenario] if scenario else wf.tables
+        self.spec = wf.spec
+        self.entities: dict[str, list[tuple[str, dict]]] = {}
+        self.columns: dict[str, dict[str, _Col]] = {}  # table -> pretty name -> column
+        self.label_cols: dict[str, str] = {}
+        self.rows: dict[tuple[str, str], dict] = {}  # (table, row key) -> row, for grounding prompts
+        for t, spec_t in wf.spec.tables.items():
+            frame = tables.get(t)
+            if frame is None:
+                continue
+            lc = label_column(spec_t)
+            pk = spec_t.primary_key
+            cols: dict[str, _Col] = {}
+            for c in spec_t.columns:
+                if c == pk or c in spec_t.references:
+                    continue
+                dtype = frame.schema[c]
+                if c == lc:
+                    kind = "label"
+                elif dtype in (pl.Int64, pl.Int32, pl.Float64, pl.Float32):
+                    kind = "number"
+                elif dtype == pl.Date:
+                    kind = "date"
+                else:
+                    kind = "text"
+                cats: frozenset[str] = frozenset()
+                if kind == "text":
+                    values = {render_value(v).lower() for v in frame[c].drop_nulls().unique().to_list()}
+                    if len(values) <= _MAX_CATEGORIES:
+                        kind, cats = "category", frozenset(values)
+                cols[pretty(c).lower()] = _Col(t, c, kind, cats)
+            self.columns[t] = cols
+            for row in frame.to_dicts():
+                row["__key__"] = str(row[pk])
+                self.rows[(t, row["__key__"])] = row
+                if lc != pk:
+                    self.entities.setdefault(render_value(row[lc]).lower(), []).append((t, row))
+            if lc != pk:
+                self.label_cols[t] = lc
+        names = sorted(self.entities, key=len, reverse=True)
+        self._entity_re = re.compile(r"(?<!\w)(" + "|".join(re.escape(n) for n in names) + r")(?!\w)", re.I) if names else None
+        all_cols = sorted({p for cols in self.columns.values() for p in cols}, key=len, reverse=True)
+        self._column_re = re.compile(r"(?<!\w)(" + "|".join(re.escape(p) for p in all_cols) + r")(?!\w)", re.I) if all_cols else None
+
+    # -- public -------------------------------------------------------------------------
+    def verify(self, text: str) -> Verdict:
+        """Check every claim in a Markdown observation. Never raises on odd text."""
+        verdict = Verdict()
+        text = _LINK.sub(r"\1", text)
+        subject = self._subject(text)
+        last: str | None = subject
+        prose: list[str] = []
+        lines = text.splitlines()
+        i = 0
+        while i < len(lines):
+            if lines[i].lstrip().startswith("|"):
+                block = []
+                while i < len(lines) and lines[i].lstrip().startswith("|"):
+                    block.append(lines[i])
+                    i += 1
+                self._table(block, subject, verdict)
+                continue
+            prose.append(lines[i])
+            i += 1
+        for sentence in _SENT.split("\n".join(prose)):
+            last = self._sentence(sentence, last, verdict)
+        return verdict
+
+    # -- claims -------------------------------------------------------------------------
+    def _find_entities(self, text: str) -> list[tuple[int, str]]:
+        if self._entity_re is None:
+            return []
+        return [(m.start(), m.group(1).lower()) for m in self._entity_re.finditer(text)]
+
+    def _subject(self, text: str) -> str | None:
+        for line in text.splitlines():
+            if line.startswith("# "):
+                found = self._find_entities(line[2:].split(" - ")[0])
+                if found:
+                    return found[0][1]
+                break
+        found = self._find_entities(text)
+        return found[0][1] if found else None
+
+    def _column_of(self, entity: str, field_text: str) -> list[tuple[str, dict, _Col]]:
+        """The rows named ``entity`` (labels need not be unique) with the column a field label
+        names (the longest column name that prefixes it)."""
+        f = " ".join(field_text.lower().replace("*", "").split())
+        out = []
+        for t, row in self.entities.get(entity, []):
+            best = None
+            for p, col in self.columns[t].items():
+                if (f == p or f.startswith(p + " ")) and (best is None or len(p) > len(best[0])):
+                    best = (p, col)
+            if best:
+                out.append((t, row, best[1]))
+        return out
+
+    def _check(self, entity: str, field_text: str, stated: str, where: str, verdict: Verdict, in_table: bool) -> None:
+        """Count the claim; a contradiction when no row of that name agrees with it."""
+        outcomes = [(t, row, col, self._agrees(row, col, stated, in_table)) for t, row, col in self._column_of(entity, field_text)]
+        outcomes = [o for o in outcomes if o[3] is not None]
+        if not outcomes:
+            return
+        verdict.checked += 1
+        if not any(o[3] for o in outcomes):
+            t, row, col, _ = outcomes[0]
+            verdict.contradictions.append(Contradiction(entity, t, row["__key__"], col.name, stated.strip(), render_value(row[col.name]), where))
+
+    @staticmethod
+    def _agrees(row: dict, col: _Col, stated: str, in_table: bool) -> bool | None:
+        """Whether ``stated`` agrees with the row's cell; None when it states no value of the column's type."""
+        if col.kind == "label":
+            return None
+        actual = row[col.name]
+        if actual is None:
+            return None
+        expected = render_value(actual)
+        if col.kind == "number":
+            n = _parse_number(stated)
+            return None if n is None else _same_number(n, float(actual))
+        if col.kind == "date":
+            d = _parse_date(stated)
+            real = actual.date() if isinstance(actual, datetime) else actual if isinstance(actual, date) else None
+            return None if d is None or real is None else d == real
+        if col.kind == "category":
+            low = stated.lower()
+            if re.search(rf"(?<!\w){re.escape(expected.lower())}(?!\w)", low):
+                return True
+            others = [c for c in col.categories if c and re.search(rf"(?<!\w){re.escape(c)}(?!\w)", low)]
+            return False if others else None
+        return (stated.strip().lower() == expected.lower()) if in_table else None
+
+    def _table(self, block: list[str], subject: str | None, verdict: Verdict) -> None:
+        rows = [[c.strip() for c in line.strip().strip("|").split("|")] for line in block]
+        rows = [r for r in rows if not all(re.fullmatch(r":?-{2,}:?", c) or not c for c in r)] if len(rows) > 1 else rows
+        if len(rows) < 2:
+            return
+        header, body = rows[0], rows[1:]
+        header_entities = [self._find_entities(h) for h in header[1:]]
+        if header_entities and all(len(e) == 1 and e[0][1] == h.lower().strip("* ") for e, h in zip(header_entities, header[1:])):
+            for r in body:  # side by side: entities across, fields down
+                for e, cell in zip(header_entities, r[1:]):
+                    self._check(e[0][1], r[0], cell, f"table row {r[0]!r}", verdict, True)
+            return
+        if len(header) == 2 and (not header[1] or (not self._find_entities(header[0]) and not self._has_label_header(header))) and all(len(r) >= 2 for r in body):
+            if subject is not None:  # key/value infobox of the page's subject
+                for r in body:
+                    self._check(subject, r[0], r[1], f"infobox {r[0]!r}", verdict, True)
+            return
+        label_idx = next((j for j, h in enumerate(header) if self._is_label_header(h)), None)
+        for r in body:
+            ents = [(j, self._find_entities(c)) for j, c in enumerate(r)]
+            owner = next((found[0][1] for j, found in ents if found and found[0][0] == 0 and len(found[0][1]) == len(r[j].strip("* ").strip())), None)
+            if owner is None:
+                if label_idx is not None and label_idx < len(r) and r[label_idx].strip():
+                    verdict.checked += 1
+                    verdict.contradictions.append(Contradiction(r[label_idx], "?", "?", header[label_idx].lower(), r[label_idx], "(no such entity)", "unknown entity in a table"))
+                continue
+            for h, cell in zip(header, r):
+                self._check(owner, h, cell, f"table row of {owner!r}", verdict, True)
+
+    def _is_label_header(self, h: str) -> bool:
+        h = h.lower().strip("* ")
+        return any(h in (t.replace("_", " "), t.rstrip("s").replace("_", " "), pretty(lc)) for t, lc in self.label_cols.items()) and h not in ("", "name")
+
+    def _has_label_header(self, header: list[str]) -> bool:
+        return any(self._is_label_header(h) for h in header)
+
+    def _sentence(self, sentence: str, last: str | None, verdict: Verdict) -> str | None:
+        ents = self._find_entities(sentence)
+        if self._column_re is not None:
+            for m in self._column_re.finditer(sentence):
+                before = [e for pos, e in ents if pos < m.start()]
+                entity = before[-1] if before else (ents[0][1] if ents else last)
+                if entity is None:
+                    continue
+                found = self._column_of(entity, m.group(1))
+                if not found:
+                    continue
+                after = sentence[m.end():]
+                for e_pos, e in ents:  # entity names carry digits ("Lumen 6"); never read them as values
+                    if e_pos >= m.end():
+                        after = after.replace(sentence[e_pos: e_pos + len(e)], " ")
+                stated = self._value_text(found[0][2], after)
+                if stated is not None:
+                    self._check(entity, m.group(1), stated, f"sentence {sentence.strip()[:80]!r}", verdict, False)
+        return ents[-1][1] if ents else last
+
+    def _value_text(self, col: _Col, text: str) -> str | None:
+        if col.kind == "date":
+            m = _DATE.search(text)
+            return m.group(0) if m else None
+        if col.kind == "number":
+            stripped = _DATE.sub(" ", text)
+            m = _NUM.search(stripped)
+            return m.group(0) if m else None
+        if col.kind == "category":
+            return text if any(re.search(rf"(?<!\w){re.escape(c)}(?!\w)", text.lower()) for c in col.categories if c) else None
+        return None
+
+
+_VERIFIERS: dict[tuple[str, str | None, int], FactVerifier] = {}
+
+
+def verifier_for(world_file: str | Path, scenario: str | None = None) -> FactVerifier:
+    """A cached :class:`FactVerifier` (rebuilt when the file changes)."""
+    p = Path(world_file)
+    key = (str(p.resolve()), scenario, p.stat().st_mtime_ns)
+    if key not in _VERIFIERS:
+        _VERIFIERS[key] = FactVerifier(p, scenario)
+    return _VERIFIERS[key]
+
+
+def verify_observation(world_file: str | Path, text: str, scenario: str | None = None) -> Verdict:
+    """Shorthand for ``verifier_for(world_file, scenario).verify(text)``."""
+    return verifier_for(world_file, scenario).verify(text)
+
+
+__all__ = ["Contradiction", "FactVerifier", "Verdict", "verifier_for", "verify_observation"]
+_ = Any
