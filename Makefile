@@ -47,6 +47,7 @@ bench: $(STAMP)  ## bench/simenv.py reads the demo's warehouse: run make demo fi
 	$(BIN)/python bench/corpus.py
 	$(BIN)/python bench/simenv.py
 	$(BIN)/python bench/backfill.py
+	$(BIN)/python bench/world_model.py
 
 ## The Dagster UI on http://127.0.0.1:3000
 dev: $(STAMP)

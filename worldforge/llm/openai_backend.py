@@ -65,10 +65,15 @@ class OpenAIBackend(WorldModelBackend):
             import openai
         except ImportError:  # pragma: no cover - a core dependency
             raise missing_extra("openai", self.kind) from None
+        extra: dict[str, Any] = {}
+        try:  # aiohttp as the transport: less client CPU per request at high concurrency (openai[aiohttp])
+            extra["http_client"] = openai.DefaultAioHttpClient()
+        except (AttributeError, RuntimeError, ImportError):  # pragma: no cover - without the extra
+            pass
         return openai.AsyncOpenAI(
             base_url=self.base_url, api_key=self.api_key,
             max_retries=self.max_retries if max_retries is None else max_retries,
-            timeout=self.timeout_s if timeout is None else timeout,
+            timeout=self.timeout_s if timeout is None else timeout, **extra,
         )
 
     def load(self) -> None:
@@ -99,10 +104,14 @@ class OpenAIBackend(WorldModelBackend):
     def unload(self) -> None:
         self._loaded = False
 
-    def generate(self, requests: Sequence[WorldModelRequest], n: int = 1, params: GenerationParams | None = None, on_result: OnResult | None = None) -> GenerationResult:
-        return _run(self.agenerate(requests, n, params, on_result))
+    def generate(self, requests: Sequence[WorldModelRequest], n: int = 1, params: GenerationParams | None = None, on_result: OnResult | None = None,
+                 extra_body: dict | None = None) -> GenerationResult:
+        """See :meth:`WorldModelBackend.generate`; ``extra_body`` adds server-specific fields
+        (vLLM: ``ignore_eos``, ``min_tokens``, ``top_k`` ...)."""
+        return _run(self.agenerate(requests, n, params, on_result, extra_body))
 
-    async def agenerate(self, requests: Sequence[WorldModelRequest], n: int = 1, params: GenerationParams | None = None, on_result: OnResult | None = None) -> GenerationResult:
+    async def agenerate(self, requests: Sequence[WorldModelRequest], n: int = 1, params: GenerationParams | None = None, on_result: OnResult | None = None,
+                        extra_body: dict | None = None) -> GenerationResult:
         """:meth:`generate` for callers that already run an event loop."""
         import openai
 
@@ -119,6 +128,8 @@ class OpenAIBackend(WorldModelBackend):
             kwargs["seed"] = params.seed
         if params.stop:
             kwargs["stop"] = list(params.stop)
+        if extra_body:
+            kwargs["extra_body"] = extra_body
         if params.json_schema is not None:
             kwargs["response_format"] = {"type": "json_schema", "json_schema": {"name": "world_model_reply", "schema": params.json_schema, "strict": True}}
 

@@ -104,6 +104,7 @@ def records_from_turns(
     domain: str,
     task: str,
     turns: Sequence[tuple[str, str]],
+    **extra: object,
 ) -> list[AgentWorldBenchRecord]:
     """One AgentWorldBench record per turn of a trajectory.
 
@@ -112,13 +113,15 @@ def records_from_turns(
         domain: selects the system prompt (unknown domains get the generic contract).
         task: the agent's instruction.
         turns: ``(action, observation)`` pairs in order.
+        extra: more fields on every record (``world`` and ``scenario`` for simulated search
+            episodes, which lets the grounded backend re-render them).
     """
     prompts = [action_prompt(i + 1, a) for i, (a, _) in enumerate(turns)]
     responses = [observation_text(o) for _, o in turns]
     system = SYSTEM_PROMPTS.get(domain, _CONTRACT)
     return [
         AgentWorldBenchRecord(task=task, id=f"{trajectory_id}:{i}", prompt=prompts, response=responses, current_prompt=prompts[i - 1],
-                              system_str=system, turn_idx=i, total_turns=len(turns), domain=domain)
+                              system_str=system, turn_idx=i, total_turns=len(turns), domain=domain, **extra)
         for i in range(1, len(turns) + 1)
     ]
 

