@@ -3,7 +3,7 @@
 from dagster import Definitions
 
 from assets.automation import datasets_job, landing_trajectories, nightly_dataset_build, world_build_job, world_spec_changes
-from assets.resources import SourcesResource, WarehouseResource
+from assets.resources import SourcesResource, WarehouseResource, WorldModelResource
 from assets.search import oracle_episodes, scenario_tables, search_corpus, search_index, search_tasks
 from assets.trajectories import trajectory_turns, turn_mask_stats
 from assets.worlds import world_tables
@@ -13,5 +13,5 @@ defs = Definitions(
     jobs=[world_build_job, datasets_job],
     schedules=[nightly_dataset_build],
     sensors=[landing_trajectories, world_spec_changes],
-    resources={"warehouse": WarehouseResource(), "sources": SourcesResource()},
+    resources={"warehouse": WarehouseResource(), "sources": SourcesResource(), "world_model": WorldModelResource.for_environment()},
 )

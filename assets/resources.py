@@ -35,3 +35,40 @@ class SourcesResource(ConfigurableResource):
         if world not in specs:
             raise FileNotFoundError(f"no spec for world partition '{world}' in {self.world_specs}")
         return specs[world]
+
+
+ENVIRONMENTS = {
+    # the one switch: WORLDFORGE_ENV selects the world model every asset gets
+    "local": {"kind": "grounded", "base_url": "", "model": ""},
+    "gpu": {"kind": "openai", "base_url": os.environ.get("WORLDFORGE_VLLM_URL", "http://127.0.0.1:8000/v1"), "model": os.environ.get("WORLDFORGE_VLLM_MODEL", "")},
+}
+
+
+class WorldModelResource(ConfigurableResource):
+    """The world model assets use: ``grounded`` locally, a ``vllm serve`` URL on a GPU environment.
+
+    Defaults come from ``WORLDFORGE_ENV`` (``local`` | ``gpu``; with ``gpu``,
+    ``WORLDFORGE_VLLM_URL`` and ``WORLDFORGE_VLLM_MODEL``); any field can be set in the launchpad.
+    """
+
+    kind: str = ""
+    base_url: str = ""
+    model: str = ""
+
+    @classmethod
+    def for_environment(cls, name: str | None = None) -> "WorldModelResource":
+        name = name or os.environ.get("WORLDFORGE_ENV", "local")
+        if name not in ENVIRONMENTS:
+            raise ValueError(f"WORLDFORGE_ENV={name!r} is not an environment; choose one of: {', '.join(ENVIRONMENTS)}")
+        return cls(**ENVIRONMENTS[name])
+
+    def backend(self, warehouse: str | Path | None = None):
+        """The configured :class:`worldforge.llm.WorldModelBackend` (not loaded yet)."""
+        from worldforge.llm import make_backend
+
+        kind = self.kind or "grounded"
+        if kind == "grounded":
+            return make_backend("grounded", warehouse=str(warehouse or DEFAULT_WAREHOUSE))
+        if kind == "openai":
+            return make_backend("openai", base_url=self.base_url or None, model=self.model or None)
+        return make_backend(kind, model=self.model or None)
