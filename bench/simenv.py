@@ -18,7 +18,6 @@ import argparse
 import asyncio
 import os
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -30,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from worldforge.corpus import open_index, read_corpus  # noqa: E402
 from worldforge.simenv import SearchEnv  # noqa: E402
+from worldforge.net import free_port  # noqa: E402
 from worldforge.warehouse import world_path  # noqa: E402
 
 
@@ -76,9 +76,7 @@ def main() -> None:
     print(f"raw tantivy query:     {1 / statistics.mean(raw_t):,.0f} q/s, p50 {p50_raw:.3f} ms, p99 {pct(raw_t, 0.99) * 1000:.3f} ms")
     print(f"ratio in-process/raw (p50): {p50_env / p50_raw:.2f}x   [target: <= 3x]")
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "worldforge.cli", "serve", "search", "--world", args.world, "--port", str(port),
          "--no-record", "--warehouse", args.warehouse],

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import statistics
 import subprocess
@@ -52,7 +53,7 @@ def run_vllm_bench(server: VLLMServer, model: str, n: int, c: int, input_len: in
            "--model", model, "--tokenizer", model, "--dataset-name", "random", "--random-input-len", str(input_len),
            "--random-output-len", str(output_len), "--num-prompts", str(n), "--max-concurrency", str(c), "--ignore-eos",
            "--disable-tqdm", "--seed", "0", "--save-result", "--result-dir", str(out_dir), "--result-filename", "vllm_bench.json"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"} | dict(__import__("os").environ))
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=os.environ | {"HF_HUB_OFFLINE": "1"})
     if proc.returncode != 0:
         raise SystemExit(f"vllm bench serve failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}")
 
@@ -67,13 +68,13 @@ def run_worldforge(server: VLLMServer, n: int, c: int, input_len: int, output_le
         return tokenizer.decode(tokenizer(text, add_special_tokens=False)["input_ids"][:input_len])
 
     reqs = [WorldModelRequest(id=str(i), messages=({"role": "user", "content": prompt()},)) for i in range(n)]
-    backend = OpenAIBackend(base_url=server.base_url, concurrency=c)
+    backend = OpenAIBackend(base_url=server.base_url, concurrency=c, extra_body={"ignore_eos": True, "min_tokens": output_len})
     backend.load()
     params = GenerationParams(max_tokens=output_len, temperature=1.0, seed=None)
     result = {}
 
     def go():
-        result["r"] = backend.generate(reqs, 1, params, extra_body={"ignore_eos": True, "min_tokens": output_len})
+        result["r"] = backend.generate(reqs, 1, params)
     wall, server_side = server_window(server, go)
     r = result["r"]
     return {"wall": wall, "server": server_side, "ok": len(r.completions), "failed": len(r.failures), "completion_tokens": r.completion_tokens}

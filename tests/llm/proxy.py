@@ -13,7 +13,7 @@ import threading
 import aiohttp
 from aiohttp import web
 
-from worldforge.llm.server import free_port
+from worldforge.net import free_port
 
 
 class FaultProxy:

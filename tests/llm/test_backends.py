@@ -96,7 +96,8 @@ def test_structured_output_where_supported(backend):
         for c in cs:
             obj = json.loads(c.text)
             assert set(obj) == {"think", "predicted_observation"} and len(obj["predicted_observation"]) <= 24
-            assert parse_prediction(c.text).observation == obj["predicted_observation"].strip() or not obj["predicted_observation"].strip()
+            if obj["predicted_observation"].strip():  # an empty one is a parse failure, tested in test_prompts
+                assert parse_prediction(c.text).observation == obj["predicted_observation"].strip()
 
 
 def test_a_bad_request_fails_alone_with_a_reason(backend):

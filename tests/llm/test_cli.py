@@ -5,7 +5,7 @@ from typer.testing import CliRunner
 
 from worldforge.cli import app
 from worldforge.llm.prompts import records_from_turns, write_records
-from worldforge.llm.server import free_port
+from worldforge.net import free_port
 from worldforge.simenv import SearchEnv
 from worldforge.simenv.oracle import solve
 from worldforge.tasks.store import build_tasks

@@ -8,7 +8,7 @@ import pytest
 from worldforge.llm import BackendError, GenerationParams, OpenAIBackend
 from worldforge.llm.infer import infer_file
 from worldforge.llm.prompts import records_from_turns, write_records
-from worldforge.llm.server import free_port
+from worldforge.net import free_port
 from worldforge.trajectories.model import Trajectory
 from worldforge.trajectories.readers import read_path
 from tests.conftest import TRAJECTORIES

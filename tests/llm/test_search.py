@@ -10,9 +10,6 @@ from worldforge.llm.prompts import format_prediction
 from worldforge.llm.search import LLMSearchRenderer
 from worldforge.simenv import SearchEnv
 
-URL = None
-
-
 class PlantingBackend(WorldModelBackend):
     """A stand-in world model that renders the page it is asked for correctly, except that its
     first ``plant`` replies state a wrong launch price (a planted contradiction)."""
@@ -23,7 +20,7 @@ class PlantingBackend(WorldModelBackend):
     plant: int = 1
     calls: int = 0
 
-    def generate(self, requests, n=1, params=None, on_result=None):
+    def _generate(self, requests, n, params, on_result):
         result = GenerationResult()
         for req in requests:
             self.calls += 1
@@ -35,7 +32,7 @@ class PlantingBackend(WorldModelBackend):
 
 
 @pytest.fixture
-def wh(search_wh, tmp_path):
+def wh(search_wh):
     # renderings are cached under the warehouse: give each test a fresh cache folder
     (search_wh / "cache").mkdir(exist_ok=True)
     for f in (search_wh / "cache").glob("*"):

@@ -3,7 +3,6 @@
 import asyncio
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -14,13 +13,8 @@ import pytest
 
 from tests.conftest import ROOT
 from tests.conftest_worlds import built_world
+from worldforge.net import free_port
 from worldforge.tasks.store import build_tasks
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Server:

@@ -167,7 +167,6 @@ class WorldModelBackend(BaseModel, ABC):
         if params.json_schema is not None and not self.supports_json_schema:
             raise BackendError(f"the {self.kind!r} backend does not support structured output (json_schema); use 'openai' or 'vllm'")
 
-    @abstractmethod
     def generate(
         self,
         requests: Sequence[WorldModelRequest],
@@ -176,6 +175,8 @@ class WorldModelBackend(BaseModel, ABC):
         on_result: OnResult | None = None,
     ) -> GenerationResult:
         """Generate ``n`` completions for every request.
+
+        Checks the batch and the settings, loads the backend, then calls :meth:`_generate`.
 
         Args:
             requests: the requests (ids unique within the batch).
@@ -187,8 +188,18 @@ class WorldModelBackend(BaseModel, ABC):
             A :class:`GenerationResult` with every request either answered or failed.
 
         Raises:
-            BackendError: the backend cannot run at all (not for a single bad request).
+            BackendError: the backend cannot run at all (not for a single bad request), or the
+                batch is malformed (repeated ids, ``n < 1``, a json_schema it cannot honour).
         """
+        params = params or GenerationParams()
+        self.check_params(params)
+        check_batch(requests, n)
+        self.load()
+        return self._generate(list(requests), n, params, on_result)
+
+    @abstractmethod
+    def _generate(self, requests: list[WorldModelRequest], n: int, params: GenerationParams, on_result: OnResult | None) -> GenerationResult:
+        """The backend's own generation over a checked batch of a loaded backend."""
 
 
 def check_batch(requests: Sequence[WorldModelRequest], n: int) -> None:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import PrivateAttr
@@ -29,7 +28,6 @@ from worldforge.llm.base import (
     OnResult,
     WorldModelBackend,
     WorldModelRequest,
-    check_batch,
     record,
 )
 
@@ -108,10 +106,10 @@ class CachedBackend(WorldModelBackend):
             self._cache.close()
             self._cache = None
 
-    def generate(self, requests: Sequence[WorldModelRequest], n: int = 1, params: GenerationParams | None = None, on_result: OnResult | None = None) -> GenerationResult:
-        params = params or GenerationParams()
+    def check_params(self, params: GenerationParams) -> None:
         self.backend.check_params(params)
-        check_batch(requests, n)
+
+    def _generate(self, requests: list[WorldModelRequest], n: int, params: GenerationParams, on_result: OnResult | None) -> GenerationResult:
         result = GenerationResult()
         keys = {r.id: r.key(self.backend.identity, n, params) for r in requests}
         misses = []
@@ -127,6 +125,5 @@ class CachedBackend(WorldModelBackend):
                     self.cache.put(keys[req.id], [c.model_dump(exclude={"cached"}) for c in outcome])
                 record(result, req, outcome, on_result)
 
-            self.backend.load()
-            self.backend.generate(misses, n, params, on_result=through)
+            self.backend._generate(misses, n, params, through)  # the batch was checked and the backend loaded
         return result

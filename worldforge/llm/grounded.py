@@ -14,8 +14,6 @@ recorded as a failure with that reason, never guessed.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from worldforge.errors import WorldforgeError
 from worldforge.llm.base import (
     Completion,
@@ -25,7 +23,6 @@ from worldforge.llm.base import (
     OnResult,
     WorldModelBackend,
     WorldModelRequest,
-    check_batch,
     record,
 )
 from worldforge.llm.prompts import format_prediction
@@ -44,12 +41,9 @@ class GroundedBackend(WorldModelBackend):
     model: str = "world-tables"
     warehouse: str = "warehouse"
 
-    def generate(self, requests: Sequence[WorldModelRequest], n: int = 1, params: GenerationParams | None = None, on_result: OnResult | None = None) -> GenerationResult:
+    def _generate(self, requests: list[WorldModelRequest], n: int, params: GenerationParams, on_result: OnResult | None) -> GenerationResult:
         from worldforge.simenv.env import SearchEnv
 
-        params = params or GenerationParams()
-        self.check_params(params)
-        check_batch(requests, n)
         result = GenerationResult()
         for req in requests:
             g = req.grounding or {}
@@ -68,6 +62,5 @@ class GroundedBackend(WorldModelBackend):
             where = g["world"] + (f" / {g['scenario']}" if g.get("scenario") else "")
             think = f"Rendered from the tables of {where}: {obs.tool}, {len(obs.revealed)} fact(s) in snippets" + (", an error observation." if obs.error else ".")
             text = format_prediction(obs.text, think)
-            words = len(text.split())
-            record(result, req, [Completion(request_id=req.id, index=i, text=text, finish_reason="stop", completion_tokens=words if i == 0 else 0) for i in range(n)], on_result)
+            record(result, req, [Completion(request_id=req.id, index=i, text=text, finish_reason="stop") for i in range(n)], on_result)
         return result

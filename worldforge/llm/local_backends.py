@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Sequence
 from typing import Any
 
 from pydantic import Field, PrivateAttr
@@ -25,7 +24,6 @@ from worldforge.llm.base import (
     OnResult,
     WorldModelBackend,
     WorldModelRequest,
-    check_batch,
     missing_extra,
     record,
 )
@@ -84,14 +82,10 @@ class VLLMBackend(WorldModelBackend):
         except Exception as exc:  # pragma: no cover - best effort at teardown
             log.warning("vLLM engine shutdown failed: %s", exc)
 
-    def generate(self, requests: Sequence[WorldModelRequest], n: int = 1, params: GenerationParams | None = None, on_result: OnResult | None = None) -> GenerationResult:
+    def _generate(self, requests: list[WorldModelRequest], n: int, params: GenerationParams, on_result: OnResult | None) -> GenerationResult:
         from vllm import SamplingParams
         from vllm.sampling_params import StructuredOutputsParams
 
-        params = params or GenerationParams()
-        self.check_params(params)
-        check_batch(requests, n)
-        self.load()
         sampling = SamplingParams(
             n=n, temperature=params.temperature, top_p=params.top_p, max_tokens=params.max_tokens, seed=params.seed,
             stop=list(params.stop) or None,
@@ -173,13 +167,9 @@ class TransformersBackend(WorldModelBackend):
     def unload(self) -> None:
         self._model = self._tokenizer = None
 
-    def generate(self, requests: Sequence[WorldModelRequest], n: int = 1, params: GenerationParams | None = None, on_result: OnResult | None = None) -> GenerationResult:
+    def _generate(self, requests: list[WorldModelRequest], n: int, params: GenerationParams, on_result: OnResult | None) -> GenerationResult:
         import torch
 
-        params = params or GenerationParams()
-        self.check_params(params)
-        check_batch(requests, n)
-        self.load()
         tok, model = self._tokenizer, self._model
         limit = getattr(model.config, "max_position_embeddings", 2048)
         result = GenerationResult()

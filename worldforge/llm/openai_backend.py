@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
-from collections.abc import Sequence
 from typing import Any
 
 from pydantic import Field, PrivateAttr
@@ -30,7 +29,6 @@ from worldforge.llm.base import (
     OnResult,
     WorldModelBackend,
     WorldModelRequest,
-    check_batch,
     missing_extra,
     record,
 )
@@ -48,6 +46,7 @@ class OpenAIBackend(WorldModelBackend):
         concurrency: requests in flight at most.
         timeout_s: seconds per attempt.
         max_retries: retries per request after the first attempt.
+        extra_body: server-specific request fields (vLLM: ``ignore_eos``, ``min_tokens``, ``top_k`` ...).
     """
 
     kind = "openai"
@@ -58,6 +57,7 @@ class OpenAIBackend(WorldModelBackend):
     concurrency: int = Field(32, ge=1)
     timeout_s: float = Field(120.0, gt=0)
     max_retries: int = Field(3, ge=0)
+    extra_body: dict = Field(default_factory=dict)
     _loaded: bool = PrivateAttr(False)
 
     def _client(self, max_retries: int | None = None, timeout: float | None = None):
@@ -104,22 +104,12 @@ class OpenAIBackend(WorldModelBackend):
     def unload(self) -> None:
         self._loaded = False
 
-    def generate(self, requests: Sequence[WorldModelRequest], n: int = 1, params: GenerationParams | None = None, on_result: OnResult | None = None,
-                 extra_body: dict | None = None) -> GenerationResult:
-        """See :meth:`WorldModelBackend.generate`; ``extra_body`` adds server-specific fields
-        (vLLM: ``ignore_eos``, ``min_tokens``, ``top_k`` ...)."""
-        return _run(self.agenerate(requests, n, params, on_result, extra_body))
+    def _generate(self, requests: list[WorldModelRequest], n: int, params: GenerationParams, on_result: OnResult | None) -> GenerationResult:
+        return _run(self._agenerate(requests, n, params, on_result))
 
-    async def agenerate(self, requests: Sequence[WorldModelRequest], n: int = 1, params: GenerationParams | None = None, on_result: OnResult | None = None,
-                        extra_body: dict | None = None) -> GenerationResult:
-        """:meth:`generate` for callers that already run an event loop."""
+    async def _agenerate(self, requests: list[WorldModelRequest], n: int, params: GenerationParams, on_result: OnResult | None) -> GenerationResult:
         import openai
 
-        params = params or GenerationParams()
-        self.check_params(params)
-        check_batch(requests, n)
-        if not self._loaded:
-            self.load()
         result = GenerationResult()
         client = self._client()
         gate = asyncio.Semaphore(self.concurrency)
@@ -128,8 +118,8 @@ class OpenAIBackend(WorldModelBackend):
             kwargs["seed"] = params.seed
         if params.stop:
             kwargs["stop"] = list(params.stop)
-        if extra_body:
-            kwargs["extra_body"] = extra_body
+        if self.extra_body:
+            kwargs["extra_body"] = self.extra_body
         if params.json_schema is not None:
             kwargs["response_format"] = {"type": "json_schema", "json_schema": {"name": "world_model_reply", "schema": params.json_schema, "strict": True}}
 

@@ -26,7 +26,6 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from worldforge.errors import WorldforgeError
 
 OBSERVATION_HEADER = "**Environment Observation:**"
 ACTION_HEADER = "**Action:**"
@@ -233,7 +232,3 @@ def format_prediction(observation: str, think: str | None = None) -> str:
     """The reply text for a prediction (the SFT target layout)."""
     head = f"<think>\n{think.strip()}\n</think>\n" if think is not None else ""
     return f"{head}<predicted_observation>\n{observation}\n</predicted_observation>"
-
-
-class PromptError(WorldforgeError):
-    """An AgentWorldBench file cannot be read."""

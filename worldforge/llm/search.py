@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from worldforge.corpus.pages import label_column, pretty, render_value, singular
-from worldforge.corpus.store import read_corpus, stored_hash
+from worldforge.corpus.store import stored_hash
 from worldforge.llm.base import GenerationParams, WorldModelBackend, WorldModelRequest
 from worldforge.llm.cache import KVCache
 from worldforge.llm.prompts import PREDICTION_SCHEMA, SYSTEM_PROMPTS, ParseFailure, action_prompt, observation_text, parse_prediction
@@ -70,9 +70,8 @@ class Rendering:
 def normalise_call(call: dict) -> str:
     """The cache form of a tool call: sorted JSON, queries lower-cased with single spaces."""
     args = dict(call.get("arguments") or {})
-    for k in ("query",):
-        if isinstance(args.get(k), str):
-            args[k] = " ".join(args[k].lower().split())
+    if isinstance(args.get("query"), str):
+        args["query"] = " ".join(args["query"].lower().split())
     if isinstance(args.get("queries"), list):
         args["queries"] = [" ".join(q.lower().split()) if isinstance(q, str) else q for q in args["queries"]]
     if isinstance(args.get("url"), str):
@@ -110,25 +109,14 @@ class LLMSearchRenderer:
             base = base.model_copy(update={"json_schema": PREDICTION_SCHEMA})
         self.params = base
         self._caches: dict[str, KVCache] = {}
-        self._facts: dict[tuple[str, str | None], dict[str, list[tuple[str, str]]]] = {}
         self.decisions: dict[str, int] = {}
 
     # -- grounding ----------------------------------------------------------------------
-    def _page_rows(self, path: Path, scenario: str | None) -> dict[str, list[tuple[str, str]]]:
-        key = (str(path), scenario)
-        if key not in self._facts:
-            _, facts = read_corpus(path, scenario)
-            by_url: dict[str, list[tuple[str, str]]] = {}
-            for url, t, k in facts.select("url", "table_name", "row_key").unique(maintain_order=True).iter_rows():
-                by_url.setdefault(url, []).append((t, k))
-            self._facts[key] = by_url
-        return self._facts[key]
-
     def simulation_instruction(self, env: SearchEnv, call: dict, grounded: Observation) -> str:
         """The grounding text for one call: retrieved rows, result list, task and reference facts."""
         path = world_path(env.warehouse, env.world)
         verifier = verifier_for(path, env.scenario)
-        page_rows = self._page_rows(path, env.scenario)
+        page_rows = env.corpus.page_rows
         urls = [line.split(" ", 1)[1] for line in grounded.text.splitlines() if line.startswith("[") and "] " in line]
         if call["name"] == "web_extractor":
             urls = [str(call["arguments"].get("url", "")).strip()]
@@ -197,7 +185,6 @@ class LLMSearchRenderer:
         rendering = Rendering("fallback")
         text = grounded.text
         attempts = 1 if self.on_reject == "grounded" else self.max_attempts
-        self.backend.load()
         for attempt in range(attempts):
             seed = (self.params.seed or 0) + env.seed + attempt
             req = WorldModelRequest(id=f"{env.session_id}:{env.turn}:{attempt}", messages=messages)

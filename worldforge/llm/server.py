@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -23,14 +22,9 @@ import urllib.request
 from pathlib import Path
 
 from worldforge.llm.base import BackendError
+from worldforge.net import free_port
 
 STRUCTURED_OUTPUTS = {"backend": "guidance", "disable_any_whitespace": True}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class VLLMServer:

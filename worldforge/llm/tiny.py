@@ -90,7 +90,7 @@ def build_tiny_model(out_dir: str | Path, hidden_size: int = 64, layers: int = 2
         num_attention_heads=heads, num_key_value_heads=max(1, heads // 2), max_position_embeddings=8192,
         tie_word_embeddings=True, eos_token_id=fast.convert_tokens_to_ids("<|im_end|>"),
         pad_token_id=fast.convert_tokens_to_ids("<|endoftext|>"), bos_token_id=None,
-        torch_dtype="float32", dtype="float32",
+        dtype="float32",
     )
     model = Qwen2ForCausalLM(config)
     model.generation_config.eos_token_id = config.eos_token_id

@@ -27,7 +27,6 @@ import re
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any
 
 import polars as pl
 
@@ -96,8 +95,9 @@ def _parse_date(text: str) -> date | None:
 
 
 def _parse_number(text: str) -> float | None:
+    date_text = m.group(0) if (m := _DATE.search(text)) else ""
     for m in _NUM.finditer(text.replace("−", "-")):
-        if _DATE.search(text) and m.group(0) in _DATE.search(text).group(0):  # type: ignore[union-attr]
+        if date_text and m.group(0) in date_text:
             continue
         try:
             return float(m.group(0).replace(",", ""))
@@ -345,4 +345,3 @@ def verify_observation(world_file: str | Path, text: str, scenario: str | None =
 
 
 __all__ = ["Contradiction", "FactVerifier", "Verdict", "verifier_for", "verify_observation"]
-_ = Any

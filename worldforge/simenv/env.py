@@ -99,6 +99,7 @@ class _Corpus:
     pages: dict[str, dict]
     lead_facts: dict[str, list[tuple[str, str, str, str]]]
     labels: tuple[str, ...]
+    page_rows: dict[str, list[tuple[str, str]]]  # url -> (table, row key) of every row it states
 
 
 _CORPORA: dict[tuple[str, str | None, int], _Corpus] = {}
@@ -115,7 +116,10 @@ def _corpus(path: Path, scenario: str | None) -> _Corpus:
             for url, t, k, c, v in lead.select("url", "table_name", "row_key", "column_name", "value_text").iter_rows():
                 lead_facts.setdefault(url, []).append((t, k, c, v))
             labels = tuple(sorted({v for facts_ in lead_facts.values() for (_, _, _, v) in facts_ if len(v) > 3}, key=len, reverse=True))
-            _CORPORA[key] = _Corpus({r["url"]: r for r in pages.iter_rows(named=True)}, lead_facts, labels)
+            page_rows: dict[str, list[tuple[str, str]]] = {}
+            for url, t, k in facts.select("url", "table_name", "row_key").unique(maintain_order=True).iter_rows():
+                page_rows.setdefault(url, []).append((t, k))
+            _CORPORA[key] = _Corpus({r["url"]: r for r in pages.iter_rows(named=True)}, lead_facts, labels, page_rows)
         return _CORPORA[key]
 
 
