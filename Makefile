@@ -23,7 +23,8 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip uninstall --quiet -y torchvision torchaudio torchcodec triton
 	@touch $(STAMP)
 
-## The main job: every world spec and every real trajectory source, materialized through Dagster.
+## The main job: every world spec and every real trajectory source, then the CPT/SFT datasets, the
+## AgentWorldBench export and its evaluation, materialized through Dagster.
 demo: $(STAMP)
 	@mkdir -p $(LOGS)
 	@for spec in world_specs/*.yaml; do \
@@ -35,6 +36,9 @@ demo: $(STAMP)
 	@printf 'materializing trajectory_turns, turn_mask_stats ... '
 	@if $(BIN)/dagster asset materialize -m assets.definitions --select 'trajectory_turns,turn_mask_stats' > $(LOGS)/demo-trajectories.log 2>&1; \
 	then echo ok; else echo FAILED; tail -n 30 $(LOGS)/demo-trajectories.log; exit 1; fi
+	@printf 'materializing cpt_dataset, sft_dataset, agentworldbench_export, world_model_eval ... '
+	@if $(BIN)/dagster asset materialize -m assets.definitions --select 'cpt_dataset,sft_dataset,agentworldbench_export,world_model_eval' > $(LOGS)/demo-datasets.log 2>&1; \
+	then echo ok; else echo FAILED; tail -n 30 $(LOGS)/demo-datasets.log; exit 1; fi
 	@$(BIN)/worldforge summary --warehouse $(WAREHOUSE)
 	@echo "Dagster run logs: $(LOGS)/   UI: make dev   SQL: see README (Inspecting with SQL)"
 
@@ -48,6 +52,7 @@ bench: $(STAMP)  ## bench/simenv.py reads the demo's warehouse: run make demo fi
 	$(BIN)/python bench/simenv.py
 	$(BIN)/python bench/backfill.py
 	$(BIN)/python bench/world_model.py
+	$(BIN)/python bench/datasets.py
 
 ## The Dagster UI on http://127.0.0.1:3000
 dev: $(STAMP)

@@ -19,17 +19,18 @@ from assets.resources import SourcesResource, WarehouseResource
 
 WORLD_ASSETS = ["world_tables", "scenario_tables", "search_corpus", "search_index", "search_tasks", "oracle_episodes"]
 TRAJECTORY_ASSETS = ["trajectory_turns", "turn_mask_stats"]
+DATASET_ASSETS = ["cpt_dataset", "sft_dataset", "agentworldbench_export", "world_model_eval"]
 
 world_build_job = define_asset_job("world_build", selection=AssetSelection.assets(*WORLD_ASSETS), description="One world: tables to oracle episodes.")
 datasets_job = define_asset_job(
-    "nightly_datasets", selection=AssetSelection.assets(*TRAJECTORY_ASSETS),
-    description="Trajectories and their loss-mask statistics (the CPT/SFT dataset assets join this job as they land).",
+    "nightly_datasets", selection=AssetSelection.assets(*TRAJECTORY_ASSETS, *DATASET_ASSETS),
+    description="Trajectories and their loss-mask statistics, then the CPT and SFT datasets, the AgentWorldBench export and its evaluation.",
 )
 
 
 @schedule(job=datasets_job, cron_schedule="0 2 * * *", execution_timezone="UTC", default_status=DefaultScheduleStatus.STOPPED)
 def nightly_dataset_build(context):
-    """Every night at 02:00 UTC: re-ingest the trajectory sources and recompute the masks."""
+    """Every night at 02:00 UTC: re-ingest the trajectory sources, recompute the masks, rebuild the datasets and evaluate."""
     return RunRequest(run_key=f"nightly-{context.scheduled_execution_time:%Y-%m-%d}", tags={"trigger": "schedule"})
 
 

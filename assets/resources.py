@@ -72,3 +72,26 @@ class WorldModelResource(ConfigurableResource):
         if kind == "openai":
             return make_backend("openai", base_url=self.base_url or None, model=self.model or None)
         return make_backend(kind, model=self.model or None)
+
+
+class DatasetsResource(ConfigurableResource):
+    """How the CPT/SFT datasets, the AgentWorldBench export and the evaluation are built.
+
+    ``tokenizer`` defaults to ``WORLDFORGE_TOKENIZER``; empty means worldforge's local BPE
+    stand-in under ``WAREHOUSE/models/tokenizer`` (say which model's tokenizer to use for real runs).
+    The seed and test fraction fix the held-out split shared by every dataset asset.
+    """
+
+    tokenizer: str = os.environ.get("WORLDFORGE_TOKENIZER", "")
+    seed: int = 0
+    test_fraction: float = 0.1
+    cpt_max_tokens: int = 4096
+    sft_max_context_tokens: int = 8192
+    sft_k: int = 4
+    sft_threshold: float = 0.5
+    eval_max_records_per_source: int = 50
+
+    def tokenizer_path(self, warehouse: Path) -> str:
+        from worldforge.datasets.tokenizer import default_tokenizer
+
+        return self.tokenizer or str(default_tokenizer(warehouse))

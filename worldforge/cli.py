@@ -34,8 +34,12 @@ app.add_typer(tasks_app, name="tasks")
 app.add_typer(serve_app, name="serve")
 dev_app = typer.Typer(help="Developer tools: a tiny local model, a local vLLM server.", no_args_is_help=True)
 eval_app = typer.Typer(help="World-model evaluation over AgentWorldBench-format files.", no_args_is_help=True)
+datasets_app = typer.Typer(help="Build CPT and SFT datasets and the AgentWorldBench export from the warehouse.", no_args_is_help=True)
+build_app = typer.Typer(help="Build one dataset under WAREHOUSE/datasets/.", no_args_is_help=True)
 app.add_typer(dev_app, name="dev")
 app.add_typer(eval_app, name="eval")
+app.add_typer(datasets_app, name="datasets")
+datasets_app.add_typer(build_app, name="build")
 
 out = Console()
 err = Console(stderr=True)
@@ -375,6 +379,20 @@ def dev_serve(
 BackendOpt = Annotated[str, typer.Option("--backend", "-b", help="openai | vllm | transformers | grounded.")]
 
 
+def _backend(kind: str, base_url: str | None, model: str | None, concurrency: int | None, warehouse: Path):
+    """A backend from CLI options; options that do not apply to ``kind`` are a user error."""
+    from worldforge.llm import make_backend
+
+    settings: dict = {"model": model}
+    if kind == "openai":
+        settings |= {"base_url": base_url, "concurrency": concurrency}
+    elif base_url is not None:
+        raise WorldforgeError(f"--base-url applies to the openai backend only, not {kind!r}")
+    if kind == "grounded":
+        settings["warehouse"] = str(warehouse)
+    return make_backend(kind, **settings)
+
+
 @eval_app.command("infer")
 def eval_infer(
     input_path: Annotated[Path, typer.Argument(help="An AgentWorldBench-format JSONL file (<domain>_test.jsonl).")],
@@ -386,30 +404,173 @@ def eval_infer(
     max_tokens: Annotated[int, typer.Option(help="Tokens per reply at most.")] = 1024,
     temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 0.7,
     seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0,
+    structured: Annotated[bool, typer.Option("--structured", help="Ask for the JSON form {think, predicted_observation} (openai, vllm).")] = False,
     cache: Annotated[Optional[Path], typer.Option(help="Completion cache (default OUTPUT.cache.sqlite); re-runs resume from it.")] = None,
     warehouse: WarehouseOpt = Path(DEFAULT_WAREHOUSE),
 ) -> None:
     """Predict the observation of every record with a world model; failures are recorded, not fatal."""
-    from worldforge.llm import GenerationParams, make_backend
+    from worldforge.llm import GenerationParams
     from worldforge.llm.infer import infer_file
+    from worldforge.llm.prompts import PREDICTION_SCHEMA
 
-    settings: dict = {"model": model}
-    if backend == "openai":
-        settings |= {"base_url": base_url, "concurrency": concurrency}
-    elif base_url is not None:
-        err.print(f"[bold red]error:[/] --base-url applies to the openai backend only, not {backend!r}")
-        raise typer.Exit(2)
-    if backend == "grounded":
-        settings["warehouse"] = str(warehouse)
     with _user_errors():
-        wm = make_backend(backend, **settings)
-        params = GenerationParams(max_tokens=max_tokens, temperature=temperature, seed=seed)
+        wm = _backend(backend, base_url, model, concurrency, warehouse)
+        params = GenerationParams(max_tokens=max_tokens, temperature=temperature, seed=seed, json_schema=PREDICTION_SCHEMA if structured else None)
         with _progress() as bar:
             task = bar.add_task("world model", total=None)
             report = infer_file(input_path, output, wm, params, cache, progress=lambda d, t: bar.update(task, completed=d, total=t))
     failed = ", ".join(f"{k}: {v}" for k, v in report.failed.most_common()) or "none"
     out.print(f"{report.lines} line(s) -> {report.output}: {report.ok} predicted, {sum(report.failed.values())} failed ({failed}); "
               f"{report.generated} generated, {report.cached} from cache")
+
+
+TokenizerOpt = Annotated[Optional[str], typer.Option(help="Hugging Face tokenizer folder (env WORLDFORGE_TOKENIZER; default: a local BPE stand-in under WAREHOUSE/models/tokenizer).")]
+SeedOpt = Annotated[int, typer.Option(help="Seeds the held-out split (and sampling).")]
+TestFractionOpt = Annotated[float, typer.Option(help="Share of trajectories held out for the AgentWorldBench export.")]
+
+
+def _tokenizer(tokenizer: str | None, warehouse: Path) -> str:
+    from worldforge.datasets.tokenizer import default_tokenizer
+
+    return tokenizer or os.environ.get("WORLDFORGE_TOKENIZER") or str(default_tokenizer(warehouse))
+
+
+def _print_build(report) -> None:
+    skipped = ", ".join(f"{k}: {v}" for k, v in report.skipped.most_common()) or "none"
+    out.print(f"{report.name}: {report.inputs} in = {report.written} written + {sum(report.skipped.values())} skipped ({skipped}); "
+              f"{report.samples} sample(s) -> {report.path}")
+    for note in report.notes:
+        out.print(f"  note: {note}")
+
+
+@build_app.command("cpt")
+def datasets_build_cpt(
+    warehouse: WarehouseOpt = Path(DEFAULT_WAREHOUSE),
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Dataset folder (default WAREHOUSE/datasets/cpt).")] = None,
+    tokenizer: TokenizerOpt = None,
+    max_tokens: Annotated[int, typer.Option(help="Token budget per sample; longer trajectories are split.")] = 4096,
+    mask_actions: Annotated[bool, typer.Option(help="No loss on the agent's actions.")] = True,
+    pages: Annotated[bool, typer.Option(help="Add the world corpus pages as samples.")] = True,
+    seed: SeedOpt = 0,
+    test_fraction: TestFractionOpt = 0.1,
+) -> None:
+    """CPT samples: trajectories as text with turn-level loss masks, plus world pages (Parquet + JSONL + card)."""
+    from worldforge.datasets.cpt import CPTConfig, build_cpt
+    from worldforge.datasets.sources import count_inputs
+
+    with _user_errors():
+        config = CPTConfig(tokenizer=_tokenizer(tokenizer, warehouse), max_tokens=max_tokens, mask_actions=mask_actions,
+                           include_pages=pages, seed=seed, test_fraction=test_fraction)
+        total = sum(count_inputs(warehouse).values())
+        with _progress() as bar:
+            task = bar.add_task("cpt", total=None)
+            report = build_cpt(warehouse, output or Path(warehouse) / "datasets" / "cpt", config, progress=lambda d: bar.update(task, completed=d))
+    _print_build(report)
+    out.print(f"  tokens: {report.stats['tokens']:,}, carrying loss: {report.stats['loss_tokens']:,} (share {report.stats['loss_share']:.3f}); inputs had {total:,} turns and pages")
+
+
+@build_app.command("sft")
+def datasets_build_sft(
+    warehouse: WarehouseOpt = Path(DEFAULT_WAREHOUSE),
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Dataset folder (default WAREHOUSE/datasets/sft).")] = None,
+    tokenizer: TokenizerOpt = None,
+    backend: Annotated[Optional[str], typer.Option("--backend", "-b", help="World model for rejection sampling (openai | vllm | transformers | grounded); none: the non-thinking variant.")] = None,
+    base_url: Annotated[Optional[str], typer.Option(help="openai: the endpoint, e.g. http://127.0.0.1:8000/v1.")] = None,
+    model: Annotated[Optional[str], typer.Option(help="Model name or folder.")] = None,
+    k: Annotated[int, typer.Option("-k", help="Candidates per sample.")] = 4,
+    threshold: Annotated[float, typer.Option(help="Aggregate verifier score (0-1) the best candidate needs.")] = 0.5,
+    max_context_tokens: Annotated[int, typer.Option(help="Prompt + target token budget; the oldest context turns are dropped first.")] = 8192,
+    all_turns: Annotated[bool, typer.Option("--all-turns", help="Targets on every turn, not only informative ones.")] = False,
+    max_new_tokens: Annotated[int, typer.Option(help="Tokens per candidate at most.")] = 1024,
+    seed: SeedOpt = 0,
+    test_fraction: TestFractionOpt = 0.1,
+) -> None:
+    """SFT samples: next-state prediction, targets selected by rejection sampling (or the real observation without a backend)."""
+    from worldforge.datasets.sft import SFTConfig, build_sft
+
+    with _user_errors():
+        config = SFTConfig(tokenizer=_tokenizer(tokenizer, warehouse), k=k, threshold=threshold, max_context_tokens=max_context_tokens,
+                           targets="all" if all_turns else "informative", max_new_tokens=max_new_tokens, seed=seed, test_fraction=test_fraction)
+        wm = _backend(backend, base_url, model, None, warehouse) if backend else None
+        if wm is None and (base_url or model):
+            raise WorldforgeError("--base-url/--model need --backend (e.g. --backend openai)")
+        with _progress() as bar:
+            task = bar.add_task("sft", total=None)
+            report = build_sft(warehouse, output or Path(warehouse) / "datasets" / "sft", config, wm, progress=lambda d: bar.update(task, completed=d))
+    _print_build(report)
+    for d, a in report.stats["acceptance_by_domain"].items():
+        out.print(f"  {d}: {a['accepted']}/{a['targets']} accepted ({a['rate']:.1%})")
+
+
+@build_app.command("agentworldbench")
+def datasets_build_agentworldbench(
+    warehouse: WarehouseOpt = Path(DEFAULT_WAREHOUSE),
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Folder (default WAREHOUSE/datasets/agentworldbench).")] = None,
+    max_per_domain: Annotated[Optional[int], typer.Option(help="Records per domain at most.")] = None,
+    seed: SeedOpt = 0,
+    test_fraction: TestFractionOpt = 0.1,
+) -> None:
+    """The held-out split as AgentWorldBench <domain>_test.jsonl files (for eval infer | judge | score)."""
+    from worldforge.datasets.agentworldbench import ExportConfig, build_agentworldbench
+
+    with _user_errors():
+        config = ExportConfig(seed=seed, test_fraction=test_fraction, max_records_per_domain=max_per_domain)
+        report = build_agentworldbench(warehouse, output or Path(warehouse) / "datasets" / "agentworldbench", config)
+    _print_build(report)
+
+
+@eval_app.command("judge")
+def eval_judge(
+    predictions: Annotated[Path, typer.Argument(help="The predictions JSONL of `worldforge eval infer`.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Judged JSONL (rule metrics, judge scores).")],
+    judge: Annotated[Optional[str], typer.Option("--judge", help="Judge backend (openai | vllm | transformers); none: rule metrics only.")] = None,
+    base_url: Annotated[Optional[str], typer.Option(help="openai: the judge endpoint.")] = None,
+    model: Annotated[Optional[str], typer.Option(help="Judge model name or folder.")] = None,
+    warehouse: WarehouseOpt = Path(DEFAULT_WAREHOUSE),
+) -> None:
+    """Score predictions with the rule verifiers and, with --judge, the five judge dimensions (1-5 -> 0-100)."""
+    from worldforge.llm.judge import judge_file
+
+    with _user_errors():
+        if judge is None and (base_url or model):
+            raise WorldforgeError("--base-url/--model need --judge (e.g. --judge openai)")
+        backend = _backend(judge, base_url, model, None, warehouse) if judge else None
+        with _progress() as bar:
+            task = bar.add_task("judge", total=None)
+            report = judge_file(predictions, output, backend, progress=lambda d, t: bar.update(task, completed=d, total=t))
+    failed = ", ".join(f"{k}: {v}" for k, v in report.judge_failed.most_common()) or "none"
+    out.print(f"{report.lines} line(s) -> {report.output}: {report.ok} predicted, {report.failed} failed predictions; "
+              + (f"judged {report.judged}, judge failures {sum(report.judge_failed.values())} ({failed})" if judge else "rule metrics only (no --judge)"))
+
+
+@eval_app.command("score")
+def eval_score(
+    judged: Annotated[Path, typer.Argument(help="The output of `worldforge eval judge`.")],
+    json_out: Annotated[Optional[Path], typer.Option("--json", help="Also write the scores as JSON here.")] = None,
+) -> None:
+    """Scores per domain and overall: rule metrics and judge dimensions on 0-100."""
+    import json
+
+    from worldforge.datasets.verifiers import VERIFIERS
+    from worldforge.llm.judge import JUDGE_DIMENSIONS, score_file
+
+    with _user_errors():
+        scores = score_file(judged)
+    table = Table(title=f"world-model scores, 0-100 ({judged})")
+    table.add_column("metric")
+    for d in scores:
+        table.add_column(d, justify="right")
+    fmt = lambda v: "-" if v is None else f"{v:.1f}"  # noqa: E731
+    table.add_row("lines", *(str(s["lines"]) for s in scores.values()))
+    table.add_row("failed", *(str(s["failed"]) for s in scores.values()))
+    for m in VERIFIERS:
+        table.add_row(m, *(fmt(s["rules"][m]) for s in scores.values()))
+    table.add_row("judged", *(str(s["judged"]) for s in scores.values()))
+    for j in JUDGE_DIMENSIONS:
+        table.add_row(f"judge {j}", *(fmt(s["judge"][j]) for s in scores.values()))
+    out.print(table)
+    if json_out:
+        json_out.write_text(json.dumps(scores, indent=2) + "\n", encoding="utf-8")
 
 
 @app.command("summary")
@@ -446,6 +607,22 @@ def summary(warehouse: WarehouseOpt = Path(DEFAULT_WAREHOUSE)) -> None:
         solved = episodes.filter(episodes["f1_by_item"] == 1.0).height
         out.print(f"simulated episodes: {episodes.height} ({episodes['agent'].value_counts().sort('agent').rows()}); "
                   f"finished {int(episodes['finished'].sum())}; F1 1.0 in {solved}")
+    import json
+
+    for name in ("cpt", "sft", "agentworldbench"):
+        rep = Path(warehouse) / "datasets" / name / "report.json"
+        if rep.is_file():
+            r = json.loads(rep.read_text())
+            extra = f"; loss share {r['stats']['loss_share']:.1%}" if "loss_share" in r["stats"] else ""
+            extra += f"; {r['stats']['variant']} variant" if "variant" in r["stats"] else ""
+            out.print(f"dataset {name}: {r['samples']} samples from {r['inputs']} inputs ({r['written']} written, "
+                      f"{sum(r['skipped'].values())} skipped){extra} -> {rep.parent}")
+    scores = Path(warehouse) / "datasets" / "eval" / "scores.json"
+    if scores.is_file():
+        overall = json.loads(scores.read_text()).get("overall", {})
+        f1 = (overall.get("rules") or {}).get("token_f1")
+        out.print(f"world-model eval: {overall.get('lines', 0)} records, {overall.get('failed', 0)} failed; token F1 "
+                  f"{'n/a' if f1 is None else f'{f1:.1f}'} (worldforge eval score {scores.parent / 'judged.jsonl'})")
 
 
 if __name__ == "__main__":  # pragma: no cover

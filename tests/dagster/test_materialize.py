@@ -5,7 +5,8 @@ import pytest
 from dagster import DagsterInstance, materialize
 
 from assets.definitions import defs
-from assets.resources import SourcesResource, WarehouseResource
+from assets.datasets import agentworldbench_export, cpt_dataset, sft_dataset, world_model_eval
+from assets.resources import DatasetsResource, SourcesResource, WarehouseResource, WorldModelResource
 from assets.trajectories import trajectory_turns, turn_mask_stats
 from assets.search import oracle_episodes, scenario_tables, search_corpus, search_index, search_tasks
 from assets.worlds import world_partitions, world_tables
@@ -18,7 +19,7 @@ def test_definitions_load():
     repo = defs.get_repository_def()
     keys = {k.to_user_string() for k in repo.asset_graph.get_all_asset_keys()}
     assert keys == {"world_tables", "scenario_tables", "search_corpus", "search_index", "search_tasks", "oracle_episodes",
-                    "trajectory_turns", "turn_mask_stats"}
+                    "trajectory_turns", "turn_mask_stats", "cpt_dataset", "sft_dataset", "agentworldbench_export", "world_model_eval"}
     assert world_partitions.get_partition_keys() == BUNDLED
 
 
@@ -54,6 +55,27 @@ def test_materialize_whole_graph(tmp_path):
     con = duckdb.connect(str(tmp_path / "trajectories.duckdb"), read_only=True)
     assert con.execute("SELECT count(*) FROM turns WHERE informative IS NULL").fetchone()[0] == 0
     con.close()
+
+    # the datasets, the held-out export and its evaluation, on the real trajectories and the worlds' episodes
+    resources |= {"datasets": DatasetsResource(tokenizer="", cpt_max_tokens=2048, eval_max_records_per_source=10),
+                  "world_model": WorldModelResource.for_environment("local")}
+    result = materialize([cpt_dataset, sft_dataset, agentworldbench_export, world_model_eval], resources=resources, instance=instance)
+    assert result.success
+    checks = {(e.asset_key.to_user_string(), e.check_name): e.passed for e in result.get_asset_check_evaluations()}
+    assert checks == {("cpt_dataset", "records_balance"): True, ("cpt_dataset", "mask_matches_informative"): True,
+                      ("cpt_dataset", "loss_share"): True, ("sft_dataset", "records_balance"): True,
+                      ("sft_dataset", "acceptance_rates"): True, ("agentworldbench_export", "records_balance"): True,
+                      ("agentworldbench_export", "disjoint_from_training"): True, ("world_model_eval", "predictions_balance"): True}
+    sft = result.asset_materializations_for_node("sft_dataset")[0].metadata
+    assert sft["variant"].value == "non-thinking" and sft["plot_acceptance"].value.startswith("![acceptance](data:image/png;base64,")
+    ev = result.asset_materializations_for_node("world_model_eval")[0].metadata
+    assert ev["backend"].value.startswith("grounded") and ev["predicted"].value > 0  # simulated episodes re-render exactly
+    import datasets as hf
+
+    for name, parquet in (("cpt", "cpt.parquet"), ("sft", "sft.parquet"), ("agentworldbench", "test.parquet")):
+        ds = hf.load_dataset("parquet", data_files=str(tmp_path / "datasets" / name / parquet), split="train")
+        assert len(ds) > 0 and (tmp_path / "datasets" / name / "README.md").is_file()
+    assert sorted(p.name for p in (tmp_path / "datasets" / "agentworldbench").glob("*_test.jsonl"))
 
 
 def test_a_broken_spec_fails_its_partition(tmp_path):

@@ -78,6 +78,13 @@ def render_value(value: Any) -> str:
     return str(value)
 
 
+def page_markdown(page) -> str:
+    """A stored page (a ``corpus_pages`` row as a mapping) as ``web_extractor`` returns it:
+    ``# title``, the publication line when dated, then the Markdown body."""
+    published = f"*Published {render_value(page['published'])}*\n\n" if page["published"] else ""
+    return f"# {page['title']}\n\n{published}{page['body_md']}"
+
+
 def pretty(column: str) -> str:
     """``launch_price_usd`` -> ``launch price usd``."""
     return column.replace("_", " ")

@@ -7,7 +7,8 @@ so a run that was killed or lost its server resumes where it stopped: a re-run g
 what has no completion yet, and ``lines in == predictions + failures`` always.
 
 Output line fields: ``line``, ``id``, ``turn_idx``, ``domain``, ``status`` (``ok`` |
-``failed``), ``think``, ``predicted_observation``, ``reference`` (the ground truth), ``reason``,
+``failed``), ``think``, ``predicted_observation``, ``action`` (the current action prompt),
+``reference`` (the ground truth), ``reason``,
 ``raw`` (the reply, for parse failures), ``finish_reason``, ``prompt_tokens``,
 ``completion_tokens``, ``cached``, ``backend``.
 """
@@ -116,7 +117,7 @@ def infer_file(
             continue
         rid = f"{n}:{rec.id}"
         base = {"line": n, "id": rec.id, "turn_idx": rec.turn_idx, "domain": (rec.model_extra or {}).get("domain"),
-                "reference": rec.reference(), "backend": cached.identity}
+                "action": rec.current_prompt, "reference": rec.reference(), "backend": cached.identity}
         outcome = result.failures.get(rid) or result.completions[rid]
         if isinstance(outcome, Failure):
             rows.append(base | {"status": "failed", "reason": outcome.reason})

@@ -125,19 +125,21 @@ def records_from_turns(
     ]
 
 
-def build_messages(record: AgentWorldBenchRecord, instruction: str | None = None) -> list[dict]:
+def build_messages(record: AgentWorldBenchRecord, instruction: str | None = None, context_from: int = 0) -> list[dict]:
     """Chat messages for one record: system, earlier turns as user/assistant pairs, the current action.
 
     Args:
         record: the record.
         instruction: extra text for the system prompt (a Simulation Instruction with grounding).
+        context_from: the first earlier turn kept (0-based); older turns are left out to fit
+            a context budget (the kept turns keep their ``### Turn N`` numbers).
     """
     system = record.system_str + (f"\n\n{instruction}" if instruction else "")
     messages = [{"role": "system", "content": system}]
     if record.task:
         messages.append({"role": "user", "content": f"The agent's task: {record.task}"})
         messages.append({"role": "assistant", "content": "Understood. Send the agent's actions."})
-    for j in range(record.turn_idx - 1):
+    for j in range(context_from, record.turn_idx - 1):
         messages.append({"role": "user", "content": record.prompt[j]})
         messages.append({"role": "assistant", "content": record.response[j]})
     messages.append({"role": "user", "content": record.current_prompt})

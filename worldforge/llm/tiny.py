@@ -49,6 +49,44 @@ def _corpus(lines: int, seed: int) -> list[str]:
     return out
 
 
+def build_tiny_tokenizer(out_dir: str | Path, vocab_size: int = 1024, seed: int = 0, texts: list[str] | None = None):
+    """Train a byte-level BPE tokenizer with the ChatML template and save it to ``out_dir``.
+
+    No tokenizer can be downloaded here; this is the local stand-in that datasets and tests
+    use when none is configured (point ``--tokenizer`` at a real model folder for training data).
+
+    Args:
+        out_dir: the folder to write (created).
+        vocab_size: the BPE vocabulary size (special tokens included).
+        seed: seeds the generated training text.
+        texts: training text (default: generated words and the world-model tags).
+
+    Returns:
+        The saved ``PreTrainedTokenizerFast`` (loadable with ``AutoTokenizer.from_pretrained(out_dir)``).
+
+    Raises:
+        WorldforgeError: ``transformers`` or ``tokenizers`` is not installed.
+    """
+    try:
+        from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+        from transformers import PreTrainedTokenizerFast
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise WorldforgeError(f"building a tokenizer needs transformers and tokenizers ({exc.name} is missing): pip install transformers") from None
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.post_processor = processors.ByteLevel(trim_offsets=False)
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIAL_TOKENS, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    tok.train_from_iterator(texts if texts is not None else _corpus(3000, seed), trainer=trainer)
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token=None, eos_token="<|im_end|>", pad_token="<|endoftext|>", unk_token=None)
+    fast.chat_template = CHAT_TEMPLATE
+    fast.model_max_length = 8192
+    fast.save_pretrained(out)
+    return fast
+
+
 def build_tiny_model(out_dir: str | Path, hidden_size: int = 64, layers: int = 2, vocab_size: int = 1024, seed: int = 0) -> Path:
     """Train a tokenizer and save a random-init Qwen2 causal LM to ``out_dir``.
 
@@ -67,22 +105,11 @@ def build_tiny_model(out_dir: str | Path, hidden_size: int = 64, layers: int = 2
     """
     try:
         import torch
-        from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
-        from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
+        from transformers import Qwen2Config, Qwen2ForCausalLM
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise WorldforgeError(f"building a tiny model needs transformers and torch ({exc.name} is missing): pip install torch==2.13.0 transformers") from None
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    tok.post_processor = processors.ByteLevel(trim_offsets=False)
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIAL_TOKENS, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
-    tok.train_from_iterator(_corpus(3000, seed), trainer=trainer)
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token=None, eos_token="<|im_end|>", pad_token="<|endoftext|>", unk_token=None)
-    fast.chat_template = CHAT_TEMPLATE
-    fast.model_max_length = 8192
-    fast.save_pretrained(out)
+    fast = build_tiny_tokenizer(out, vocab_size=vocab_size, seed=seed)
     torch.manual_seed(seed)
     heads = max(2, hidden_size // 32)
     config = Qwen2Config(

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from worldforge.corpus.index import search as corpus_search
-from worldforge.corpus.pages import render_value
+from worldforge.corpus.pages import page_markdown, render_value
 from worldforge.corpus.store import read_corpus
 from worldforge.errors import WarehouseError
 from worldforge.simenv.perturbations import DEFAULT_MIX, PerturbationConfig, decision_rng
@@ -319,8 +319,7 @@ class SearchEnv:
             obs.text, obs.error = f"Error: failed to fetch {url}: 404 Not Found.", True
             return
         self.extracted.append(page["url"])
-        published = f"*Published {render_value(page['published'])}*\n\n" if page["published"] else ""
-        obs.text = f"# {page['title']}\n\n{published}{page['body_md']}"
+        obs.text = page_markdown(page)
 
     def _dict_memory(self, args: dict, obs: Observation) -> None:
         op = args.get("operation")

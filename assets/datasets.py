@@ -1,0 +1,156 @@
+"""Dataset assets: ``cpt_dataset``, ``sft_dataset``, ``agentworldbench_export`` and ``world_model_eval``.
+
+Each calls one builder of :mod:`worldforge.datasets` (or the evaluation of
+:mod:`worldforge.llm`) and writes under ``WAREHOUSE/datasets/``; checks re-read what was written.
+"""
+
+import base64
+import json
+
+import pyarrow.parquet as pq
+from dagster import AssetCheckResult, AssetCheckSeverity, AssetCheckSpec, AssetExecutionContext, MaterializeResult, MetadataValue, asset
+
+from assets.resources import DatasetsResource, WarehouseResource, WorldModelResource
+from assets.trajectories import turn_mask_stats
+from worldforge.datasets.agentworldbench import ExportConfig, build_agentworldbench
+from worldforge.datasets.card import md_table
+from worldforge.datasets.cpt import IGNORE_INDEX, CPTConfig, build_cpt
+from worldforge.datasets.sft import SFTConfig, build_sft
+from worldforge.reports import acceptance_png
+
+WORLD_DEPS = ["search_corpus", "oracle_episodes"]
+
+
+def _counts(report) -> dict:
+    return {"inputs": report.inputs, "written": report.written, "samples": report.samples, "skipped": sum(report.skipped.values()),
+            "skipped_by_reason": MetadataValue.md(md_table([{"reason": k, "count": v} for k, v in sorted(report.skipped.items())])),
+            "path": MetadataValue.path(str(report.path)), "card": MetadataValue.path(str(report.path / "README.md"))}
+
+
+def _balance(report) -> AssetCheckResult:
+    return AssetCheckResult(check_name="records_balance", passed=report.balanced,
+                            metadata={"inputs": report.inputs, "written": report.written, "skipped": sum(report.skipped.values())})
+
+
+def mask_mismatches(parquet_path) -> tuple[int, int]:
+    """Observation spans whose labels disagree with their turn's ``informative`` flag, and spans checked."""
+    bad = checked = 0
+    table = pq.read_table(parquet_path, columns=["input_ids", "labels", "turn_spans"])
+    for ids, labels, spans in zip(*(table.column(c).to_pylist() for c in ("input_ids", "labels", "turn_spans"))):
+        for s in spans:
+            part = labels[s["start"]:s["end"]]
+            want = ids[s["start"]:s["end"]] if s["informative"] else [IGNORE_INDEX] * len(part)
+            checked += 1
+            bad += part != want
+    return bad, checked
+
+
+@asset(
+    group_name="datasets",
+    pool="datasets",
+    deps=[turn_mask_stats, *WORLD_DEPS],
+    check_specs=[AssetCheckSpec("records_balance", asset="cpt_dataset"), AssetCheckSpec("mask_matches_informative", asset="cpt_dataset"),
+                 AssetCheckSpec("loss_share", asset="cpt_dataset")],
+    description="CPT samples: trajectories (train split) with turn-level loss masks and world pages, tokenized (WAREHOUSE/datasets/cpt).",
+)
+def cpt_dataset(context: AssetExecutionContext, warehouse: WarehouseResource, datasets: DatasetsResource) -> MaterializeResult:
+    config = CPTConfig(tokenizer=datasets.tokenizer_path(warehouse.path), max_tokens=datasets.cpt_max_tokens, seed=datasets.seed,
+                       test_fraction=datasets.test_fraction)
+    report = build_cpt(warehouse.path, warehouse.path / "datasets" / "cpt", config)
+    context.log.info("cpt: %d in = %d written + %d skipped; %d samples", report.inputs, report.written, sum(report.skipped.values()), report.samples)
+    bad, checked = mask_mismatches(report.path / "cpt.parquet")
+    share = report.stats["loss_share"]
+    by_domain = [{"domain": d, **v} for d, v in report.stats["by_domain"].items()]
+    return MaterializeResult(
+        metadata={**_counts(report), "tokens": report.stats["tokens"], "loss_tokens": report.stats["loss_tokens"], "loss_share": share,
+                  "by_domain": MetadataValue.md(md_table(by_domain)), "tokenizer": config.tokenizer},
+        check_results=[
+            _balance(report),
+            AssetCheckResult(check_name="mask_matches_informative", passed=bad == 0, metadata={"spans_checked": checked, "mismatches": bad}),
+            AssetCheckResult(check_name="loss_share", passed=0.0 < share < 1.0, metadata={"loss_share": share}),
+        ],
+    )
+
+
+@asset(
+    group_name="datasets",
+    pool="datasets",
+    deps=[turn_mask_stats, *WORLD_DEPS],
+    check_specs=[AssetCheckSpec("records_balance", asset="sft_dataset"), AssetCheckSpec("acceptance_rates", asset="sft_dataset")],
+    description="SFT next-state prediction samples; with a world model (WORLDFORGE_ENV=gpu) targets come from rejection sampling (WAREHOUSE/datasets/sft).",
+)
+def sft_dataset(context: AssetExecutionContext, warehouse: WarehouseResource, datasets: DatasetsResource, world_model: WorldModelResource) -> MaterializeResult:
+    config = SFTConfig(tokenizer=datasets.tokenizer_path(warehouse.path), max_context_tokens=datasets.sft_max_context_tokens, k=datasets.sft_k,
+                       threshold=datasets.sft_threshold, seed=datasets.seed, test_fraction=datasets.test_fraction)
+    # the grounded renderer has no reasoning to sample: locally the builder writes the non-thinking variant
+    backend = None if (world_model.kind or "grounded") == "grounded" else world_model.backend(warehouse.path)
+    report = build_sft(warehouse.path, warehouse.path / "datasets" / "sft", config, backend)
+    for note in report.notes:
+        context.log.info(note)
+    acc, ver = report.stats["acceptance_by_domain"], report.stats["acceptance_by_verifier"]
+    png = acceptance_png(acc, ver)
+    reports = warehouse.path / "reports"
+    reports.mkdir(parents=True, exist_ok=True)
+    (reports / "sft_acceptance.png").write_bytes(png)
+    low = {d: a["rate"] for d, a in acc.items() if a["targets"] and a["rate"] < 0.05}
+    return MaterializeResult(
+        metadata={**_counts(report), "variant": report.stats["variant"],
+                  "acceptance_by_domain": MetadataValue.md(md_table([{"domain": d, **a} for d, a in acc.items()])),
+                  "acceptance_by_verifier": MetadataValue.md(md_table([{"verifier": v, **c} for v, c in ver.items()])),
+                  "plot_acceptance": MetadataValue.md(f"![acceptance](data:image/png;base64,{base64.b64encode(png).decode()})")},
+        check_results=[
+            _balance(report),
+            AssetCheckResult(check_name="acceptance_rates", passed=not low, severity=AssetCheckSeverity.WARN,
+                             metadata={"domains_below_5_percent": json.dumps(low), "variant": report.stats["variant"]}),
+        ],
+    )
+
+
+@asset(
+    group_name="datasets",
+    pool="datasets",
+    deps=[turn_mask_stats, *WORLD_DEPS, cpt_dataset, sft_dataset],  # after them: the check compares the three
+    check_specs=[AssetCheckSpec("records_balance", asset="agentworldbench_export"), AssetCheckSpec("disjoint_from_training", asset="agentworldbench_export")],
+    description="The held-out split as AgentWorldBench <domain>_test.jsonl files (WAREHOUSE/datasets/agentworldbench).",
+)
+def agentworldbench_export(context: AssetExecutionContext, warehouse: WarehouseResource, datasets: DatasetsResource) -> MaterializeResult:
+    out = warehouse.path / "datasets" / "agentworldbench"
+    report = build_agentworldbench(warehouse.path, out, ExportConfig(seed=datasets.seed, test_fraction=datasets.test_fraction))
+    held_out = {i.rsplit(":", 1)[0] for i in pq.read_table(out / "test.parquet", columns=["id"]).column("id").to_pylist()}
+    sft = warehouse.path / "datasets" / "sft" / "sft.parquet"
+    cpt = warehouse.path / "datasets" / "cpt" / "cpt.parquet"
+    trained = set(pq.read_table(sft, columns=["trajectory_id"]).column("trajectory_id").to_pylist()) if sft.exists() else set()
+    trained |= set(pq.read_table(cpt, columns=["ref"]).column("ref").to_pylist()) if cpt.exists() else set()
+    overlap = sorted(held_out & trained)
+    rows = [{"domain": d, **v} for d, v in report.stats["by_domain"].items()]
+    return MaterializeResult(
+        metadata={**_counts(report), "by_domain": MetadataValue.md(md_table(rows))},
+        check_results=[
+            _balance(report),
+            AssetCheckResult(check_name="disjoint_from_training", passed=not overlap,
+                             metadata={"held_out_trajectories": len(held_out), "in_training_data": len(overlap), "examples": json.dumps(overlap[:5])}),
+        ],
+    )
+
+
+@asset(
+    group_name="eval",
+    pool="datasets",
+    deps=[agentworldbench_export],
+    check_specs=[AssetCheckSpec("predictions_balance", asset="world_model_eval")],
+    description="The world model on the AgentWorldBench export: eval infer, rule-metric judge and scores per domain (WAREHOUSE/datasets/eval).",
+)
+def world_model_eval(context: AssetExecutionContext, warehouse: WarehouseResource, datasets: DatasetsResource, world_model: WorldModelResource) -> MaterializeResult:
+    from worldforge.llm.evaluate import evaluate_export
+
+    result = evaluate_export(warehouse.path / "datasets" / "agentworldbench", warehouse.path / "datasets" / "eval",
+                             world_model.backend(warehouse.path), max_records_per_source=datasets.eval_max_records_per_source)
+    overall = result.scores.get("overall", {})
+    rows = [{"domain": d, "lines": s["lines"], "failed": s["failed"], **{m: v for m, v in s["rules"].items()}} for d, s in result.scores.items()]
+    return MaterializeResult(
+        metadata={"backend": result.backend, "lines": result.lines, "predicted": result.ok, "failed": MetadataValue.md(md_table([{"reason": k, "count": v} for k, v in result.failed.items()])),
+                  "scores": MetadataValue.md(md_table(rows)), "token_f1_overall": (overall.get("rules") or {}).get("token_f1"),
+                  "path": MetadataValue.path(str(result.folder))},
+        check_results=[AssetCheckResult(check_name="predictions_balance", passed=result.balanced,
+                                        metadata={"lines": result.lines, "predicted": result.ok, "failed": sum(result.failed.values())})],
+    )

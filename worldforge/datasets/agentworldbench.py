@@ -1,0 +1,102 @@
+"""The held-out evaluation export: AgentWorldBench-format ``<domain>_test.jsonl`` files.
+
+The trajectories of the ``test`` split (:func:`~worldforge.datasets.sources.split_of`; never
+used by the CPT or SFT builders) become one AgentWorldBench record per turn (fields as
+published: ``task, id, prompt, response, current_prompt, system_str, turn_idx, total_turns``,
+plus ``domain``, ``source``, and ``world``/``scenario`` for simulated episodes so the grounded
+backend can re-render them). ``worldforge eval infer`` reads these files.
+
+Files under ``<out>/``: ``<domain>_test.jsonl`` per domain, ``test.parquet`` (every record,
+the list fields as lists), ``README.md`` and ``report.json``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from pathlib import Path
+
+import pyarrow as pa
+from pydantic import BaseModel, ConfigDict, Field
+
+from worldforge.datasets.card import md_table, render_card
+from worldforge.datasets.output import BuildReport, JsonlSink, ParquetSink, atomic_dir, git_revision, write_report
+from worldforge.datasets.sources import DatasetTrajectory, iter_trajectories
+from worldforge.llm.prompts import records_from_turns
+
+
+class ExportConfig(BaseModel):
+    """The held-out split and how much of it to export.
+
+    Attributes:
+        seed, test_fraction: the split (must match the CPT/SFT builds to keep them disjoint).
+        max_records_per_domain: cap per domain, first records in trajectory order (``None``: all).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    seed: int = 0
+    test_fraction: float = Field(0.1, ge=0, lt=1)
+    max_records_per_domain: int | None = Field(None, ge=1)
+
+
+SCHEMA = pa.schema([
+    ("id", pa.string()), ("task", pa.string()), ("domain", pa.string()), ("source", pa.string()),
+    ("prompt", pa.list_(pa.string())), ("response", pa.list_(pa.string())), ("current_prompt", pa.string()),
+    ("system_str", pa.string()), ("turn_idx", pa.int32()), ("total_turns", pa.int32()),
+    ("world", pa.string()), ("scenario", pa.string()),
+])
+
+
+def build_agentworldbench(warehouse: str | Path, out: str | Path, config: ExportConfig = ExportConfig(),
+                          trajectories: Iterable[DatasetTrajectory] | None = None) -> BuildReport:
+    """Write the test split as AgentWorldBench files.
+
+    Returns:
+        The report: turns in = records written + skipped (train split, over the domain cap).
+    """
+    report = BuildReport("agentworldbench", Path(out))
+    per_domain: Counter = Counter()
+    sources: Counter = Counter()
+    with atomic_dir(out) as tmp:
+        parquet = ParquetSink(tmp / "test.parquet", SCHEMA)
+        sinks: dict[str, JsonlSink] = {}
+        trajs: dict[str, int] = defaultdict(int)
+        for traj in (trajectories if trajectories is not None else iter_trajectories(warehouse, config.seed, config.test_fraction)):
+            n = len(traj.turns)
+            report.inputs += n
+            if traj.split != "test":
+                report.skip("train split (used by CPT/SFT)", n)
+                continue
+            if not n:
+                continue
+            cap = config.max_records_per_domain
+            room = n if cap is None else max(0, min(n, cap - per_domain[traj.domain]))
+            if room < n:
+                report.skip("over max_records_per_domain", n - room)
+            if room == 0:
+                continue
+            sources[traj.source] += room
+            trajs[traj.domain] += 1
+            recs = records_from_turns(traj.trajectory_id, traj.domain, traj.task, [(t.action, t.observation) for t in traj.turns],
+                                      source=traj.source, **traj.extra)
+            sink = sinks.get(traj.domain) or sinks.setdefault(traj.domain, JsonlSink(tmp / f"{traj.domain}_test.jsonl"))
+            for rec in recs[:room]:
+                sink.add(rec.model_dump())
+                parquet.add({k: v for k, v in rec.model_dump().items() if k in SCHEMA.names})
+                report.written += 1
+                report.samples += 1
+                per_domain[traj.domain] += 1
+        for s in (parquet, *sinks.values()):
+            s.close()
+        report.files = {"test.parquet": parquet.count, **{s.path.name: s.count for s in sinks.values()}}
+        report.stats.update({"sources": dict(sorted(sources.items())),
+                             "by_domain": {d: {"trajectories": trajs[d], "records": per_domain[d]} for d in sorted(per_domain)}})
+        write_report(tmp, report)
+        rows = [{"domain": d, **v} for d, v in report.stats["by_domain"].items()]
+        summary = ("Held-out next-state prediction records in the AgentWorldBench format (one `<domain>_test.jsonl` per domain, "
+                   "one record per turn of each test-split trajectory), for `worldforge eval infer | judge | score`. "
+                   "These trajectories are in neither the CPT nor the SFT dataset built with the same seed and test fraction.")
+        (tmp / "README.md").write_text(render_card("worldforge AgentWorldBench export", summary, report, config.model_dump(), git_revision(),
+                                                   {"test": "test.parquet"}, [("Records by domain", md_table(rows))]), encoding="utf-8")
+    return report

@@ -1,0 +1,340 @@
+"""The CPT dataset: trajectories and world pages as tokenized text with turn-level loss masks.
+
+Stage 1 of Qwen-AgentWorld (continued pre-training on environment knowledge) with its
+turn-level information-theoretic loss masking: a non-informative turn (DESIGN.md §5, decided
+by the trajectory pipeline) stays in the sample as context but none of its tokens carries
+loss. Layout of a trajectory sample (documented, stable)::
+
+    <task>
+    {task}
+    </task>
+    <action>
+    {action of turn 1}
+    </action>
+    <observation>
+    {observation of turn 1}
+    </observation>
+    ...
+
+Loss (``labels`` = token id) sits on the ``<observation>`` blocks of informative turns, and on
+``<action>`` blocks when ``mask_actions`` is off; every other token has ``labels = -100``. A
+token belongs to the block its first character falls in (token offsets from the tokenizer).
+A trajectory longer than ``max_tokens`` is split at turn boundaries into parts of at most
+``max_tokens`` tokens (a single turn longer than the budget is cut at the budget). A part in
+which no token carries loss is dropped and counted. World corpus pages (as ``web_extractor``
+shows them) are samples with loss on every token.
+
+Files written under ``<out>/`` (``datasets/cpt`` of the warehouse by default):
+
+* ``cpt.parquet`` — ``sample_id, kind, origin, source, domain, ref, part, n_parts, text,
+  input_ids, labels, n_tokens, n_loss_tokens, turn_spans`` where ``turn_spans`` lists the
+  observation blocks ``{turn_idx, start, end, informative}`` as token ranges of the sample;
+* ``text.jsonl`` — TRL ``{"text"}``; ``tokenized.jsonl`` — ``{"input_ids", "labels"}``;
+* ``README.md`` — the dataset card; ``report.json`` — the build report.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+from pydantic import BaseModel, ConfigDict, Field
+
+from worldforge.datasets.card import md_table, render_card
+from worldforge.datasets.output import BuildReport, JsonlSink, ParquetSink, atomic_dir, git_revision, write_report
+from worldforge.datasets.sources import DatasetTrajectory, iter_pages, iter_trajectories
+from worldforge.datasets.tokenizer import load_tokenizer
+
+log = logging.getLogger(__name__)
+
+IGNORE_INDEX = -100
+"""The label of a token that carries no loss (PyTorch's ``CrossEntropyLoss`` default)."""
+
+
+class CPTConfig(BaseModel):
+    """How a CPT dataset is built.
+
+    Attributes:
+        tokenizer: a Hugging Face tokenizer folder (or a cached hub id).
+        max_tokens: the token budget of one sample; longer trajectories are split.
+        mask_actions: no loss on the agent's actions (they are the policy's, not the environment's).
+        include_pages: add every world corpus page as a sample.
+        seed, test_fraction: the held-out split; ``test`` trajectories are left out of CPT.
+        batch_size: samples per tokenizer batch.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    tokenizer: str
+    max_tokens: int = Field(4096, ge=16)
+    mask_actions: bool = True
+    include_pages: bool = True
+    seed: int = 0
+    test_fraction: float = Field(0.1, ge=0, lt=1)
+    batch_size: int = Field(64, ge=1)
+
+
+SCHEMA = pa.schema([
+    ("sample_id", pa.string()), ("kind", pa.string()), ("origin", pa.string()), ("source", pa.string()),
+    ("domain", pa.string()), ("ref", pa.string()), ("part", pa.int32()), ("n_parts", pa.int32()), ("text", pa.string()),
+    ("input_ids", pa.list_(pa.int32())), ("labels", pa.list_(pa.int32())), ("n_tokens", pa.int32()), ("n_loss_tokens", pa.int32()),
+    ("turn_spans", pa.list_(pa.struct([("turn_idx", pa.int32()), ("start", pa.int32()), ("end", pa.int32()), ("informative", pa.bool_())]))),
+])
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A block of a rendered sample: ``[start, end)`` characters, its kind and whether it carries loss."""
+
+    kind: str  # task | action | observation | page
+    turn_idx: int
+    start: int
+    end: int
+    loss: bool
+    informative: bool = True
+
+
+@dataclass
+class Rendered:
+    """A unit to tokenize: a trajectory or a page, with its blocks."""
+
+    kind: str
+    origin: str
+    source: str
+    domain: str
+    ref: str
+    text: str
+    segments: list[Segment]
+
+
+def render_trajectory(traj: DatasetTrajectory, mask_actions: bool = True) -> Rendered:
+    """The trajectory in the CPT layout, with the character range and loss of each block."""
+    parts: list[str] = []
+    segs: list[Segment] = []
+    pos = 0
+
+    def block(tag: str, body: str, kind: str, turn: int, loss: bool, informative: bool = True) -> None:
+        nonlocal pos
+        s = f"<{tag}>\n{body}\n</{tag}>\n"
+        parts.append(s)
+        segs.append(Segment(kind, turn, pos, pos + len(s), loss, informative))
+        pos += len(s)
+
+    if traj.task:
+        block("task", traj.task, "task", -1, False)
+    for t in traj.turns:
+        block("action", t.action, "action", t.turn_idx, not mask_actions)
+        block("observation", t.observation, "observation", t.turn_idx, t.informative, t.informative)
+    return Rendered("trajectory", traj.origin, traj.source, traj.domain, traj.trajectory_id, "".join(parts), segs)
+
+
+def cut_points(n_tokens: int, boundaries: Iterable[int], budget: int) -> tuple[list[int], int]:
+    """Where to cut ``n_tokens`` tokens into parts of at most ``budget``, preferring ``boundaries``.
+
+    Args:
+        n_tokens: the sample length.
+        boundaries: token indices where a part may start (turn starts), ascending.
+        budget: the most tokens per part.
+
+    Returns:
+        ``(cuts, hard_cuts)``: part starts beginning with 0, and how many cuts fell inside a turn.
+    """
+    cuts, start, last_ok, hard = [0], 0, 0, 0
+    for b in [*boundaries, n_tokens]:
+        while b - start > budget:
+            if last_ok > start:
+                start = last_ok
+            else:
+                start += budget
+                hard += 1
+            cuts.append(start)
+        last_ok = b
+    return cuts, hard
+
+
+@dataclass
+class _Tally:
+    tokens: int = 0
+    loss_tokens: int = 0
+    samples: int = 0
+
+
+def _samples(unit: Rendered, ids: np.ndarray, offsets: np.ndarray, budget: int, tally: dict, report: BuildReport) -> Iterator[dict]:
+    """Labels from the blocks, then the parts of one tokenized unit."""
+    n = len(ids)
+    if n == 0:
+        return
+    starts = offsets[:, 0]
+    seg_starts = np.fromiter((s.start for s in unit.segments), dtype=np.int64, count=len(unit.segments))
+    seg_loss = np.fromiter((s.loss for s in unit.segments), dtype=bool, count=len(unit.segments))
+    owner = np.searchsorted(seg_starts, starts, side="right") - 1
+    labels = np.where(seg_loss[owner], ids, IGNORE_INDEX).astype(np.int32)
+    obs = [(s, int(np.searchsorted(starts, s.start, "left")), int(np.searchsorted(starts, s.end, "left"))) for s in unit.segments if s.kind == "observation"]
+    turn_starts = [int(np.searchsorted(starts, s.start, "left")) for s in unit.segments if s.kind == "action"][1:] if unit.kind == "trajectory" else []
+    cuts, hard = cut_points(n, turn_starts, budget)
+    if len(cuts) > 1:
+        report.stats["split_units"] = report.stats.get("split_units", 0) + 1
+        report.stats["cuts_inside_a_turn"] = report.stats.get("cuts_inside_a_turn", 0) + hard
+    bounds = [*cuts, n]
+    for part, (a, b) in enumerate(zip(bounds, bounds[1:])):
+        lab = labels[a:b]
+        n_loss = int((lab != IGNORE_INDEX).sum())
+        if n_loss == 0:
+            report.stats["parts_without_loss"] = report.stats.get("parts_without_loss", 0) + 1
+            continue
+        text = unit.text[int(offsets[a, 0]): int(offsets[b - 1, 1])]
+        spans = [{"turn_idx": s.turn_idx, "start": max(lo, a) - a, "end": min(hi, b) - a, "informative": s.informative}
+                 for s, lo, hi in obs if lo < b and hi > a and hi > lo]
+        for key in ("all", f"domain:{unit.domain}", f"source:{unit.source}", f"kind:{unit.kind}"):
+            t = tally[key]
+            t.tokens += b - a
+            t.loss_tokens += n_loss
+            t.samples += 1
+        yield {
+            "kind": unit.kind, "origin": unit.origin, "source": unit.source, "domain": unit.domain, "ref": unit.ref,
+            "part": part, "text": text, "input_ids": ids[a:b].tolist(), "labels": lab.tolist(),
+            "n_tokens": b - a, "n_loss_tokens": n_loss, "turn_spans": spans,
+        }
+
+
+def build_cpt(
+    warehouse: str | Path,
+    out: str | Path,
+    config: CPTConfig,
+    progress: Callable[[int], None] | None = None,
+    trajectories: Iterable[DatasetTrajectory] | None = None,
+) -> BuildReport:
+    """Build the CPT dataset from the warehouse's trajectories (train split) and corpus pages.
+
+    Args:
+        warehouse: the warehouse folder (``trajectories.duckdb``, ``episodes.duckdb``, world files).
+        out: the dataset folder, replaced atomically (default layout: ``<warehouse>/datasets/cpt``).
+        config: the build config.
+        progress: called with the number of units (trajectories and pages) done so far.
+        trajectories: trajectories to use instead of the warehouse's (streamed; benchmarks).
+
+    Returns:
+        The build report: trajectories and pages in = written + skipped by reason.
+
+    Raises:
+        TokenizerError: the tokenizer cannot be loaded (nothing is written).
+        WarehouseError: a store file is unreadable (nothing is written).
+    """
+    tok = load_tokenizer(config.tokenizer)
+    backend = tok.backend_tokenizer
+    report = BuildReport("cpt", Path(out))
+    tally: dict[str, _Tally] = defaultdict(_Tally)
+    sources: Counter = Counter()
+    turns_informative: Counter = Counter()
+    turns_total: Counter = Counter()
+    done = 0
+    with atomic_dir(out) as tmp:
+        parquet = ParquetSink(tmp / "cpt.parquet", SCHEMA)
+        text_sink, tok_sink = JsonlSink(tmp / "text.jsonl"), JsonlSink(tmp / "tokenized.jsonl")
+
+        def units() -> Iterator[Rendered]:
+            nonlocal done
+            for traj in (trajectories if trajectories is not None else iter_trajectories(warehouse, config.seed, config.test_fraction)):
+                report.inputs += 1
+                sources[traj.source] += 1
+                if traj.split == "test":
+                    report.skip("held out for evaluation (test split)")
+                elif not traj.turns:
+                    report.skip("no turns")
+                else:
+                    for t in traj.turns:
+                        turns_total[traj.domain] += 1
+                        turns_informative[traj.domain] += t.informative
+                    yield render_trajectory(traj, config.mask_actions)
+                done += 1
+                if progress:
+                    progress(done)
+            if config.include_pages and trajectories is None:
+                for page in iter_pages(warehouse):
+                    report.inputs += 1
+                    sources["world"] += 1
+                    text = page.text
+                    yield Rendered("page", "world", "world", "search", page.url if not page.scenario else f"{page.scenario}:{page.url}",
+                                   text, [Segment("page", -1, 0, len(text), True)])
+                    done += 1
+                    if progress:
+                        progress(done)
+
+        def flush(batch: list[Rendered]) -> None:
+            encs = backend.encode_batch([u.text for u in batch], add_special_tokens=False)
+            for unit, enc in zip(batch, encs):
+                ids = np.asarray(enc.ids, dtype=np.int32)
+                offsets = np.asarray(enc.offsets, dtype=np.int64).reshape(-1, 2)
+                rows = list(_samples(unit, ids, offsets, config.max_tokens, tally, report))
+                if not rows:
+                    report.skip("no token carries loss (every turn non-informative)" if ids.size else "empty after tokenization")
+                    continue
+                report.written += 1
+                for row in rows:
+                    row["sample_id"] = f"{unit.ref}:{row['part']}"
+                    row["n_parts"] = len(rows)
+                    parquet.add(row)
+                    text_sink.add({"text": row["text"]})
+                    tok_sink.add({"input_ids": row["input_ids"], "labels": row["labels"]})
+                    report.samples += 1
+
+        batch: list[Rendered] = []
+        for unit in units():
+            batch.append(unit)
+            if len(batch) >= config.batch_size:
+                flush(batch)
+                batch = []
+        if batch:
+            flush(batch)
+        for sink in (parquet, text_sink, tok_sink):
+            sink.close()
+        report.files = {"cpt.parquet": parquet.count, "text.jsonl": text_sink.count, "tokenized.jsonl": tok_sink.count}
+        all_ = tally["all"]
+        report.stats.update({
+            "sources": dict(sorted(sources.items())),
+            "tokens": all_.tokens, "loss_tokens": all_.loss_tokens,
+            "loss_share": all_.loss_tokens / all_.tokens if all_.tokens else 0.0,
+            "by_domain": {k.split(":", 1)[1]: {"samples": v.samples, "tokens": v.tokens, "loss_tokens": v.loss_tokens,
+                                               "loss_share": v.loss_tokens / v.tokens if v.tokens else 0.0}
+                          for k, v in sorted(tally.items()) if k.startswith("domain:")},
+            "by_kind": {k.split(":", 1)[1]: {"samples": v.samples, "tokens": v.tokens} for k, v in sorted(tally.items()) if k.startswith("kind:")},
+            "informative_turns": {d: {"turns": turns_total[d], "informative": turns_informative[d],
+                                      "share": turns_informative[d] / turns_total[d] if turns_total[d] else 0.0} for d in sorted(turns_total)},
+        })
+        report.stats.setdefault("split_units", 0)
+        report.stats.setdefault("parts_without_loss", 0)
+        if trajectories is None and not (Path(warehouse) / "trajectories.duckdb").exists():
+            report.notes.append("no trajectory store in the warehouse: run `worldforge trajectories ingest` (or the trajectory assets) first")
+        cfg = config.model_dump()
+        write_report(tmp, report)
+        (tmp / "README.md").write_text(_card(report, cfg), encoding="utf-8")
+    return report
+
+
+def _card(report: BuildReport, config: dict) -> str:
+    s = report.stats
+    by_domain = [{"domain": d, **v} for d, v in s["by_domain"].items()]
+    turns = [{"domain": d, **v} for d, v in s["informative_turns"].items()]
+    mask = (
+        f"{s['tokens']:,} tokens, {s['loss_tokens']:,} carry loss (share {s['loss_share']:.3f}). "
+        f"Trajectories split by the {config['max_tokens']}-token budget: {s['split_units']} "
+        f"(cuts inside a turn: {s.get('cuts_inside_a_turn', 0)}); parts dropped for carrying no loss: {s['parts_without_loss']}.\n\n"
+        + md_table(by_domain, ["domain", "samples", "tokens", "loss_tokens", "loss_share"])
+        + "\nTurns of the train split and the share the loss-mask statistics (DESIGN.md section 5) judged informative:\n\n"
+        + md_table(turns, ["domain", "turns", "informative", "share"])
+    )
+    summary = (
+        "Continued pre-training samples (stage 1 of Qwen-AgentWorld): agent trajectories rendered as "
+        "`<task>` / `<action>` / `<observation>` blocks and world corpus pages, tokenized with "
+        f"`{config['tokenizer']}`. `labels` is -100 on actions{'' if config['mask_actions'] else ' (not here: mask_actions is off)'}, "
+        "on the task and on every token of a non-informative turn; those turns stay as context. "
+        "Files: `cpt.parquet` (all columns), `text.jsonl` (TRL `{\"text\"}`), `tokenized.jsonl` (`{\"input_ids\", \"labels\"}`). "
+        "Held-out (test split) trajectories are left out; they are the AgentWorldBench export."
+    )
+    return render_card("worldforge CPT dataset", summary, report, config, git_revision(), {"train": "cpt.parquet"},
+                       [("Loss-mask statistics", mask)])

@@ -1,0 +1,143 @@
+"""Writing a dataset folder: atomic replacement, streamed Parquet/JSONL sinks, the build report.
+
+A dataset is built in a temporary folder beside its target and swapped in only when the whole
+build succeeded, so a failed or interrupted build leaves the previous dataset untouched.
+Parquet files are written in row groups as samples arrive (``pyarrow.parquet.ParquetWriter``),
+so memory stays bounded by one row group however many samples are built.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+
+@contextlib.contextmanager
+def atomic_dir(target: str | Path) -> Iterator[Path]:
+    """A temporary folder that replaces ``target`` when the block succeeds.
+
+    Raises:
+        Whatever the block raises; the temporary folder is removed and ``target`` is untouched.
+    """
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.tmp-"))
+    tmp.chmod(0o755)
+    try:
+        yield tmp
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    old = target.with_name(f".{target.name}.old-{os.getpid()}")
+    if target.exists():
+        os.replace(target, old)
+    os.replace(tmp, target)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+class ParquetSink:
+    """Rows appended one at a time, written as Parquet row groups of ``group_rows``."""
+
+    def __init__(self, path: Path, schema: pa.Schema, group_rows: int = 1000):
+        self.path, self.schema, self.group_rows = path, schema, group_rows
+        self.rows: list[dict] = []
+        self.count = 0
+        self._writer = pq.ParquetWriter(path, schema, compression="zstd")
+
+    def add(self, row: dict) -> None:
+        self.rows.append(row)
+        if len(self.rows) >= self.group_rows:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.rows:
+            self._writer.write_table(pa.Table.from_pylist(self.rows, schema=self.schema))
+            self.count += len(self.rows)
+            self.rows = []
+
+    def close(self) -> None:
+        self.flush()
+        self._writer.close()
+
+
+class JsonlSink:
+    """One JSON object per line (UTF-8, keys in the given order)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.count = 0
+        self._fh = open(path, "w", encoding="utf-8")
+
+    def add(self, obj: dict) -> None:
+        self._fh.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        self.count += 1
+
+    def close(self) -> None:
+        self._fh.close()
+
+
+@dataclass
+class BuildReport:
+    """What a dataset build read, wrote and skipped.
+
+    Balance: ``inputs == written + sum(skipped.values())``, where an input is a trajectory
+    (CPT), a target turn (SFT) or a page, and ``skipped`` counts by named reason.
+
+    Attributes:
+        name: ``cpt`` | ``sft`` | ``agentworldbench``.
+        path: the dataset folder.
+        inputs: units read; written: units that produced at least one sample.
+        samples: rows written (a split trajectory gives several).
+        skipped: ``{reason: count}``.
+        notes: facts a reader of the card must know (the variant built, a missing chat template ...).
+        stats: figures for the card and the asset metadata (token counts, loss shares, acceptance ...).
+        files: ``{file name: rows}``.
+    """
+
+    name: str
+    path: Path
+    inputs: int = 0
+    written: int = 0
+    samples: int = 0
+    skipped: Counter = field(default_factory=Counter)
+    notes: list[str] = field(default_factory=list)
+    stats: dict = field(default_factory=dict)
+    files: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def balanced(self) -> bool:
+        return self.inputs == self.written + sum(self.skipped.values())
+
+    def skip(self, reason: str, n: int = 1) -> None:
+        self.skipped[reason] += n
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "inputs": self.inputs, "written": self.written, "samples": self.samples,
+                "skipped": dict(sorted(self.skipped.items())), "balanced": self.balanced, "notes": self.notes,
+                "stats": self.stats, "files": self.files}
+
+
+def write_report(folder: Path, report: BuildReport) -> None:
+    (folder / "report.json").write_text(json.dumps(report.to_dict(), indent=2, ensure_ascii=False, sort_keys=False) + "\n", encoding="utf-8")
+
+
+def git_revision() -> str:
+    """The project's git commit (``<sha>`` or ``<sha>-dirty``), or ``unknown`` outside a checkout."""
+    root = Path(__file__).resolve().parents[2]
+    try:
+        sha = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return f"{sha}-dirty" if dirty else sha

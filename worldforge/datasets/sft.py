@@ -1,0 +1,390 @@
+"""The SFT dataset: next-state prediction with ``<think>`` reasoning, selected by rejection sampling.
+
+Stage 2 of Qwen-AgentWorld. One sample per target turn of a train-split trajectory (the
+informative turns by default): the domain's system prompt, the agent's task, the earlier turns
+as context (user = action prompt, assistant = observation, in the AgentWorldBench layout of
+:mod:`worldforge.llm.prompts`), the current action, and the target::
+
+    <think>
+    {reasoning}
+    </think>
+    <predicted_observation>
+    {the real observation}
+    </predicted_observation>
+
+**Rejection sampling** (with a world-model backend): ``k`` candidates per sample; each that
+parses and has reasoning is scored by the rule verifiers (:mod:`worldforge.datasets.verifiers`)
+against the real observation; the best one is kept when its aggregate score reaches
+``threshold``, and its reasoning becomes the target's ``<think>`` (the observation stays the real
+one, so a target never states a wrong fact). Samples with no passing candidate are skipped
+with the reason. Acceptance rates are recorded per domain and per verifier.
+
+**Without a backend** the builder writes the non-thinking variant (target = the real
+observation in ``<predicted_observation>`` tags, no ``<think>``) and the card says so.
+
+**Budget**: prompt + target must fit ``max_context_tokens`` (counted with the tokenizer's chat
+template; without one, over the message contents, and the report says so). The oldest context
+turns are dropped first; a sample that does not fit even without context is skipped.
+
+Files under ``<out>/``: ``sft.parquet``; TRL ``trl_messages.jsonl`` (``{"messages"}``) and
+``trl_prompt_completion.jsonl`` (``{"prompt", "completion"}``); ms-swift ``swift.jsonl``
+(``"loss": false`` on context assistant messages); ``sharegpt.jsonl`` (per-turn ``loss``,
+AgentTraj-L style) with a LLaMA-Factory ``dataset_info.json``; ``README.md``; ``report.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import pyarrow as pa
+from pydantic import BaseModel, ConfigDict, Field
+
+from worldforge.datasets.card import md_table, render_card
+from worldforge.datasets.output import BuildReport, JsonlSink, ParquetSink, atomic_dir, git_revision, write_report
+from worldforge.datasets.sources import DatasetTrajectory, iter_trajectories
+from worldforge.datasets.tokenizer import has_chat_template, load_tokenizer
+from worldforge.datasets.verifiers import PASS_AT, VERIFIERS, Scores, score
+from worldforge.llm.base import Failure, GenerationParams, WorldModelBackend, WorldModelRequest
+from worldforge.llm.infer import grounding_of
+from worldforge.llm.prompts import AgentWorldBenchRecord, ParseFailure, build_messages, format_prediction, parse_prediction, records_from_turns
+
+log = logging.getLogger(__name__)
+
+MESSAGE_OVERHEAD = 4
+"""Tokens a chat template adds per message when the tokenizer has none (role markers, separators)."""
+
+
+class SFTConfig(BaseModel):
+    """How an SFT dataset is built.
+
+    Attributes:
+        tokenizer: the Hugging Face tokenizer of the model to train (counts the budget).
+        max_context_tokens: prompt + target budget per sample.
+        targets: ``informative`` turns only, or ``all`` turns.
+        k: candidates per sample (rejection sampling).
+        threshold: the aggregate verifier score (0–1) the best candidate needs.
+        temperature, max_new_tokens: sampling of the candidates.
+        seed, test_fraction: the held-out split (test trajectories are left out) and the sampling seed.
+        batch_size: samples per backend call.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    tokenizer: str
+    max_context_tokens: int = Field(8192, ge=64)
+    targets: Literal["informative", "all"] = "informative"
+    k: int = Field(4, ge=1)
+    threshold: float = Field(0.5, ge=0, le=1)
+    temperature: float = Field(0.8, ge=0)
+    max_new_tokens: int = Field(1024, ge=1)
+    seed: int = 0
+    test_fraction: float = Field(0.1, ge=0, lt=1)
+    batch_size: int = Field(32, ge=1)
+
+
+_MSG = pa.struct([("role", pa.string()), ("content", pa.string())])
+SCHEMA = pa.schema([
+    ("sample_id", pa.string()), ("trajectory_id", pa.string()), ("turn_idx", pa.int32()), ("domain", pa.string()),
+    ("source", pa.string()), ("origin", pa.string()), ("variant", pa.string()), ("messages", pa.list_(_MSG)),
+    ("context_turns", pa.int32()), ("dropped_turns", pa.int32()), ("n_tokens", pa.int32()),
+    ("candidates", pa.int32()), ("best_score", pa.float64()), ("scores", pa.string()),
+])
+
+
+@dataclass
+class _Pending:
+    """A sample whose messages fit the budget, waiting for its target."""
+
+    traj: DatasetTrajectory
+    record: AgentWorldBenchRecord
+    messages: list[dict]
+    context_turns: int
+    dropped: int
+    reference: str
+
+
+class _Counter:
+    """Token counts of message contents, and of whole conversations with the chat template."""
+
+    def __init__(self, tok):
+        self.tok = tok
+        self.backend = tok.backend_tokenizer
+        self.templated = has_chat_template(tok)
+
+    def lengths(self, texts: list[str]) -> list[int]:
+        return [len(e.ids) for e in self.backend.encode_batch(texts, add_special_tokens=False)] if texts else []
+
+    def conversation(self, messages: list[dict], approx: int) -> int:
+        if not self.templated:
+            return approx
+        ids = self.tok.apply_chat_template(messages, tokenize=True)
+        if isinstance(ids, Mapping):
+            ids = ids["input_ids"]
+        return len(ids)
+
+
+def _fit(rec: AgentWorldBenchRecord, counter: _Counter, lengths: dict, budget: int, target: str, allowance: int) -> tuple[list[dict], int] | None:
+    """Messages for ``rec`` with the oldest context dropped until prompt + target fit ``budget``.
+
+    ``allowance`` reserves tokens for reasoning not written yet (the thinking variant).
+    Returns ``(messages, first kept context turn)`` or ``None`` when even no context is too long.
+    """
+    i = rec.turn_idx  # 1-based; context = turns 1..i-1
+    target_tokens = counter.lengths([target])[0] + allowance
+    fixed = lengths["system"] + lengths["task"] + lengths["prompt"][i - 1] + target_tokens + MESSAGE_OVERHEAD * 5
+    pair = [lengths["prompt"][j] + lengths["response"][j] + 2 * MESSAGE_OVERHEAD for j in range(i - 1)]
+    total = fixed + sum(pair)
+    start = 0
+    while start < i - 1 and total > budget:
+        total -= pair[start]
+        start += 1
+    while True:
+        messages = build_messages(rec, context_from=start)
+        exact = counter.conversation(messages + [{"role": "assistant", "content": target}], 0) + allowance if counter.templated else total
+        if exact <= budget:
+            return messages, start
+        if start >= i - 1:
+            return None
+        total -= pair[start]
+        start += 1
+
+
+def _select(texts: list[str], reference: str, domain: str, stats: dict) -> tuple[str | None, Scores | None, str]:
+    """The best candidate's reasoning and scores, or ``None`` and why none passed."""
+    best: tuple[float, str, Scores] | None = None
+    for text in texts:
+        parsed = parse_prediction(text)
+        if isinstance(parsed, ParseFailure):
+            stats["candidate_failures"][parsed.reason.split(" (")[0]] += 1
+            continue
+        if not parsed.think:
+            stats["candidate_failures"]["no <think> reasoning"] += 1
+            continue
+        sc = score(parsed.observation, reference, domain)
+        for name in VERIFIERS:
+            ok = sc.passed(name)
+            if ok is not None:
+                stats["verifiers"][name]["scored"] += 1
+                stats["verifiers"][name]["passed"] += ok
+        if best is None or sc.aggregate > best[0]:
+            best = (sc.aggregate, parsed.think, sc)
+    if best is None:
+        return None, None, "rejected: no candidate parsed with reasoning"
+    return best[1], best[2], ""
+
+
+def build_sft(
+    warehouse: str | Path,
+    out: str | Path,
+    config: SFTConfig,
+    backend: WorldModelBackend | None = None,
+    progress: Callable[[int], None] | None = None,
+    trajectories: Iterable[DatasetTrajectory] | None = None,
+) -> BuildReport:
+    """Build the SFT dataset from the train split of the warehouse's trajectories.
+
+    Args:
+        warehouse: the warehouse folder.
+        out: the dataset folder, replaced atomically (``<warehouse>/datasets/sft`` by default).
+        config: the build config.
+        backend: the world model that proposes candidates; ``None`` builds the non-thinking variant.
+        progress: called with the number of target turns done so far.
+        trajectories: trajectories to use instead of the warehouse's.
+
+    Returns:
+        The build report: target turns in = samples written + skipped by reason.
+
+    Raises:
+        TokenizerError: the tokenizer cannot be loaded; BackendError: the backend cannot start.
+    """
+    tok = load_tokenizer(config.tokenizer)
+    counter = _Counter(tok)
+    thinking = backend is not None
+    report = BuildReport("sft", Path(out))
+    report.notes.append(
+        f"thinking variant: targets' <think> comes from the best of k={config.k} candidates of `{backend.identity}` by rejection sampling "
+        f"(aggregate verifier score >= {config.threshold}); the observation is always the real one"
+        if thinking else
+        "non-thinking variant: no world-model backend was configured, so each target is the real observation "
+        "in <predicted_observation> tags without <think> reasoning"
+    )
+    if not counter.templated:
+        report.notes.append(f"the tokenizer `{config.tokenizer}` has no chat template: budgets and n_tokens count message "
+                            f"contents plus {MESSAGE_OVERHEAD} tokens per message, not the exact template")
+    stats = {"candidate_failures": Counter(), "verifiers": {v: Counter() for v in VERIFIERS}}
+    per_domain: dict[str, Counter] = defaultdict(Counter)
+    sources: Counter = Counter()
+    params = GenerationParams(temperature=config.temperature, max_tokens=config.max_new_tokens, seed=config.seed)
+    done = 0
+
+    with atomic_dir(out) as tmp:
+        sinks = {
+            "parquet": ParquetSink(tmp / "sft.parquet", SCHEMA),
+            "trl_messages": JsonlSink(tmp / "trl_messages.jsonl"),
+            "trl_prompt_completion": JsonlSink(tmp / "trl_prompt_completion.jsonl"),
+            "swift": JsonlSink(tmp / "swift.jsonl"),
+            "sharegpt": JsonlSink(tmp / "sharegpt.jsonl"),
+        }
+
+        def write(p: _Pending, think: str | None, n_candidates: int, sc: Scores | None) -> None:
+            target = format_prediction(p.reference, think if thinking else None)
+            messages = p.messages + [{"role": "assistant", "content": target}]
+            approx = sum(counter.lengths([m["content"] for m in messages])) + MESSAGE_OVERHEAD * len(messages)
+            n_tokens = counter.conversation(messages, approx)
+            if n_tokens > config.max_context_tokens:  # the kept reasoning outgrew its allowance
+                report.skip("longer than the context budget with its reasoning")
+                return
+            row = {
+                "sample_id": p.record.id, "trajectory_id": p.traj.trajectory_id, "turn_idx": p.record.turn_idx, "domain": p.traj.domain,
+                "source": p.traj.source, "origin": p.traj.origin, "variant": "thinking" if thinking else "non-thinking",
+                "messages": messages, "context_turns": p.context_turns, "dropped_turns": p.dropped,
+                "n_tokens": n_tokens, "candidates": n_candidates,
+                "best_score": sc.aggregate if sc else None, "scores": json.dumps(sc.scores) if sc else None,
+            }
+            sinks["parquet"].add(row)
+            export_rows(messages, sinks)
+            report.written += 1
+            report.samples += 1
+            per_domain[p.traj.domain]["accepted"] += 1
+
+        def settle(batch: list[_Pending]) -> None:
+            nonlocal done
+            if not thinking:
+                for p in batch:
+                    write(p, None, 0, None)
+            else:
+                reqs = [WorldModelRequest(id=p.record.id, messages=tuple(p.messages), grounding=grounding_of(p.record)) for p in batch]
+                result = backend.generate(reqs, config.k, params)
+                for p, req in zip(batch, reqs):
+                    outcome = result.failures.get(req.id) or result.completions[req.id]
+                    if isinstance(outcome, Failure):
+                        report.skip(f"generation failed: {outcome.reason.split(':')[0][:60]}")
+                        continue
+                    think, sc, why = _select([c.text for c in outcome], p.reference, p.traj.domain, stats)
+                    if think is None:
+                        report.skip(why)
+                    elif sc.aggregate < config.threshold:
+                        report.skip("rejected: best candidate below the threshold")
+                    else:
+                        write(p, think, len(outcome), sc)
+            done += len(batch)
+            if progress:
+                progress(done)
+
+        pending: list[_Pending] = []
+        with (backend if backend is not None else _Null()):
+            for traj in (trajectories if trajectories is not None else iter_trajectories(warehouse, config.seed, config.test_fraction)):
+                targets = [t for t in traj.turns if config.targets == "all" or t.informative]
+                sources[traj.source] += len(targets)
+                report.inputs += len(targets)
+                if not targets:
+                    continue
+                if traj.split == "test":
+                    report.skip("held out for evaluation (test split)", len(targets))
+                    continue
+                per_domain[traj.domain]["targets"] += len(targets)
+                recs = records_from_turns(traj.trajectory_id, traj.domain, traj.task, [(t.action, t.observation) for t in traj.turns], **traj.extra)
+                lengths = {
+                    "system": counter.lengths([recs[0].system_str])[0],
+                    "task": sum(counter.lengths([f"The agent's task: {traj.task}", "Understood. Send the agent's actions."])) if traj.task else 0,
+                    "prompt": counter.lengths(recs[0].prompt),
+                    "response": counter.lengths(recs[0].response),
+                }
+                wanted = {t.turn_idx for t in targets}
+                for pos, (t, rec) in enumerate(zip(traj.turns, recs)):
+                    if t.turn_idx not in wanted:
+                        continue
+                    fitted = _fit(rec, counter, lengths, config.max_context_tokens, format_prediction(rec.reference(), None),
+                                  config.max_new_tokens // 2 if thinking else 0)
+                    if fitted is None:
+                        report.skip("longer than the context budget even without context turns")
+                        continue
+                    messages, start = fitted
+                    pending.append(_Pending(traj, rec, messages, rec.turn_idx - 1 - start, start, rec.reference()))
+                    if len(pending) >= config.batch_size:
+                        settle(pending)
+                        pending = []
+            if pending:
+                settle(pending)
+
+        for s in sinks.values():
+            s.close()
+        report.files = {
+            "sft.parquet": sinks["parquet"].count, "trl_messages.jsonl": sinks["trl_messages"].count,
+            "trl_prompt_completion.jsonl": sinks["trl_prompt_completion"].count, "swift.jsonl": sinks["swift"].count,
+            "sharegpt.jsonl": sinks["sharegpt"].count,
+        }
+        acceptance = {d: {"targets": c["targets"], "accepted": c["accepted"], "rate": c["accepted"] / c["targets"] if c["targets"] else 0.0}
+                      for d, c in sorted(per_domain.items())}
+        report.stats.update({
+            "sources": dict(sorted(sources.items())),
+            "variant": "thinking" if thinking else "non-thinking",
+            "acceptance_by_domain": acceptance,
+            "acceptance_by_verifier": {v: {"scored": c["scored"], "passed": c["passed"], "rate": c["passed"] / c["scored"] if c["scored"] else None}
+                                       for v, c in stats["verifiers"].items()},
+            "candidate_failures": dict(sorted(stats["candidate_failures"].items())),
+        })
+        (tmp / "dataset_info.json").write_text(json.dumps(LLAMA_FACTORY_INFO, indent=2) + "\n", encoding="utf-8")
+        write_report(tmp, report)
+        (tmp / "README.md").write_text(_card(report, config.model_dump() | {"backend": backend.identity if backend else None}), encoding="utf-8")
+    return report
+
+
+class _Null:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return None
+
+
+LLAMA_FACTORY_INFO = {
+    "worldforge_sft": {
+        "file_name": "sharegpt.jsonl", "formatting": "sharegpt",
+        "columns": {"messages": "conversations", "system": "system"},
+        "tags": {"role_tag": "from", "content_tag": "value", "user_tag": "human", "assistant_tag": "gpt"},
+    }
+}
+"""The LLaMA-Factory ``dataset_info.json`` entry for ``sharegpt.jsonl``."""
+
+
+def export_rows(messages: list[dict], sinks: Mapping[str, JsonlSink]) -> None:
+    """One SFT sample in every trainer shape (the last assistant message is the target).
+
+    * TRL: ``{"messages"}`` and ``{"prompt": messages[:-1], "completion": [target]}``;
+    * ms-swift: ``{"messages"}`` with ``"loss": false`` on every assistant message but the target;
+    * sharegpt: ``{"system", "conversations": [{"from", "value", "loss"}]}`` with ``loss`` true only
+      on the target (AgentGym AgentTraj-L's per-turn ``loss``).
+    """
+    sinks["trl_messages"].add({"messages": messages})
+    sinks["trl_prompt_completion"].add({"prompt": messages[:-1], "completion": messages[-1:]})
+    last = len(messages) - 1
+    sinks["swift"].add({"messages": [m | {"loss": False} if m["role"] == "assistant" and i != last else m for i, m in enumerate(messages)]})
+    system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
+    roles = {"user": "human", "assistant": "gpt"}
+    sinks["sharegpt"].add({"system": system, "conversations": [
+        {"from": roles[m["role"]], "value": m["content"], "loss": i == last} for i, m in enumerate(messages) if m["role"] != "system"
+    ]})
+
+
+def _card(report: BuildReport, config: dict) -> str:
+    s = report.stats
+    acc = md_table([{"domain": d, **v} for d, v in s["acceptance_by_domain"].items()], ["domain", "targets", "accepted", "rate"])
+    ver = md_table([{"verifier": v, "pass at": PASS_AT[v], **c} for v, c in s["acceptance_by_verifier"].items()], ["verifier", "pass at", "scored", "passed", "rate"])
+    fails = md_table([{"reason": k, "candidates": v} for k, v in s["candidate_failures"].items()]) if s["candidate_failures"] else "_none_\n"
+    summary = (
+        "Next-state prediction samples (stage 2 of Qwen-AgentWorld): system prompt per domain, the agent's task, earlier turns "
+        "as context, the current action, and the target `<think>…</think>` + `<predicted_observation>` with the real observation. "
+        f"Variant: **{s['variant']}**. Files: `sft.parquet`, TRL `trl_messages.jsonl` / `trl_prompt_completion.jsonl`, "
+        "ms-swift `swift.jsonl`, sharegpt `sharegpt.jsonl` + LLaMA-Factory `dataset_info.json`."
+    )
+    sections = [("Acceptance by domain", "Accepted = written; the others are skipped with the reasons above.\n\n" + acc),
+                ("Acceptance by verifier", "Share of scored candidates passing each rule verifier.\n\n" + ver),
+                ("Candidates that could not be scored", fails)]
+    return render_card("worldforge SFT dataset", summary, report, config, git_revision(), {"train": "sft.parquet"}, sections)
