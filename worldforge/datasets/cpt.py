@@ -42,11 +42,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import polars as pl
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
 
 from worldforge.datasets.card import md_table, render_card
-from worldforge.datasets.output import BuildReport, JsonlSink, ParquetSink, atomic_dir, git_revision, write_report
+from worldforge.datasets.output import BuildReport, ParquetSink, atomic_dir, git_revision, write_report
 from worldforge.datasets.sources import DatasetTrajectory, iter_pages, iter_trajectories
 from worldforge.datasets.tokenizer import load_tokenizer
 
@@ -164,18 +165,34 @@ class _Tally:
     samples: int = 0
 
 
-def _samples(unit: Rendered, ids: np.ndarray, offsets: np.ndarray, budget: int, tally: dict, report: BuildReport) -> Iterator[dict]:
-    """Labels from the blocks, then the parts of one tokenized unit."""
+def _token_starts(unit: Rendered, enc) -> list[int]:
+    """The first token of each block: the token holding its first character, or the next one
+    when that token began in the previous block (a token belongs to the block of its first
+    character). Asks the encoding for the block boundaries only, not for every token's offsets."""
+    firsts = []
+    for seg in unit.segments:
+        t = enc.char_to_token(seg.start)
+        if t is None:  # a character no token covers (a normalizer dropped it): read every offset
+            starts = np.asarray(enc.offsets, dtype=np.int64).reshape(-1, 2)[:, 0]
+            return [int(np.searchsorted(starts, g.start, "left")) for g in unit.segments]
+        firsts.append(t + 1 if enc.token_to_chars(t)[0] < seg.start else t)
+    return firsts
+
+
+def _samples(unit: Rendered, enc, budget: int, tally: dict, report: BuildReport) -> Iterator[dict]:
+    """Labels from the blocks, then the parts of one tokenized unit (``enc``: a ``tokenizers.Encoding``)."""
+    ids = np.asarray(enc.ids, dtype=np.int32)
     n = len(ids)
     if n == 0:
         return
-    starts = offsets[:, 0]
-    seg_starts = np.fromiter((s.start for s in unit.segments), dtype=np.int64, count=len(unit.segments))
-    seg_loss = np.fromiter((s.loss for s in unit.segments), dtype=bool, count=len(unit.segments))
-    owner = np.searchsorted(seg_starts, starts, side="right") - 1
-    labels = np.where(seg_loss[owner], ids, IGNORE_INDEX).astype(np.int32)
-    obs = [(s, int(np.searchsorted(starts, s.start, "left")), int(np.searchsorted(starts, s.end, "left"))) for s in unit.segments if s.kind == "observation"]
-    turn_starts = [int(np.searchsorted(starts, s.start, "left")) for s in unit.segments if s.kind == "action"][1:] if unit.kind == "trajectory" else []
+    firsts = _token_starts(unit, enc)
+    bounds_of = list(zip(firsts, [*firsts[1:], n]))
+    labels = np.full(n, IGNORE_INDEX, dtype=np.int32)
+    for seg, (lo, hi) in zip(unit.segments, bounds_of):
+        if seg.loss:
+            labels[lo:hi] = ids[lo:hi]
+    obs = [(seg, lo, hi) for seg, (lo, hi) in zip(unit.segments, bounds_of) if seg.kind == "observation"]
+    turn_starts = [lo for seg, (lo, _) in zip(unit.segments, bounds_of) if seg.kind == "action"][1:] if unit.kind == "trajectory" else []
     cuts, hard = cut_points(n, turn_starts, budget)
     if len(cuts) > 1:
         report.stats["split_units"] = report.stats.get("split_units", 0) + 1
@@ -183,11 +200,11 @@ def _samples(unit: Rendered, ids: np.ndarray, offsets: np.ndarray, budget: int, 
     bounds = [*cuts, n]
     for part, (a, b) in enumerate(zip(bounds, bounds[1:])):
         lab = labels[a:b]
-        n_loss = int((lab != IGNORE_INDEX).sum())
+        n_loss = int(np.count_nonzero(lab != IGNORE_INDEX))
         if n_loss == 0:
             report.stats["parts_without_loss"] = report.stats.get("parts_without_loss", 0) + 1
             continue
-        text = unit.text[int(offsets[a, 0]): int(offsets[b - 1, 1])]
+        text = unit.text[enc.token_to_chars(a)[0]: enc.token_to_chars(b - 1)[1]]
         spans = [{"turn_idx": s.turn_idx, "start": max(lo, a) - a, "end": min(hi, b) - a, "informative": s.informative}
                  for s, lo, hi in obs if lo < b and hi > a and hi > lo]
         for key in ("all", f"domain:{unit.domain}", f"source:{unit.source}", f"kind:{unit.kind}"):
@@ -197,9 +214,26 @@ def _samples(unit: Rendered, ids: np.ndarray, offsets: np.ndarray, budget: int, 
             t.samples += 1
         yield {
             "kind": unit.kind, "origin": unit.origin, "source": unit.source, "domain": unit.domain, "ref": unit.ref,
-            "part": part, "text": text, "input_ids": ids[a:b].tolist(), "labels": lab.tolist(),
+            "part": part, "text": text, "input_ids": ids[a:b], "labels": lab,
             "n_tokens": b - a, "n_loss_tokens": n_loss, "turn_spans": spans,
         }
+
+
+def _lists(arrays: list[np.ndarray]) -> pa.ListArray:
+    """Variable-length int32 lists from numpy arrays, without a Python loop over tokens."""
+    offsets = np.zeros(len(arrays) + 1, dtype=np.int32)
+    np.cumsum([len(a) for a in arrays], out=offsets[1:])
+    return pa.ListArray.from_arrays(pa.array(offsets), pa.array(np.concatenate(arrays), type=pa.int32()))
+
+
+def _table(rows: list[dict]) -> pa.Table:
+    cols = {}
+    for f in SCHEMA:
+        if f.name in ("input_ids", "labels"):
+            cols[f.name] = _lists([r[f.name] for r in rows])
+        else:
+            cols[f.name] = pa.array([r[f.name] for r in rows], type=f.type)
+    return pa.Table.from_pydict(cols, schema=SCHEMA)
 
 
 def build_cpt(
@@ -235,7 +269,7 @@ def build_cpt(
     done = 0
     with atomic_dir(out) as tmp:
         parquet = ParquetSink(tmp / "cpt.parquet", SCHEMA)
-        text_sink, tok_sink = JsonlSink(tmp / "text.jsonl"), JsonlSink(tmp / "tokenized.jsonl")
+        text_fh, tok_fh = open(tmp / "text.jsonl", "wb"), open(tmp / "tokenized.jsonl", "wb")
 
         def units() -> Iterator[Rendered]:
             nonlocal done
@@ -267,21 +301,24 @@ def build_cpt(
 
         def flush(batch: list[Rendered]) -> None:
             encs = backend.encode_batch([u.text for u in batch], add_special_tokens=False)
+            rows: list[dict] = []
             for unit, enc in zip(batch, encs):
-                ids = np.asarray(enc.ids, dtype=np.int32)
-                offsets = np.asarray(enc.offsets, dtype=np.int64).reshape(-1, 2)
-                rows = list(_samples(unit, ids, offsets, config.max_tokens, tally, report))
-                if not rows:
-                    report.skip("no token carries loss (every turn non-informative)" if ids.size else "empty after tokenization")
+                parts = list(_samples(unit, enc, config.max_tokens, tally, report))
+                if not parts:
+                    report.skip("no token carries loss (every turn non-informative)" if len(enc) else "empty after tokenization")
                     continue
                 report.written += 1
-                for row in rows:
+                for row in parts:
                     row["sample_id"] = f"{unit.ref}:{row['part']}"
-                    row["n_parts"] = len(rows)
-                    parquet.add(row)
-                    text_sink.add({"text": row["text"]})
-                    tok_sink.add({"input_ids": row["input_ids"], "labels": row["labels"]})
-                    report.samples += 1
+                    row["n_parts"] = len(parts)
+                rows += parts
+            if not rows:
+                return
+            table = _table(rows)
+            parquet.add_table(table)
+            pl.from_arrow(table.select(["text"])).write_ndjson(text_fh)
+            pl.from_arrow(table.select(["input_ids", "labels"])).write_ndjson(tok_fh)
+            report.samples += len(rows)
 
         batch: list[Rendered] = []
         for unit in units():
@@ -291,9 +328,10 @@ def build_cpt(
                 batch = []
         if batch:
             flush(batch)
-        for sink in (parquet, text_sink, tok_sink):
-            sink.close()
-        report.files = {"cpt.parquet": parquet.count, "text.jsonl": text_sink.count, "tokenized.jsonl": tok_sink.count}
+        parquet.close()
+        text_fh.close()
+        tok_fh.close()
+        report.files = {"cpt.parquet": parquet.count, "text.jsonl": report.samples, "tokenized.jsonl": report.samples}
         all_ = tally["all"]
         report.stats.update({
             "sources": dict(sorted(sources.items())),

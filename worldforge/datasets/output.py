@@ -52,19 +52,36 @@ class ParquetSink:
     def __init__(self, path: Path, schema: pa.Schema, group_rows: int = 1000):
         self.path, self.schema, self.group_rows = path, schema, group_rows
         self.rows: list[dict] = []
+        self.tables: list[pa.Table] = []
+        self.buffered = 0
         self.count = 0
         self._writer = pq.ParquetWriter(path, schema, compression="zstd")
 
     def add(self, row: dict) -> None:
         self.rows.append(row)
-        if len(self.rows) >= self.group_rows:
+        if len(self.rows) + self.buffered >= self.group_rows:
             self.flush()
 
-    def flush(self) -> None:
+    def add_table(self, table: pa.Table) -> None:
+        """Rows already in Arrow form (the schema's); buffered into row groups of about ``group_rows``."""
+        self._stage()
+        self.tables.append(table)
+        self.buffered += table.num_rows
+        if self.buffered >= self.group_rows:
+            self.flush()
+
+    def _stage(self) -> None:
         if self.rows:
-            self._writer.write_table(pa.Table.from_pylist(self.rows, schema=self.schema))
-            self.count += len(self.rows)
+            self.tables.append(pa.Table.from_pylist(self.rows, schema=self.schema))
+            self.buffered += len(self.rows)
             self.rows = []
+
+    def flush(self) -> None:
+        self._stage()
+        if self.tables:
+            self._writer.write_table(pa.concat_tables(self.tables), row_group_size=self.buffered)
+            self.count += self.buffered
+            self.tables, self.buffered = [], 0
 
     def close(self) -> None:
         self.flush()
