@@ -135,17 +135,23 @@ def infer_file(
         else:
             rows.append(base | meta | {"status": "ok", "think": parsed.think, "predicted_observation": parsed.observation})
             report.ok += 1
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
+    write_jsonl_atomic(out, rows)
+    return report
+
+
+def write_jsonl_atomic(path: Path, rows: list[dict]) -> None:
+    """Write JSON lines to a temporary file beside ``path`` and rename it over ``path``
+    (a failed write leaves the previous file untouched)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             for row in rows:
                 fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-        os.replace(tmp, out)
+        os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    return report
 
 
 def _reason_class(reason: str) -> str:

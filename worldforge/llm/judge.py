@@ -20,9 +20,7 @@ where they apply (×100), judge dimensions as means of the normalised scores.
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -32,6 +30,7 @@ from worldforge.datasets.verifiers import VERIFIERS, score
 from worldforge.errors import WorldforgeError
 from worldforge.llm.base import Failure, GenerationParams, WorldModelBackend, WorldModelRequest
 from worldforge.llm.cache import CachedBackend
+from worldforge.llm.infer import write_jsonl_atomic
 
 JUDGE_DIMENSIONS = ("format", "factuality", "consistency", "realism", "quality")
 
@@ -174,7 +173,7 @@ def judge_file(
             row["judge_status"], row["judge"] = "ok", parsed
             row["judge_normalised"] = {d: normalised(s) for d, s in parsed.items()}
             report.judged += 1
-    _atomic_jsonl(out, rows)
+    write_jsonl_atomic(out, rows)
     return report
 
 
@@ -184,19 +183,6 @@ def _supports_schema(backend: WorldModelBackend) -> bool:
         return True
     except WorldforgeError:
         return False
-
-
-def _atomic_jsonl(path: Path, rows: list[dict]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            for row in rows:
-                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def score_file(judged: str | Path) -> dict[str, dict]:
