@@ -34,6 +34,7 @@ AgentTraj-L style) with a LLaMA-Factory ``dataset_info.json``; ``README.md``; ``
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 from collections import Counter, defaultdict
@@ -278,7 +279,7 @@ def build_sft(
                 progress(done)
 
         pending: list[_Pending] = []
-        with (backend if backend is not None else _Null()):
+        with (backend if backend is not None else contextlib.nullcontext()):
             for traj in (trajectories if trajectories is not None else iter_trajectories(warehouse, config.seed, config.test_fraction)):
                 targets = [t for t in traj.turns if config.targets == "all" or t.informative]
                 sources[traj.source] += len(targets)
@@ -297,7 +298,7 @@ def build_sft(
                     "response": counter.lengths(recs[0].response),
                 }
                 wanted = {t.turn_idx for t in targets}
-                for pos, (t, rec) in enumerate(zip(traj.turns, recs)):
+                for t, rec in zip(traj.turns, recs):
                     if t.turn_idx not in wanted:
                         continue
                     fitted = _fit(rec, counter, lengths, config.max_context_tokens, format_prediction(rec.reference(), None),
@@ -334,14 +335,6 @@ def build_sft(
         write_report(tmp, report)
         (tmp / "README.md").write_text(_card(report, config.model_dump() | {"backend": backend.identity if backend else None}), encoding="utf-8")
     return report
-
-
-class _Null:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return None
 
 
 LLAMA_FACTORY_INFO = {
