@@ -1,15 +1,19 @@
-"""Trajectory assets: ``trajectory_turns`` (ingestion) and ``turn_mask_stats`` (loss masks)."""
+"""Trajectory assets: ``trajectory_turns`` (ingestion), ``turn_mask_stats`` (loss masks) and
+``trajectory_shards`` (one Parquet shard per source, a dynamic partition per source seen)."""
 
 
 import base64
 
 import polars as pl
-from dagster import AssetCheckResult, AssetCheckSpec, AssetExecutionContext, MaterializeResult, MetadataValue, asset
+from dagster import AssetCheckResult, AssetCheckSpec, AssetExecutionContext, DynamicPartitionsDefinition, MaterializeResult, MetadataValue, asset
 
 from assets.metadata import md_table
 from assets.resources import SourcesResource, WarehouseResource
 from worldforge.reports import informative_share_png, mask_statistics_png
-from worldforge.trajectories.store import apply_masks, balance, load_store, merge_batch, read_batch, store_path, write_store
+from worldforge.trajectories.store import apply_masks, balance, export_shard, load_store, merge_batch, read_batch, store_path, write_store
+
+trajectory_sources = DynamicPartitionsDefinition(name="trajectory_sources")
+"""One partition per trajectory source in the store, added by ``trajectory_turns`` as sources appear."""
 
 
 @asset(
@@ -22,8 +26,14 @@ def trajectory_turns(context: AssetExecutionContext, warehouse: WarehouseResourc
     path = store_path(warehouse.path)
     landing = warehouse.path / "landing"  # files dropped here (see the landing_trajectories sensor)
     batch = read_batch([*sources.trajectories, *([str(landing)] if landing.is_dir() and any(landing.iterdir()) else [])])
-    write_store(path, merge_batch(load_store(path), batch))
+    store = merge_batch(load_store(path), batch)
+    write_store(path, store)
     bal = balance(path)
+    sources = sorted(set(store.trajectories["source"].to_list()))
+    new = [s for s in sources if not context.instance.has_dynamic_partition("trajectory_sources", s)]
+    if new:
+        context.instance.add_dynamic_partitions("trajectory_sources", new)
+        context.log.info("new trajectory_sources partitions: %s", ", ".join(new))
     by_source = batch.trajectories.group_by("source").agg(pl.len().alias("trajectories"), pl.col("n_turns").sum().alias("turns")).sort("source")
     context.log.info("records in %d = %d kept + %d quarantined", batch.records_in, batch.trajectories.height, batch.quarantine.height)
     return MaterializeResult(
@@ -77,4 +87,23 @@ def turn_mask_stats(context: AssetExecutionContext, warehouse: WarehouseResource
             passed=missing == 0 and (0.0 < share < 1.0 if turns.height else True),
             metadata={"turns_without_statistics": missing, "informative_share": share},
         )],
+    )
+
+
+@asset(
+    group_name="trajectories",
+    partitions_def=trajectory_sources,
+    deps=[turn_mask_stats],
+    check_specs=[AssetCheckSpec("shard_complete", asset="trajectory_shards")],
+    description="One source's turns with their statistics and mask decision as WAREHOUSE/trajectories/<source>.parquet.",
+)
+def trajectory_shards(context: AssetExecutionContext, warehouse: WarehouseResource) -> MaterializeResult:
+    import duckdb
+
+    out, rows = export_shard(warehouse.path, context.partition_key)
+    stored, unmasked = duckdb.sql(f"SELECT count(*), count(*) - count(informative) FROM read_parquet('{out}')").fetchall()[0]
+    return MaterializeResult(
+        metadata={"path": MetadataValue.path(str(out)), "turns": rows},
+        check_results=[AssetCheckResult(check_name="shard_complete", passed=stored == rows and unmasked == 0,
+                                        metadata={"turns_in_store": rows, "turns_in_shard": stored, "without_mask_decision": unmasked})],
     )

@@ -7,7 +7,7 @@ from dagster import DagsterInstance, materialize
 from assets.definitions import defs
 from assets.datasets import agentworldbench_export, cpt_dataset, sft_dataset, world_model_eval
 from assets.resources import DatasetsResource, SourcesResource, WarehouseResource, WorldModelResource
-from assets.trajectories import trajectory_turns, turn_mask_stats
+from assets.trajectories import trajectory_shards, trajectory_turns, turn_mask_stats
 from assets.search import oracle_episodes, scenario_tables, search_corpus, search_index, search_tasks
 from assets.worlds import world_partitions, world_tables
 from tests.conftest import BUNDLED, SPECS_DIR, TRAJECTORIES
@@ -19,7 +19,7 @@ def test_definitions_load():
     repo = defs.get_repository_def()
     keys = {k.to_user_string() for k in repo.asset_graph.get_all_asset_keys()}
     assert keys == {"world_tables", "scenario_tables", "search_corpus", "search_index", "search_tasks", "oracle_episodes",
-                    "trajectory_turns", "turn_mask_stats", "cpt_dataset", "sft_dataset", "agentworldbench_export", "world_model_eval"}
+                    "trajectory_turns", "turn_mask_stats", "trajectory_shards", "cpt_dataset", "sft_dataset", "agentworldbench_export", "world_model_eval"}
     assert world_partitions.get_partition_keys() == BUNDLED
 
 
@@ -54,7 +54,14 @@ def test_materialize_whole_graph(tmp_path):
     assert (tmp_path / "reports" / "informative_share.png").is_file()
     con = duckdb.connect(str(tmp_path / "trajectories.duckdb"), read_only=True)
     assert con.execute("SELECT count(*) FROM turns WHERE informative IS NULL").fetchone()[0] == 0
+    per_source = dict(con.execute("SELECT t.source, count(*) FROM turns JOIN trajectories t USING (trajectory_id) GROUP BY 1").fetchall())
     con.close()
+
+    # ingestion registered one shard partition per source; each shard holds that source's turns
+    assert sorted(instance.get_dynamic_partitions("trajectory_sources")) == sorted(per_source)
+    result = materialize([trajectory_shards], partition_key="intercode", resources=resources, instance=instance)
+    assert result.success and [e.passed for e in result.get_asset_check_evaluations()] == [True]
+    assert duckdb.sql(f"SELECT count(*) FROM read_parquet('{tmp_path / 'trajectories' / 'intercode.parquet'}')").fetchall()[0][0] == per_source["intercode"]
 
     # the datasets, the held-out export and its evaluation, on the real trajectories and the worlds' episodes
     resources |= {"datasets": DatasetsResource(tokenizer="", cpt_max_tokens=2048, eval_max_records_per_source=10),

@@ -318,3 +318,41 @@ def ingest(
         trajectories=batch.trajectories.height, quarantined=batch.quarantine.height,
         turns=batch.turns.height, informative_share=float(share or 0.0), by_source=by_source, path=path,
     )
+
+
+def export_shard(warehouse: str | Path, source: str) -> tuple[Path, int]:
+    """One source's turns, with their trajectory fields and statistics, as a Parquet shard.
+
+    Writes ``<warehouse>/trajectories/<source>.parquet`` (columns: ``trajectory_id, source,
+    domain, task, turn_idx, action, observation`` and the four statistics with ``informative``
+    and ``mask_reason``), through a temporary file renamed over the shard.
+
+    Returns:
+        ``(path, rows)``.
+
+    Raises:
+        WarehouseError: no store, or the store holds no trajectory of ``source``.
+    """
+    from worldforge.warehouse.duck import quote_str
+
+    path = store_path(warehouse)
+    con = open_readonly(path)
+    try:
+        n = con.execute("SELECT count(*) FROM trajectories WHERE source = ?", [source]).fetchall()[0][0]
+        if n == 0:
+            known = [r[0] for r in con.execute("SELECT DISTINCT source FROM trajectories ORDER BY 1").fetchall()]
+            raise WarehouseError(f"{path}: no trajectories of source {source!r} (the store holds: {', '.join(known) or 'none'})")
+        out = Path(warehouse) / "trajectories" / f"{source}.parquet"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(f".{out.name}.tmp")
+        con.execute(
+            f"""COPY (SELECT t.trajectory_id, t.source, t.domain, t.task, u.turn_idx, u.action, u.observation, u.obs_tokens,
+                         u.compression_ratio, u.novelty, u.line_surprisal, u.informative, u.mask_reason
+                  FROM turns u JOIN trajectories t USING (trajectory_id) WHERE t.source = {quote_str(source)}
+                  ORDER BY t.trajectory_id, u.turn_idx) TO {quote_str(str(tmp))} (FORMAT parquet)"""
+        )
+        rows = con.execute("SELECT count(*) FROM turns u JOIN trajectories t USING (trajectory_id) WHERE t.source = ?", [source]).fetchall()[0][0]
+    finally:
+        con.close()
+    tmp.replace(out)
+    return out, rows
