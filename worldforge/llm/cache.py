@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import PrivateAttr
@@ -127,3 +128,30 @@ class CachedBackend(WorldModelBackend):
 
             self.backend._generate(misses, n, params, through)  # the batch was checked and the backend loaded
         return result
+
+
+def generate_cached(
+    backend: WorldModelBackend,
+    requests: list[WorldModelRequest],
+    params: GenerationParams,
+    cache_path: str | Path,
+    progress: Callable[[int, int], None] | None = None,
+    n: int = 1,
+) -> tuple[GenerationResult, CachedBackend]:
+    """``n`` completions per request through a write-through cache at ``cache_path`` (unless
+    ``backend`` already is a cache), calling ``progress(done, total)`` as requests finish.
+
+    Returns:
+        The result and the cache wrapper (its ``identity`` is the inner backend's).
+    """
+    cached = backend if isinstance(backend, CachedBackend) else CachedBackend(backend=backend, cache_path=str(cache_path))
+    done = 0
+
+    def tick(req, outcome) -> None:
+        nonlocal done
+        done += 1
+        if progress:
+            progress(done, len(requests))
+
+    with cached:
+        return cached.generate(requests, n, params, on_result=tick), cached

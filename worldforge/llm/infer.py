@@ -25,7 +25,7 @@ from pathlib import Path
 
 from worldforge.errors import WorldforgeError
 from worldforge.llm.base import Failure, GenerationParams, WorldModelBackend, WorldModelRequest
-from worldforge.llm.cache import CachedBackend
+from worldforge.llm.cache import generate_cached
 from worldforge.llm.prompts import AgentWorldBenchRecord, ParseFailure, build_messages, parse_prediction, read_records
 
 
@@ -89,7 +89,6 @@ def infer_file(
     if not src.is_file():
         raise WorldforgeError(f"{src}: no such AgentWorldBench file")
     params = params or GenerationParams()
-    cached = backend if isinstance(backend, CachedBackend) else CachedBackend(backend=backend, cache_path=str(cache_path or out.with_name(out.name + ".cache.sqlite")))
     lines: list[tuple[int, AgentWorldBenchRecord | str]] = list(read_records(src))
     requests: list[WorldModelRequest] = []
     by_id: dict[str, tuple[int, AgentWorldBenchRecord]] = {}
@@ -98,16 +97,7 @@ def infer_file(
             req = WorldModelRequest(id=f"{n}:{rec.id}", messages=tuple(build_messages(rec)), grounding=grounding_of(rec))
             requests.append(req)
             by_id[req.id] = (n, rec)
-    done = 0
-
-    def tick(req, outcome) -> None:
-        nonlocal done
-        done += 1
-        if progress:
-            progress(done, len(requests))
-
-    with cached:
-        result = cached.generate(requests, 1, params, on_result=tick)
+    result, cached = generate_cached(backend, requests, params, cache_path or out.with_name(out.name + ".cache.sqlite"), progress)
     report = InferReport(out, lines=len(lines))
     rows = []
     for n, rec in lines:

@@ -29,7 +29,7 @@ from pathlib import Path
 from worldforge.datasets.verifiers import VERIFIERS, score
 from worldforge.errors import WorldforgeError
 from worldforge.llm.base import Failure, GenerationParams, WorldModelBackend, WorldModelRequest
-from worldforge.llm.cache import CachedBackend
+from worldforge.llm.cache import generate_cached
 from worldforge.llm.infer import write_jsonl_atomic
 
 JUDGE_DIMENSIONS = ("format", "factuality", "consistency", "realism", "quality")
@@ -146,18 +146,8 @@ def judge_file(
             rows.append(line)
     if judge is not None:
         params = params or GenerationParams(temperature=0.0, max_tokens=128, json_schema=JUDGE_SCHEMA if _supports_schema(judge) else None)
-        cached = judge if isinstance(judge, CachedBackend) else CachedBackend(backend=judge, cache_path=str(cache_path or out.with_name(out.name + ".cache.sqlite")))
         reqs = {f"{i}": WorldModelRequest(id=f"judge:{i}", messages=tuple(judge_messages(r))) for i, r in enumerate(rows) if r.get("status") == "ok"}
-        done = 0
-
-        def tick(req, outcome) -> None:
-            nonlocal done
-            done += 1
-            if progress:
-                progress(done, len(reqs))
-
-        with cached:
-            result = cached.generate(list(reqs.values()), 1, params, on_result=tick)
+        result, _ = generate_cached(judge, list(reqs.values()), params, cache_path or out.with_name(out.name + ".cache.sqlite"), progress)
         for i, req in reqs.items():
             row = rows[int(i)]
             outcome = result.failures.get(req.id) or result.completions[req.id]
