@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import threading
 from functools import lru_cache
 from pathlib import Path
@@ -25,6 +24,7 @@ import tantivy
 from worldforge.corpus.store import read_corpus, stored_hash
 from worldforge.errors import WarehouseError
 from worldforge.warehouse import world_path
+from worldforge.warehouse.duck import atomic_dir
 
 __all__ = ["SearchHit", "build_index", "index_dir", "open_index", "search"]
 
@@ -74,24 +74,17 @@ def build_index(world_file: str | Path, scenario: str | None = None) -> Path:
     """
     pages, _ = read_corpus(world_file, scenario)
     target = index_dir(world_file, scenario)
-    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    index = tantivy.Index(_schema(), path=str(tmp))
-    writer = index.writer(heap_size=50_000_000, num_threads=1)
-    for r in pages.iter_rows(named=True):
-        writer.add_document(tantivy.Document(
-            url=r["url"], title=r["title"], lead=plain(r["lead"]), body=plain(r["body_md"]),
-            page_type=r["page_type"], published=r["published"].isoformat() if r["published"] else "",
-        ))
-    writer.commit()
-    writer.wait_merging_threads()
-    (tmp / "corpus.sha256").write_text(stored_hash(world_file, scenario) or "")
-    old = target.with_name(f".{target.name}.old-{os.getpid()}")
-    if target.exists():
-        target.rename(old)
-    tmp.rename(target)
-    shutil.rmtree(old, ignore_errors=True)
+    with atomic_dir(target) as tmp:
+        index = tantivy.Index(_schema(), path=str(tmp))
+        writer = index.writer(heap_size=50_000_000, num_threads=1)
+        for r in pages.iter_rows(named=True):
+            writer.add_document(tantivy.Document(
+                url=r["url"], title=r["title"], lead=plain(r["lead"]), body=plain(r["body_md"]),
+                page_type=r["page_type"], published=r["published"].isoformat() if r["published"] else "",
+            ))
+        writer.commit()
+        writer.wait_merging_threads()
+        (tmp / "corpus.sha256").write_text(stored_hash(world_file, scenario) or "")
     _CACHE.pop((str(world_file), scenario), None)
     return target
 

@@ -20,9 +20,10 @@ import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
 
 from worldforge.datasets.card import md_table, render_card
-from worldforge.datasets.output import BuildReport, JsonlSink, ParquetSink, atomic_dir, git_revision, write_report
+from worldforge.datasets.output import BuildReport, JsonlSink, ParquetSink, git_revision, write_report
 from worldforge.datasets.sources import DatasetTrajectory, iter_trajectories
 from worldforge.llm.prompts import records_from_turns
+from worldforge.warehouse.duck import atomic_dir
 
 
 class ExportConfig(BaseModel):

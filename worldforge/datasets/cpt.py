@@ -47,9 +47,10 @@ import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
 
 from worldforge.datasets.card import md_table, render_card
-from worldforge.datasets.output import BuildReport, ParquetSink, atomic_dir, git_revision, write_report
+from worldforge.datasets.output import BuildReport, ParquetSink, git_revision, write_report
 from worldforge.datasets.sources import DatasetTrajectory, iter_pages, iter_trajectories
 from worldforge.datasets.tokenizer import load_tokenizer
+from worldforge.warehouse.duck import atomic_dir
 
 log = logging.getLogger(__name__)
 

@@ -1,49 +1,22 @@
-"""Writing a dataset folder: atomic replacement, streamed Parquet/JSONL sinks, the build report.
+"""Writing a dataset folder: streamed Parquet/JSONL sinks, the build report, the git revision.
 
 A dataset is built in a temporary folder beside its target and swapped in only when the whole
-build succeeded, so a failed or interrupted build leaves the previous dataset untouched.
+build succeeded (:func:`worldforge.warehouse.duck.atomic_dir`), so a failed or interrupted build
+leaves the previous dataset untouched.
 Parquet files are written in row groups as samples arrive (``pyarrow.parquet.ParquetWriter``),
 so memory stays bounded by one row group however many samples are built.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import shutil
 import subprocess
-import tempfile
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-
-
-@contextlib.contextmanager
-def atomic_dir(target: str | Path) -> Iterator[Path]:
-    """A temporary folder that replaces ``target`` when the block succeeds.
-
-    Raises:
-        Whatever the block raises; the temporary folder is removed and ``target`` is untouched.
-    """
-    target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.tmp-"))
-    tmp.chmod(0o755)
-    try:
-        yield tmp
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    old = target.with_name(f".{target.name}.old-{os.getpid()}")
-    if target.exists():
-        os.replace(target, old)
-    os.replace(tmp, target)
-    shutil.rmtree(old, ignore_errors=True)
 
 
 class ParquetSink:

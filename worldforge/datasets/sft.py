@@ -47,13 +47,14 @@ import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
 
 from worldforge.datasets.card import md_table, render_card
-from worldforge.datasets.output import BuildReport, JsonlSink, ParquetSink, atomic_dir, git_revision, write_report
+from worldforge.datasets.output import BuildReport, JsonlSink, ParquetSink, git_revision, write_report
 from worldforge.datasets.sources import DatasetTrajectory, iter_trajectories
 from worldforge.datasets.tokenizer import has_chat_template, load_tokenizer
 from worldforge.datasets.verifiers import PASS_AT, VERIFIERS, Scores, score
 from worldforge.llm.base import Failure, GenerationParams, WorldModelBackend, WorldModelRequest
 from worldforge.llm.infer import grounding_of
 from worldforge.llm.prompts import AgentWorldBenchRecord, ParseFailure, build_messages, format_prediction, parse_prediction, records_from_turns
+from worldforge.warehouse.duck import atomic_dir
 
 log = logging.getLogger(__name__)
 

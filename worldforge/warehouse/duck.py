@@ -1,8 +1,8 @@
 """DuckDB files of the warehouse: atomic writes, reading back, and constraint introspection.
 
-Every file is written to a temporary sibling and renamed over the target only once it is
-complete and closed, so a failed build leaves the previous file untouched (``os.replace``
-is atomic on POSIX within one file system).
+Every file (and every folder: search indexes, dataset exports) is written to a temporary
+sibling and renamed over the target only once it is complete and closed, so a failed build
+leaves the previous one untouched (``os.replace`` is atomic on POSIX within one file system).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import itertools
 import logging
 import os
 import shutil
+import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -144,6 +145,29 @@ def atomic_duckdb(path: str | Path, update: bool = False) -> Iterator[duckdb.Duc
             log.debug("wrote %s", target)
         for p in leftovers:
             p.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def atomic_dir(target: str | Path) -> Iterator[Path]:
+    """A temporary folder that replaces ``target`` when the block succeeds.
+
+    Raises:
+        Whatever the block raises; the temporary folder is removed and ``target`` is untouched.
+    """
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.tmp-"))
+    tmp.chmod(0o755)
+    try:
+        yield tmp
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    old = target.with_name(f".{target.name}.old-{os.getpid()}")
+    if target.exists():
+        os.replace(target, old)
+    os.replace(tmp, target)
+    shutil.rmtree(old, ignore_errors=True)
 
 
 def open_readonly(path: str | Path) -> duckdb.DuckDBPyConnection:
