@@ -456,17 +456,15 @@ def datasets_build_cpt(
 ) -> None:
     """CPT samples: trajectories as text with turn-level loss masks, plus world pages (Parquet + JSONL + card)."""
     from worldforge.datasets.cpt import CPTConfig, build_cpt
-    from worldforge.datasets.sources import count_inputs
 
     with _user_errors():
         config = CPTConfig(tokenizer=_tokenizer(tokenizer, warehouse), max_tokens=max_tokens, mask_actions=mask_actions,
                            include_pages=pages, seed=seed, test_fraction=test_fraction)
-        total = sum(count_inputs(warehouse).values())
         with _progress() as bar:
             task = bar.add_task("cpt", total=None)
             report = build_cpt(warehouse, output or Path(warehouse) / "datasets" / "cpt", config, progress=lambda d: bar.update(task, completed=d))
     _print_build(report)
-    out.print(f"  tokens: {report.stats['tokens']:,}, carrying loss: {report.stats['loss_tokens']:,} (share {report.stats['loss_share']:.3f}); inputs had {total:,} turns and pages")
+    out.print(f"  tokens: {report.stats['tokens']:,}, carrying loss: {report.stats['loss_tokens']:,} (share {report.stats['loss_share']:.3f})")
 
 
 @build_app.command("sft")

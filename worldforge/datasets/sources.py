@@ -14,7 +14,7 @@ both training data and the held-out benchmark.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -72,11 +72,10 @@ def split_of(trajectory_id: str, seed: int, test_fraction: float) -> str:
     return "test" if h < test_fraction else "train"
 
 
-def _stream(con: duckdb.DuckDBPyConnection, sql: str, origin: str, seed: int, test_fraction: float,
-            extra: dict[str, dict], batch_rows: int) -> Iterator[DatasetTrajectory]:
-    reader = con.sql(sql).to_arrow_reader(batch_rows)
+def _stream(batches: Iterable, origin: str, seed: int, test_fraction: float, extra: dict[str, dict]) -> Iterator[DatasetTrajectory]:
+    """Trajectories from Arrow batches of turns sorted by ``trajectory_id, turn_idx``."""
     current: DatasetTrajectory | None = None
-    for batch in reader:
+    for batch in batches:
         cols = batch.to_pydict()
         for i in range(batch.num_rows):
             tid = cols["trajectory_id"][i]
@@ -108,7 +107,7 @@ def iter_trajectories(warehouse: str | Path, seed: int = 0, test_fraction: float
     if store.exists():
         con = open_readonly(store)
         try:
-            yield from _stream(con, _TURNS_SQL, "real", seed, test_fraction, {}, batch_rows)
+            yield from _stream(con.sql(_TURNS_SQL).to_arrow_reader(batch_rows), "real", seed, test_fraction, {})
         except duckdb.CatalogException as exc:
             raise WarehouseError(f"{store}: not a worldforge trajectory store ({str(exc).splitlines()[0]})") from None
         finally:
@@ -133,12 +132,7 @@ def _episodes(path: Path, seed: int, test_fraction: float) -> Iterator[DatasetTr
         return
     masked, _ = mask_turns(turns)
     frame = masked.join(meta, on="trajectory_id").sort("trajectory_id", "turn_idx")
-    mem = duckdb.connect()
-    try:
-        mem.register("turns_frame", frame.select("trajectory_id", "source", "domain", "task", "turn_idx", "action", "observation", "informative", "mask_reason").to_arrow())
-        yield from _stream(mem, "SELECT * FROM turns_frame ORDER BY trajectory_id, turn_idx", "simulated", seed, test_fraction, extra, 8192)
-    finally:
-        mem.close()
+    yield from _stream(frame.to_arrow().to_batches(8192), "simulated", seed, test_fraction, extra)
 
 
 @dataclass(frozen=True)
@@ -175,26 +169,4 @@ def iter_pages(warehouse: str | Path) -> Iterator[CorpusPage]:
             yield CorpusPage(row["world"], row["scenario"], row["url"], page_markdown(row))
 
 
-def count_inputs(warehouse: str | Path) -> dict[str, int]:
-    """Turn and page counts of the inputs (for reports; cheap SQL counts, nothing loaded)."""
-    out = {"real_turns": 0, "simulated_turns": 0, "pages": 0}
-    for key, name in (("real_turns", STORE_NAME), ("simulated_turns", EPISODES_NAME)):
-        p = Path(warehouse) / name
-        if p.exists():
-            con = open_readonly(p)
-            try:
-                out[key] = con.sql("SELECT count(*) FROM turns").fetchall()[0][0]
-            finally:
-                con.close()
-    for p in world_files(warehouse):
-        con = open_readonly(p)
-        try:
-            out["pages"] += con.sql("SELECT count(*) FROM corpus_pages").fetchall()[0][0]
-        except duckdb.CatalogException:
-            pass
-        finally:
-            con.close()
-    return out
-
-
-__all__ = ["CorpusPage", "DatasetTrajectory", "DatasetTurn", "count_inputs", "iter_pages", "iter_trajectories", "split_of", "world_files"]
+__all__ = ["CorpusPage", "DatasetTrajectory", "DatasetTurn", "iter_pages", "iter_trajectories", "split_of", "world_files"]
