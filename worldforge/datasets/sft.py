@@ -106,9 +106,7 @@ class _Pending:
     traj: DatasetTrajectory
     record: AgentWorldBenchRecord
     messages: list[dict]
-    context_turns: int
     dropped: int
-    reference: str
 
 
 class _Counter:
@@ -122,9 +120,10 @@ class _Counter:
     def lengths(self, texts: list[str]) -> list[int]:
         return [len(e.ids) for e in self.backend.encode_batch(texts, add_special_tokens=False)] if texts else []
 
-    def conversation(self, messages: list[dict], approx: int) -> int:
+    def conversation(self, messages: list[dict]) -> int:
+        """Tokens of a conversation: with the chat template, or its contents plus ``MESSAGE_OVERHEAD`` per message."""
         if not self.templated:
-            return approx
+            return sum(self.lengths([m["content"] for m in messages])) + MESSAGE_OVERHEAD * len(messages)
         ids = self.tok.apply_chat_template(messages, tokenize=True)
         if isinstance(ids, Mapping):
             ids = ids["input_ids"]
@@ -134,7 +133,9 @@ class _Counter:
 def _fit(rec: AgentWorldBenchRecord, counter: _Counter, lengths: dict, budget: int, target: str, allowance: int) -> tuple[list[dict], int] | None:
     """Messages for ``rec`` with the oldest context dropped until prompt + target fit ``budget``.
 
-    ``allowance`` reserves tokens for reasoning not written yet (the thinking variant).
+    ``allowance`` reserves tokens for reasoning not written yet (the thinking variant). An
+    estimate from the trajectory's cached content lengths drops the turns that cannot fit;
+    :meth:`_Counter.conversation` then decides, dropping more while needed.
     Returns ``(messages, first kept context turn)`` or ``None`` when even no context is too long.
     """
     i = rec.turn_idx  # 1-based; context = turns 1..i-1
@@ -148,12 +149,10 @@ def _fit(rec: AgentWorldBenchRecord, counter: _Counter, lengths: dict, budget: i
         start += 1
     while True:
         messages = build_messages(rec, context_from=start)
-        exact = counter.conversation(messages + [{"role": "assistant", "content": target}], 0) + allowance if counter.templated else total
-        if exact <= budget:
+        if counter.conversation(messages + [{"role": "assistant", "content": target}]) + allowance <= budget:
             return messages, start
         if start >= i - 1:
             return None
-        total -= pair[start]
         start += 1
 
 
@@ -235,17 +234,16 @@ def build_sft(
         }
 
         def write(p: _Pending, think: str | None, n_candidates: int, sc: Scores | None) -> None:
-            target = format_prediction(p.reference, think if thinking else None)
+            target = format_prediction(p.record.reference(), think if thinking else None)
             messages = p.messages + [{"role": "assistant", "content": target}]
-            approx = sum(counter.lengths([m["content"] for m in messages])) + MESSAGE_OVERHEAD * len(messages)
-            n_tokens = counter.conversation(messages, approx)
+            n_tokens = counter.conversation(messages)
             if n_tokens > config.max_context_tokens:  # the kept reasoning outgrew its allowance
                 report.skip("longer than the context budget with its reasoning")
                 return
             row = {
                 "sample_id": p.record.id, "trajectory_id": p.traj.trajectory_id, "turn_idx": p.record.turn_idx, "domain": p.traj.domain,
                 "source": p.traj.source, "origin": p.traj.origin, "variant": "thinking" if thinking else "non-thinking",
-                "messages": messages, "context_turns": p.context_turns, "dropped_turns": p.dropped,
+                "messages": messages, "context_turns": p.record.turn_idx - 1 - p.dropped, "dropped_turns": p.dropped,
                 "n_tokens": n_tokens, "candidates": n_candidates,
                 "best_score": sc.aggregate if sc else None, "scores": json.dumps(sc.scores) if sc else None,
             }
@@ -268,7 +266,7 @@ def build_sft(
                     if isinstance(outcome, Failure):
                         report.skip(f"generation failed: {outcome.reason.split(':')[0][:60]}")
                         continue
-                    think, sc, why = _select([c.text for c in outcome], p.reference, p.traj.domain, stats)
+                    think, sc, why = _select([c.text for c in outcome], p.record.reference(), p.traj.domain, stats)
                     if think is None:
                         report.skip(why)
                     elif sc.aggregate < config.threshold:
@@ -308,7 +306,7 @@ def build_sft(
                         report.skip("longer than the context budget even without context turns")
                         continue
                     messages, start = fitted
-                    pending.append(_Pending(traj, rec, messages, rec.turn_idx - 1 - start, start, rec.reference()))
+                    pending.append(_Pending(traj, rec, messages, start))
                     if len(pending) >= config.batch_size:
                         settle(pending)
                         pending = []
