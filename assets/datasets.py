@@ -7,14 +7,13 @@ Each calls one builder of :mod:`worldforge.datasets` (or the evaluation of
 import base64
 import json
 
-import pyarrow.parquet as pq
 from dagster import AssetCheckResult, AssetCheckSeverity, AssetCheckSpec, AssetExecutionContext, MaterializeResult, MetadataValue, asset
 
 from assets.resources import DatasetsResource, WarehouseResource, WorldModelResource
 from assets.trajectories import turn_mask_stats
-from worldforge.datasets.agentworldbench import ExportConfig, build_agentworldbench
+from worldforge.datasets.agentworldbench import ExportConfig, build_agentworldbench, training_overlap
 from worldforge.datasets.card import md_table
-from worldforge.datasets.cpt import IGNORE_INDEX, CPTConfig, build_cpt
+from worldforge.datasets.cpt import CPTConfig, build_cpt, mask_mismatches
 from worldforge.datasets.sft import SFTConfig, build_sft
 from worldforge.reports import acceptance_png
 
@@ -30,19 +29,6 @@ def _counts(report) -> dict:
 def _balance(report) -> AssetCheckResult:
     return AssetCheckResult(check_name="records_balance", passed=report.balanced,
                             metadata={"inputs": report.inputs, "written": report.written, "skipped": sum(report.skipped.values())})
-
-
-def mask_mismatches(parquet_path) -> tuple[int, int]:
-    """Observation spans whose labels disagree with their turn's ``informative`` flag, and spans checked."""
-    bad = checked = 0
-    table = pq.read_table(parquet_path, columns=["input_ids", "labels", "turn_spans"])
-    for ids, labels, spans in zip(*(table.column(c).to_pylist() for c in ("input_ids", "labels", "turn_spans"))):
-        for s in spans:
-            part = labels[s["start"]:s["end"]]
-            want = ids[s["start"]:s["end"]] if s["informative"] else [IGNORE_INDEX] * len(part)
-            checked += 1
-            bad += part != want
-    return bad, checked
 
 
 @asset(
@@ -116,19 +102,14 @@ def sft_dataset(context: AssetExecutionContext, warehouse: WarehouseResource, da
 def agentworldbench_export(context: AssetExecutionContext, warehouse: WarehouseResource, datasets: DatasetsResource) -> MaterializeResult:
     out = warehouse.path / "datasets" / "agentworldbench"
     report = build_agentworldbench(warehouse.path, out, ExportConfig(seed=datasets.seed, test_fraction=datasets.test_fraction))
-    held_out = {i.rsplit(":", 1)[0] for i in pq.read_table(out / "test.parquet", columns=["id"]).column("id").to_pylist()}
-    sft = warehouse.path / "datasets" / "sft" / "sft.parquet"
-    cpt = warehouse.path / "datasets" / "cpt" / "cpt.parquet"
-    trained = set(pq.read_table(sft, columns=["trajectory_id"]).column("trajectory_id").to_pylist()) if sft.exists() else set()
-    trained |= set(pq.read_table(cpt, columns=["ref"]).column("ref").to_pylist()) if cpt.exists() else set()
-    overlap = sorted(held_out & trained)
+    held_out, overlap = training_overlap(warehouse.path / "datasets")
     rows = [{"domain": d, **v} for d, v in report.stats["by_domain"].items()]
     return MaterializeResult(
         metadata={**_counts(report), "by_domain": MetadataValue.md(md_table(rows))},
         check_results=[
             _balance(report),
             AssetCheckResult(check_name="disjoint_from_training", passed=not overlap,
-                             metadata={"held_out_trajectories": len(held_out), "in_training_data": len(overlap), "examples": json.dumps(overlap[:5])}),
+                             metadata={"held_out_trajectories": held_out, "in_training_data": len(overlap), "examples": json.dumps(overlap[:5])}),
         ],
     )
 

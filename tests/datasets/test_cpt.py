@@ -141,3 +141,20 @@ def test_the_split_is_seeded_and_shared(traj_wh):
     c = {t.trajectory_id: t.split for t in iter_trajectories(traj_wh, seed=5, test_fraction=0.2)}
     assert a == b and a != c
     assert 0.1 < sum(v == "test" for v in a.values()) / len(a) < 0.3
+
+
+def test_the_mask_check_rereads_the_file_and_catches_a_wrong_label(built, tmp_path):
+    import pyarrow as pa
+
+    from worldforge.datasets.cpt import mask_mismatches
+
+    out, _ = built
+    bad, checked = mask_mismatches(out / "cpt.parquet")
+    assert bad == 0 and checked > 100
+    table = pq.read_table(out / "cpt.parquet")
+    rows = table.to_pylist()
+    victim = next(r for r in rows if any(not s["informative"] and s["end"] > s["start"] for s in r["turn_spans"]))
+    span = next(s for s in victim["turn_spans"] if not s["informative"] and s["end"] > s["start"])
+    victim["labels"][span["start"]] = victim["input_ids"][span["start"]]  # loss on a non-informative turn
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), tmp_path / "broken.parquet")
+    assert mask_mismatches(tmp_path / "broken.parquet") == (1, checked)

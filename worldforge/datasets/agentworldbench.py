@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 from pydantic import BaseModel, ConfigDict, Field
 
 from worldforge.datasets.card import md_table, render_card
@@ -101,3 +102,22 @@ def build_agentworldbench(warehouse: str | Path, out: str | Path, config: Export
         (tmp / "README.md").write_text(render_card("worldforge AgentWorldBench export", summary, report, config.model_dump(), git_revision(),
                                                    {"test": "test.parquet"}, [("Records by domain", md_table(rows))]), encoding="utf-8")
     return report
+
+
+def training_overlap(datasets_dir: str | Path) -> tuple[int, list[str]]:
+    """Held-out trajectories that also feed training data, re-read from the written files.
+
+    Args:
+        datasets_dir: ``<warehouse>/datasets`` (``agentworldbench/test.parquet``, ``sft/sft.parquet``,
+            ``cpt/cpt.parquet``; a missing training file counts as empty).
+
+    Returns:
+        ``(held-out trajectories, sorted ids found in SFT or CPT too)``.
+    """
+    root = Path(datasets_dir)
+    held_out = {i.rsplit(":", 1)[0] for i in pq.read_table(root / "agentworldbench" / "test.parquet", columns=["id"]).column("id").to_pylist()}
+    trained: set[str] = set()
+    for path, column in ((root / "sft" / "sft.parquet", "trajectory_id"), (root / "cpt" / "cpt.parquet", "ref")):
+        if path.exists():
+            trained |= set(pq.read_table(path, columns=[column]).column(column).to_pylist())
+    return len(held_out), sorted(held_out & trained)

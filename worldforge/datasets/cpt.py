@@ -44,6 +44,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pyarrow as pa
+import pyarrow.parquet as pq
 from pydantic import BaseModel, ConfigDict, Field
 
 from worldforge.datasets.card import md_table, render_card
@@ -208,7 +209,7 @@ def _samples(unit: Rendered, enc, budget: int, tally: dict, report: BuildReport)
         text = unit.text[enc.token_to_chars(a)[0]: enc.token_to_chars(b - 1)[1]]
         spans = [{"turn_idx": s.turn_idx, "start": max(lo, a) - a, "end": min(hi, b) - a, "informative": s.informative}
                  for s, lo, hi in obs if lo < b and hi > a and hi > lo]
-        for key in ("all", f"domain:{unit.domain}", f"source:{unit.source}", f"kind:{unit.kind}"):
+        for key in ("all", f"domain:{unit.domain}", f"kind:{unit.kind}"):
             t = tally[key]
             t.tokens += b - a
             t.loss_tokens += n_loss
@@ -345,8 +346,8 @@ def build_cpt(
             "informative_turns": {d: {"turns": turns_total[d], "informative": turns_informative[d],
                                       "share": turns_informative[d] / turns_total[d] if turns_total[d] else 0.0} for d in sorted(turns_total)},
         })
-        report.stats.setdefault("split_units", 0)
-        report.stats.setdefault("parts_without_loss", 0)
+        for key in ("split_units", "cuts_inside_a_turn", "parts_without_loss"):
+            report.stats.setdefault(key, 0)
         if trajectories is None and not (Path(warehouse) / "trajectories.duckdb").exists():
             report.notes.append("no trajectory store in the warehouse: run `worldforge trajectories ingest` (or the trajectory assets) first")
         cfg = config.model_dump()
@@ -362,7 +363,7 @@ def _card(report: BuildReport, config: dict) -> str:
     mask = (
         f"{s['tokens']:,} tokens, {s['loss_tokens']:,} carry loss (share {s['loss_share']:.3f}). "
         f"Trajectories split by the {config['max_tokens']}-token budget: {s['split_units']} "
-        f"(cuts inside a turn: {s.get('cuts_inside_a_turn', 0)}); parts dropped for carrying no loss: {s['parts_without_loss']}.\n\n"
+        f"(cuts inside a turn: {s['cuts_inside_a_turn']}); parts dropped for carrying no loss: {s['parts_without_loss']}.\n\n"
         + md_table(by_domain, ["domain", "samples", "tokens", "loss_tokens", "loss_share"])
         + "\nTurns of the train split and the share the loss-mask statistics (DESIGN.md section 5) judged informative:\n\n"
         + md_table(turns, ["domain", "turns", "informative", "share"])
@@ -377,3 +378,21 @@ def _card(report: BuildReport, config: dict) -> str:
     )
     return render_card("worldforge CPT dataset", summary, report, config, git_revision(), {"train": "cpt.parquet"},
                        [("Loss-mask statistics", mask)])
+
+
+def mask_mismatches(parquet_path: str | Path) -> tuple[int, int]:
+    """Re-read a written ``cpt.parquet``: observation spans whose labels disagree with their
+    turn's ``informative`` flag (labels = ids when informative, all ``-100`` otherwise).
+
+    Returns:
+        ``(mismatching spans, spans checked)``.
+    """
+    bad = checked = 0
+    table = pq.read_table(parquet_path, columns=["input_ids", "labels", "turn_spans"])
+    for ids, labels, spans in zip(*(table.column(c).to_pylist() for c in ("input_ids", "labels", "turn_spans"))):
+        for s in spans:
+            part = labels[s["start"]:s["end"]]
+            want = ids[s["start"]:s["end"]] if s["informative"] else [IGNORE_INDEX] * len(part)
+            checked += 1
+            bad += part != want
+    return bad, checked
