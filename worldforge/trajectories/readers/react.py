@@ -21,14 +21,11 @@ def action_of(text: str) -> str:
     return m.group(1).strip() if m else text.strip()
 
 
-def react_turns(messages: list[dict], skip_first_user: bool = True) -> list[Turn]:
-    """Pairs (assistant action, next user observation); the first user message is the task."""
+def react_turns(messages: list[dict]) -> list[Turn]:
+    """Pairs (assistant action, next user observation); user messages that answer no assistant
+    message (the task, the first one) are never observations."""
     turns = []
-    seen_user = False
     for i, m in enumerate(messages):
-        if m.get("role") == "user" and not seen_user:
-            seen_user = True
-            continue
         if m.get("role") != "assistant":
             continue
         nxt: Any = messages[i + 1] if i + 1 < len(messages) else None
