@@ -1,14 +1,17 @@
 # worldforge — `make demo` runs the main job, `make test` runs the tests.
 # Both create .venv (Python 3.11) and install the project into it when missing or stale.
+# Every default (warehouse, spec folder, ports) comes from worldforge's settings (`worldforge settings`,
+# env WORLDFORGE_*); `make demo WAREHOUSE=DIR` sets WORLDFORGE_WAREHOUSE for one run.
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+WF := $(BIN)/worldforge
 export DAGSTER_HOME := $(CURDIR)/dagster_home
-WAREHOUSE ?= $(CURDIR)/warehouse
-export WORLDFORGE_WAREHOUSE := $(WAREHOUSE)
-LOGS := $(WAREHOUSE)/logs
+ifdef WAREHOUSE
+export WORLDFORGE_WAREHOUSE := $(abspath $(WAREHOUSE))
+endif
 
 .PHONY: demo test bench dev clean install browser
 
@@ -26,24 +29,24 @@ $(STAMP): pyproject.toml
 ## The main job: every world spec and every real trajectory source, then the CPT/SFT datasets, the
 ## AgentWorldBench export and its evaluation, materialized through Dagster.
 demo: $(STAMP)
-	@mkdir -p $(LOGS)
-	@for spec in world_specs/*.yaml; do \
+	@logs="$$($(WF) settings warehouse)/logs" && specs="$$($(WF) settings specs)" && mkdir -p "$$logs" && \
+	for spec in "$$specs"/*.yaml; do \
 	  name=$$(basename $$spec .yaml); \
 	  printf 'materializing world_tables .. oracle_episodes [%s] ... ' "$$name"; \
-	  if $(BIN)/dagster asset materialize -m assets.definitions --select 'world_tables,scenario_tables,search_corpus,search_index,search_tasks,oracle_episodes' --partition $$name > $(LOGS)/demo-$$name.log 2>&1; \
-	  then echo ok; else echo FAILED; tail -n 30 $(LOGS)/demo-$$name.log; exit 1; fi; \
-	done
-	@printf 'materializing trajectory_turns, turn_mask_stats ... '
-	@if $(BIN)/dagster asset materialize -m assets.definitions --select 'trajectory_turns,turn_mask_stats' > $(LOGS)/demo-trajectories.log 2>&1; \
-	then echo ok; else echo FAILED; tail -n 30 $(LOGS)/demo-trajectories.log; exit 1; fi
-	@printf 'materializing cpt_dataset, sft_dataset, agentworldbench_export, world_model_eval ... '
-	@if $(BIN)/dagster asset materialize -m assets.definitions --select 'cpt_dataset,sft_dataset,agentworldbench_export,world_model_eval' > $(LOGS)/demo-datasets.log 2>&1; \
-	then echo ok; else echo FAILED; tail -n 30 $(LOGS)/demo-datasets.log; exit 1; fi
-	@$(BIN)/worldforge summary --warehouse $(WAREHOUSE)
-	@echo "Dagster run logs: $(LOGS)/   UI: make dev   SQL: see README (Inspecting with SQL)"
+	  if $(BIN)/dagster asset materialize -m assets.definitions --select 'world_tables,scenario_tables,search_corpus,search_index,search_tasks,oracle_episodes' --partition $$name > "$$logs/demo-$$name.log" 2>&1; \
+	  then echo ok; else echo FAILED; tail -n 30 "$$logs/demo-$$name.log"; exit 1; fi; \
+	done && \
+	printf 'materializing trajectory_turns, turn_mask_stats ... ' && \
+	if $(BIN)/dagster asset materialize -m assets.definitions --select 'trajectory_turns,turn_mask_stats' > "$$logs/demo-trajectories.log" 2>&1; \
+	then echo ok; else echo FAILED; tail -n 30 "$$logs/demo-trajectories.log"; exit 1; fi && \
+	printf 'materializing cpt_dataset, sft_dataset, agentworldbench_export, world_model_eval ... ' && \
+	if $(BIN)/dagster asset materialize -m assets.definitions --select 'cpt_dataset,sft_dataset,agentworldbench_export,world_model_eval' > "$$logs/demo-datasets.log" 2>&1; \
+	then echo ok; else echo FAILED; tail -n 30 "$$logs/demo-datasets.log"; exit 1; fi && \
+	$(WF) summary && \
+	echo "Dagster run logs: $$logs/   UI: make dev   SQL: see README (Inspecting with SQL)"
 
 test: $(STAMP) browser
-	WORLDFORGE_UI_SCREENSHOT=$(WAREHOUSE)/reports/ui-materialization.png $(BIN)/python -m pytest
+	$(BIN)/python -m pytest
 
 ## Debian's Chromium for the UI test (tests/dagster/test_ui.py drives it with Playwright); where it
 ## cannot be installed the test is skipped with the reason.
@@ -64,10 +67,11 @@ bench: $(STAMP)  ## bench/simenv.py reads the demo's warehouse: run make demo fi
 	$(BIN)/python bench/world_model.py
 	$(BIN)/python bench/datasets.py
 
-## The Dagster UI on http://127.0.0.1:3000
+## The Dagster UI on http://WORLDFORGE_HOST:WORLDFORGE_UI_PORT (default http://127.0.0.1:3000)
 dev: $(STAMP)
-	$(BIN)/dagster dev -m assets.definitions -h 127.0.0.1 -p 3000
+	$(BIN)/dagster dev -m assets.definitions -h "$$($(WF) settings host)" -p "$$($(WF) settings ui_port)"
 
 clean:
-	rm -rf $(WAREHOUSE) .pytest_cache
+	@if [ -x $(WF) ]; then wh="$$($(WF) settings warehouse)" && echo "rm -rf $$wh" && rm -rf "$$wh"; fi
+	rm -rf .pytest_cache
 	find dagster_home -mindepth 1 ! -name dagster.yaml -exec rm -rf {} +

@@ -16,6 +16,7 @@ from dagster import (
 )
 
 from assets.resources import SourcesResource, WarehouseResource
+from worldforge.warehouse.layout import landing_dir
 
 WORLD_ASSETS = ["world_tables", "scenario_tables", "search_corpus", "search_index", "search_tasks", "oracle_episodes"]
 TRAJECTORY_ASSETS = ["trajectory_turns", "turn_mask_stats"]
@@ -42,7 +43,7 @@ def _landing_state(landing: Path) -> str:
 @sensor(job=datasets_job, minimum_interval_seconds=30, default_status=DefaultSensorStatus.STOPPED)
 def landing_trajectories(context: SensorEvaluationContext, warehouse: WarehouseResource):
     """Files dropped into WAREHOUSE/landing/ are ingested with the other trajectory sources."""
-    landing = warehouse.path / "landing"
+    landing = landing_dir(warehouse.path)
     state = _landing_state(landing) if landing.is_dir() else ""
     if not state:
         return SkipReason(f"nothing in {landing}")

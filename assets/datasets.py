@@ -1,7 +1,7 @@
 """Dataset assets: ``cpt_dataset``, ``sft_dataset``, ``agentworldbench_export`` and ``world_model_eval``.
 
 Each calls one builder of :mod:`worldforge.datasets` (or the evaluation of
-:mod:`worldforge.llm`) and writes under ``WAREHOUSE/datasets/``; checks re-read what was written.
+:mod:`worldforge.agentworldbench`) and writes under ``WAREHOUSE/datasets/``; checks re-read what was written.
 """
 
 import base64
@@ -9,26 +9,21 @@ import json
 
 from dagster import AssetCheckResult, AssetCheckSeverity, AssetCheckSpec, AssetExecutionContext, MaterializeResult, MetadataValue, asset
 
+from assets.metadata import balance_check, md_table, tally_metadata
 from assets.resources import DatasetsResource, WarehouseResource, WorldModelResource
 from assets.trajectories import turn_mask_stats
 from worldforge.datasets.agentworldbench import ExportConfig, build_agentworldbench, training_overlap
-from worldforge.datasets.card import md_table
 from worldforge.datasets.cpt import CPTConfig, build_cpt, mask_mismatches
 from worldforge.datasets.sft import SFTConfig, build_sft
 from worldforge.reports import acceptance_png
+from worldforge.warehouse.layout import dataset_dir, reports_dir
 
 WORLD_DEPS = ["search_corpus", "oracle_episodes"]
 
 
 def _counts(report) -> dict:
-    return {"inputs": report.inputs, "written": report.written, "samples": report.samples, "skipped": sum(report.skipped.values()),
-            "skipped_by_reason": MetadataValue.md(md_table([{"reason": k, "count": v} for k, v in sorted(report.skipped.items())])),
+    return {**tally_metadata(report.tally), "samples": report.samples,
             "path": MetadataValue.path(str(report.path)), "card": MetadataValue.path(str(report.path / "README.md"))}
-
-
-def _balance(report) -> AssetCheckResult:
-    return AssetCheckResult(check_name="records_balance", passed=report.balanced,
-                            metadata={"inputs": report.inputs, "written": report.written, "skipped": sum(report.skipped.values())})
 
 
 @asset(
@@ -42,16 +37,16 @@ def _balance(report) -> AssetCheckResult:
 def cpt_dataset(context: AssetExecutionContext, warehouse: WarehouseResource, datasets: DatasetsResource) -> MaterializeResult:
     config = CPTConfig(tokenizer=datasets.tokenizer_path(warehouse.path), max_tokens=datasets.cpt_max_tokens, seed=datasets.seed,
                        test_fraction=datasets.test_fraction)
-    report = build_cpt(warehouse.path, warehouse.path / "datasets" / "cpt", config)
-    context.log.info("cpt: %d in = %d written + %d skipped; %d samples", report.inputs, report.written, sum(report.skipped.values()), report.samples)
+    report = build_cpt(warehouse.path, dataset_dir(warehouse.path, "cpt"), config)
+    context.log.info("cpt: %s; %d samples", report.tally.summary(), report.samples)
     bad, checked = mask_mismatches(report.path / "cpt.parquet")
     share = report.stats["loss_share"]
     by_domain = [{"domain": d, **v} for d, v in report.stats["by_domain"].items()]
     return MaterializeResult(
         metadata={**_counts(report), "tokens": report.stats["tokens"], "loss_tokens": report.stats["loss_tokens"], "loss_share": share,
-                  "by_domain": MetadataValue.md(md_table(by_domain)), "tokenizer": config.tokenizer},
+                  "by_domain": md_table(by_domain), "tokenizer": config.tokenizer},
         check_results=[
-            _balance(report),
+            balance_check(report.tally),
             AssetCheckResult(check_name="mask_matches_informative", passed=bad == 0, metadata={"spans_checked": checked, "mismatches": bad}),
             AssetCheckResult(check_name="loss_share", passed=0.0 < share < 1.0, metadata={"loss_share": share}),
         ],
@@ -68,24 +63,22 @@ def cpt_dataset(context: AssetExecutionContext, warehouse: WarehouseResource, da
 def sft_dataset(context: AssetExecutionContext, warehouse: WarehouseResource, datasets: DatasetsResource, world_model: WorldModelResource) -> MaterializeResult:
     config = SFTConfig(tokenizer=datasets.tokenizer_path(warehouse.path), max_context_tokens=datasets.sft_max_context_tokens, k=datasets.sft_k,
                        threshold=datasets.sft_threshold, seed=datasets.seed, test_fraction=datasets.test_fraction)
+    backend = world_model.backend(warehouse.path)
     # the grounded renderer has no reasoning to sample: locally the builder writes the non-thinking variant
-    backend = None if (world_model.kind or "grounded") == "grounded" else world_model.backend(warehouse.path)
-    report = build_sft(warehouse.path, warehouse.path / "datasets" / "sft", config, backend)
+    report = build_sft(warehouse.path, dataset_dir(warehouse.path, "sft"), config, None if backend.kind == "grounded" else backend)
     for note in report.notes:
         context.log.info(note)
     acc, ver = report.stats["acceptance_by_domain"], report.stats["acceptance_by_verifier"]
     png = acceptance_png(acc, ver)
-    reports = warehouse.path / "reports"
-    reports.mkdir(parents=True, exist_ok=True)
-    (reports / "sft_acceptance.png").write_bytes(png)
+    (reports_dir(warehouse.path) / "sft_acceptance.png").write_bytes(png)
     low = {d: a["rate"] for d, a in acc.items() if a["targets"] and a["rate"] < 0.05}
     return MaterializeResult(
         metadata={**_counts(report), "variant": report.stats["variant"],
-                  "acceptance_by_domain": MetadataValue.md(md_table([{"domain": d, **a} for d, a in acc.items()])),
-                  "acceptance_by_verifier": MetadataValue.md(md_table([{"verifier": v, **c} for v, c in ver.items()])),
+                  "acceptance_by_domain": md_table([{"domain": d, **a} for d, a in acc.items()]),
+                  "acceptance_by_verifier": md_table([{"verifier": v, **c} for v, c in ver.items()]),
                   "plot_acceptance": MetadataValue.md(f"![acceptance](data:image/png;base64,{base64.b64encode(png).decode()})")},
         check_results=[
-            _balance(report),
+            balance_check(report.tally),
             AssetCheckResult(check_name="acceptance_rates", passed=not low, severity=AssetCheckSeverity.WARN,
                              metadata={"domains_below_5_percent": json.dumps(low), "variant": report.stats["variant"]}),
         ],
@@ -100,14 +93,14 @@ def sft_dataset(context: AssetExecutionContext, warehouse: WarehouseResource, da
     description="The held-out split as AgentWorldBench <domain>_test.jsonl files (WAREHOUSE/datasets/agentworldbench).",
 )
 def agentworldbench_export(context: AssetExecutionContext, warehouse: WarehouseResource, datasets: DatasetsResource) -> MaterializeResult:
-    out = warehouse.path / "datasets" / "agentworldbench"
-    report = build_agentworldbench(warehouse.path, out, ExportConfig(seed=datasets.seed, test_fraction=datasets.test_fraction))
+    report = build_agentworldbench(warehouse.path, dataset_dir(warehouse.path, "agentworldbench"),
+                                   ExportConfig(seed=datasets.seed, test_fraction=datasets.test_fraction))
     held_out, overlap = training_overlap(warehouse.path / "datasets")
     rows = [{"domain": d, **v} for d, v in report.stats["by_domain"].items()]
     return MaterializeResult(
-        metadata={**_counts(report), "by_domain": MetadataValue.md(md_table(rows))},
+        metadata={**_counts(report), "by_domain": md_table(rows)},
         check_results=[
-            _balance(report),
+            balance_check(report.tally),
             AssetCheckResult(check_name="disjoint_from_training", passed=not overlap,
                              metadata={"held_out_trajectories": held_out, "in_training_data": len(overlap), "examples": json.dumps(overlap[:5])}),
         ],
@@ -122,16 +115,14 @@ def agentworldbench_export(context: AssetExecutionContext, warehouse: WarehouseR
     description="The world model on the AgentWorldBench export: eval infer, rule-metric judge and scores per domain (WAREHOUSE/datasets/eval).",
 )
 def world_model_eval(context: AssetExecutionContext, warehouse: WarehouseResource, datasets: DatasetsResource, world_model: WorldModelResource) -> MaterializeResult:
-    from worldforge.llm.evaluate import evaluate_export
+    from worldforge.agentworldbench.evaluate import evaluate_export
 
-    result = evaluate_export(warehouse.path / "datasets" / "agentworldbench", warehouse.path / "datasets" / "eval",
+    result = evaluate_export(dataset_dir(warehouse.path, "agentworldbench"), dataset_dir(warehouse.path, "eval"),
                              world_model.backend(warehouse.path), max_records_per_source=datasets.eval_max_records_per_source)
     overall = result.scores.get("overall", {})
     rows = [{"domain": d, "lines": s["lines"], "failed": s["failed"], **{m: v for m, v in s["rules"].items()}} for d, s in result.scores.items()]
     return MaterializeResult(
-        metadata={"backend": result.backend, "lines": result.lines, "predicted": result.ok, "failed": MetadataValue.md(md_table([{"reason": k, "count": v} for k, v in result.failed.items()])),
-                  "scores": MetadataValue.md(md_table(rows)), "token_f1_overall": (overall.get("rules") or {}).get("token_f1"),
-                  "path": MetadataValue.path(str(result.folder))},
-        check_results=[AssetCheckResult(check_name="predictions_balance", passed=result.balanced,
-                                        metadata={"lines": result.lines, "predicted": result.ok, "failed": sum(result.failed.values())})],
+        metadata={"backend": result.backend, **tally_metadata(result.tally), "scores": md_table(rows),
+                  "token_f1_overall": (overall.get("rules") or {}).get("token_f1"), "path": MetadataValue.path(str(result.folder))},
+        check_results=[balance_check(result.tally, "predictions_balance")],
     )

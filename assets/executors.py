@@ -13,11 +13,11 @@ Every world partition writes its own DuckDB file, so steps on different machines
 the same file; the shared stores keep their concurrency pools.
 """
 
-import os
-
 from dagster import ExecutorDefinition, multiprocess_executor
 
-EXECUTORS = ("multiprocess", "celery", "k8s")
+from worldforge.settings import EXECUTORS, Settings, get_settings
+
+__all__ = ["EXECUTORS", "executor_for"]
 
 
 def executor_for(name: str | None = None) -> ExecutorDefinition:
@@ -26,27 +26,23 @@ def executor_for(name: str | None = None) -> ExecutorDefinition:
     Raises:
         ValueError: an unknown name, or the executor's package is not installed (named in the message).
     """
-    name = name or os.environ.get("WORLDFORGE_EXECUTOR", "multiprocess")
-    if name == "multiprocess":
-        return multiprocess_executor.configured({"max_concurrent": int(os.environ.get("WORLDFORGE_MAX_CONCURRENT", "0"))}, name="multiprocess")
-    if name == "celery":
+    if name is not None and name not in EXECUTORS:
+        raise ValueError(f"WORLDFORGE_EXECUTOR={name!r} is not an executor; choose one of: {', '.join(EXECUTORS)}")
+    s = get_settings(executor=name)
+    if s.executor == "multiprocess":
+        return multiprocess_executor.configured({"max_concurrent": s.max_concurrent}, name="multiprocess")
+    if s.executor == "celery":
         try:
             from dagster_celery import celery_executor
         except ImportError:
             raise ValueError("WORLDFORGE_EXECUTOR=celery needs dagster-celery: pip install dagster-celery") from None
-        return celery_executor.configured({
-            "broker": os.environ.get("WORLDFORGE_CELERY_BROKER", "pyamqp://guest@localhost//"),
-            "backend": os.environ.get("WORLDFORGE_CELERY_BACKEND", "rpc://"),
-            "include": ["assets.definitions"],
-        }, name="celery")
-    if name == "k8s":
-        try:
-            from dagster_k8s import k8s_job_executor
-        except ImportError:
-            raise ValueError("WORLDFORGE_EXECUTOR=k8s needs dagster-k8s: pip install dagster-k8s") from None
-        return k8s_job_executor.configured({
-            "job_namespace": os.environ.get("WORLDFORGE_K8S_NAMESPACE", "worldforge"),
-            "env_vars": ["WORLDFORGE_WAREHOUSE", "WORLDFORGE_ENV", "WORLDFORGE_VLLM_URL", "WORLDFORGE_VLLM_MODEL", "WORLDFORGE_TOKENIZER"],
-            **({"max_concurrent": int(os.environ["WORLDFORGE_MAX_CONCURRENT"])} if os.environ.get("WORLDFORGE_MAX_CONCURRENT") else {}),
-        }, name="k8s")
-    raise ValueError(f"WORLDFORGE_EXECUTOR={name!r} is not an executor; choose one of: {', '.join(EXECUTORS)}")
+        return celery_executor.configured({"broker": s.celery_broker, "backend": s.celery_backend, "include": ["assets.definitions"]}, name="celery")
+    try:
+        from dagster_k8s import k8s_job_executor
+    except ImportError:
+        raise ValueError("WORLDFORGE_EXECUTOR=k8s needs dagster-k8s: pip install dagster-k8s") from None
+    return k8s_job_executor.configured({
+        "job_namespace": s.k8s_namespace,
+        "env_vars": [Settings.env_var(f) for f in Settings.model_fields],  # every WORLDFORGE_* setting reaches every step
+        **({"max_concurrent": s.max_concurrent} if s.max_concurrent else {}),
+    }, name="k8s")

@@ -1,13 +1,27 @@
-"""Markdown tables for materialization metadata (rendered by worldforge's own table writer)."""
+"""Materialization metadata: Markdown tables, and a :class:`~worldforge.tally.Tally` as metadata and as a check."""
 
 import polars as pl
-from dagster import MetadataValue
+from dagster import AssetCheckResult, MetadataValue
 
+from worldforge.tally import Tally
 from worldforge.tasks import render_markdown_table
 
 
-def md_table(frame: pl.DataFrame, rows: int | None = None) -> MetadataValue:
-    """A frame (its first ``rows`` rows) as a Markdown table; floats to 3 decimals."""
+def md_table(frame: pl.DataFrame | list[dict], rows: int | None = None) -> MetadataValue:
+    """A frame or a list of dict rows (its first ``rows`` rows) as a Markdown table; floats to 3 decimals."""
+    frame = frame if isinstance(frame, pl.DataFrame) else pl.DataFrame(frame)
     head = frame if rows is None else frame.head(rows)
     cells = [{c: "" if v is None else (f"{v:.3f}" if isinstance(v, float) else str(v)) for c, v in r.items()} for r in head.iter_rows(named=True)]
     return MetadataValue.md(render_markdown_table(head.columns, cells))
+
+
+def tally_metadata(tally: Tally) -> dict:
+    """A tally as metadata: its counts, the one-line balance and the reasons as a table."""
+    return {"inputs": tally.inputs, tally.kept_as: tally.kept, tally.dropped_as: tally.dropped_total, "balance": tally.summary(),
+            f"{tally.dropped_as}_by_reason": md_table([{"reason": r, "count": n} for r, n in tally.reasons()] or [{"reason": "none", "count": 0}])}
+
+
+def balance_check(tally: Tally, check_name: str = "records_balance") -> AssetCheckResult:
+    """The asset check that records in = kept + dropped by reason."""
+    return AssetCheckResult(check_name=check_name, passed=tally.balanced,
+                            metadata={"inputs": tally.inputs, tally.kept_as: tally.kept, tally.dropped_as: tally.dropped_total, "balance": tally.summary()})

@@ -1,34 +1,41 @@
-"""Resources: where the warehouse lives and where the inputs come from."""
+"""Resources: where the warehouse lives, where the inputs come from, which world model runs.
 
+Every default comes from :class:`worldforge.settings.Settings` (``WORLDFORGE_*``); a field set
+in the launchpad overrides it for a run.
+"""
 
-import os
 from pathlib import Path
 
 from dagster import ConfigurableResource
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_SPECS = Path(os.environ.get("WORLDFORGE_SPECS", PROJECT_ROOT / "world_specs"))
-DEFAULT_TRAJECTORIES = Path(os.environ.get("WORLDFORGE_TRAJECTORIES", PROJECT_ROOT.parent / "shared" / "data" / "trajectories"))
-DEFAULT_WAREHOUSE = Path(os.environ.get("WORLDFORGE_WAREHOUSE", PROJECT_ROOT / "warehouse"))
+from worldforge.settings import get_settings
+
+_SETTINGS = get_settings()  # the defaults shown in the UI when the code location loads
 
 
 class WarehouseResource(ConfigurableResource):
-    """The DuckDB warehouse folder (one file per world, plus trajectories.duckdb)."""
+    """The DuckDB warehouse folder (one file per world, plus the trajectory and episode stores)."""
 
-    root: str = str(DEFAULT_WAREHOUSE)
+    root: str = str(_SETTINGS.warehouse)
 
     @property
     def path(self) -> Path:
+        """The folder as a path."""
         return Path(self.root)
 
 
 class SourcesResource(ConfigurableResource):
     """Inputs: the world spec folder and the trajectory folders to ingest."""
 
-    world_specs: str = str(DEFAULT_SPECS)
-    trajectories: list[str] = [str(DEFAULT_TRAJECTORIES)]
+    world_specs: str = str(_SETTINGS.specs)
+    trajectories: list[str] = [str(p) for p in _SETTINGS.trajectories]
 
     def spec_file(self, world: str) -> Path:
+        """The spec file of a world partition.
+
+        Raises:
+            FileNotFoundError: no spec of that name in the spec folder.
+        """
         from worldforge.spec import discover_specs
 
         specs = discover_specs(self.world_specs)
@@ -37,17 +44,10 @@ class SourcesResource(ConfigurableResource):
         return specs[world]
 
 
-ENVIRONMENTS = {
-    # the one switch: WORLDFORGE_ENV selects the world model every asset gets
-    "local": {"kind": "grounded", "base_url": "", "model": ""},
-    "gpu": {"kind": "openai", "base_url": os.environ.get("WORLDFORGE_VLLM_URL", "http://127.0.0.1:8000/v1"), "model": os.environ.get("WORLDFORGE_VLLM_MODEL", "")},
-}
-
-
 class WorldModelResource(ConfigurableResource):
     """The world model assets use: ``grounded`` locally, a ``vllm serve`` URL on a GPU environment.
 
-    Defaults come from ``WORLDFORGE_ENV`` (``local`` | ``gpu``; with ``gpu``,
+    Empty fields take the settings' values (``WORLDFORGE_ENV``; with ``gpu``,
     ``WORLDFORGE_VLLM_URL`` and ``WORLDFORGE_VLLM_MODEL``); any field can be set in the launchpad.
     """
 
@@ -57,32 +57,32 @@ class WorldModelResource(ConfigurableResource):
 
     @classmethod
     def for_environment(cls, name: str | None = None) -> "WorldModelResource":
-        name = name or os.environ.get("WORLDFORGE_ENV", "local")
-        if name not in ENVIRONMENTS:
-            raise ValueError(f"WORLDFORGE_ENV={name!r} is not an environment; choose one of: {', '.join(ENVIRONMENTS)}")
-        return cls(**ENVIRONMENTS[name])
+        """The resource for an environment (``local`` | ``gpu``; default ``WORLDFORGE_ENV``).
+
+        Raises:
+            SettingsError: an unknown environment name.
+        """
+        s = get_settings(env=name)
+        return cls(kind=s.world_model_kind, base_url=s.vllm_url if s.world_model_kind == "openai" else "",
+                   model=s.vllm_model if s.world_model_kind == "openai" else "")
 
     def backend(self, warehouse: str | Path | None = None):
         """The configured :class:`worldforge.llm.WorldModelBackend` (not loaded yet)."""
         from worldforge.llm import make_backend
 
-        kind = self.kind or "grounded"
-        if kind == "grounded":
-            return make_backend("grounded", warehouse=str(warehouse or DEFAULT_WAREHOUSE))
-        if kind == "openai":
-            return make_backend("openai", base_url=self.base_url or None, model=self.model or None)
-        return make_backend(kind, model=self.model or None)
+        return make_backend(self.kind or None, base_url=self.base_url or None, model=self.model or None,
+                            warehouse=None if warehouse is None else str(warehouse))
 
 
 class DatasetsResource(ConfigurableResource):
     """How the CPT/SFT datasets, the AgentWorldBench export and the evaluation are built.
 
-    ``tokenizer`` defaults to ``WORLDFORGE_TOKENIZER``; empty means worldforge's local BPE
-    stand-in under ``WAREHOUSE/models/tokenizer`` (say which model's tokenizer to use for real runs).
-    The seed and test fraction fix the held-out split shared by every dataset asset.
+    ``tokenizer`` empty: ``WORLDFORGE_TOKENIZER``, else worldforge's local BPE stand-in under
+    ``WAREHOUSE/models/tokenizer`` (set your model's tokenizer for real runs). The seed and
+    test fraction fix the held-out split shared by every dataset asset.
     """
 
-    tokenizer: str = os.environ.get("WORLDFORGE_TOKENIZER", "")
+    tokenizer: str = _SETTINGS.tokenizer
     seed: int = 0
     test_fraction: float = 0.1
     cpt_max_tokens: int = 4096
@@ -92,6 +92,7 @@ class DatasetsResource(ConfigurableResource):
     eval_max_records_per_source: int = 50
 
     def tokenizer_path(self, warehouse: Path) -> str:
-        from worldforge.datasets.tokenizer import default_tokenizer
+        """The tokenizer to build with (:func:`worldforge.datasets.tokenizer.resolve_tokenizer`)."""
+        from worldforge.datasets.tokenizer import resolve_tokenizer
 
-        return self.tokenizer or str(default_tokenizer(warehouse))
+        return resolve_tokenizer(self.tokenizer or None, warehouse)

@@ -1,17 +1,18 @@
-"""Search assets, one partition per world: scenarios, corpus, index and tasks."""
+"""Search assets, one partition per world: scenarios, corpus, index, tasks and oracle episodes."""
 
 import polars as pl
 from dagster import AssetCheckResult, AssetCheckSpec, AssetExecutionContext, Failure, MaterializeResult, MetadataValue, asset
 
+from assets.metadata import balance_check, md_table, tally_metadata
 from assets.resources import WarehouseResource
-from assets.metadata import md_table
 from assets.worlds import world_partitions, world_tables
-from worldforge.corpus import build_corpus, build_index, check_corpus
+from worldforge.corpus import build_checked_corpus, index_corpora
 from worldforge.errors import WorldforgeError
 from worldforge.scenarios import build_scenarios
-from worldforge.tasks import write_tasks
-from worldforge.tasks.store import build_tasks
+from worldforge.simenv.oracle import run_oracle_suite
+from worldforge.tasks.store import build_and_export_tasks
 from worldforge.warehouse import check_world_file, read_world, world_path, write_scenarios
+from worldforge.warehouse.layout import tasks_dir
 
 
 @asset(
@@ -46,11 +47,11 @@ def scenario_tables(context: AssetExecutionContext, warehouse: WarehouseResource
     description="Pages (entity, ranking, news, comparison, forum) with cell provenance: corpus_pages, corpus_facts.",
 )
 def search_corpus(context: AssetExecutionContext, warehouse: WarehouseResource) -> MaterializeResult:
-    path = world_path(warehouse.path, context.partition_key)
-    report = build_corpus(path)
-    bad = check_corpus(path)
+    built = build_checked_corpus(world_path(warehouse.path, context.partition_key))
+    bad = built.contradictions
     return MaterializeResult(
-        metadata={"pages": MetadataValue.json({s or "(world)": n for s, n in report.pages.items()}), "facts": report.facts},
+        metadata={"pages": MetadataValue.json({s or "(world)": n for s, n in built.report.pages.items()}), "facts": built.report.facts,
+                  **tally_metadata(built.tally)},
         check_results=[AssetCheckResult(check_name="no_contradicted_fact", passed=bad.height == 0,
                                         metadata={"contradicted": bad.height, "examples": md_table(bad, 10)})],
     )
@@ -63,9 +64,7 @@ def search_corpus(context: AssetExecutionContext, warehouse: WarehouseResource) 
     description="tantivy BM25 indexes beside the world file (<world>.index, <world>.<scenario>.index).",
 )
 def search_index(context: AssetExecutionContext, warehouse: WarehouseResource) -> MaterializeResult:
-    path = world_path(warehouse.path, context.partition_key)
-    wf = read_world(path)
-    dirs = [build_index(path)] + [build_index(path, s) for s in wf.scenarios]
+    dirs = index_corpora(world_path(warehouse.path, context.partition_key))
     return MaterializeResult(metadata={"indexes": MetadataValue.json([str(d) for d in dirs])})
 
 
@@ -73,18 +72,20 @@ def search_index(context: AssetExecutionContext, warehouse: WarehouseResource) -
     partitions_def=world_partitions,
     group_name="corpora",
     deps=[search_corpus],
-    check_specs=[AssetCheckSpec("every_task_solvable", asset="search_tasks")],
+    check_specs=[AssetCheckSpec("every_task_solvable", asset="search_tasks"), AssetCheckSpec("records_balance", asset="search_tasks")],
     description="WideSearch-style tasks (search_tasks table) exported to WAREHOUSE/tasks/<world>/.",
 )
 def search_tasks(context: AssetExecutionContext, warehouse: WarehouseResource) -> MaterializeResult:
-    path = world_path(warehouse.path, context.partition_key)
-    built = build_tasks(path)
-    out = write_tasks(built.tasks, warehouse.path / "tasks" / context.partition_key)
+    world = context.partition_key
+    out = tasks_dir(warehouse.path, world)
+    built = build_and_export_tasks(world_path(warehouse.path, world), out)
     kinds = pl.DataFrame({"kind": [t.extra["kind"] for t in built.tasks]}).group_by("kind").len().sort("kind")
     return MaterializeResult(
-        metadata={"tasks": len(built.tasks), "export": MetadataValue.path(str(out)), "by_kind": md_table(kinds)},
+        metadata={"tasks": len(built.tasks), "export": MetadataValue.path(str(out / "tasks.jsonl")), "by_kind": md_table(kinds),
+                  **tally_metadata(built.tally)},
         check_results=[AssetCheckResult(check_name="every_task_solvable", passed=not built.unsolvable,
-                                        metadata={"unsolvable": MetadataValue.json(built.unsolvable)})],
+                                        metadata={"unsolvable": MetadataValue.json(built.unsolvable)}),
+                       balance_check(built.tally)],
     )
 
 
@@ -97,34 +98,19 @@ def search_tasks(context: AssetExecutionContext, warehouse: WarehouseResource) -
     description="Oracle-agent episodes in the simulated search environment, clean and under the default perturbation mix (episodes.duckdb).",
 )
 def oracle_episodes(context: AssetExecutionContext, warehouse: WarehouseResource) -> MaterializeResult:
-    from worldforge.simenv import DEFAULT_MIX, SearchEnv
-    from worldforge.simenv.env import leakage_probe
-    from worldforge.simenv.episodes import record_episodes
-    from worldforge.simenv.oracle import oracle_episode
-    from worldforge.tasks.store import read_tasks
-
-    world = context.partition_key
-    tasks = read_tasks(world_path(warehouse.path, world))
-    episodes = [oracle_episode(world, t, warehouse.path, None, seed=1) for t in tasks]
-    episodes += [oracle_episode(world, t, warehouse.path, DEFAULT_MIX, seed=i) for i, t in enumerate(tasks)]
-    path = record_episodes(warehouse.path, episodes)
-    clean = episodes[: len(tasks)]
-    noisy = episodes[len(tasks):]
-    fired = sum(len(obs.fired) for e in noisy for _, obs in e.steps)
-    passed = all(e.f1_by_item == 1.0 for e in clean) and all(e.finished for e in noisy)
-    probes = [leakage_probe(SearchEnv(world, t.extra.get("scenario"), t, warehouse=warehouse.path, seed=5)) for t in tasks]
-    leaked, probed = sum(p[0] for p in probes), sum(p[1] for p in probes)
+    suite = run_oracle_suite(context.partition_key, warehouse.path)
+    clean, noisy = suite.clean, suite.perturbed
     return MaterializeResult(
         metadata={
-            "path": MetadataValue.path(str(path)), "episodes": len(episodes), "steps": sum(len(e.steps) for e in episodes),
+            "path": MetadataValue.path(str(suite.path)), "episodes": len(suite.episodes), "steps": sum(len(e.steps) for e in suite.episodes),
             "clean_mean_f1": sum(e.f1_by_item or 0 for e in clean) / max(len(clean), 1),
             "perturbed_mean_f1": sum(e.f1_by_item or 0 for e in noisy) / max(len(noisy), 1),
-            "perturbations_fired": fired,
+            "perturbations_fired": suite.fired,
         },
         check_results=[
-            AssetCheckResult(check_name="oracle_solves_every_task", passed=passed, metadata={
+            AssetCheckResult(check_name="oracle_solves_every_task", passed=suite.solved, metadata={
                 "clean_below_1": [e.task_id for e in clean if e.f1_by_item != 1.0], "perturbed_unfinished": [e.task_id for e in noisy if not e.finished]}),
-            AssetCheckResult(check_name="no_leakage", passed=leaked == 0 and probed > 0,
-                             metadata={"unrelated_queries": probed, "gold_cells_revealed": leaked}),
+            AssetCheckResult(check_name="no_leakage", passed=suite.leak_free,
+                             metadata={"unrelated_queries": suite.probed, "gold_cells_revealed": suite.leaked}),
         ],
     )

@@ -1,4 +1,4 @@
-"""World assets: ``world_tables``, one partition per spec in ``world_specs/``."""
+"""World assets: ``world_tables``, one partition per spec in the spec folder (``WORLDFORGE_SPECS``)."""
 
 
 from dagster import (
@@ -14,13 +14,13 @@ from dagster import (
 )
 
 from assets.metadata import md_table
-from assets.resources import DEFAULT_SPECS, SourcesResource, WarehouseResource
+from assets.resources import SourcesResource, WarehouseResource
 from worldforge.errors import WorldforgeError
-from worldforge.spec import discover_specs, load_spec, spec_hash
-from worldforge.synth import build_world, check_world
-from worldforge.warehouse import check_world_file, write_world
+from worldforge.settings import get_settings
+from worldforge.spec import discover_specs, spec_hash
+from worldforge.warehouse import build_world_file, check_world_file
 
-world_partitions = StaticPartitionsDefinition(sorted(discover_specs(DEFAULT_SPECS)) or ["none"])
+world_partitions = StaticPartitionsDefinition(sorted(discover_specs(get_settings().specs)) or ["none"])
 
 # which invariant (worldforge.synth.invariants) feeds which asset check
 CHECKS = {
@@ -38,18 +38,15 @@ CHECKS = {
 )
 def world_tables(context: AssetExecutionContext, warehouse: WarehouseResource, sources: SourcesResource) -> MaterializeResult:
     try:
-        spec = load_spec(sources.spec_file(context.partition_key))
-        tables = build_world(spec)
+        built = build_world_file(sources.spec_file(context.partition_key), warehouse.path, with_scenarios=False)
     except (WorldforgeError, FileNotFoundError) as exc:  # a user's spec mistake: show it, not a traceback
         raise Failure(description=str(exc)) from None
-    violations = check_world(spec, tables)
-    if violations:
+    if built.violations:
         raise Failure(
-            description=f"world {spec.world} breaks {len(violations)} invariant(s); the previous file is untouched",
-            metadata={"violations": MetadataValue.md("\n".join(f"- {v}" for v in violations))},
+            description=f"world {built.spec.world} breaks {len(built.violations)} invariant(s); the previous file is untouched",
+            metadata={"violations": MetadataValue.md("\n".join(f"- {v}" for v in built.violations))},
         )
-    path = write_world(spec, tables, warehouse.path)
-    _, found = check_world_file(path)  # re-read from DuckDB: the file itself is what is checked
+    _, found = check_world_file(built.path)  # re-read from DuckDB: the file itself is what is checked
     results = []
     for name, kinds in CHECKS.items():
         hits = [v for v in found if v.check in kinds]
@@ -57,12 +54,13 @@ def world_tables(context: AssetExecutionContext, warehouse: WarehouseResource, s
             check_name=name, passed=not hits, severity=AssetCheckSeverity.ERROR,
             metadata={"violations": len(hits), "details": MetadataValue.md("\n".join(f"- {v}" for v in hits) or "none")},
         ))
-    context.log.info("wrote %s (%d rows)", path, sum(f.height for f in tables.values()))
+    tables = built.tables
+    context.log.info("wrote %s (%d rows)", built.path, sum(f.height for f in tables.values()))
     return MaterializeResult(
         metadata={
-            "path": MetadataValue.path(str(path)),
-            "seed": spec.seed,
-            "spec_hash": spec_hash(spec),
+            "path": MetadataValue.path(str(built.path)),
+            "seed": built.seed,
+            "spec_hash": spec_hash(built.spec),
             "total_rows": sum(f.height for f in tables.values()),
             "rows_by_table": MetadataValue.json({t: f.height for t, f in tables.items()}),
             "preview": MetadataValue.md("\n\n".join(f"**{t}** ({f.height} rows)\n\n" + md_table(f, 5).value for t, f in tables.items())),

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import os
 import resource
 import statistics
 import subprocess
@@ -31,11 +30,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from worldforge.datasets.cpt import CPTConfig, build_cpt, render_trajectory  # noqa: E402
-from worldforge.datasets.sources import DatasetTrajectory, DatasetTurn, iter_trajectories  # noqa: E402
+from worldforge.datasets.sources import DatasetTrajectory, iter_trajectories  # noqa: E402
 from worldforge.datasets.tokenizer import default_tokenizer, load_tokenizer  # noqa: E402
+from worldforge.settings import get_settings  # noqa: E402
+from worldforge.trajectories.model import StoredTurn  # noqa: E402
 
 
-def real_turns(warehouse: Path) -> list[tuple[str, str, list[DatasetTurn]]]:
+def real_turns(warehouse: Path) -> list[tuple[str, str, list[StoredTurn]]]:
     if not (warehouse / "trajectories.duckdb").exists():
         from worldforge.trajectories.store import ingest
 
@@ -52,8 +53,8 @@ def synthetic(base, n_turns: int, obs_chars: int | None = None):
             return
         take = turns[: n_turns - made]
         if obs_chars is not None:
-            take = [DatasetTurn(t.turn_idx, t.action, t.observation[:obs_chars], t.informative, t.mask_reason) for t in take]
-        yield DatasetTrajectory(f"bench{i:08d}", "bench", domain, task, "real", "train", take)
+            take = [StoredTurn(t.turn_idx, t.action, t.observation[:obs_chars], t.informative, t.mask_reason) for t in take]
+        yield DatasetTrajectory(f"bench{i:08d}", "bench", domain, task, "real", take, split="train")
         made += len(take)
         i += 1
 
@@ -72,7 +73,7 @@ def child(args) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--warehouse", default=os.environ.get("WORLDFORGE_WAREHOUSE", str(ROOT / "warehouse")))
+    ap.add_argument("--warehouse", default=str(get_settings().warehouse))
     ap.add_argument("--tokenizer", default=None)
     ap.add_argument("--turns-speed", type=int, default=20_000)
     ap.add_argument("--turns-stream", type=int, default=1_000_000)

@@ -30,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 from worldforge.corpus import open_index, read_corpus  # noqa: E402
 from worldforge.simenv import SearchEnv  # noqa: E402
 from worldforge.net import free_port  # noqa: E402
+from worldforge.settings import get_settings  # noqa: E402
 from worldforge.warehouse import world_path  # noqa: E402
 
 
@@ -41,7 +42,7 @@ def pct(values: list[float], p: float) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--world", default="esports_2031")
-    ap.add_argument("--warehouse", default=str(ROOT / "warehouse"))
+    ap.add_argument("--warehouse", default=str(get_settings().warehouse))
     ap.add_argument("--steps", type=int, default=3000)
     args = ap.parse_args()
     path = world_path(args.warehouse, args.world)

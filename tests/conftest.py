@@ -14,6 +14,8 @@ SHARED_DATA = ROOT.parent / "shared" / "data"
 TRAJECTORIES = SHARED_DATA / "trajectories"
 BUNDLED = sorted(p.stem for p in SPECS_DIR.glob("*.yaml"))
 
+pytest_plugins = ["tests.conftest_models", "tests.conftest_datasets"]  # shared by several test folders
+
 
 def pytest_configure(config):
     if not TRAJECTORIES.is_dir():

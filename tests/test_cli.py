@@ -64,7 +64,7 @@ def test_ingest_prints_the_balance(tmp_path):
     (src / "broken.json").write_text("{nope")
     r = run("trajectories", "ingest", src, "--warehouse", tmp_path / "wh")
     assert r.exit_code == 0, r.output
-    assert "records in 19 = trajectories kept 13 + quarantined 6" in r.output and "balanced" in r.output
+    assert "records in 19 = trajectories 13 + quarantined 6" in r.output and "balanced" in r.output
     from worldforge.simenv.episodes import record_episodes
 
     record_episodes(tmp_path / "wh", [])  # episodes.duckdb is not a world: summary must not read it as one

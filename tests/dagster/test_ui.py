@@ -87,7 +87,11 @@ def test_materialize_a_world_partition_from_the_ui(dagster_dev, tmp_path):
     from playwright.sync_api import expect, sync_playwright
 
     url, warehouse = dagster_dev
-    shot = Path(os.environ.get("WORLDFORGE_UI_SCREENSHOT", tmp_path / "ui-materialization.png"))
+    from worldforge.settings import get_settings
+    from worldforge.warehouse.layout import reports_dir
+
+    # the configured warehouse's reports (make test: ./warehouse/reports), or WORLDFORGE_UI_SCREENSHOT
+    shot = Path(os.environ.get("WORLDFORGE_UI_SCREENSHOT") or reports_dir(get_settings().warehouse) / "ui-materialization.png")
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:

@@ -12,7 +12,7 @@ def test_the_environment_switch_picks_the_world_model(monkeypatch, tmp_path):
     assert gpu.kind == "openai" and gpu.base_url == "http://gpu-host:8000/v1" and gpu.model == "qwen"
     monkeypatch.setenv("WORLDFORGE_ENV", "gpu")
     assert WorldModelResource.for_environment().kind == "openai"
-    with pytest.raises(ValueError, match="is not an environment"):
+    with pytest.raises(ValueError, match="Input should be .local. or .gpu."):
         WorldModelResource.for_environment("staging")
 
 

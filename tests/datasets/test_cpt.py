@@ -65,8 +65,8 @@ def test_layout_and_the_other_exports(built, tokenizer):
 
 def test_counts_balance_and_the_card_says_so(built):
     out, report = built
-    assert report.balanced and report.inputs == report.written + sum(report.skipped.values())
-    assert report.skipped["held out for evaluation (test split)"] > 0
+    assert report.tally.balanced and report.tally.inputs == report.tally.kept + sum(report.tally.dropped.values())
+    assert report.tally.dropped["held out for evaluation (test split)"] > 0
     saved = json.loads((out / "report.json").read_text())
     assert saved["balanced"] and saved["files"]["cpt.parquet"] == report.samples == len(_rows(out))
     card = (out / "README.md").read_text()
@@ -89,7 +89,7 @@ def test_long_trajectories_split_at_turns_and_keep_every_loss_token(built, traj_
     whole_out, whole = built
     report = build_cpt(traj_wh, tmp_path / "cpt", CPTConfig(tokenizer=tokenizer, max_tokens=256))
     rows = _rows(tmp_path / "cpt")
-    assert report.balanced and report.stats["split_units"] > 10
+    assert report.tally.balanced and report.stats["split_units"] > 10
     assert max(r["n_tokens"] for r in rows) <= 256
     assert any(r["n_parts"] > 1 for r in rows)
     # splitting drops only parts without loss: the loss tokens of each trajectory are all kept
@@ -114,7 +114,7 @@ def test_same_inputs_and_seed_give_the_same_bytes(traj_wh, tokenizer, tmp_path):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
     other = build_cpt(traj_wh, tmp_path / "c", cfg.model_copy(update={"seed": 1}))
     assert (tmp_path / "c" / "cpt.parquet").read_bytes() != (tmp_path / "a" / "cpt.parquet").read_bytes()
-    assert other.balanced
+    assert other.tally.balanced
 
 
 def test_a_bad_tokenizer_is_a_clear_error_and_the_previous_dataset_stays(built, traj_wh, tmp_path):

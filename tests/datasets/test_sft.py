@@ -10,7 +10,7 @@ import pytest
 
 from worldforge.datasets.sft import SFTConfig, build_sft
 from worldforge.llm.base import Completion, Failure, GenerationResult, WorldModelBackend, record
-from worldforge.llm.prompts import format_prediction, parse_prediction
+from worldforge.agentworldbench.parsing import format_prediction, parse_prediction
 
 
 class ScriptedWorldModel(WorldModelBackend):
@@ -61,7 +61,7 @@ def plain(traj_wh, tokenizer, tmp_path_factory):
 
 def test_without_a_backend_the_target_is_the_real_observation(plain, references):
     out, report = plain
-    assert report.balanced and report.written > 100 and report.stats["variant"] == "non-thinking"
+    assert report.tally.balanced and report.tally.kept > 100 and report.stats["variant"] == "non-thinking"
     assert any("non-thinking variant" in n for n in report.notes)
     assert "non-thinking" in (out / "README.md").read_text()
     rows = pq.read_table(out / "sft.parquet").to_pylist()
@@ -92,7 +92,7 @@ def test_every_export_shape(plain):
 def test_rejection_sampling_keeps_the_best_candidates_reasoning(traj_wh, tokenizer, tmp_path, references):
     backend = ScriptedWorldModel(references=references)
     report = build_sft(traj_wh, tmp_path / "sft", SFTConfig(tokenizer=tokenizer, k=3), backend)
-    assert report.balanced and report.stats["variant"] == "thinking"
+    assert report.tally.balanced and report.stats["variant"] == "thinking"
     rows = pq.read_table(tmp_path / "sft" / "sft.parquet").to_pylist()
     assert rows and all(r["candidates"] == 3 for r in rows)
     for r in rows[:100]:
@@ -100,37 +100,37 @@ def test_rejection_sampling_keeps_the_best_candidates_reasoning(traj_wh, tokeniz
         assert parsed.think == "the right reasoning"  # not the wrong guess's
         assert parsed.observation == references[r["sample_id"]].strip()
     by_verifier = report.stats["acceptance_by_verifier"]
-    assert by_verifier["exact_match"]["scored"] == 3 * report.written + sum(v for k, v in report.skipped.items() if k.startswith("rejected")) * 3
+    assert by_verifier["exact_match"]["scored"] == 3 * report.tally.kept + sum(v for k, v in report.tally.dropped.items() if k.startswith("rejected")) * 3
     assert 0.5 < by_verifier["exact_match"]["rate"] < 0.8  # 2 of 3 candidates are the real observation
     assert all(a["rate"] > 0.9 for a in report.stats["acceptance_by_domain"].values())
 
 
 def test_rejected_and_failed_samples_are_counted_by_reason(traj_wh, tokenizer, tmp_path, references):
     wrong = build_sft(traj_wh, tmp_path / "a", SFTConfig(tokenizer=tokenizer, k=2, threshold=0.9), ScriptedWorldModel(references=references, right=False))
-    assert wrong.balanced and wrong.written == 0
-    assert wrong.skipped["rejected: best candidate below the threshold"] > 100
+    assert wrong.tally.balanced and wrong.tally.kept == 0
+    assert wrong.tally.dropped["rejected: best candidate below the threshold"] > 100
     assert all(a["rate"] == 0 for a in wrong.stats["acceptance_by_domain"].values())
     untagged = build_sft(traj_wh, tmp_path / "b", SFTConfig(tokenizer=tokenizer, k=2), ScriptedWorldModel(references=references, untagged=True))
-    others = untagged.skipped["held out for evaluation (test split)"] + untagged.skipped["longer than the context budget even without context turns"]
-    assert untagged.balanced and untagged.skipped["rejected: no candidate parsed with reasoning"] == untagged.inputs - others
-    assert untagged.stats["candidate_failures"] == {"missing <predicted_observation> tag": 2 * untagged.skipped["rejected: no candidate parsed with reasoning"]}
+    others = untagged.tally.dropped["held out for evaluation (test split)"] + untagged.tally.dropped["longer than the context budget even without context turns"]
+    assert untagged.tally.balanced and untagged.tally.dropped["rejected: no candidate parsed with reasoning"] == untagged.tally.inputs - others
+    assert untagged.stats["candidate_failures"] == {"missing <predicted_observation> tag": 2 * untagged.tally.dropped["rejected: no candidate parsed with reasoning"]}
 
 
 def test_a_failed_request_fails_alone(plain, traj_wh, tokenizer, tmp_path, references):
     out, _ = plain
     victim = pq.read_table(out / "sft.parquet", columns=["sample_id"]).column("sample_id")[0].as_py()
     report = build_sft(traj_wh, tmp_path / "sft", SFTConfig(tokenizer=tokenizer, k=2), ScriptedWorldModel(references=references, fail=victim))
-    assert report.balanced and report.skipped["generation failed: HTTP 500"] == 1
-    assert report.written == plain[1].written - 1
+    assert report.tally.balanced and report.tally.dropped["generation failed: HTTP 500"] == 1
+    assert report.tally.kept == plain[1].tally.kept - 1
 
 
 def test_the_budget_drops_old_context_then_skips(traj_wh, tokenizer, tmp_path):
     report = build_sft(traj_wh, tmp_path / "sft", SFTConfig(tokenizer=tokenizer, max_context_tokens=600))
     rows = pq.read_table(tmp_path / "sft" / "sft.parquet").to_pylist()
-    assert report.balanced
+    assert report.tally.balanced
     assert any(r["dropped_turns"] > 0 for r in rows)
     assert max(r["n_tokens"] for r in rows) <= 600
-    assert report.skipped["longer than the context budget even without context turns"] > 0
+    assert report.tally.dropped["longer than the context budget even without context turns"] > 0
     kept = next(r for r in rows if r["dropped_turns"] > 0)
     first_context = next(m["content"] for m in kept["messages"][3:] if m["role"] == "user")
     assert first_context.startswith(f"### Turn {kept['dropped_turns'] + 1}\n")  # turn numbers stay the original ones
@@ -138,7 +138,7 @@ def test_the_budget_drops_old_context_then_skips(traj_wh, tokenizer, tmp_path):
 
 def test_a_tokenizer_without_a_chat_template_is_reported_not_fatal(traj_wh, plain_tokenizer, tmp_path):
     report = build_sft(traj_wh, tmp_path / "sft", SFTConfig(tokenizer=plain_tokenizer))
-    assert report.balanced and report.written > 100
+    assert report.tally.balanced and report.tally.kept > 100
     assert any("has no chat template" in n for n in report.notes)
     assert "has no chat template" in (tmp_path / "sft" / "README.md").read_text()
 

@@ -7,15 +7,15 @@ import pytest
 from worldforge.llm import (
     BackendError,
     GenerationParams,
-    GroundedBackend,
     OpenAIBackend,
     TransformersBackend,
     VLLMBackend,
     WorldModelRequest,
     make_backend,
 )
-from worldforge.llm.prompts import parse_prediction
-from tests.llm.conftest import HAS_VLLM
+from worldforge.agentworldbench.parsing import parse_prediction
+from worldforge.simenv.grounded import GroundedBackend
+from tests.conftest_models import HAS_VLLM
 
 pytestmark = pytest.mark.vllm
 

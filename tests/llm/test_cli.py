@@ -4,13 +4,13 @@ import pytest
 from typer.testing import CliRunner
 
 from worldforge.cli import app
-from worldforge.llm.prompts import records_from_turns, write_records
+from worldforge.agentworldbench.records import records_from_turns, write_records
 from worldforge.net import free_port
 from worldforge.simenv import SearchEnv
 from worldforge.simenv.oracle import solve
 from worldforge.tasks.store import build_tasks
 from worldforge.warehouse import world_path
-from tests.llm.conftest import needs_torch
+from tests.conftest_models import needs_torch
 
 runner = CliRunner()
 
@@ -51,7 +51,7 @@ def test_eval_infer_with_the_grounded_backend_reproduces_the_episode(search_reco
     res = runner.invoke(app, ["eval", "infer", str(path), "-o", str(out), "--backend", "grounded", "-w", str(search_wh)])
     assert res.exit_code == 0, res.output
     rows = [json.loads(x) for x in out.read_text().splitlines()]
-    assert len(rows) == n + 1 and f"{n} predicted, 1 failed (malformed input: 1)" in text(res)
+    assert len(rows) == n + 1 and f"lines in {n + 1} = predicted {n} + failed 1 (malformed input: 1)" in text(res)
     ok = rows[:-1]
     assert all(r["status"] == "ok" for r in ok) and rows[-1]["status"] == "failed"
     # replaying the history in a fresh session renders exactly what the agent saw

@@ -1,10 +1,18 @@
-"""Search corpora generated from worlds: pages with provenance, their store and BM25 index."""
+"""Search corpora generated from worlds: pages with provenance, their store and BM25 index.
 
+* :mod:`~worldforge.corpus.pages` — pages of several types from rows, each stated cell recorded;
+* :mod:`~worldforge.corpus.store` — ``corpus_pages`` / ``corpus_facts`` in the world file, the fact check;
+* :mod:`~worldforge.corpus.index` — tantivy BM25 indexes and :func:`search`;
+* :mod:`~worldforge.corpus.build` — all three for a world file.
+"""
+
+from worldforge.corpus.build import CorpusBuild, build_checked_corpus, index_corpora, publish_corpus
 from worldforge.corpus.index import SearchHit, build_index, index_dir, open_index, search
 from worldforge.corpus.pages import Fact, Page, build_pages, label_column, render_value
-from worldforge.corpus.store import build_corpus, check_corpus, read_corpus, write_corpus
+from worldforge.corpus.store import build_corpus, check_corpus, fact_tally, read_corpus, write_corpus
 
 __all__ = [
-    "Fact", "Page", "SearchHit", "build_corpus", "build_index", "build_pages", "check_corpus", "index_dir",
-    "label_column", "open_index", "read_corpus", "render_value", "search", "write_corpus",
+    "CorpusBuild", "Fact", "Page", "SearchHit", "build_checked_corpus", "build_corpus", "build_index", "build_pages",
+    "check_corpus", "fact_tally", "index_corpora", "index_dir", "label_column", "open_index", "publish_corpus",
+    "read_corpus", "render_value", "search", "write_corpus",
 ]

@@ -23,8 +23,8 @@ import tantivy
 
 from worldforge.corpus.store import read_corpus, stored_hash
 from worldforge.errors import WarehouseError
-from worldforge.warehouse import world_path
-from worldforge.warehouse.duck import atomic_dir
+from worldforge.warehouse.atomic import atomic_dir
+from worldforge.warehouse.layout import resolve, world_path
 
 __all__ = ["SearchHit", "build_index", "index_dir", "open_index", "search"]
 
@@ -147,7 +147,7 @@ def _world_file(warehouse: str, world: str) -> str:
     return str(world_path(warehouse, world))
 
 
-def search(world: str, query: str, k: int = 10, warehouse: str | Path = "warehouse", scenario: str | None = None) -> list[SearchHit]:
+def search(world: str, query: str, k: int = 10, warehouse: str | Path | None = None, scenario: str | None = None) -> list[SearchHit]:
     """Ranked pages of a world's corpus for a free-text query (BM25 over title, lead, body).
 
     Args:
@@ -162,7 +162,7 @@ def search(world: str, query: str, k: int = 10, warehouse: str | Path = "warehou
     Raises:
         WarehouseError: the world file or its corpus is missing.
     """
-    opened = _opened(_world_file(str(warehouse), world), scenario)
+    opened = _opened(_world_file(str(resolve(warehouse)), world), scenario)
     fields = ["title", "lead", "body"]
     q, errors = opened.index.parse_query_lenient(query, fields, field_boosts={"title": 2.0})
     if errors:  # query syntax the user did not mean ("AND (", unbalanced quotes): search the words

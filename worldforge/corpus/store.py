@@ -23,6 +23,7 @@ import polars as pl
 from worldforge.corpus.pages import Page, build_pages, render_value
 from worldforge.errors import WarehouseError
 from worldforge.scenarios import scenario_spec
+from worldforge.tally import Tally
 from worldforge.warehouse import read_world
 from worldforge.warehouse.duck import atomic_duckdb, insert_frame, open_readonly
 
@@ -85,9 +86,23 @@ def corpus_hash(pages: pl.DataFrame) -> str:
 
 @dataclass(frozen=True)
 class CorpusReport:
+    """What a corpus build wrote.
+
+    Attributes:
+        path: the world file.
+        pages: pages per corpus (``None``: the world's, else a scenario name).
+        facts: table cells stated over all pages (``corpus_facts`` rows).
+    """
+
     path: Path
     pages: dict[str | None, int]
     facts: int
+
+
+def fact_tally(stated: int, contradictions: pl.DataFrame) -> Tally:
+    """Facts stated = consistent with the tables + contradicted, by problem (:func:`check_corpus`'s frame)."""
+    reasons = dict(contradictions.group_by("problem").len().iter_rows()) if contradictions.height else {}
+    return Tally.of(stated, stated - contradictions.height, reasons, unit="facts", kept_as="consistent", dropped_as="contradicted")
 
 
 def build_corpus(path: str | Path, seed: int | None = None) -> CorpusReport:
@@ -147,7 +162,27 @@ def read_corpus(path: str | Path, scenario: str | None = None) -> tuple[pl.DataF
     return pages, facts
 
 
+def all_pages(path: str | Path) -> pl.DataFrame | None:
+    """Every page of a world file (the world's, then each scenario's), ordered by scenario and URL.
+
+    Returns:
+        Frame ``(world, scenario, url, title, published, body_md)``, or ``None`` when the file
+        has no corpus yet (its corpus asset has not run).
+
+    Raises:
+        WarehouseError: the file is missing or not DuckDB.
+    """
+    con = open_readonly(path)
+    try:
+        return con.sql("SELECT world, scenario, url, title, published, body_md FROM corpus_pages ORDER BY coalesce(scenario, ''), url").pl()
+    except duckdb.CatalogException:
+        return None
+    finally:
+        con.close()
+
+
 def stored_hash(path: str | Path, scenario: str | None = None) -> str | None:
+    """The corpus hash recorded in ``_corpus`` for the world (or a scenario), ``None`` before the first build."""
     con = open_readonly(path)
     try:
         cond = "scenario IS NULL" if scenario is None else "scenario = ?"
@@ -205,4 +240,4 @@ def check_corpus(path: str | Path) -> pl.DataFrame:
     return pl.DataFrame(out, schema=["url", "scenario", "table_name", "row_key", "column_name", "stated", "actual", "problem"], orient="row")
 
 
-__all__ = ["CorpusReport", "build_corpus", "check_corpus", "corpus_frames", "corpus_hash", "read_corpus", "stored_hash", "write_corpus"]
+__all__ = ["CorpusReport", "all_pages", "fact_tally", "build_corpus", "check_corpus", "corpus_frames", "corpus_hash", "read_corpus", "stored_hash", "write_corpus"]

@@ -3,7 +3,6 @@
 * :mod:`~worldforge.datasets.cpt` — CPT samples with turn-level loss masks (``build_cpt``);
 * :mod:`~worldforge.datasets.sft` — next-state prediction SFT samples, rejection-sampled (``build_sft``);
 * :mod:`~worldforge.datasets.agentworldbench` — the held-out split as AgentWorldBench files;
-* :mod:`~worldforge.datasets.verifiers` — rule verifiers shared by rejection sampling and ``eval judge``;
 * :mod:`~worldforge.datasets.sources`, :mod:`~worldforge.datasets.output`, :mod:`~worldforge.datasets.card` —
   streamed inputs and the split, atomic dataset folders, dataset cards.
 """

@@ -23,8 +23,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from worldforge.datasets.card import md_table, render_card
 from worldforge.datasets.output import BuildReport, JsonlSink, ParquetSink, git_revision, write_report
 from worldforge.datasets.sources import DatasetTrajectory, iter_trajectories
-from worldforge.llm.prompts import records_from_turns
-from worldforge.warehouse.duck import atomic_dir
+from worldforge.agentworldbench.records import records_from_turns
+from worldforge.warehouse.atomic import atomic_dir
 
 
 class ExportConfig(BaseModel):
@@ -66,16 +66,16 @@ def build_agentworldbench(warehouse: str | Path, out: str | Path, config: Export
         trajs: dict[str, int] = defaultdict(int)
         for traj in (trajectories if trajectories is not None else iter_trajectories(warehouse, config.seed, config.test_fraction)):
             n = len(traj.turns)
-            report.inputs += n
+            report.tally.take(n)
             if traj.split != "test":
-                report.skip("train split (used by CPT/SFT)", n)
+                report.tally.drop("train split (used by CPT/SFT)", n)
                 continue
             if not n:
                 continue
             cap = config.max_records_per_domain
             room = n if cap is None else max(0, min(n, cap - per_domain[traj.domain]))
             if room < n:
-                report.skip("over max_records_per_domain", n - room)
+                report.tally.drop("over max_records_per_domain", n - room)
             if room == 0:
                 continue
             sources[traj.source] += room
@@ -86,7 +86,7 @@ def build_agentworldbench(warehouse: str | Path, out: str | Path, config: Export
             for rec in recs[:room]:
                 sink.add(rec.model_dump())
                 parquet.add({k: v for k, v in rec.model_dump().items() if k in SCHEMA.names})
-                report.written += 1
+                report.tally.keep()
                 report.samples += 1
                 per_domain[traj.domain] += 1
         for s in (parquet, *sinks.values()):

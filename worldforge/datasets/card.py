@@ -54,13 +54,13 @@ def render_card(title: str, summary: str, report: BuildReport, config: Mapping, 
     front += [f"  - split: {split}\n    path: {path}" for split, path in data_files.items()]
     front += ["---", ""]
     counts = [
-        {"inputs": report.inputs, "written": report.written, "skipped": sum(report.skipped.values()),
-         "samples": report.samples, "balanced": "yes" if report.balanced else "NO"},
+        {"inputs": report.tally.inputs, "written": report.tally.kept, "skipped": report.tally.dropped_total,
+         "samples": report.samples, "balanced": "yes" if report.tally.balanced else "NO"},
     ]
     body = [f"# {title}", "", summary, "", f"Built by worldforge at git revision `{revision}`.", "",
             "## Counts", "", "Inputs in = written + skipped (by reason below).", "", md_table(counts)]
-    if report.skipped:
-        body += ["### Skipped, by reason", "", md_table([{"reason": k, "count": v} for k, v in sorted(report.skipped.items())])]
+    if report.tally.dropped:
+        body += ["### Skipped, by reason", "", md_table([{"reason": k, "count": v} for k, v in sorted(report.tally.dropped.items())])]
     body += ["## Files", "", md_table([{"file": k, "rows": v} for k, v in sorted(report.files.items())])]
     sources = report.stats.get("sources", {})
     if sources:

@@ -51,7 +51,7 @@ from worldforge.datasets.card import md_table, render_card
 from worldforge.datasets.output import BuildReport, ParquetSink, git_revision, write_report
 from worldforge.datasets.sources import DatasetTrajectory, iter_pages, iter_trajectories
 from worldforge.datasets.tokenizer import load_tokenizer
-from worldforge.warehouse.duck import atomic_dir
+from worldforge.warehouse.atomic import atomic_dir
 
 log = logging.getLogger(__name__)
 
@@ -161,7 +161,7 @@ def cut_points(n_tokens: int, boundaries: Iterable[int], budget: int) -> tuple[l
 
 
 @dataclass
-class _Tally:
+class _GroupStats:
     tokens: int = 0
     loss_tokens: int = 0
     samples: int = 0
@@ -181,7 +181,7 @@ def _token_starts(unit: Rendered, enc) -> list[int]:
     return firsts
 
 
-def _samples(unit: Rendered, enc, budget: int, tally: dict, report: BuildReport) -> Iterator[dict]:
+def _samples(unit: Rendered, enc, budget: int, group_stats: dict, report: BuildReport) -> Iterator[dict]:
     """Labels from the blocks, then the parts of one tokenized unit (``enc``: a ``tokenizers.Encoding``)."""
     ids = np.asarray(enc.ids, dtype=np.int32)
     n = len(ids)
@@ -210,7 +210,7 @@ def _samples(unit: Rendered, enc, budget: int, tally: dict, report: BuildReport)
         spans = [{"turn_idx": s.turn_idx, "start": max(lo, a) - a, "end": min(hi, b) - a, "informative": s.informative}
                  for s, lo, hi in obs if lo < b and hi > a and hi > lo]
         for key in ("all", f"domain:{unit.domain}", f"kind:{unit.kind}"):
-            t = tally[key]
+            t = group_stats[key]
             t.tokens += b - a
             t.loss_tokens += n_loss
             t.samples += 1
@@ -264,7 +264,7 @@ def build_cpt(
     tok = load_tokenizer(config.tokenizer)
     backend = tok.backend_tokenizer
     report = BuildReport("cpt", Path(out))
-    tally: dict[str, _Tally] = defaultdict(_Tally)
+    group_stats: dict[str, _GroupStats] = defaultdict(_GroupStats)
     sources: Counter = Counter()
     turns_informative: Counter = Counter()
     turns_total: Counter = Counter()
@@ -276,12 +276,12 @@ def build_cpt(
         def units() -> Iterator[Rendered]:
             nonlocal done
             for traj in (trajectories if trajectories is not None else iter_trajectories(warehouse, config.seed, config.test_fraction)):
-                report.inputs += 1
+                report.tally.take()
                 sources[traj.source] += 1
                 if traj.split == "test":
-                    report.skip("held out for evaluation (test split)")
+                    report.tally.drop("held out for evaluation (test split)")
                 elif not traj.turns:
-                    report.skip("no turns")
+                    report.tally.drop("no turns")
                 else:
                     for t in traj.turns:
                         turns_total[traj.domain] += 1
@@ -292,7 +292,7 @@ def build_cpt(
                     progress(done)
             if config.include_pages and trajectories is None:
                 for page in iter_pages(warehouse):
-                    report.inputs += 1
+                    report.tally.take()
                     sources["world"] += 1
                     text = page.text
                     yield Rendered("page", "world", "world", "search", page.url if not page.scenario else f"{page.scenario}:{page.url}",
@@ -305,11 +305,11 @@ def build_cpt(
             encs = backend.encode_batch([u.text for u in batch], add_special_tokens=False)
             rows: list[dict] = []
             for unit, enc in zip(batch, encs):
-                parts = list(_samples(unit, enc, config.max_tokens, tally, report))
+                parts = list(_samples(unit, enc, config.max_tokens, group_stats, report))
                 if not parts:
-                    report.skip("no token carries loss (every turn non-informative)" if len(enc) else "empty after tokenization")
+                    report.tally.drop("no token carries loss (every turn non-informative)" if len(enc) else "empty after tokenization")
                     continue
-                report.written += 1
+                report.tally.keep()
                 for row in parts:
                     row["sample_id"] = f"{unit.ref}:{row['part']}"
                     row["n_parts"] = len(parts)
@@ -334,15 +334,15 @@ def build_cpt(
         text_fh.close()
         tok_fh.close()
         report.files = {"cpt.parquet": parquet.count, "text.jsonl": report.samples, "tokenized.jsonl": report.samples}
-        all_ = tally["all"]
+        all_ = group_stats["all"]
         report.stats.update({
             "sources": dict(sorted(sources.items())),
             "tokens": all_.tokens, "loss_tokens": all_.loss_tokens,
             "loss_share": all_.loss_tokens / all_.tokens if all_.tokens else 0.0,
             "by_domain": {k.split(":", 1)[1]: {"samples": v.samples, "tokens": v.tokens, "loss_tokens": v.loss_tokens,
                                                "loss_share": v.loss_tokens / v.tokens if v.tokens else 0.0}
-                          for k, v in sorted(tally.items()) if k.startswith("domain:")},
-            "by_kind": {k.split(":", 1)[1]: {"samples": v.samples, "tokens": v.tokens} for k, v in sorted(tally.items()) if k.startswith("kind:")},
+                          for k, v in sorted(group_stats.items()) if k.startswith("domain:")},
+            "by_kind": {k.split(":", 1)[1]: {"samples": v.samples, "tokens": v.tokens} for k, v in sorted(group_stats.items()) if k.startswith("kind:")},
             "informative_turns": {d: {"turns": turns_total[d], "informative": turns_informative[d],
                                       "share": turns_informative[d] / turns_total[d] if turns_total[d] else 0.0} for d in sorted(turns_total)},
         })

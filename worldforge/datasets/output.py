@@ -1,7 +1,7 @@
 """Writing a dataset folder: streamed Parquet/JSONL sinks, the build report, the git revision.
 
 A dataset is built in a temporary folder beside its target and swapped in only when the whole
-build succeeded (:func:`worldforge.warehouse.duck.atomic_dir`), so a failed or interrupted build
+build succeeded (:func:`worldforge.warehouse.atomic.atomic_dir`), so a failed or interrupted build
 leaves the previous dataset untouched.
 Parquet files are written in row groups as samples arrive (``pyarrow.parquet.ParquetWriter``),
 so memory stays bounded by one row group however many samples are built.
@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from worldforge.tally import Tally
 
 
 class ParquetSink:
@@ -81,15 +82,14 @@ class JsonlSink:
 class BuildReport:
     """What a dataset build read, wrote and skipped.
 
-    Balance: ``inputs == written + sum(skipped.values())``, where an input is a trajectory
-    (CPT), a target turn (SFT) or a page, and ``skipped`` counts by named reason.
+    Balance (:attr:`tally`): inputs = written + skipped by named reason, where an input is a
+    trajectory (CPT), a target turn (SFT), a turn of the export (AgentWorldBench) or a page.
 
     Attributes:
         name: ``cpt`` | ``sft`` | ``agentworldbench``.
         path: the dataset folder.
-        inputs: units read; written: units that produced at least one sample.
+        tally: inputs, written (units that produced at least one sample), skipped by reason.
         samples: rows written (a split trajectory gives several).
-        skipped: ``{reason: count}``.
         notes: facts a reader of the card must know (the variant built, a missing chat template ...).
         stats: figures for the card and the asset metadata (token counts, loss shares, acceptance ...).
         files: ``{file name: rows}``.
@@ -97,28 +97,22 @@ class BuildReport:
 
     name: str
     path: Path
-    inputs: int = 0
-    written: int = 0
+    tally: Tally = field(default_factory=lambda: Tally(unit="inputs", kept_as="written", dropped_as="skipped"))
     samples: int = 0
-    skipped: Counter = field(default_factory=Counter)
     notes: list[str] = field(default_factory=list)
     stats: dict = field(default_factory=dict)
     files: dict[str, int] = field(default_factory=dict)
 
-    @property
-    def balanced(self) -> bool:
-        return self.inputs == self.written + sum(self.skipped.values())
-
-    def skip(self, reason: str, n: int = 1) -> None:
-        self.skipped[reason] += n
-
     def to_dict(self) -> dict:
-        return {"name": self.name, "inputs": self.inputs, "written": self.written, "samples": self.samples,
-                "skipped": dict(sorted(self.skipped.items())), "balanced": self.balanced, "notes": self.notes,
+        """The ``report.json`` object: ``name, inputs, written, samples, skipped {reason: n}, balanced, notes, stats, files``."""
+        t = self.tally
+        return {"name": self.name, "inputs": t.inputs, "written": t.kept, "samples": self.samples,
+                "skipped": dict(sorted(t.dropped.items())), "balanced": t.balanced, "notes": self.notes,
                 "stats": self.stats, "files": self.files}
 
 
 def write_report(folder: Path, report: BuildReport) -> None:
+    """Write ``report.json`` (:meth:`BuildReport.to_dict`) into a dataset folder."""
     (folder / "report.json").write_text(json.dumps(report.to_dict(), indent=2, ensure_ascii=False, sort_keys=False) + "\n", encoding="utf-8")
 
 

@@ -3,7 +3,7 @@
 Stage 2 of Qwen-AgentWorld. One sample per target turn of a train-split trajectory (the
 informative turns by default): the domain's system prompt, the agent's task, the earlier turns
 as context (user = action prompt, assistant = observation, in the AgentWorldBench layout of
-:mod:`worldforge.llm.prompts`), the current action, and the target::
+:mod:`worldforge.agentworldbench.messages`), the current action, and the target::
 
     <think>
     {reasoning}
@@ -13,7 +13,7 @@ as context (user = action prompt, assistant = observation, in the AgentWorldBenc
     </predicted_observation>
 
 **Rejection sampling** (with a world-model backend): ``k`` candidates per sample; each that
-parses and has reasoning is scored by the rule verifiers (:mod:`worldforge.datasets.verifiers`)
+parses and has reasoning is scored by the rule verifiers (:mod:`worldforge.agentworldbench.verifiers`)
 against the real observation; the best one is kept when its aggregate score reaches
 ``threshold``, and its reasoning becomes the target's ``<think>`` (the observation stays the real
 one, so a target never states a wrong fact). Samples with no passing candidate are skipped
@@ -50,11 +50,13 @@ from worldforge.datasets.card import md_table, render_card
 from worldforge.datasets.output import BuildReport, JsonlSink, ParquetSink, git_revision, write_report
 from worldforge.datasets.sources import DatasetTrajectory, iter_trajectories
 from worldforge.datasets.tokenizer import has_chat_template, load_tokenizer
-from worldforge.datasets.verifiers import PASS_AT, VERIFIERS, Scores, score
+from worldforge.agentworldbench.verifiers import PASS_AT, VERIFIERS, Scores, score
 from worldforge.llm.base import Failure, GenerationParams, WorldModelBackend, WorldModelRequest
-from worldforge.llm.infer import grounding_of
-from worldforge.llm.prompts import AgentWorldBenchRecord, ParseFailure, build_messages, format_prediction, parse_prediction, records_from_turns
-from worldforge.warehouse.duck import atomic_dir
+from worldforge.agentworldbench.infer import grounding_of
+from worldforge.agentworldbench.messages import build_messages
+from worldforge.agentworldbench.parsing import ParseFailure, format_prediction, parse_prediction
+from worldforge.agentworldbench.records import AgentWorldBenchRecord, records_from_turns
+from worldforge.warehouse.atomic import atomic_dir
 
 log = logging.getLogger(__name__)
 
@@ -238,7 +240,7 @@ def build_sft(
             messages = p.messages + [{"role": "assistant", "content": target}]
             n_tokens = counter.conversation(messages)
             if n_tokens > config.max_context_tokens:  # the kept reasoning outgrew its allowance
-                report.skip("longer than the context budget with its reasoning")
+                report.tally.drop("longer than the context budget with its reasoning")
                 return
             row = {
                 "sample_id": p.record.id, "trajectory_id": p.traj.trajectory_id, "turn_idx": p.record.turn_idx, "domain": p.traj.domain,
@@ -249,7 +251,7 @@ def build_sft(
             }
             sinks["parquet"].add(row)
             export_rows(messages, sinks)
-            report.written += 1
+            report.tally.keep()
             report.samples += 1
             per_domain[p.traj.domain]["accepted"] += 1
 
@@ -264,13 +266,13 @@ def build_sft(
                 for p, req in zip(batch, reqs):
                     outcome = result.failures.get(req.id) or result.completions[req.id]
                     if isinstance(outcome, Failure):
-                        report.skip(f"generation failed: {outcome.reason.split(':')[0][:60]}")
+                        report.tally.drop(f"generation failed: {outcome.reason.split(':')[0][:60]}")
                         continue
                     think, sc, why = _select([c.text for c in outcome], p.record.reference(), p.traj.domain, stats)
                     if think is None:
-                        report.skip(why)
+                        report.tally.drop(why)
                     elif sc.aggregate < config.threshold:
-                        report.skip("rejected: best candidate below the threshold")
+                        report.tally.drop("rejected: best candidate below the threshold")
                     else:
                         write(p, think, len(outcome), sc)
             done += len(batch)
@@ -282,11 +284,11 @@ def build_sft(
             for traj in (trajectories if trajectories is not None else iter_trajectories(warehouse, config.seed, config.test_fraction)):
                 targets = [t for t in traj.turns if config.targets == "all" or t.informative]
                 sources[traj.source] += len(targets)
-                report.inputs += len(targets)
+                report.tally.take(len(targets))
                 if not targets:
                     continue
                 if traj.split == "test":
-                    report.skip("held out for evaluation (test split)", len(targets))
+                    report.tally.drop("held out for evaluation (test split)", len(targets))
                     continue
                 per_domain[traj.domain]["targets"] += len(targets)
                 recs = records_from_turns(traj.trajectory_id, traj.domain, traj.task, [(t.action, t.observation) for t in traj.turns], **traj.extra)
@@ -303,7 +305,7 @@ def build_sft(
                     fitted = _fit(rec, counter, lengths, config.max_context_tokens, format_prediction(rec.reference(), None),
                                   config.max_new_tokens // 2 if thinking else 0)
                     if fitted is None:
-                        report.skip("longer than the context budget even without context turns")
+                        report.tally.drop("longer than the context budget even without context turns")
                         continue
                     messages, start = fitted
                     pending.append(_Pending(traj, rec, messages, start))

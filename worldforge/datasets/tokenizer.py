@@ -14,6 +14,8 @@ import logging
 from pathlib import Path
 
 from worldforge.errors import WorldforgeError
+from worldforge.settings import get_settings
+from worldforge.warehouse.layout import default_tokenizer_dir
 
 log = logging.getLogger(__name__)
 
@@ -53,9 +55,9 @@ def load_tokenizer(name_or_path: str | Path):
     return tok
 
 
-def default_tokenizer(warehouse: str | Path) -> Path:
+def default_tokenizer(warehouse: str | Path | None) -> Path:
     """The local stand-in tokenizer under ``<warehouse>/models/tokenizer``, trained on first use."""
-    path = Path(warehouse) / "models" / "tokenizer"
+    path = default_tokenizer_dir(warehouse)
     if not (path / "tokenizer.json").exists():
         from worldforge.llm.tiny import build_tiny_tokenizer
 
@@ -65,5 +67,12 @@ def default_tokenizer(warehouse: str | Path) -> Path:
     return path
 
 
+def resolve_tokenizer(tokenizer: str | None, warehouse: str | Path | None) -> str:
+    """The tokenizer a dataset is built with: ``tokenizer`` when given, else ``WORLDFORGE_TOKENIZER``,
+    else the local stand-in of :func:`default_tokenizer` (trained on first use)."""
+    return tokenizer or get_settings().tokenizer or str(default_tokenizer(warehouse))
+
+
 def has_chat_template(tok) -> bool:
+    """Whether a tokenizer carries a chat template (``apply_chat_template`` works)."""
     return bool(getattr(tok, "chat_template", None))

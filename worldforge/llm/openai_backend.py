@@ -33,6 +33,8 @@ from worldforge.llm.base import (
     record,
 )
 
+from worldforge.settings import get_settings
+
 log = logging.getLogger(__name__)
 
 
@@ -40,8 +42,9 @@ class OpenAIBackend(WorldModelBackend):
     """A client of an OpenAI-compatible server.
 
     Attributes:
-        base_url: e.g. ``http://127.0.0.1:8000/v1`` (``vllm serve`` listens on port 8000).
-        model: the served model name; empty means the first model ``/models`` lists.
+        base_url: e.g. ``http://127.0.0.1:8000/v1`` (default ``WORLDFORGE_VLLM_URL``).
+        model: the served model name (default ``WORLDFORGE_VLLM_MODEL``); empty means the
+            first model ``/models`` lists.
         api_key: sent as a bearer token (vLLM ignores it unless started with ``--api-key``).
         concurrency: requests in flight at most.
         timeout_s: seconds per attempt.
@@ -52,7 +55,8 @@ class OpenAIBackend(WorldModelBackend):
     kind = "openai"
     supports_json_schema = True
 
-    base_url: str = "http://127.0.0.1:8000/v1"
+    base_url: str = Field(default_factory=lambda: get_settings().vllm_url)
+    model: str = Field(default_factory=lambda: get_settings().vllm_model)
     api_key: str = "EMPTY"
     concurrency: int = Field(32, ge=1)
     timeout_s: float = Field(120.0, gt=0)

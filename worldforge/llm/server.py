@@ -19,10 +19,12 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 from worldforge.llm.base import BackendError
 from worldforge.net import free_port
+from worldforge.settings import get_settings
 
 STRUCTURED_OUTPUTS = {"backend": "guidance", "disable_any_whitespace": True}
 
@@ -34,16 +36,16 @@ class VLLMServer:
         model: the model folder.
         port: the port (default: a free one).
         max_model_len: the context length.
-        cache_dir: where vLLM and torch inductor keep their caches.
+        cache_dir: where vLLM and torch inductor keep their caches (default ``WORLDFORGE_CACHE_DIR``).
         log_path: the server's stdout/stderr (default: ``<cache_dir>/vllm-<port>.log``).
         memory_fraction: ``--gpu-memory-utilization`` (RAM on the CPU build).
         extra_args: more ``vllm serve`` arguments.
     """
 
-    def __init__(self, model: str | Path, port: int | None = None, max_model_len: int = 4096, cache_dir: str | Path = ".cache",
+    def __init__(self, model: str | Path, port: int | None = None, max_model_len: int = 4096, cache_dir: str | Path | None = None,
                  log_path: str | Path | None = None, memory_fraction: float = 0.3, extra_args: list[str] | None = None):
         self.model, self.port, self.max_model_len = str(model), port or free_port(), max_model_len
-        self.cache_dir = Path(cache_dir).resolve()
+        self.cache_dir = Path(cache_dir if cache_dir is not None else get_settings().cache_dir).resolve()
         self.log_path = Path(log_path) if log_path else self.cache_dir / f"vllm-{self.port}.log"
         self.memory_fraction, self.extra_args = memory_fraction, list(extra_args or [])
         self.proc: subprocess.Popen | None = None
@@ -98,7 +100,29 @@ class VLLMServer:
         self.stop()
         raise BackendError(f"vllm serve did not answer /health within {timeout_s:g} s:\n{tail}")
 
+    def serve_forever(self, on_ready: Callable[[VLLMServer], None] | None = None, poll_s: float = 1.0) -> int | None:
+        """Start the server, call ``on_ready``, and block until it exits or Ctrl-C; then stop every engine process.
+
+        Returns:
+            The server's exit status, or ``None`` when stopped by Ctrl-C.
+
+        Raises:
+            BackendError: as :meth:`start`.
+        """
+        self.start()
+        try:
+            if on_ready is not None:
+                on_ready(self)
+            while self.proc is not None and self.proc.poll() is None:
+                time.sleep(poll_s)
+            return None if self.proc is None else self.proc.returncode
+        except KeyboardInterrupt:
+            return None
+        finally:
+            self.stop()
+
     def log_tail(self, lines: int = 15) -> str:
+        """The last ``lines`` lines of the server's log (empty when it cannot be read)."""
         try:
             return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
         except OSError:

@@ -34,10 +34,10 @@ from worldforge.corpus.store import read_corpus
 from worldforge.errors import WarehouseError
 from worldforge.simenv.perturbations import DEFAULT_MIX, PerturbationConfig, decision_rng
 from worldforge.tasks.io import Task
-from worldforge.warehouse import world_path
+from worldforge.warehouse.layout import resolve, world_path
 
 if TYPE_CHECKING:
-    from worldforge.llm.search import LLMSearchRenderer
+    from worldforge.simenv.render import LLMSearchRenderer
 
 TOOLS = ("web_search", "web_extractor", "dict_memory")
 RESULTS_PER_QUERY = 10
@@ -82,7 +82,7 @@ class Observation:
         revealed: facts stated by the snippets shown (``{"url", "table", "row_key", "column", "value"}``).
         leaks_blocked: snippets replaced by leakage control.
         rendering: with a world-model renderer, how the text was rendered
-            (:meth:`worldforge.llm.search.Rendering.as_dict`).
+            (:meth:`worldforge.simenv.render.Rendering.as_dict`).
     """
 
     text: str
@@ -136,11 +136,11 @@ class SearchEnv:
         task: attach a task: leakage control then keeps unrelated snippets from stating its gold cells.
         perturbations: the schema in force (:data:`NO_PERTURBATIONS` by default).
         seed: the seed of every perturbation decision.
-        warehouse: the warehouse folder.
+        warehouse: the warehouse folder (default ``WORLDFORGE_WAREHOUSE``).
         session_id: a stable id (default: random); decisions depend on it.
         episode: the number of episodes run before (for scheduled rates).
         renderer: render ``web_search``/``web_extractor`` observations through a world model
-            (:class:`worldforge.llm.search.LLMSearchRenderer`), verified against the world;
+            (:class:`worldforge.simenv.render.LLMSearchRenderer`), verified against the world;
             default: the grounded templates.
 
     Raises:
@@ -154,17 +154,17 @@ class SearchEnv:
         task: Task | None = None,
         perturbations: PerturbationConfig | None = None,
         seed: int = 0,
-        warehouse: str | Path = "warehouse",
+        warehouse: str | Path | None = None,
         session_id: str | None = None,
         episode: int = 0,
         renderer: LLMSearchRenderer | None = None,
     ):
-        self.world, self.scenario, self.task, self.seed, self.warehouse = world, scenario, task, seed, str(warehouse)
+        self.world, self.scenario, self.task, self.seed, self.warehouse = world, scenario, task, seed, str(resolve(warehouse))
         self.perturbations = perturbations or PerturbationConfig()
         self.session_id = session_id or uuid.uuid4().hex
         self.episode = episode
         self.renderer = renderer
-        path = world_path(warehouse, world)
+        path = world_path(self.warehouse, world)
         if not path.is_file():
             raise WarehouseError(f"{path}: no such world (build it with `worldforge world build` and `worldforge corpus build`)")
         self.corpus = _corpus(path, scenario)

@@ -12,7 +12,9 @@ real ones. Two more tables keep what only a simulator knows:
   the perturbation decisions that fired and the facts each turn's snippets revealed.
 
 Writers append under an exclusive file lock, rewriting the file atomically, so parallel
-runs never lose each other's episodes.
+runs never lose each other's episodes. Readers get typed rows: :func:`read_episodes` (the
+``episodes`` table) and :func:`iter_episode_trajectories` (episodes as
+:class:`~worldforge.trajectories.model.StoredTrajectory`, with their loss-mask decisions).
 """
 
 from __future__ import annotations
@@ -25,14 +27,18 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+import duckdb
 import polars as pl
 
+from worldforge.errors import WarehouseError
 from worldforge.simenv.env import Observation
-from worldforge.trajectories.model import tool_call_text
-from worldforge.trajectories.store import LOG_SCHEMA, QUARANTINE_SCHEMA, STORE_DDL, THRESHOLD_SCHEMA, TRAJECTORY_SCHEMA, TURN_SCHEMA
+from worldforge.trajectories.mask import MaskConfig, mask_turns
+from worldforge.trajectories.model import StoredTrajectory, tool_call_text
+from worldforge.trajectories.store import (
+    LOG_SCHEMA, QUARANTINE_SCHEMA, STORE_DDL, THRESHOLD_SCHEMA, TRAJECTORY_SCHEMA, TURN_SCHEMA, trajectories_from_batches,
+)
 from worldforge.warehouse.duck import atomic_duckdb, insert_frame, open_readonly, read_table
-
-EPISODES_NAME = "episodes.duckdb"
+from worldforge.warehouse.layout import episode_store
 
 EPISODE_SCHEMA = {
     "episode_id": pl.String, "world": pl.String, "scenario": pl.String, "task_id": pl.String, "seed": pl.Int64,
@@ -107,7 +113,7 @@ COMMENT ON TABLE episodes IS 'Simulated search episodes (worldforge.simenv); the
 
 def record_episodes(warehouse: str | Path, episodes: list[Episode]) -> Path:
     """Append episodes to ``<warehouse>/episodes.duckdb`` (an episode id seen before is replaced)."""
-    path = Path(warehouse) / EPISODES_NAME
+    path = episode_store(warehouse)
     new = _frames(episodes)
     ids = new["episodes"]["episode_id"].implode()
     with _locked(path):
@@ -133,7 +139,7 @@ def record_episodes(warehouse: str | Path, episodes: list[Episode]) -> Path:
 
 def read_episodes(warehouse: str | Path) -> pl.DataFrame:
     """The ``episodes`` table (empty frame when nothing was recorded)."""
-    path = Path(warehouse) / EPISODES_NAME
+    path = episode_store(warehouse)
     if not path.exists():
         return pl.DataFrame(schema=EPISODE_SCHEMA)
     con = open_readonly(path)
@@ -141,3 +147,38 @@ def read_episodes(warehouse: str | Path) -> pl.DataFrame:
         return read_table(con, "episodes")
     finally:
         con.close()
+
+
+def iter_episode_trajectories(warehouse: str | Path, config: MaskConfig = MaskConfig(), batch_rows: int = 8192) -> Iterator[StoredTrajectory]:
+    """Every recorded episode as a trajectory (origin ``simulated``), with its loss-mask decisions.
+
+    Episode turns carry no statistics when recorded; their decisions are computed here over
+    the whole episode store with the same rule as real turns
+    (:func:`worldforge.trajectories.mask.mask_turns`, thresholds from the episodes' own
+    corpus). :attr:`StoredTrajectory.extra` holds the episode's ``world`` and ``scenario``.
+
+    Args:
+        warehouse: the warehouse folder; a missing episode store yields nothing.
+        config: the mask thresholds.
+        batch_rows: turns per batch.
+
+    Raises:
+        WarehouseError: the file exists but is not an episode store.
+    """
+    path = episode_store(warehouse)
+    if not path.exists():
+        return
+    con = open_readonly(path)
+    try:
+        turns = con.sql("SELECT u.trajectory_id, u.turn_idx, u.action, u.observation, t.domain FROM turns u JOIN trajectories t USING (trajectory_id)").pl()
+        extra = {r[0]: {"world": r[1], **({"scenario": r[2]} if r[2] else {})} for r in con.sql("SELECT episode_id, world, scenario FROM episodes").fetchall()}
+        meta = con.sql("SELECT trajectory_id, source, domain, coalesce(task, '') AS task FROM trajectories").pl()
+    except duckdb.CatalogException as exc:
+        raise WarehouseError(f"{path}: not a worldforge episode store ({str(exc).splitlines()[0]})") from None
+    finally:
+        con.close()
+    if turns.height == 0:
+        return
+    masked, _ = mask_turns(turns, config)
+    frame = masked.join(meta, on="trajectory_id").sort("trajectory_id", "turn_idx")
+    yield from trajectories_from_batches(frame.to_arrow().to_batches(batch_rows), "simulated", extra)

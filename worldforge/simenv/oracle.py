@@ -19,11 +19,13 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from worldforge.simenv.env import Observation, SearchEnv
-from worldforge.simenv.episodes import Episode
-from worldforge.simenv.perturbations import PerturbationConfig
+from worldforge.simenv.env import Observation, SearchEnv, leakage_probe
+from worldforge.simenv.episodes import Episode, record_episodes
+from worldforge.simenv.perturbations import DEFAULT_MIX, PerturbationConfig
 from worldforge.tasks.io import Task
 from worldforge.tasks.scorer import Score, render_markdown_table, score_table
+from worldforge.tasks.store import read_tasks
+from worldforge.warehouse.layout import resolve, world_path
 
 _RESULT = re.compile(r"^\[(\d+)\] (\S+)\nTitle: (.*)$", re.M)
 _LINK = re.compile(r"\[([^\]]+)\]\((https?://[^)]+)\)")
@@ -156,7 +158,7 @@ def solve(env: SearchEnv, task: Task, retries: int = 8) -> OracleRun:
 def oracle_episode(
     world: str,
     task: Task,
-    warehouse: str | Path = "warehouse",
+    warehouse: str | Path | None = None,
     perturbations: PerturbationConfig | None = None,
     seed: int = 0,
     episode: int = 0,
@@ -173,3 +175,59 @@ def oracle_episode(
         perturbations_json=config.model_dump_json(), agent="oracle", steps=run.steps, answer=run.answer,
         finished=run.failed is None, f1_by_row=run.score.f1_by_row, f1_by_item=run.score.f1_by_item,
     )
+
+
+@dataclass(frozen=True)
+class OracleSuite:
+    """The oracle over every task of a world, clean and perturbed, and the leakage probe.
+
+    Attributes:
+        path: the episode store the episodes were recorded in.
+        clean: one episode per task without perturbations (seed 1): each must reach F1 = 1.0.
+        perturbed: one episode per task under :data:`~worldforge.simenv.perturbations.DEFAULT_MIX`
+            (seed = the task's position): each must finish.
+        probed: queries about other entities sent by :func:`~worldforge.simenv.env.leakage_probe`.
+        leaked: gold cells those queries revealed (must be 0).
+    """
+
+    path: Path
+    clean: list[Episode]
+    perturbed: list[Episode]
+    probed: int
+    leaked: int
+
+    @property
+    def episodes(self) -> list[Episode]:
+        """Every episode, clean ones first."""
+        return self.clean + self.perturbed
+
+    @property
+    def fired(self) -> int:
+        """Perturbation decisions that fired over the perturbed episodes."""
+        return sum(len(obs.fired) for e in self.perturbed for _, obs in e.steps)
+
+    @property
+    def solved(self) -> bool:
+        """Every clean episode reached F1 = 1.0 and every perturbed one finished."""
+        return all(e.f1_by_item == 1.0 for e in self.clean) and all(e.finished for e in self.perturbed)
+
+    @property
+    def leak_free(self) -> bool:
+        """The probe ran and no gold cell leaked."""
+        return self.leaked == 0 and self.probed > 0
+
+
+def run_oracle_suite(world: str, warehouse: str | Path | None = None) -> OracleSuite:
+    """Run the oracle on every stored task of a world, clean and perturbed, record the episodes
+    in the episode store, and probe every task for leakage.
+
+    Raises:
+        WarehouseError: the world has no tasks or no corpus yet.
+    """
+    wh = resolve(warehouse)
+    tasks = read_tasks(world_path(wh, world))
+    clean = [oracle_episode(world, t, wh, None, seed=1) for t in tasks]
+    perturbed = [oracle_episode(world, t, wh, DEFAULT_MIX, seed=i) for i, t in enumerate(tasks)]
+    path = record_episodes(wh, clean + perturbed)
+    probes = [leakage_probe(SearchEnv(world, t.extra.get("scenario"), t, warehouse=wh, seed=5)) for t in tasks]
+    return OracleSuite(path, clean, perturbed, probed=sum(p[1] for p in probes), leaked=sum(p[0] for p in probes))

@@ -32,6 +32,7 @@ import contextlib
 import json
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -40,10 +41,11 @@ from fastapi.responses import JSONResponse, Response
 from mcp.server.mcpserver import Context, MCPServer
 
 from worldforge.errors import WorldforgeError
+from worldforge.settings import get_settings
 from worldforge.simenv.env import TOOL_SCHEMAS, SearchEnv
 from worldforge.simenv.perturbations import PerturbationConfig, from_instruction
 from worldforge.tasks.store import read_tasks
-from worldforge.warehouse import world_path
+from worldforge.warehouse.layout import resolve, world_path
 
 
 class Sessions:
@@ -169,7 +171,7 @@ def build_mcp(world: str, warehouse: Path, perturbations: PerturbationConfig | N
 
 def create_app(
     world: str,
-    warehouse: str | Path = "warehouse",
+    warehouse: str | Path | None = None,
     idle_timeout: float = 600.0,
     max_sessions: int = 10_000,
     mcp: bool = True,
@@ -182,7 +184,7 @@ def create_app(
     Raises:
         WarehouseError: the world or its corpus is missing (checked at start-up).
     """
-    wh = Path(warehouse)
+    wh = resolve(warehouse)
     SearchEnv(world, warehouse=wh)  # fail at start-up, with a clear error, if the world cannot be searched
     sessions = Sessions(idle_timeout, max_sessions, record)
     mcp_server = build_mcp(world, wh) if mcp else None
@@ -280,3 +282,25 @@ def create_app(
 
 
 __all__ = ["Sessions", "build_mcp", "create_app"]
+
+
+def serve(world: str, warehouse: str | Path | None = None, host: str | None = None, port: int | None = None,
+          idle_timeout: float = 600.0, record: bool = True, on_ready: Callable[[str], None] | None = None) -> None:
+    """Serve :func:`create_app` with uvicorn until interrupted (``worldforge serve search``).
+
+    Args:
+        world, warehouse, idle_timeout, record: as :func:`create_app`.
+        host, port: where to listen (default ``WORLDFORGE_HOST`` / ``WORLDFORGE_SEARCH_PORT``).
+        on_ready: called with the base URL once the app is built, before serving.
+
+    Raises:
+        WarehouseError: the world or its corpus is missing (before anything listens).
+    """
+    import uvicorn
+
+    settings = get_settings()
+    host, port = host or settings.host, port or settings.search_port
+    api = create_app(world, warehouse, idle_timeout=idle_timeout, record=record)
+    if on_ready is not None:
+        on_ready(f"http://{host}:{port}")
+    uvicorn.run(api, host=host, port=port, log_level="warning")

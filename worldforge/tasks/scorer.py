@@ -25,8 +25,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from worldforge.tasks.io import Task, norm_column
+from worldforge.tasks.io import Task, TaskError, load_tasks, norm_column
 from worldforge.tasks.metrics import METRICS, PREPROCESS, norm_str
 
 Judge = Callable[[list[str], list[str], str], list[float]]
@@ -210,3 +211,26 @@ def score_table(answer_markdown: str, task: Task, judge: Judge | None = None) ->
     if n_pred and len(matched) < n_pred:
         score.notes.append(f"{n_pred - len(matched)} answer row(s) match no gold row on {keys}")
     return score
+
+
+def score_answer(answer: str | Path, tasks: str | Path, instance_id: str, judge: Judge | None = None) -> Score:
+    """Score an answer file (one Markdown table) against one task of a WideSearch-format task file.
+
+    Args:
+        answer: the file holding the answer.
+        tasks: ``tasks.jsonl`` (gold tables in ``tables/`` beside it).
+        instance_id: the task's ``instance_id``.
+        judge: scores ``llm_judge`` columns (see :func:`score_table`).
+
+    Raises:
+        FileNotFoundError: no such answer file.
+        TaskError: the task file is malformed or has no such task (the message names a few that exist).
+    """
+    answer = Path(answer)
+    if not answer.is_file():
+        raise FileNotFoundError(f"{answer}: no such answer file")
+    loaded = load_tasks(tasks)
+    if instance_id not in loaded:
+        some = ", ".join(list(loaded)[:5])
+        raise TaskError(f"{tasks}: no task {instance_id!r} (e.g. {some})")
+    return score_table(answer.read_text(encoding="utf-8"), loaded[instance_id], judge)

@@ -8,6 +8,8 @@ provenance_json, solvable)`` — one row per task; ``solvable`` is the result of
 from __future__ import annotations
 
 import json
+import re
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,8 +18,9 @@ import polars as pl
 from worldforge.corpus.store import read_corpus
 from worldforge.errors import WarehouseError
 from worldforge.scenarios import scenario_spec
+from worldforge.tally import Tally
 from worldforge.tasks.generate import check_solvable, generate_tasks
-from worldforge.tasks.io import Task
+from worldforge.tasks.io import Task, write_tasks
 from worldforge.warehouse import read_world
 from worldforge.warehouse.duck import atomic_duckdb, insert_frame, open_readonly
 
@@ -43,8 +46,26 @@ COMMENT ON VIEW v_task_rows IS 'Which world rows each task needs (its gold rows)
 
 @dataclass(frozen=True)
 class TaskBuild:
+    """The tasks of one build and the problems of those that are not solvable in their corpus.
+
+    Attributes:
+        tasks: every generated task (unsolvable ones too; they are stored with ``solvable = false``).
+        unsolvable: ``{instance_id: problems}`` (:func:`~worldforge.tasks.generate.check_solvable`).
+    """
+
     tasks: list[Task]
     unsolvable: dict[str, list[str]]
+
+    @property
+    def tally(self) -> Tally:
+        """Tasks generated = solvable + unsolvable, by the class of each task's first problem."""
+        reasons = Counter(_problem_class(p[0]) for p in self.unsolvable.values() if p)
+        return Tally.of(len(self.tasks), len(self.tasks) - len(self.unsolvable), reasons, unit="tasks", kept_as="solvable", dropped_as="unsolvable")
+
+
+def _problem_class(problem: str) -> str:
+    """A problem without its row and values: ``row 7: no page states models.price`` → ``no page states models.price``."""
+    return re.sub(r"'[^']*'", "'…'", re.sub(r"^row [^:]*: ", "", problem))
 
 
 def build_tasks(path: str | Path, per_kind: int = 3, include_scenarios: bool = True) -> TaskBuild:
@@ -76,6 +97,18 @@ def build_tasks(path: str | Path, per_kind: int = 3, include_scenarios: bool = T
         con.execute(_DDL)
         insert_frame(con, "search_tasks", frame)
     return TaskBuild(tasks, unsolvable)
+
+
+def build_and_export_tasks(path: str | Path, out_dir: str | Path) -> TaskBuild:
+    """:func:`build_tasks` for a world file, then its export in the WideSearch layout
+    (``out_dir/tasks.jsonl`` + ``out_dir/tables/<instance_id>.csv``, :func:`~worldforge.tasks.io.write_tasks`).
+
+    Raises:
+        WarehouseError: the file has no world or no corpus.
+    """
+    built = build_tasks(path)
+    write_tasks(built.tasks, out_dir)
+    return built
 
 
 def read_tasks(path: str | Path, scenario: str | None = None, all_scenarios: bool = False) -> list[Task]:

@@ -59,6 +59,42 @@ class Trajectory:
 
 
 @dataclass(frozen=True)
+class StoredTurn:
+    """One turn as a store hands it out: the text and its loss-mask decision.
+
+    Attributes:
+        turn_idx: 0-based position in the trajectory.
+        informative: the turn carries loss in CPT samples (DESIGN.md section 5).
+        mask_reason: the statistic that decided (``pass``, ``novelty`` ...).
+    """
+
+    turn_idx: int
+    action: str
+    observation: str
+    informative: bool
+    mask_reason: str
+
+
+@dataclass
+class StoredTrajectory:
+    """One stored trajectory with its turns in order, as the trajectory and episode stores hand it out.
+
+    Attributes:
+        origin: ``real`` (the trajectory store) or ``simulated`` (the episode store).
+        extra: what only the episode store knows, for AgentWorldBench records (``world`` and,
+            when set, ``scenario`` of a simulated episode).
+    """
+
+    trajectory_id: str
+    source: str
+    domain: str
+    task: str
+    origin: str
+    turns: list[StoredTurn] = field(default_factory=list)
+    extra: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Quarantined:
     """A record that could not be read, with the reason."""
 

@@ -19,7 +19,7 @@ trajectories kept + records quarantined.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -28,14 +28,15 @@ import duckdb
 import polars as pl
 
 from worldforge.errors import WarehouseError
+from worldforge.tally import Tally
 from worldforge.trajectories.mask import MaskConfig, mask_turns
-from worldforge.trajectories.model import Quarantined, Trajectory
+from worldforge.trajectories.model import Quarantined, StoredTrajectory, StoredTurn, Trajectory
 from worldforge.trajectories.readers import discover, read_file
-from worldforge.warehouse.duck import atomic_duckdb, insert_frame, open_readonly, read_table
+from worldforge.warehouse.atomic import atomic_file
+from worldforge.warehouse.duck import atomic_duckdb, insert_frame, open_readonly, quote_str, read_table
+from worldforge.warehouse.layout import shard_path, trajectory_store
 
 log = logging.getLogger(__name__)
-
-STORE_NAME = "trajectories.duckdb"
 
 TRAJECTORY_SCHEMA = {
     "trajectory_id": pl.String, "source": pl.String, "source_path": pl.String, "format": pl.String,
@@ -97,30 +98,29 @@ class IngestReport:
     """What one ingestion did.
 
     Attributes:
+        tally: records in = trajectories kept + records quarantined, by quarantine reason.
         files: data files read; skipped: other files under the given folders.
-        records_in: records found; trajectories: kept; quarantined: not readable.
-        turns: turns of the kept trajectories; informative_share: over the whole store.
+        turns: turns of the kept trajectories.
+        informative_share: share of informative turns over the whole store (``None`` when the
+            masks were not computed).
         by_source: ``{source: (trajectories, turns)}`` for this batch.
+        sources: every source the store holds after the ingestion.
         path: the store file.
     """
 
+    tally: Tally
     files: int
     skipped: int
-    records_in: int
-    trajectories: int
-    quarantined: int
     turns: int
-    informative_share: float
+    informative_share: float | None
     by_source: dict[str, tuple[int, int]]
+    sources: list[str]
     path: Path
 
-    @property
-    def balanced(self) -> bool:
-        return self.records_in == self.trajectories + self.quarantined
 
-
-def store_path(warehouse: str | Path) -> Path:
-    return Path(warehouse) / STORE_NAME
+def store_path(warehouse: str | Path | None) -> Path:
+    """The store file of a warehouse, ``<warehouse>/trajectories.duckdb``."""
+    return trajectory_store(warehouse)
 
 
 def load_store(path: str | Path) -> Store:
@@ -166,12 +166,12 @@ class Batch:
     quarantine: pl.DataFrame
 
 
-def read_batch(paths: Iterable[str | Path], progress: Callable[[str], None] | None = None) -> Batch:
+def read_batch(paths: Iterable[str | Path], progress: Callable[[int, int, str], None] | None = None) -> Batch:
     """Read every data file under ``paths`` into frames (turns without statistics).
 
     Args:
         paths: files or folders.
-        progress: called with each file's ``source_path`` after it is read.
+        progress: called after each file with ``(files done, files in all, the file's source_path)``.
 
     Raises:
         FileNotFoundError: a path does not exist.
@@ -181,7 +181,7 @@ def read_batch(paths: Iterable[str | Path], progress: Callable[[str], None] | No
     traj_rows, turn_rows, q_rows = [], [], []
     seen: set[str] = set()
     records_in = 0
-    for f, rel in files:
+    for done, (f, rel) in enumerate(files, 1):
         for rec in read_file(f, rel):
             records_in += 1
             if isinstance(rec, Quarantined):
@@ -196,7 +196,7 @@ def read_batch(paths: Iterable[str | Path], progress: Callable[[str], None] | No
             traj_rows.append((tid, rec.source, rec.source_path, rec.format, rec.domain, rec.task, len(rec.turns), rec.locator, rec.file_sha1))
             turn_rows.extend((tid, i, t.action, t.observation) for i, t in enumerate(rec.turns))
         if progress:
-            progress(rel)
+            progress(done, len(files), rel)
     base_turn = {k: TURN_SCHEMA[k] for k in ("trajectory_id", "turn_idx", "action", "observation")}
     return Batch(
         paths=paths,
@@ -243,12 +243,12 @@ def merge_batch(store: Store, batch: Batch) -> Store:
     )
 
 
-def balance(path: str | Path) -> dict:
+def balance(path: str | Path) -> Tally:
     """The records balance of the latest ingest batch, re-counted from the store file.
 
     Returns:
-        ``{batch, records_in, stored_trajectories, stored_quarantined, balanced}`` where
-        ``balanced`` means records in = trajectories stored + records quarantined.
+        A tally: records in (from ``ingest_log``) = trajectories stored + records quarantined
+        in that batch, by quarantine reason.
 
     Raises:
         WarehouseError: the file is not a store or has no batch yet.
@@ -257,21 +257,18 @@ def balance(path: str | Path) -> dict:
     try:
         row = con.execute(
             """
-            SELECT l.batch, l.records_in,
-                   (SELECT count(*) FROM trajectories t WHERE t.batch = l.batch) AS stored_trajectories,
-                   (SELECT count(*) FROM quarantine q WHERE q.batch = l.batch) AS stored_quarantined
+            SELECT l.batch, l.records_in, (SELECT count(*) FROM trajectories t WHERE t.batch = l.batch)
             FROM ingest_log l ORDER BY l.batch DESC LIMIT 1
             """
         ).fetchone()
+        reasons = con.execute("SELECT reason, count(*) FROM quarantine WHERE batch = ? GROUP BY 1", [row[0]]).fetchall() if row else []
     except duckdb.CatalogException:
         raise WarehouseError(f"{path}: not a worldforge trajectory store") from None
     finally:
         con.close()
     if row is None:
         raise WarehouseError(f"{path}: no ingest batch recorded")
-    batch, records_in, st, sq = row
-    return {"batch": batch, "records_in": records_in, "stored_trajectories": st, "stored_quarantined": sq,
-            "balanced": records_in == st + sq}
+    return Tally.of(row[1], row[2], dict(reasons), unit="records", kept_as="trajectories", dropped_as="quarantined")
 
 
 def apply_masks(store: Store, config: MaskConfig = MaskConfig()) -> Store:
@@ -285,11 +282,57 @@ def apply_masks(store: Store, config: MaskConfig = MaskConfig()) -> Store:
     return Store(store.trajectories, masked.select(list(TURN_SCHEMA)), store.quarantine, limits, store.log)
 
 
+@dataclass(frozen=True)
+class MaskReport:
+    """The store's turns after :func:`recompute_masks`.
+
+    Attributes:
+        turns: every turn with its statistics and decision, plus its trajectory's ``source`` and ``domain``.
+        thresholds: the thresholds in force (``mask_thresholds``).
+    """
+
+    turns: pl.DataFrame
+    thresholds: pl.DataFrame
+
+    @property
+    def missing(self) -> int:
+        """Turns lacking a statistic or a decision (0 after a complete recomputation)."""
+        cols = ("obs_tokens", "compression_ratio", "novelty", "line_surprisal", "informative")
+        return self.turns.filter(pl.any_horizontal(pl.col(*cols).is_null())).height
+
+    @property
+    def informative_share(self) -> float:
+        """Share (0–1) of informative turns; 0 for an empty store."""
+        return float(self.turns["informative"].mean() or 0.0) if self.turns.height else 0.0
+
+    def per_source(self) -> pl.DataFrame:
+        """``(source, turns, informative_share)`` per source, by source."""
+        return self.turns.group_by("source").agg(pl.len().alias("turns"), pl.col("informative").mean().alias("informative_share")).sort("source")
+
+    def reasons(self) -> pl.DataFrame:
+        """``(mask_reason, len)``: how many turns each statistic decided, most first."""
+        return self.turns.group_by("mask_reason").len().sort("len", descending=True)
+
+
+def recompute_masks(warehouse: str | Path, config: MaskConfig = MaskConfig()) -> MaskReport:
+    """Recompute the four statistics and the mask decision of every stored turn and write the store.
+
+    Raises:
+        WarehouseError: the store file is unreadable (nothing is written).
+    """
+    path = store_path(warehouse)
+    store = apply_masks(load_store(path), config)
+    write_store(path, store)
+    turns = store.turns.join(store.trajectories.select("trajectory_id", "source", "domain"), on="trajectory_id")
+    return MaskReport(turns, store.thresholds)
+
+
 def ingest(
     paths: Iterable[str | Path],
     warehouse: str | Path,
     config: MaskConfig = MaskConfig(),
-    progress: Callable[[str], None] | None = None,
+    progress: Callable[[int, int, str], None] | None = None,
+    compute_masks: bool = True,
 ) -> IngestReport:
     """Read trajectory files into ``<warehouse>/trajectories.duckdb``.
 
@@ -297,7 +340,9 @@ def ingest(
         paths: files or folders (folders are walked; see :func:`~worldforge.trajectories.readers.discover`).
         warehouse: the warehouse folder.
         config: the mask thresholds.
-        progress: called after each file.
+        progress: called after each file with ``(files done, files in all, the file's source_path)``.
+        compute_masks: recompute the loss-mask statistics over the whole store (the
+            ``turn_mask_stats`` asset does it as a step of its own).
 
     Raises:
         FileNotFoundError: a path does not exist (nothing is written).
@@ -306,18 +351,56 @@ def ingest(
     path = store_path(warehouse)
     batch = read_batch(paths, progress)
     store = merge_batch(load_store(path), batch)
-    store = apply_masks(store, config)
+    if compute_masks:
+        store = apply_masks(store, config)
     write_store(path, store)
     by_source = {
         r["source"]: (r["trajectories"], r["turns"])
         for r in batch.trajectories.group_by("source").agg(pl.len().alias("trajectories"), pl.col("n_turns").sum().alias("turns")).iter_rows(named=True)
     }
-    share = store.turns["informative"].mean() if store.turns.height else 0.0
+    share = float(store.turns["informative"].mean() or 0.0) if compute_masks and store.turns.height else (0.0 if compute_masks else None)
+    reasons = batch.quarantine.group_by("reason").len().iter_rows() if batch.quarantine.height else []
+    tally = Tally.of(batch.records_in, batch.trajectories.height, dict(reasons), unit="records", kept_as="trajectories", dropped_as="quarantined")
     return IngestReport(
-        files=len(batch.files), skipped=batch.skipped, records_in=batch.records_in,
-        trajectories=batch.trajectories.height, quarantined=batch.quarantine.height,
-        turns=batch.turns.height, informative_share=float(share or 0.0), by_source=by_source, path=path,
+        tally=tally, files=len(batch.files), skipped=batch.skipped, turns=batch.turns.height, informative_share=share,
+        by_source=by_source, sources=sorted(set(store.trajectories["source"].to_list())), path=path,
     )
+
+
+@dataclass(frozen=True)
+class StoreCounts:
+    """Row counts of a trajectory store (all zero when there is no store yet).
+
+    Attributes:
+        informative_share: share (0–1) of turns that carry loss, ``None`` without turns.
+    """
+
+    trajectories: int = 0
+    sources: int = 0
+    turns: int = 0
+    quarantined: int = 0
+    informative_share: float | None = None
+
+
+def store_counts(path: str | Path) -> StoreCounts:
+    """Count a store file's trajectories, sources, turns and quarantined records, in SQL.
+
+    Raises:
+        WarehouseError: the file exists but is not a trajectory store.
+    """
+    path = Path(path)
+    if not path.exists():
+        return StoreCounts()
+    con = open_readonly(path)
+    try:
+        t, s, = con.execute("SELECT count(*), count(DISTINCT source) FROM trajectories").fetchone()
+        u, share = con.execute("SELECT count(*), avg(informative::INT) FROM turns").fetchone()
+        q = con.execute("SELECT count(*) FROM quarantine").fetchone()[0]
+    except duckdb.CatalogException as exc:
+        raise WarehouseError(f"{path}: not a worldforge trajectory store ({str(exc).splitlines()[0]})") from None
+    finally:
+        con.close()
+    return StoreCounts(t, s, u, q, None if u == 0 or share is None else float(share))
 
 
 def export_shard(warehouse: str | Path, source: str) -> tuple[Path, int]:
@@ -325,7 +408,7 @@ def export_shard(warehouse: str | Path, source: str) -> tuple[Path, int]:
 
     Writes ``<warehouse>/trajectories/<source>.parquet`` (columns: ``trajectory_id, source,
     domain, task, turn_idx, action, observation`` and the four statistics with ``informative``
-    and ``mask_reason``), through a temporary file renamed over the shard.
+    and ``mask_reason``) atomically.
 
     Returns:
         ``(path, rows)``.
@@ -333,26 +416,86 @@ def export_shard(warehouse: str | Path, source: str) -> tuple[Path, int]:
     Raises:
         WarehouseError: no store, or the store holds no trajectory of ``source``.
     """
-    from worldforge.warehouse.duck import quote_str
-
     path = store_path(warehouse)
+    out = shard_path(warehouse, source)
     con = open_readonly(path)
     try:
         n = con.execute("SELECT count(*) FROM trajectories WHERE source = ?", [source]).fetchall()[0][0]
         if n == 0:
             known = [r[0] for r in con.execute("SELECT DISTINCT source FROM trajectories ORDER BY 1").fetchall()]
             raise WarehouseError(f"{path}: no trajectories of source {source!r} (the store holds: {', '.join(known) or 'none'})")
-        out = Path(warehouse) / "trajectories" / f"{source}.parquet"
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_name(f".{out.name}.tmp")
-        con.execute(
-            f"""COPY (SELECT t.trajectory_id, t.source, t.domain, t.task, u.turn_idx, u.action, u.observation, u.obs_tokens,
-                         u.compression_ratio, u.novelty, u.line_surprisal, u.informative, u.mask_reason
-                  FROM turns u JOIN trajectories t USING (trajectory_id) WHERE t.source = {quote_str(source)}
-                  ORDER BY t.trajectory_id, u.turn_idx) TO {quote_str(str(tmp))} (FORMAT parquet)"""
-        )
+        with atomic_file(out) as tmp:
+            con.execute(
+                f"""COPY (SELECT t.trajectory_id, t.source, t.domain, t.task, u.turn_idx, u.action, u.observation, u.obs_tokens,
+                             u.compression_ratio, u.novelty, u.line_surprisal, u.informative, u.mask_reason
+                      FROM turns u JOIN trajectories t USING (trajectory_id) WHERE t.source = {quote_str(source)}
+                      ORDER BY t.trajectory_id, u.turn_idx) TO {quote_str(str(tmp))} (FORMAT parquet)"""
+            )
         rows = con.execute("SELECT count(*) FROM turns u JOIN trajectories t USING (trajectory_id) WHERE t.source = ?", [source]).fetchall()[0][0]
     finally:
         con.close()
-    tmp.replace(out)
     return out, rows
+
+
+_TURNS_SQL = """
+SELECT t.trajectory_id, t.source, t.domain, coalesce(t.task, '') AS task, u.turn_idx, u.action, u.observation,
+       u.informative, u.mask_reason
+FROM turns u JOIN trajectories t USING (trajectory_id)
+ORDER BY t.trajectory_id, u.turn_idx
+"""
+
+
+def trajectories_from_batches(batches: Iterable, origin: str, extra: dict[str, dict] | None = None) -> Iterator[StoredTrajectory]:
+    """Trajectories from Arrow record batches of turns sorted by ``trajectory_id, turn_idx``.
+
+    Args:
+        batches: record batches with columns ``trajectory_id, source, domain, task, turn_idx,
+            action, observation, informative, mask_reason`` (the last two may be null: such a
+            turn is informative, ``not computed``).
+        origin: ``real`` or ``simulated``.
+        extra: per trajectory id, :attr:`StoredTrajectory.extra`.
+
+    Yields:
+        One :class:`StoredTrajectory` at a time (memory: one trajectory and one batch).
+    """
+    extra = extra or {}
+    current: StoredTrajectory | None = None
+    for batch in batches:
+        cols = batch.to_pydict()
+        for i in range(batch.num_rows):
+            tid = cols["trajectory_id"][i]
+            if current is None or current.trajectory_id != tid:
+                if current is not None:
+                    yield current
+                current = StoredTrajectory(tid, cols["source"][i], cols["domain"][i], cols["task"][i], origin, [], extra.get(tid, {}))
+            informative = cols["informative"][i]
+            current.turns.append(StoredTurn(cols["turn_idx"][i], cols["action"][i], cols["observation"][i],
+                                            bool(informative) if informative is not None else True,
+                                            cols["mask_reason"][i] or "not computed"))
+    if current is not None:
+        yield current
+
+
+def iter_trajectories(path: str | Path, batch_rows: int = 8192) -> Iterator[StoredTrajectory]:
+    """Every trajectory of a store file with its turns and mask decisions, in ``trajectory_id`` order.
+
+    Turns are streamed through an Arrow batch reader, so memory holds one trajectory and one
+    batch however large the store is.
+
+    Args:
+        path: the store file (``<warehouse>/trajectories.duckdb``); a missing file yields nothing.
+        batch_rows: turns per Arrow batch.
+
+    Raises:
+        WarehouseError: the file exists but is not a trajectory store.
+    """
+    path = Path(path)
+    if not path.exists():
+        return
+    con = open_readonly(path)
+    try:
+        yield from trajectories_from_batches(con.sql(_TURNS_SQL).to_arrow_reader(batch_rows), "real")
+    except duckdb.CatalogException as exc:
+        raise WarehouseError(f"{path}: not a worldforge trajectory store ({str(exc).splitlines()[0]})") from None
+    finally:
+        con.close()

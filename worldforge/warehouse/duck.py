@@ -1,8 +1,9 @@
 """DuckDB files of the warehouse: atomic writes, reading back, and constraint introspection.
 
-Every file (and every folder: search indexes, dataset exports) is written to a temporary
-sibling and renamed over the target only once it is complete and closed, so a failed build
-leaves the previous one untouched (``os.replace`` is atomic on POSIX within one file system).
+Every DuckDB file is written to a temporary sibling and renamed over the target only once it
+is complete and closed, so a failed build leaves the previous one untouched (``os.replace`` is
+atomic on POSIX within one file system); plain files and folders use
+:mod:`worldforge.warehouse.atomic`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import itertools
 import logging
 import os
 import shutil
-import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -147,29 +147,6 @@ def atomic_duckdb(path: str | Path, update: bool = False) -> Iterator[duckdb.Duc
             p.unlink(missing_ok=True)
 
 
-@contextlib.contextmanager
-def atomic_dir(target: str | Path) -> Iterator[Path]:
-    """A temporary folder that replaces ``target`` when the block succeeds.
-
-    Raises:
-        Whatever the block raises; the temporary folder is removed and ``target`` is untouched.
-    """
-    target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.tmp-"))
-    tmp.chmod(0o755)
-    try:
-        yield tmp
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    old = target.with_name(f".{target.name}.old-{os.getpid()}")
-    if target.exists():
-        os.replace(target, old)
-    os.replace(tmp, target)
-    shutil.rmtree(old, ignore_errors=True)
-
-
 def open_readonly(path: str | Path) -> duckdb.DuckDBPyConnection:
     """Open an existing warehouse file read-only.
 
@@ -183,6 +160,53 @@ def open_readonly(path: str | Path) -> duckdb.DuckDBPyConnection:
         return duckdb.connect(str(p), read_only=True)
     except duckdb.Error as exc:
         raise WarehouseError(f"{p}: cannot open as DuckDB ({str(exc).splitlines()[0]})") from None
+
+
+def count_rows(path: str | Path, table: str) -> int | None:
+    """Rows of ``table`` in schema ``main`` of a DuckDB file, ``None`` when the table does not exist.
+
+    Raises:
+        WarehouseError: the file does not exist or is not a DuckDB database.
+    """
+    con = open_readonly(path)
+    try:
+        if not con.execute("SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = ?", [table]).fetchall()[0][0]:
+            return None
+        return con.execute(f"SELECT count(*) FROM {quote_ident(table)}").fetchall()[0][0]
+    finally:
+        con.close()
+
+
+def query_readonly(path: str | Path, sql: str, limit: int = 50) -> tuple[pl.DataFrame, bool]:
+    """Run one statement against a warehouse file opened read-only (``worldforge sql``).
+
+    Args:
+        path: the DuckDB file.
+        sql: a SELECT-like statement.
+        limit: rows returned at most.
+
+    Returns:
+        ``(the first `limit` rows, whether there were more)``.
+
+    Raises:
+        WarehouseError: the file cannot be opened, the statement fails (its first line is the
+            message), would write (the file is read-only) or returns no rows.
+    """
+    p = Path(path)
+    con = open_readonly(p)
+    try:
+        rel = con.sql(sql)
+        if rel is None:
+            raise WarehouseError("the statement returned no rows (only SELECT-like queries are allowed here)")
+        frame = rel.limit(limit + 1).pl()
+    except duckdb.Error as exc:
+        first = str(exc).splitlines()[0]
+        if "read-only" in first.lower():
+            raise WarehouseError(f"{p.name} is opened read-only: this statement would change it ({first})") from None
+        raise WarehouseError(first) from None
+    finally:
+        con.close()
+    return frame.head(limit), frame.height > limit
 
 
 def read_table(con: duckdb.DuckDBPyConnection, table: str) -> pl.DataFrame:

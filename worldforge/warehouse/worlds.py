@@ -25,6 +25,7 @@ target_year, as_of, total_rows)``.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from importlib.metadata import version
@@ -35,9 +36,11 @@ import polars as pl
 
 import worldforge
 from worldforge.errors import SpecError, WarehouseError
-from worldforge.scenarios import scenario_spec
-from worldforge.spec import WorldSpec, spec_from_dict, spec_hash, validate_spec
+from worldforge.scenarios import build_scenarios, scenario_spec
+from worldforge.spec import WorldSpec, load_spec, spec_from_dict, spec_hash, validate_spec
+from worldforge.synth import build_world
 from worldforge.synth.invariants import Violation, check_world
+from worldforge.warehouse.layout import world_path
 from worldforge.warehouse.duck import (
     atomic_duckdb,
     constraints,
@@ -51,12 +54,7 @@ from worldforge.warehouse.duck import (
 
 _FAKER_VERSION = version("faker")
 
-__all__ = ["WorldFile", "write_world", "write_scenarios", "read_world", "check_world_file", "world_path", "scenario_schema"]
-
-
-def world_path(warehouse: str | Path, world: str) -> Path:
-    """``<warehouse>/<world>.duckdb``."""
-    return Path(warehouse) / f"{world}.duckdb"
+__all__ = ["WorldBuild", "WorldFile", "build_world_file", "write_world", "write_scenarios", "read_world", "check_world_file", "scenario_schema"]
 
 
 def _comment(col) -> str | None:
@@ -278,3 +276,69 @@ def check_world_file(path: str | Path) -> tuple[WorldFile, list[Violation]]:
         violations += [Violation(label + v.table, v.check, v.detail, v.rows, v.example) for v in found]
         violations += ddl(scenario_schema(sc.name), wf.scenarios[sc.name], label)
     return wf, violations
+
+
+@dataclass(frozen=True)
+class WorldBuild:
+    """The result of :func:`build_world_file`.
+
+    Attributes:
+        spec: the validated spec.
+        seed: the seed the tables were generated with.
+        tables: ``{table: frame}`` as generated.
+        scenarios: ``{scenario: {table: frame}}`` (empty when not built).
+        violations: invariants the tables break; when any, nothing was written.
+        path: the written world file, or ``None`` when there were violations.
+    """
+
+    spec: WorldSpec
+    seed: int
+    tables: dict[str, pl.DataFrame]
+    scenarios: dict[str, dict[str, pl.DataFrame]]
+    violations: list[Violation]
+    path: Path | None
+
+
+def build_world_file(
+    spec_path: str | Path,
+    warehouse: str | Path,
+    seed: int | None = None,
+    with_scenarios: bool = True,
+    progress: Callable[[str], None] | None = None,
+) -> WorldBuild:
+    """Validate a spec, generate its world (and scenarios), check every invariant, write ``<warehouse>/<world>.duckdb``.
+
+    Args:
+        spec_path: the world spec YAML file.
+        warehouse: the warehouse folder.
+        seed: the seed (default: the spec's).
+        with_scenarios: also build the spec's time-shifted scenarios into the file (the
+            ``scenario_tables`` asset builds them as a step of its own).
+        progress: called with the name of each step as it starts.
+
+    Returns:
+        The build; ``path`` is ``None`` when the tables break an invariant (the previous file,
+        if any, is then untouched).
+
+    Raises:
+        SpecError: the spec is malformed (nothing is written).
+        FileNotFoundError: no such spec file.
+        GenerationError, ScenarioError: the world or a scenario cannot be generated.
+    """
+    step = progress or (lambda _: None)
+    step("validating spec")
+    spec = load_spec(spec_path)
+    step("generating tables")
+    tables = build_world(spec, seed)
+    step("checking invariants")
+    violations = check_world(spec, tables)
+    used = spec.seed if seed is None else seed
+    if violations:
+        return WorldBuild(spec, used, tables, {}, violations, None)
+    scenarios: dict[str, dict[str, pl.DataFrame]] = {}
+    if with_scenarios:
+        step("building scenarios")
+        scenarios = build_scenarios(spec, tables)
+    step("writing DuckDB")
+    path = write_world(spec, tables, warehouse, seed, scenarios if with_scenarios else None)
+    return WorldBuild(spec, used, tables, scenarios, violations, path)

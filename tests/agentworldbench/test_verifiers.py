@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from worldforge.datasets.verifiers import exact_match, format_check, json_structure, numeric_entity, score, token_f1
+from worldforge.agentworldbench.verifiers import exact_match, format_check, json_structure, numeric_entity, score, token_f1
 
 RESULTS = """[1] https://wiki.example/zenith-x5
 Title: Zenith X5 - Smartphone Wiki

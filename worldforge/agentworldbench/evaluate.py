@@ -15,25 +15,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from worldforge.errors import WorldforgeError
+from worldforge.tally import Tally
 from worldforge.llm.base import GenerationParams, WorldModelBackend
-from worldforge.llm.infer import infer_file
-from worldforge.llm.judge import judge_file, score_file
+from worldforge.agentworldbench.infer import infer_file
+from worldforge.agentworldbench.judge import judge_file
+from worldforge.agentworldbench.score import score_file
 
 
 @dataclass
 class EvalResult:
-    """What one evaluation did: ``lines == ok + sum(failed.values())``."""
+    """What one evaluation did.
+
+    Attributes:
+        folder: the evaluation folder (``input.jsonl``, ``predictions.jsonl``, ``judged.jsonl``, ``scores.json``).
+        backend: the world model's identity (``kind:model``).
+        tally: records in = predicted + failed by reason (the inference's).
+        scores: :func:`~worldforge.agentworldbench.score.score_file` of the judged file.
+    """
 
     folder: Path
     backend: str
-    lines: int = 0
-    ok: int = 0
-    failed: Counter = field(default_factory=Counter)
+    tally: Tally
     scores: dict = field(default_factory=dict)
-
-    @property
-    def balanced(self) -> bool:
-        return self.lines == self.ok + sum(self.failed.values())
 
 
 def evaluate_export(
@@ -71,4 +74,4 @@ def evaluate_export(
     judge_file(out / "predictions.jsonl", out / "judged.jsonl", judge)
     scores = score_file(out / "judged.jsonl")
     (out / "scores.json").write_text(json.dumps(scores, indent=2) + "\n", encoding="utf-8")
-    return EvalResult(out, backend.identity, report.lines, report.ok, report.failed, scores)
+    return EvalResult(out, backend.identity, report.tally, scores)

@@ -11,9 +11,10 @@ from typer.testing import CliRunner
 
 from worldforge.cli import app
 from worldforge.datasets.agentworldbench import ExportConfig, build_agentworldbench
-from worldforge.datasets.verifiers import VERIFIERS
-from worldforge.llm.judge import parse_judgement, score_file
-from worldforge.llm.prompts import read_records
+from worldforge.agentworldbench.verifiers import VERIFIERS
+from worldforge.agentworldbench.judge import parse_judgement
+from worldforge.agentworldbench.score import score_file
+from worldforge.agentworldbench.records import read_records
 
 runner = CliRunner()
 
@@ -22,7 +23,7 @@ runner = CliRunner()
 def export(traj_wh, tmp_path_factory):
     out = tmp_path_factory.mktemp("awb") / "agentworldbench"
     report = build_agentworldbench(traj_wh, out, ExportConfig(test_fraction=0.3))
-    assert report.balanced and report.written > 100
+    assert report.tally.balanced and report.tally.kept > 100
     return out
 
 

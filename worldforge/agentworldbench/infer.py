@@ -16,34 +16,37 @@ Output line fields: ``line``, ``id``, ``turn_idx``, ``domain``, ``status`` (``ok
 from __future__ import annotations
 
 import json
-import os
-import tempfile
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from worldforge.errors import WorldforgeError
+from worldforge.tally import Tally
 from worldforge.llm.base import Failure, GenerationParams, WorldModelBackend, WorldModelRequest
+from worldforge.agentworldbench.messages import build_messages
+from worldforge.agentworldbench.parsing import ParseFailure, parse_prediction
+from worldforge.agentworldbench.records import AgentWorldBenchRecord, read_records
 from worldforge.llm.cache import generate_cached
-from worldforge.llm.prompts import AgentWorldBenchRecord, ParseFailure, build_messages, parse_prediction, read_records
+from worldforge.warehouse.atomic import write_jsonl_atomic
 
 
 @dataclass
 class InferReport:
-    """Counts of one run: ``lines == ok + sum(failed.values())``."""
+    """Counts of one run.
+
+    Attributes:
+        output: the predictions file.
+        tally: lines in = predicted + failed by reason class (``HTTP 500``, ``timeout``,
+            ``missing <predicted_observation> tag`` ...).
+        cached, generated: predictions taken from the cache and generated in this run.
+        completion_tokens: tokens generated in this run, as the server counted them.
+    """
 
     output: Path
-    lines: int = 0
-    ok: int = 0
-    failed: Counter = field(default_factory=Counter)
+    tally: Tally = field(default_factory=lambda: Tally(unit="lines", kept_as="predicted", dropped_as="failed"))
     cached: int = 0
     generated: int = 0
     completion_tokens: int = 0
-
-    @property
-    def balanced(self) -> bool:
-        return self.lines == self.ok + sum(self.failed.values())
 
 
 def grounding_of(record: AgentWorldBenchRecord) -> dict | None:
@@ -98,12 +101,13 @@ def infer_file(
             requests.append(req)
             by_id[req.id] = (n, rec)
     result, cached = generate_cached(backend, requests, params, cache_path or out.with_name(out.name + ".cache.sqlite"), progress)
-    report = InferReport(out, lines=len(lines))
+    report = InferReport(out)
+    report.tally.take(len(lines))
     rows = []
     for n, rec in lines:
         if not isinstance(rec, AgentWorldBenchRecord):
             rows.append({"line": n, "status": "failed", "reason": rec})
-            report.failed["malformed input"] += 1
+            report.tally.drop("malformed input")
             continue
         rid = f"{n}:{rec.id}"
         base = {"line": n, "id": rec.id, "turn_idx": rec.turn_idx, "domain": (rec.model_extra or {}).get("domain"),
@@ -111,7 +115,7 @@ def infer_file(
         outcome = result.failures.get(rid) or result.completions[rid]
         if isinstance(outcome, Failure):
             rows.append(base | {"status": "failed", "reason": outcome.reason})
-            report.failed[_reason_class(outcome.reason)] += 1
+            report.tally.drop(_reason_class(outcome.reason))
             continue
         c = outcome[0]
         report.cached += c.cached
@@ -121,27 +125,12 @@ def infer_file(
         parsed = parse_prediction(c.text)
         if isinstance(parsed, ParseFailure):
             rows.append(base | meta | {"status": "failed", "reason": parsed.reason, "raw": c.text})
-            report.failed[parsed.reason.split(" (")[0]] += 1
+            report.tally.drop(parsed.reason.split(" (")[0])
         else:
             rows.append(base | meta | {"status": "ok", "think": parsed.think, "predicted_observation": parsed.observation})
-            report.ok += 1
+            report.tally.keep()
     write_jsonl_atomic(out, rows)
     return report
-
-
-def write_jsonl_atomic(path: Path, rows: list[dict]) -> None:
-    """Write JSON lines to a temporary file beside ``path`` and rename it over ``path``
-    (a failed write leaves the previous file untouched)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            for row in rows:
-                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _reason_class(reason: str) -> str:

@@ -4,10 +4,11 @@ import re
 
 import pytest
 
-from worldforge.llm import GenerationParams, GroundedBackend, OpenAIBackend
+from worldforge.llm import GenerationParams, OpenAIBackend
+from worldforge.simenv.grounded import GroundedBackend
 from worldforge.llm.base import Completion, GenerationResult, WorldModelBackend, record
-from worldforge.llm.prompts import format_prediction
-from worldforge.llm.search import LLMSearchRenderer
+from worldforge.agentworldbench.parsing import format_prediction
+from worldforge.simenv.render import LLMSearchRenderer
 from worldforge.simenv import SearchEnv
 
 class PlantingBackend(WorldModelBackend):

@@ -1,6 +1,9 @@
-"""The ``grounded`` backend: no model; observations rendered from the world tables.
+"""The ``grounded`` world-model backend: no model; observations replayed from the world's corpus.
 
-The default backend, so every pipeline runs without a GPU. A request must carry a
+The default backend locally (``WORLDFORGE_ENV=local``), so every pipeline runs without a GPU.
+It implements the :class:`~worldforge.llm.WorldModelBackend` protocol and is registered under
+``grounded`` in :data:`worldforge.llm.BACKENDS`; it lives here because it replays a
+:class:`~worldforge.simenv.env.SearchEnv`. A request must carry a
 ``grounding`` with the world and the tool call (``{"world", "scenario"?, "warehouse"?,
 "history"?: [tool calls], "tool_call", "session_id"?}``): the calls in ``history`` are
 replayed in a fresh :class:`~worldforge.simenv.env.SearchEnv` (so result numbering and
@@ -14,36 +17,30 @@ recorded as a failure with that reason, never guessed.
 
 from __future__ import annotations
 
+from pydantic import Field
+
+from worldforge.agentworldbench.parsing import format_prediction
 from worldforge.errors import WorldforgeError
-from worldforge.llm.base import (
-    Completion,
-    Failure,
-    GenerationParams,
-    GenerationResult,
-    OnResult,
-    WorldModelBackend,
-    WorldModelRequest,
-    record,
-)
-from worldforge.llm.prompts import format_prediction
+from worldforge.llm.base import Completion, Failure, GenerationParams, GenerationResult, OnResult, WorldModelBackend, WorldModelRequest, record
+from worldforge.settings import get_settings
+from worldforge.simenv.env import SearchEnv
 
 
 class GroundedBackend(WorldModelBackend):
     """Renders search observations from the world's corpus (no model).
 
     Attributes:
-        warehouse: the warehouse folder, unless a request's grounding names one.
+        warehouse: the warehouse folder, unless a request's grounding names one (default
+            ``WORLDFORGE_WAREHOUSE``).
     """
 
     kind = "grounded"
     supports_json_schema = False
 
     model: str = "world-tables"
-    warehouse: str = "warehouse"
+    warehouse: str = Field(default_factory=lambda: str(get_settings().warehouse))
 
     def _generate(self, requests: list[WorldModelRequest], n: int, params: GenerationParams, on_result: OnResult | None) -> GenerationResult:
-        from worldforge.simenv.env import SearchEnv
-
         result = GenerationResult()
         for req in requests:
             g = req.grounding or {}

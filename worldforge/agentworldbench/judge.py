@@ -1,10 +1,10 @@
-"""Judging and scoring world-model predictions (``worldforge eval judge`` and ``eval score``).
+"""Judging world-model predictions (``worldforge eval judge``).
 
 Input: the predictions JSONL of ``worldforge eval infer`` (one line per AgentWorldBench record,
 ``status`` ok with ``predicted_observation``, or failed with a reason; ``reference`` is the real
 observation).
 
-**Rule metrics** (no judge model; :mod:`worldforge.datasets.verifiers`): ``format``,
+**Rule metrics** (no judge model; :mod:`worldforge.agentworldbench.verifiers`): ``format``,
 ``exact_match``, ``token_f1``, ``json_structure``, ``numeric_entity`` (each 0–1, ``None`` where it
 does not apply). A failed prediction scores 0 on every applicable metric.
 
@@ -13,24 +13,23 @@ rubric's five dimensions — format, factuality, consistency, realism, quality �
 1–5, requested as structured output when the backend supports it, normalised as
 ``(s − 1) / 4 × 100``. A reply that is not five integers in range is a recorded judge failure.
 
-:func:`score_file` aggregates per domain and overall: rule metrics as means over the lines
-where they apply (×100), judge dimensions as means of the normalised scores.
+:func:`worldforge.agentworldbench.score.score_file` aggregates the judged lines.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from worldforge.datasets.verifiers import VERIFIERS, score
+from worldforge.agentworldbench.verifiers import score
 from worldforge.errors import WorldforgeError
+from worldforge.tally import Tally
 from worldforge.llm.base import Failure, GenerationParams, WorldModelBackend, WorldModelRequest
 from worldforge.llm.cache import generate_cached
-from worldforge.llm.infer import write_jsonl_atomic
+from worldforge.warehouse.atomic import write_jsonl_atomic
 
 JUDGE_DIMENSIONS = ("format", "factuality", "consistency", "realism", "quality")
 
@@ -82,14 +81,18 @@ def judge_messages(line: dict) -> list[dict]:
 
 @dataclass
 class JudgeReport:
-    """Counts of a judge run: ``lines == ok + failed``; ``judged + judge_failed`` = ok lines sent to the judge."""
+    """Counts of a judge run.
+
+    Attributes:
+        output: the judged file.
+        lines: judged-file lines = predictions (``status`` ok) + failed predictions (scored 0).
+        judge: predictions sent to the judge = judged + judge failures by reason (empty
+            without a judge backend).
+    """
 
     output: Path
-    lines: int = 0
-    ok: int = 0
-    failed: int = 0
-    judged: int = 0
-    judge_failed: Counter = field(default_factory=Counter)
+    lines: Tally = field(default_factory=lambda: Tally(unit="lines", kept_as="predicted", dropped_as="failed"))
+    judge: Tally = field(default_factory=lambda: Tally(unit="predictions", kept_as="judged", dropped_as="judge failures"))
 
 
 def _rules(line: dict) -> dict[str, float | None]:
@@ -132,7 +135,7 @@ def judge_file(
         for n, text in enumerate(fh, 1):
             if not text.strip():
                 continue
-            report.lines += 1
+            report.lines.take()
             try:
                 line = json.loads(text)
                 if not isinstance(line, dict):
@@ -140,29 +143,31 @@ def judge_file(
             except ValueError:
                 line = {"line": n, "status": "failed", "reason": "malformed prediction line"}
             line["rules"] = _rules(line)
-            ok = line.get("status") == "ok"
-            report.ok += ok
-            report.failed += not ok
+            if line.get("status") == "ok":
+                report.lines.keep()
+            else:
+                report.lines.drop("failed prediction")
             rows.append(line)
     if judge is not None:
         params = params or GenerationParams(temperature=0.0, max_tokens=128, json_schema=JUDGE_SCHEMA if _supports_schema(judge) else None)
         reqs = {f"{i}": WorldModelRequest(id=f"judge:{i}", messages=tuple(judge_messages(r))) for i, r in enumerate(rows) if r.get("status") == "ok"}
+        report.judge.take(len(reqs))
         result, _ = generate_cached(judge, list(reqs.values()), params, cache_path or out.with_name(out.name + ".cache.sqlite"), progress)
         for i, req in reqs.items():
             row = rows[int(i)]
             outcome = result.failures.get(req.id) or result.completions[req.id]
             if isinstance(outcome, Failure):
                 row["judge_status"], row["judge_reason"] = "failed", outcome.reason
-                report.judge_failed[outcome.reason.split(":")[0][:60]] += 1
+                report.judge.drop(outcome.reason.split(":")[0][:60])
                 continue
             parsed = parse_judgement(outcome[0].text)
             if isinstance(parsed, str):
                 row["judge_status"], row["judge_reason"] = "failed", parsed
-                report.judge_failed[parsed] += 1
+                report.judge.drop(parsed)
                 continue
             row["judge_status"], row["judge"] = "ok", parsed
             row["judge_normalised"] = {d: normalised(s) for d, s in parsed.items()}
-            report.judged += 1
+            report.judge.keep()
     write_jsonl_atomic(out, rows)
     return report
 
@@ -173,47 +178,3 @@ def _supports_schema(backend: WorldModelBackend) -> bool:
         return True
     except WorldforgeError:
         return False
-
-
-def score_file(judged: str | Path) -> dict[str, dict]:
-    """Per-domain and overall scores of a judged file.
-
-    Returns:
-        ``{domain | "overall": {"lines", "ok", "failed", "rules": {metric: 0–100 or None},
-        "judged", "judge": {dimension: 0–100 or None}}}``.
-
-    Raises:
-        WorldforgeError: the file is missing or was not produced by :func:`judge_file`.
-    """
-    src = Path(judged)
-    if not src.is_file():
-        raise WorldforgeError(f"{src}: no such judged file (run `worldforge eval judge` first)")
-    acc: dict[str, dict] = defaultdict(lambda: {"lines": 0, "ok": 0, "rules": defaultdict(list), "judge": defaultdict(list)})
-    with open(src, encoding="utf-8") as fh:
-        for n, text in enumerate(fh, 1):
-            if not text.strip():
-                continue
-            try:
-                line = json.loads(text)
-                rules = line["rules"]
-            except (ValueError, KeyError, TypeError):
-                raise WorldforgeError(f"{src}:{n}: not a judged line (no 'rules'; run `worldforge eval judge` on the predictions)") from None
-            for key in (line.get("domain") or "unknown", "overall"):
-                a = acc[key]
-                a["lines"] += 1
-                a["ok"] += line.get("status") == "ok"
-                for m in VERIFIERS:
-                    if rules.get(m) is not None:
-                        a["rules"][m].append(rules[m])
-                for d, v in (line.get("judge_normalised") or {}).items():
-                    a["judge"][d].append(v)
-    out = {}
-    for key in sorted(acc, key=lambda k: (k == "overall", k)):
-        a = acc[key]
-        out[key] = {
-            "lines": a["lines"], "ok": a["ok"], "failed": a["lines"] - a["ok"],
-            "rules": {m: (100 * sum(a["rules"][m]) / len(a["rules"][m]) if a["rules"][m] else None) for m in VERIFIERS},
-            "judged": len(a["judge"]["quality"]) if a["judge"] else 0,
-            "judge": {d: (sum(a["judge"][d]) / len(a["judge"][d]) if a["judge"][d] else None) for d in JUDGE_DIMENSIONS},
-        }
-    return out

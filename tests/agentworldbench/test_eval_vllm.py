@@ -69,9 +69,9 @@ def test_sft_rejection_sampling_with_the_served_model(small_wh, vllm_server, tin
     backend = make_backend("openai", base_url=vllm_server.base_url)
     report = build_sft(small_wh, tmp_path / "sft", SFTConfig(tokenizer=str(tiny_model), k=2, max_new_tokens=16, max_context_tokens=4096),
                        backend, trajectories=trajs)
-    assert report.balanced and report.inputs > 0 and report.stats["variant"] == "thinking"
+    assert report.tally.balanced and report.tally.inputs > 0 and report.stats["variant"] == "thinking"
     # a random model states nothing right: every sample is rejected, each for a named reason
-    assert report.written == 0 and all(k.startswith(("rejected:", "longer than", "generation failed")) for k in report.skipped)
+    assert report.tally.kept == 0 and all(k.startswith(("rejected:", "longer than", "generation failed")) for k in report.tally.dropped)
     failures = report.stats["candidate_failures"]
     assert sum(failures.values()) + sum(v["scored"] for v in report.stats["acceptance_by_verifier"].values()) > 0
     assert "thinking variant" in (tmp_path / "sft" / "README.md").read_text()

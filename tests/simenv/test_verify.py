@@ -3,7 +3,7 @@ import re
 import pytest
 
 from worldforge.corpus.store import read_corpus
-from worldforge.llm.verify import FactVerifier
+from worldforge.simenv.verify import FactVerifier
 from worldforge.warehouse import world_path
 
 

@@ -1,4 +1,5 @@
-"""Fixtures for the dataset tests: a warehouse of real trajectories and a tokenizer trained here."""
+"""Shared fixtures for the dataset and evaluation tests (registered in tests/conftest.py): a warehouse
+of real trajectories and a tokenizer trained here."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ def traj_wh(tmp_path_factory):
 
     wh = tmp_path_factory.mktemp("ds-wh")
     report = ingest([TRAJECTORIES / s for s in SOURCES], wh)
-    assert report.balanced and report.trajectories > 200
+    assert report.tally.balanced and report.tally.kept > 200
     return wh
 
 

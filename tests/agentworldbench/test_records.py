@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from worldforge.llm.prompts import (
+from worldforge.agentworldbench import (
     SYSTEM_PROMPTS,
     AgentWorldBenchRecord,
     ParseFailure,

@@ -8,7 +8,7 @@ extracted), the result list itself, and, with a task attached, the target query 
 reference facts of its gold rows — so the model writes about entities that exist only in the
 world (Qwen-AgentWorld's fictional-world search).
 
-Every rendering goes through :class:`~worldforge.llm.verify.FactVerifier`. A reply that does
+Every rendering goes through :class:`~worldforge.simenv.verify.FactVerifier`. A reply that does
 not parse, or that contradicts a world fact, is rejected: with ``on_reject="regenerate"`` the
 model is asked again (another seed) up to ``max_attempts`` times; with ``on_reject="grounded"``
 (or when the attempts run out) the template rendering is served. Each decision is logged and
@@ -33,8 +33,10 @@ from worldforge.corpus.pages import label_column, pretty, render_value, singular
 from worldforge.corpus.store import stored_hash
 from worldforge.llm.base import GenerationParams, WorldModelBackend, WorldModelRequest
 from worldforge.llm.cache import KVCache
-from worldforge.llm.prompts import PREDICTION_SCHEMA, SYSTEM_PROMPTS, ParseFailure, action_prompt, observation_text, parse_prediction
-from worldforge.llm.verify import FactVerifier, verifier_for
+from worldforge.agentworldbench.parsing import PREDICTION_SCHEMA, ParseFailure, parse_prediction
+from worldforge.agentworldbench.prompts import system_prompt
+from worldforge.agentworldbench.records import action_prompt, observation_text
+from worldforge.simenv.verify import FactVerifier, verifier_for
 from worldforge.warehouse import world_path
 
 if TYPE_CHECKING:
@@ -156,7 +158,7 @@ class LLMSearchRenderer:
 
     def messages(self, env: SearchEnv, call: dict, grounded: Observation) -> list[dict]:
         """The world-model messages: system prompt + Simulation Instruction, recent turns, the call."""
-        messages = [{"role": "system", "content": SYSTEM_PROMPTS["search"] + "\n\n" + self.simulation_instruction(env, call, grounded)}]
+        messages = [{"role": "system", "content": system_prompt("search") + "\n\n" + self.simulation_instruction(env, call, grounded)}]
         start = max(0, len(env.history) - self.history_turns)
         for i, (c, obs) in enumerate(env.history[start:], start + 1):
             messages.append({"role": "user", "content": action_prompt(i, json.dumps(c, ensure_ascii=False))})

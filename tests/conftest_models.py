@@ -1,4 +1,5 @@
-"""Fixtures for the world-model tests: a tiny model built here, a real vLLM server, a world."""
+"""Shared fixtures for the world-model tests (registered in tests/conftest.py): a tiny model built
+here, a real vLLM server of it, a warehouse with one world."""
 
 from __future__ import annotations
 

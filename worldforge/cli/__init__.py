@@ -1,0 +1,31 @@
+"""The ``worldforge`` command line (typer + rich): one module per command group.
+
+Each command parses its options, calls one library function and renders the result with rich.
+User mistakes print one clear message and exit with status 2, without a traceback; failed
+checks exit with status 1 (:mod:`worldforge.cli._common`).
+"""
+
+from __future__ import annotations
+
+import typer
+
+from worldforge.cli import corpus, datasets, dev, evaluation, serve, tasks, trajectories, world
+from worldforge.cli.settings import settings
+from worldforge.cli.sql import sql
+from worldforge.cli.summary import summary
+
+app = typer.Typer(help="worldforge: fictional worlds and agent-trajectory datasets for world models.", no_args_is_help=True,
+                  pretty_exceptions_enable=False)
+app.add_typer(world.app, name="world")
+app.add_typer(trajectories.app, name="trajectories")
+app.add_typer(corpus.app, name="corpus")
+app.add_typer(tasks.app, name="tasks")
+app.add_typer(serve.app, name="serve")
+app.add_typer(dev.app, name="dev")
+app.add_typer(evaluation.app, name="eval")
+app.add_typer(datasets.app, name="datasets")
+app.command("sql")(sql)
+app.command("summary")(summary)
+app.command("settings")(settings)
+
+__all__ = ["app"]

@@ -1,0 +1,71 @@
+"""What every command group shares: the consoles, user-error handling, progress bars, rendering.
+
+User mistakes (a malformed spec, a missing file, a broken warehouse file, a bad setting) print
+one clear message and exit with status 2, without a traceback; failed checks exit with status 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Optional
+
+import polars as pl
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from worldforge.errors import WorldforgeError
+from worldforge.tally import Tally
+from worldforge.warehouse.layout import resolve
+
+out = Console()
+err = Console(stderr=True)
+
+WarehouseOpt = Annotated[Optional[Path], typer.Option("--warehouse", "-w", help="Warehouse folder (default: WORLDFORGE_WAREHOUSE, see `worldforge settings`).", show_default=False)]
+"""The ``--warehouse`` option of every command that reads or writes a warehouse; ``None``: the configured one."""
+
+
+def warehouse_of(option: Path | None) -> Path:
+    """The warehouse a command works in: the ``--warehouse`` option, else the configured one."""
+    return resolve(option)
+
+
+def fail(message: str, code: int = 2) -> typer.Exit:
+    """Print ``error: message`` on stderr; returns the :class:`typer.Exit` to raise."""
+    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    return typer.Exit(code)
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """Turn the errors a user can cause and fix into one message and exit status 2."""
+    try:
+        yield
+    except (WorldforgeError, FileNotFoundError, ValueError) as exc:  # ValueError: pydantic validation of options
+        raise fail(str(exc)) from None
+
+
+def progress() -> Progress:
+    """A rich progress bar on stderr (transient; off when stderr is not a terminal)."""
+    return Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    console=err, transient=True, disable=not err.is_terminal)
+
+
+def print_tally(tally: Tally) -> None:
+    """One line: the tally's balance (:meth:`~worldforge.tally.Tally.summary`) and whether it holds."""
+    mark = "[green]balanced[/]" if tally.balanced else "[red]NOT balanced[/]"
+    out.print(f"{escape(tally.summary())}  {mark}", soft_wrap=True)
+
+
+def print_frame(frame: pl.DataFrame, title: str) -> None:
+    """A polars frame as a rich table (every cell as text, ``None`` as empty)."""
+    table = Table(title=title)
+    for col in frame.columns:
+        table.add_column(escape(col), overflow="fold")
+    for row in frame.iter_rows():
+        table.add_row(*(escape("" if v is None else str(v)) for v in row))
+    out.print(table)

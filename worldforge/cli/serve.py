@@ -1,0 +1,28 @@
+"""``worldforge serve search``: the simulated search environment over HTTP and MCP."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from worldforge.cli._common import WarehouseOpt, err, user_errors, warehouse_of
+
+app = typer.Typer(help="Serve environments over HTTP and MCP.", no_args_is_help=True)
+
+
+@app.command("search")
+def search(
+    world: Annotated[str, typer.Option("--world", help="The default world of new sessions.")],
+    port: Annotated[Optional[int], typer.Option(help="TCP port (default: WORLDFORGE_SEARCH_PORT).", show_default=False)] = None,
+    host: Annotated[Optional[str], typer.Option(help="Interface to bind (default: WORLDFORGE_HOST, loopback).", show_default=False)] = None,
+    idle_timeout: Annotated[float, typer.Option(help="Seconds before an idle session expires.")] = 600.0,
+    record: Annotated[bool, typer.Option(help="Record closed sessions in WAREHOUSE/episodes.duckdb.")] = True,
+    warehouse: WarehouseOpt = None,
+) -> None:
+    """Serve the simulated search environment: HTTP sessions at /sessions, MCP at /mcp."""
+    from worldforge.simenv.server import serve
+
+    with user_errors():
+        serve(world, warehouse_of(warehouse), host, port, idle_timeout=idle_timeout, record=record,
+              on_ready=lambda url: err.print(f"serving {world}: {url}/sessions (HTTP), {url}/mcp (MCP)"))

@@ -1,0 +1,40 @@
+"""``worldforge summary``: what a warehouse holds."""
+
+from __future__ import annotations
+
+from rich.markup import escape
+from rich.table import Table
+
+from worldforge.cli._common import WarehouseOpt, out, user_errors, warehouse_of
+
+
+def summary(warehouse: WarehouseOpt = None) -> None:
+    """Summarise the warehouse: worlds and rows, trajectories, turns, informative share, datasets."""
+    from worldforge.summary import summarise
+
+    with user_errors():
+        s = summarise(warehouse_of(warehouse))
+    table = Table(title=f"worlds in {s.path}")
+    for col in ("world", "seed", "tables", "rows", "scenarios", "pages", "tasks"):
+        table.add_column(col, justify="left" if col == "world" else "right")
+    for w in s.worlds:
+        cells = (w.seed, w.tables, w.rows, w.scenarios, "-" if w.pages is None else w.pages, "-" if w.tasks is None else w.tasks)
+        table.add_row(escape(w.world), *map(str, cells))
+    out.print(table)
+    out.print(f"worlds: {len(s.worlds)} ({s.rows} rows)")
+    t = s.trajectories
+    share = "n/a" if t.informative_share is None else f"{t.informative_share:.1%}"
+    out.print(f"trajectories: {t.trajectories} from {t.sources} sources; turns: {t.turns}; quarantined records: {t.quarantined}; "
+              f"informative share: {share}")
+    e = s.episodes
+    if e.episodes:
+        out.print(f"simulated episodes: {e.episodes} ({e.by_agent}); finished {e.finished}; F1 1.0 in {e.solved}")
+    for name, r in s.datasets.items():
+        extra = f"; loss share {r['stats']['loss_share']:.1%}" if "loss_share" in r["stats"] else ""
+        extra += f"; {r['stats']['variant']} variant" if "variant" in r["stats"] else ""
+        out.print(f"dataset {name}: {r['samples']} samples from {r['inputs']} inputs ({r['written']} written, "
+                  f"{sum(r['skipped'].values())} skipped){extra} -> {s.path / 'datasets' / name}")
+    if s.eval_scores is not None:
+        f1 = (s.eval_scores.get("rules") or {}).get("token_f1")
+        out.print(f"world-model eval: {s.eval_scores.get('lines', 0)} records, {s.eval_scores.get('failed', 0)} failed; token F1 "
+                  f"{'n/a' if f1 is None else f'{f1:.1f}'} (worldforge eval score {s.path / 'datasets' / 'eval' / 'judged.jsonl'})")

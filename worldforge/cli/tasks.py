@@ -1,0 +1,48 @@
+"""``worldforge tasks export | score``: WideSearch-format tasks of a world; score an answer."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from worldforge.cli._common import WarehouseOpt, out, print_tally, user_errors, warehouse_of
+
+app = typer.Typer(help="WideSearch-style tasks: export from a world, score an answer.", no_args_is_help=True)
+
+
+@app.command("export")
+def export(
+    out_dir: Annotated[Path, typer.Argument(help="Folder for tasks.jsonl and tables/<instance_id>.csv.")],
+    world: Annotated[str, typer.Option("--world", help="World name.")],
+    warehouse: WarehouseOpt = None,
+) -> None:
+    """Generate WORLD's tasks (world and scenarios), check they are solvable in its corpus, and export them."""
+    from worldforge.tasks.store import build_and_export_tasks
+    from worldforge.warehouse import world_path
+
+    with user_errors():
+        built = build_and_export_tasks(world_path(warehouse_of(warehouse), world), out_dir)
+    out.print(f"{len(built.tasks)} tasks → {out_dir / 'tasks.jsonl'} (+ {out_dir / 'tables'}/<instance_id>.csv)")
+    print_tally(built.tally)
+    for iid, problems in built.unsolvable.items():
+        out.print(f"[red]{escape(iid)}[/]: {escape(problems[0])}")
+    if built.unsolvable:
+        raise typer.Exit(1)
+
+
+@app.command("score")
+def score(
+    answer: Annotated[Path, typer.Argument(help="The answer: a file holding one Markdown table.")],
+    tasks: Annotated[Path, typer.Option("--tasks", help="tasks.jsonl (gold tables in tables/ beside it).")],
+    instance_id: Annotated[str, typer.Option("--id", help="The task's instance_id.")],
+) -> None:
+    """Score ANSWER against a WideSearch-format task; prints one JSON object."""
+    from worldforge.tasks import score_answer
+
+    with user_errors():
+        result = score_answer(answer, tasks, instance_id)
+    print(json.dumps(result.as_dict(), ensure_ascii=False))

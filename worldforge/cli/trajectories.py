@@ -1,0 +1,39 @@
+"""``worldforge trajectories ingest``: real agent trajectories into the trajectory store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from worldforge.cli._common import WarehouseOpt, out, print_tally, progress, user_errors, warehouse_of
+
+app = typer.Typer(help="Ingest real agent trajectories.", no_args_is_help=True)
+
+
+@app.command("ingest")
+def ingest(
+    paths: Annotated[list[Path], typer.Argument(help="Trajectory files or folders (walked recursively).")],
+    warehouse: WarehouseOpt = None,
+) -> None:
+    """Read trajectory files of any supported format into WAREHOUSE/trajectories.duckdb."""
+    from worldforge.trajectories import ingest as ingest_files
+
+    with user_errors(), progress() as bar:
+        task = bar.add_task("reading trajectories", total=None)
+        report = ingest_files(paths, warehouse_of(warehouse), progress=lambda done, total, rel: bar.update(task, completed=done, total=total, description=rel[-60:]))
+    table = Table(title=f"ingested into {report.path}")
+    for col in ("source", "trajectories", "turns"):
+        table.add_column(col, justify="right" if col != "source" else "left")
+    for src, (n_traj, n_turns) in sorted(report.by_source.items()):
+        table.add_row(src, str(n_traj), str(n_turns))
+    out.print(table)
+    print_tally(report.tally)
+    out.print(f"files read {report.files} (skipped {report.skipped} non-data files); turns {report.turns}; "
+              f"informative share {report.informative_share:.1%}")
+    if report.tally.dropped:
+        out.print("quarantined records: [bold]SELECT * FROM quarantine[/] in the store")
+    if not report.tally.balanced:
+        raise typer.Exit(1)

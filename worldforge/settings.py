@@ -1,0 +1,143 @@
+"""Every default of worldforge in one place: a pydantic-settings model read from the environment.
+
+Each field is set by the environment variable ``WORLDFORGE_<FIELD>`` (``WORLDFORGE_WAREHOUSE``,
+``WORLDFORGE_ENV``, ``WORLDFORGE_TOKENIZER`` ...). A CLI option or a Dagster resource field
+overrides it for one call. The library, the CLI (``worldforge settings`` prints them), the
+Dagster code location and the Makefile read their defaults here and nowhere else.
+
+Settings are read when asked for (:func:`get_settings` builds them from the environment on
+each call, which costs microseconds), so a changed environment variable takes effect at once.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from worldforge.errors import WorldforgeError
+
+ENV_PREFIX = "WORLDFORGE_"
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+"""The checkout worldforge runs from (bundled ``world_specs/``; ``../shared/data`` beside it)."""
+
+ENVIRONMENTS = ("local", "gpu")
+"""``local``: the ``grounded`` world model (no GPU); ``gpu``: the ``openai`` backend at :attr:`Settings.vllm_url`."""
+
+EXECUTORS = ("multiprocess", "celery", "k8s")
+"""Dagster executors the code location can run on (``assets/executors.py``)."""
+
+
+class SettingsError(WorldforgeError, ValueError):
+    """An environment variable ``WORLDFORGE_*`` holds a value its setting does not accept."""
+
+
+class Settings(BaseSettings):
+    """worldforge's settings, each from ``WORLDFORGE_<NAME>`` or its default.
+
+    Attributes:
+        warehouse: the warehouse folder (DuckDB files, indexes, datasets). Paths are made
+            absolute when the settings are read: a relative one is relative to the current
+            directory at that moment.
+        specs: the world spec folder (one Dagster partition per YAML file).
+        trajectories: folders or files of real trajectories that ``trajectory_turns`` ingests;
+            several separated by ``os.pathsep`` (``:``) in the environment variable.
+        env: ``local`` (the grounded world model) or ``gpu`` (a ``vllm serve`` at ``vllm_url``).
+        vllm_url: the OpenAI-compatible endpoint of the world model (``vllm serve`` listens on 8000).
+        vllm_model: the served model name; empty: the first one the server lists.
+        tokenizer: the Hugging Face tokenizer folder datasets are built for; empty: a local BPE
+            stand-in trained under ``<warehouse>/models/tokenizer``.
+        host: the interface servers bind (loopback unless you mean to expose them).
+        search_port: port of ``worldforge serve search``.
+        vllm_port: port of ``worldforge dev serve``.
+        ui_port: port of the Dagster UI (``make dev``).
+        cache_dir: vLLM and torch inductor caches of ``worldforge dev serve``.
+        executor: the Dagster executor (one of :data:`EXECUTORS`).
+        max_concurrent: steps at once under the multiprocess or k8s executor (0: one per CPU).
+        celery_broker, celery_backend: the Celery broker and result backend URLs.
+        k8s_namespace: the Kubernetes namespace of step Jobs.
+    """
+
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", frozen=True)
+
+    warehouse: Path = Path("warehouse")
+    specs: Path = PROJECT_ROOT / "world_specs"
+    trajectories: Annotated[list[Path], NoDecode] = [PROJECT_ROOT.parent / "shared" / "data" / "trajectories"]
+    env: Literal["local", "gpu"] = "local"
+    vllm_url: str = "http://127.0.0.1:8000/v1"
+    vllm_model: str = ""
+    tokenizer: str = ""
+    host: str = "127.0.0.1"
+    search_port: int = Field(8000, ge=1, le=65535)
+    vllm_port: int = Field(8000, ge=1, le=65535)
+    ui_port: int = Field(3000, ge=1, le=65535)
+    cache_dir: Path = Path(".cache")
+    executor: Literal["multiprocess", "celery", "k8s"] = "multiprocess"
+    max_concurrent: int = Field(0, ge=0)
+    celery_broker: str = "pyamqp://guest@localhost//"
+    celery_backend: str = "rpc://"
+    k8s_namespace: str = "worldforge"
+
+    @field_validator("warehouse", "specs", "cache_dir")
+    @classmethod
+    def _absolute(cls, value: Path) -> Path:
+        return Path(os.path.abspath(value.expanduser()))
+
+    @field_validator("trajectories")
+    @classmethod
+    def _absolute_all(cls, value: list[Path]) -> list[Path]:
+        return [Path(os.path.abspath(p.expanduser())) for p in value]
+
+    @field_validator("trajectories", mode="before")
+    @classmethod
+    def _paths(cls, value: object) -> object:
+        if isinstance(value, (str, os.PathLike)):
+            return [p for p in str(value).split(os.pathsep) if p]
+        return value
+
+    @property
+    def world_model_kind(self) -> str:
+        """The world-model backend :attr:`env` selects: ``grounded`` (local) or ``openai`` (gpu)."""
+        return "grounded" if self.env == "local" else "openai"
+
+    @classmethod
+    def env_var(cls, field: str) -> str:
+        """The environment variable of a setting: ``warehouse`` → ``WORLDFORGE_WAREHOUSE``.
+
+        Raises:
+            KeyError: not a setting.
+        """
+        if field not in cls.model_fields:
+            raise KeyError(field)
+        return ENV_PREFIX + field.upper()
+
+    def as_strings(self) -> dict[str, str]:
+        """Every setting as the text its environment variable would hold (lists joined by ``os.pathsep``)."""
+        out = {}
+        for name in type(self).model_fields:
+            value = getattr(self, name)
+            out[name] = os.pathsep.join(map(str, value)) if isinstance(value, list) else str(value)
+        return out
+
+
+def get_settings(**overrides: object) -> Settings:
+    """The settings from the environment, with ``overrides`` (``None`` values ignored) on top.
+
+    Raises:
+        SettingsError: a ``WORLDFORGE_*`` variable or an override holds a value its setting
+            does not accept; the message names the variable and what is expected.
+    """
+    given = {k: v for k, v in overrides.items() if v is not None}
+    try:
+        return Settings(**given)
+    except ValidationError as exc:
+        problems = []
+        for e in exc.errors():
+            field = str(e["loc"][0]) if e["loc"] else "?"
+            where = field if field in given else (Settings.env_var(field) if field in Settings.model_fields else field)
+            problems.append(f"{where}: {e['msg']}")
+        raise SettingsError("invalid worldforge settings: " + "; ".join(problems)) from None

@@ -1,0 +1,93 @@
+"""What a warehouse holds, in counts (``worldforge summary`` and the end of ``make demo``).
+
+Reads every store without changing it: world files (tables, rows, scenarios, pages, tasks),
+the trajectory store, the episode store, the dataset reports and the evaluation scores.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from worldforge.simenv.episodes import read_episodes
+from worldforge.trajectories.store import StoreCounts, store_counts, store_path
+from worldforge.warehouse import read_world
+from worldforge.warehouse.duck import count_rows
+from worldforge.warehouse.layout import dataset_dir, resolve, world_files
+
+
+@dataclass(frozen=True)
+class WorldSummary:
+    """One world file: its seed, tables, rows, scenarios, and corpus pages and tasks (``None`` before they are built)."""
+
+    world: str
+    seed: int
+    tables: int
+    rows: int
+    scenarios: int
+    pages: int | None
+    tasks: int | None
+
+
+@dataclass(frozen=True)
+class EpisodeSummary:
+    """The episode store: episodes, by agent, finished, and solved (item F1 = 1.0)."""
+
+    episodes: int = 0
+    by_agent: list[tuple[str, int]] = field(default_factory=list)
+    finished: int = 0
+    solved: int = 0
+
+
+@dataclass(frozen=True)
+class WarehouseSummary:
+    """Everything :func:`summarise` found.
+
+    Attributes:
+        path: the warehouse folder.
+        worlds: one entry per world file, by name.
+        trajectories: the trajectory store's counts.
+        episodes: the episode store's counts.
+        datasets: ``{name: report.json object}`` of the dataset folders built so far.
+        eval_scores: the ``overall`` entry of ``datasets/eval/scores.json``, when evaluated.
+    """
+
+    path: Path
+    worlds: list[WorldSummary]
+    trajectories: StoreCounts
+    episodes: EpisodeSummary
+    datasets: dict[str, dict]
+    eval_scores: dict | None
+
+    @property
+    def rows(self) -> int:
+        """World rows over all worlds."""
+        return sum(w.rows for w in self.worlds)
+
+
+def summarise(warehouse: str | Path | None = None) -> WarehouseSummary:
+    """Count what a warehouse holds.
+
+    Raises:
+        WarehouseError: a file of the warehouse is not what its name says.
+    """
+    wh = resolve(warehouse)
+    worlds = []
+    for p in world_files(wh):
+        wf = read_world(p)
+        worlds.append(WorldSummary(wf.spec.world, wf.meta["seed"], len(wf.tables), sum(f.height for f in wf.tables.values()),
+                                   len(wf.scenarios), count_rows(p, "corpus_pages"), count_rows(p, "search_tasks")))
+    eps = read_episodes(wh)
+    episodes = EpisodeSummary()
+    if eps.height:
+        episodes = EpisodeSummary(eps.height, eps["agent"].value_counts().sort("agent").rows(), int(eps["finished"].sum()),
+                                  eps.filter(eps["f1_by_item"] == 1.0).height)
+    datasets = {}
+    for name in ("cpt", "sft", "agentworldbench"):
+        report = dataset_dir(wh, name) / "report.json"
+        if report.is_file():
+            datasets[name] = json.loads(report.read_text(encoding="utf-8"))
+    scores = dataset_dir(wh, "eval") / "scores.json"
+    overall = json.loads(scores.read_text(encoding="utf-8")).get("overall", {}) if scores.is_file() else None
+    return WarehouseSummary(wh, worlds, store_counts(store_path(wh)), episodes, datasets, overall)

@@ -1,0 +1,104 @@
+"""Where everything lives in a warehouse folder: the one spelling of every path under it.
+
+::
+
+    <warehouse>/
+      <world>.duckdb             a world (tables, scenarios, corpus, tasks)    world_path
+      <world>[.<scenario>].index tantivy indexes (worldforge.corpus.index)
+      trajectories.duckdb        the trajectory store                          trajectory_store
+      episodes.duckdb            the simulated episode store                   episode_store
+      trajectories/<src>.parquet one source's turns                            shard_path
+      tasks/<world>/             WideSearch-format task export                 tasks_dir
+      datasets/<name>/           cpt, sft, agentworldbench, eval               dataset_dir
+      reports/                   PNG plots                                     reports_dir
+      landing/                   trajectory files dropped for ingestion        landing_dir
+      cache/                     world-model render caches                     cache_dir
+      models/tokenizer/          the local stand-in tokenizer                  default_tokenizer_dir
+
+Every function takes the warehouse folder; :func:`resolve` turns ``None`` into the configured
+one (``WORLDFORGE_WAREHOUSE``, :class:`worldforge.settings.Settings`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from worldforge.settings import get_settings
+
+TRAJECTORY_STORE = "trajectories.duckdb"
+EPISODE_STORE = "episodes.duckdb"
+STORES = (TRAJECTORY_STORE, EPISODE_STORE)
+"""The warehouse's DuckDB files that are not worlds."""
+
+DATASETS = ("cpt", "sft", "agentworldbench", "eval")
+"""The dataset folders under ``<warehouse>/datasets/``."""
+
+
+def resolve(warehouse: str | Path | None) -> Path:
+    """``warehouse`` as a path, or the configured warehouse when ``None``."""
+    return Path(warehouse) if warehouse is not None else get_settings().warehouse
+
+
+def world_path(warehouse: str | Path | None, world: str) -> Path:
+    """``<warehouse>/<world>.duckdb``."""
+    return resolve(warehouse) / f"{world}.duckdb"
+
+
+def world_files(warehouse: str | Path | None) -> list[Path]:
+    """The world files of a warehouse (every ``*.duckdb`` but the stores), sorted by name."""
+    return sorted(p for p in resolve(warehouse).glob("*.duckdb") if p.name not in STORES)
+
+
+def trajectory_store(warehouse: str | Path | None) -> Path:
+    """``<warehouse>/trajectories.duckdb``."""
+    return resolve(warehouse) / TRAJECTORY_STORE
+
+
+def episode_store(warehouse: str | Path | None) -> Path:
+    """``<warehouse>/episodes.duckdb``."""
+    return resolve(warehouse) / EPISODE_STORE
+
+
+def shard_path(warehouse: str | Path | None, source: str) -> Path:
+    """``<warehouse>/trajectories/<source>.parquet``."""
+    return resolve(warehouse) / "trajectories" / f"{source}.parquet"
+
+
+def tasks_dir(warehouse: str | Path | None, world: str) -> Path:
+    """``<warehouse>/tasks/<world>/`` (``tasks.jsonl`` + ``tables/``)."""
+    return resolve(warehouse) / "tasks" / world
+
+
+def dataset_dir(warehouse: str | Path | None, name: str) -> Path:
+    """``<warehouse>/datasets/<name>/`` for a name of :data:`DATASETS`.
+
+    Raises:
+        ValueError: an unknown dataset name.
+    """
+    if name not in DATASETS:
+        raise ValueError(f"unknown dataset {name!r}; one of: {', '.join(DATASETS)}")
+    return resolve(warehouse) / "datasets" / name
+
+
+def reports_dir(warehouse: str | Path | None) -> Path:
+    """``<warehouse>/reports/``, created when missing."""
+    path = resolve(warehouse) / "reports"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def landing_dir(warehouse: str | Path | None) -> Path:
+    """``<warehouse>/landing/``: trajectory files dropped here are ingested with the sources."""
+    return resolve(warehouse) / "landing"
+
+
+def cache_dir(warehouse: str | Path | None) -> Path:
+    """``<warehouse>/cache/``: world-model render caches."""
+    return resolve(warehouse) / "cache"
+
+
+def default_tokenizer_dir(warehouse: str | Path | None) -> Path:
+    """``<warehouse>/models/tokenizer/``: the local stand-in tokenizer."""
+    return resolve(warehouse) / "models" / "tokenizer"
+
+
