@@ -60,11 +60,10 @@ def world_spec_changes(context: SensorEvaluationContext, warehouse: WarehouseRes
     A spec that fails validation still gets its run: it fails with the spec error, and the
     other worlds are unaffected.
     """
+    from assets.worlds import world_partitions
     from worldforge.errors import SpecError, WarehouseError
     from worldforge.spec import discover_specs, load_spec, spec_hash
     from worldforge.warehouse import read_world, world_path
-
-    from assets.worlds import world_partitions
 
     known = set(world_partitions.get_partition_keys())
     requests = []

@@ -12,9 +12,10 @@ from dagster import AssetCheckResult, AssetCheckSeverity, AssetCheckSpec, AssetE
 from assets.metadata import balance_check, md_table, tally_metadata
 from assets.resources import DatasetsResource, WarehouseResource, WorldModelResource
 from assets.trajectories import turn_mask_stats
-from worldforge.datasets.agentworldbench import ExportConfig, build_agentworldbench, training_overlap
-from worldforge.datasets.cpt import CPTConfig, build_cpt, mask_mismatches
-from worldforge.datasets.sft import SFTConfig, build_sft
+from worldforge.datasets.agentworldbench import build_agentworldbench, training_overlap
+from worldforge.datasets.config import CPTConfig, ExportConfig, SFTConfig
+from worldforge.datasets.cpt import build_cpt, mask_mismatches
+from worldforge.datasets.sft import build_sft
 from worldforge.reports import acceptance_png
 from worldforge.warehouse.layout import dataset_dir, reports_dir
 
@@ -35,8 +36,7 @@ def _counts(report) -> dict:
     description="CPT samples: trajectories (train split) with turn-level loss masks and world pages, tokenized (WAREHOUSE/datasets/cpt).",
 )
 def cpt_dataset(context: AssetExecutionContext, warehouse: WarehouseResource, datasets: DatasetsResource) -> MaterializeResult:
-    config = CPTConfig(tokenizer=datasets.tokenizer_path(warehouse.path), max_tokens=datasets.cpt_max_tokens, seed=datasets.seed,
-                       test_fraction=datasets.test_fraction)
+    config = CPTConfig(tokenizer=datasets.tokenizer_path(warehouse.path), max_tokens=datasets.cpt_max_tokens, **datasets.split())
     report = build_cpt(warehouse.path, dataset_dir(warehouse.path, "cpt"), config)
     context.log.info("cpt: %s; %d samples", report.tally.summary(), report.samples)
     bad, checked = mask_mismatches(report.path / "cpt.parquet")
@@ -62,7 +62,7 @@ def cpt_dataset(context: AssetExecutionContext, warehouse: WarehouseResource, da
 )
 def sft_dataset(context: AssetExecutionContext, warehouse: WarehouseResource, datasets: DatasetsResource, world_model: WorldModelResource) -> MaterializeResult:
     config = SFTConfig(tokenizer=datasets.tokenizer_path(warehouse.path), max_context_tokens=datasets.sft_max_context_tokens, k=datasets.sft_k,
-                       threshold=datasets.sft_threshold, seed=datasets.seed, test_fraction=datasets.test_fraction)
+                       threshold=datasets.sft_threshold, **datasets.split())
     backend = world_model.backend(warehouse.path)
     # the grounded renderer has no reasoning to sample: locally the builder writes the non-thinking variant
     report = build_sft(warehouse.path, dataset_dir(warehouse.path, "sft"), config, None if backend.kind == "grounded" else backend)
@@ -94,7 +94,7 @@ def sft_dataset(context: AssetExecutionContext, warehouse: WarehouseResource, da
 )
 def agentworldbench_export(context: AssetExecutionContext, warehouse: WarehouseResource, datasets: DatasetsResource) -> MaterializeResult:
     report = build_agentworldbench(warehouse.path, dataset_dir(warehouse.path, "agentworldbench"),
-                                   ExportConfig(seed=datasets.seed, test_fraction=datasets.test_fraction))
+                                   ExportConfig(**datasets.split()))
     held_out, overlap = training_overlap(warehouse.path / "datasets")
     rows = [{"domain": d, **v} for d, v in report.stats["by_domain"].items()]
     return MaterializeResult(

@@ -10,6 +10,7 @@ from assets.search import oracle_episodes, scenario_tables, search_corpus, searc
 from assets.trajectories import trajectory_shards, trajectory_turns, turn_mask_stats
 from assets.worlds import world_tables
 
+
 def build_definitions(executor: ExecutorDefinition | None = None) -> Definitions:
     """The code location; ``executor`` defaults to the one ``WORLDFORGE_EXECUTOR`` names (see assets/executors.py)."""
     return Definitions(

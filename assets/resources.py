@@ -8,6 +8,7 @@ from pathlib import Path
 
 from dagster import ConfigurableResource
 
+from worldforge.datasets.config import CPTConfig, SFTConfig, SplitConfig, default
 from worldforge.settings import get_settings
 
 _SETTINGS = get_settings()  # the defaults shown in the UI when the code location loads
@@ -77,22 +78,27 @@ class WorldModelResource(ConfigurableResource):
 class DatasetsResource(ConfigurableResource):
     """How the CPT/SFT datasets, the AgentWorldBench export and the evaluation are built.
 
-    ``tokenizer`` empty: ``WORLDFORGE_TOKENIZER``, else worldforge's local BPE stand-in under
+    Defaults are those of :mod:`worldforge.datasets.config`. ``tokenizer`` empty:
+    ``WORLDFORGE_TOKENIZER``, else worldforge's local BPE stand-in under
     ``WAREHOUSE/models/tokenizer`` (set your model's tokenizer for real runs). The seed and
     test fraction fix the held-out split shared by every dataset asset.
     """
 
     tokenizer: str = _SETTINGS.tokenizer
-    seed: int = 0
-    test_fraction: float = 0.1
-    cpt_max_tokens: int = 4096
-    sft_max_context_tokens: int = 8192
-    sft_k: int = 4
-    sft_threshold: float = 0.5
-    eval_max_records_per_source: int = 50
+    seed: int = default(SplitConfig, "seed")
+    test_fraction: float = default(SplitConfig, "test_fraction")
+    cpt_max_tokens: int = default(CPTConfig, "max_tokens")
+    sft_max_context_tokens: int = default(SFTConfig, "max_context_tokens")
+    sft_k: int = default(SFTConfig, "k")
+    sft_threshold: float = default(SFTConfig, "threshold")
+    eval_max_records_per_source: int = 50  # records per source and domain in world_model_eval
 
     def tokenizer_path(self, warehouse: Path) -> str:
         """The tokenizer to build with (:func:`worldforge.datasets.tokenizer.resolve_tokenizer`)."""
         from worldforge.datasets.tokenizer import resolve_tokenizer
 
         return resolve_tokenizer(self.tokenizer or None, warehouse)
+
+    def split(self) -> dict:
+        """The held-out split every dataset asset shares: ``{"seed", "test_fraction"}``."""
+        return {"seed": self.seed, "test_fraction": self.test_fraction}

@@ -28,9 +28,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from worldforge.corpus import open_index, read_corpus  # noqa: E402
-from worldforge.simenv import SearchEnv  # noqa: E402
 from worldforge.net import free_port  # noqa: E402
 from worldforge.settings import get_settings  # noqa: E402
+from worldforge.simenv import SearchEnv  # noqa: E402
 from worldforge.warehouse import world_path  # noqa: E402
 
 

@@ -7,8 +7,8 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from worldforge.cli import app
 from tests.conftest import ROOT, SPECS_DIR, TRAJECTORIES
+from worldforge.cli import app
 
 runner = CliRunner()
 

@@ -2,6 +2,7 @@ import json
 
 import pytest
 
+from tests.conftest import TRAJECTORIES
 from worldforge.agentworldbench import (
     SYSTEM_PROMPTS,
     AgentWorldBenchRecord,
@@ -15,7 +16,6 @@ from worldforge.agentworldbench import (
     write_records,
 )
 from worldforge.trajectories.readers import read_path
-from tests.conftest import TRAJECTORIES
 
 
 @pytest.fixture(scope="module")

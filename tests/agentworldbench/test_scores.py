@@ -9,12 +9,12 @@ import random
 import pytest
 from typer.testing import CliRunner
 
+from worldforge.agentworldbench.judge import parse_judgement
+from worldforge.agentworldbench.records import read_records
+from worldforge.agentworldbench.score import score_file
+from worldforge.agentworldbench.verifiers import VERIFIERS
 from worldforge.cli import app
 from worldforge.datasets.agentworldbench import ExportConfig, build_agentworldbench
-from worldforge.agentworldbench.verifiers import VERIFIERS
-from worldforge.agentworldbench.judge import parse_judgement
-from worldforge.agentworldbench.score import score_file
-from worldforge.agentworldbench.records import read_records
 
 runner = CliRunner()
 

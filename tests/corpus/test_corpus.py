@@ -2,12 +2,12 @@ import duckdb
 import polars as pl
 import pytest
 
+from tests.conftest import BUNDLED
+from tests.conftest_worlds import built_world
 from worldforge.corpus import build_index, build_pages, check_corpus, index_dir, read_corpus, search
 from worldforge.corpus.index import plain
 from worldforge.corpus.store import corpus_frames, corpus_hash, write_corpus
 from worldforge.synth import build_world
-from tests.conftest import BUNDLED
-from tests.conftest_worlds import built_world
 
 
 @pytest.fixture(scope="module")

@@ -4,11 +4,11 @@ import duckdb
 import pytest
 from dagster import DagsterInstance, materialize
 
-from assets.definitions import defs
 from assets.datasets import agentworldbench_export, cpt_dataset, sft_dataset, world_model_eval
+from assets.definitions import defs
 from assets.resources import DatasetsResource, SourcesResource, WarehouseResource, WorldModelResource
-from assets.trajectories import trajectory_shards, trajectory_turns, turn_mask_stats
 from assets.search import oracle_episodes, scenario_tables, search_corpus, search_index, search_tasks
+from assets.trajectories import trajectory_shards, trajectory_turns, turn_mask_stats
 from assets.worlds import world_partitions, world_tables
 from tests.conftest import BUNDLED, SPECS_DIR, TRAJECTORIES
 

@@ -8,9 +8,9 @@ import duckdb
 import pyarrow.parquet as pq
 import pytest
 
+from worldforge.agentworldbench.parsing import format_prediction, parse_prediction
 from worldforge.datasets.sft import SFTConfig, build_sft
 from worldforge.llm.base import Completion, Failure, GenerationResult, WorldModelBackend, record
-from worldforge.agentworldbench.parsing import format_prediction, parse_prediction
 
 
 class ScriptedWorldModel(WorldModelBackend):

@@ -4,18 +4,10 @@ import json
 
 import pytest
 
-from worldforge.llm import (
-    BackendError,
-    GenerationParams,
-    OpenAIBackend,
-    TransformersBackend,
-    VLLMBackend,
-    WorldModelRequest,
-    make_backend,
-)
-from worldforge.agentworldbench.parsing import parse_prediction
-from worldforge.simenv.grounded import GroundedBackend
 from tests.conftest_models import HAS_VLLM
+from worldforge.agentworldbench.parsing import parse_prediction
+from worldforge.llm import BackendError, GenerationParams, OpenAIBackend, TransformersBackend, VLLMBackend, WorldModelRequest, make_backend
+from worldforge.simenv.grounded import GroundedBackend
 
 pytestmark = pytest.mark.vllm
 

@@ -3,14 +3,14 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from worldforge.cli import app
+from tests.conftest_models import needs_torch
 from worldforge.agentworldbench.records import records_from_turns, write_records
+from worldforge.cli import app
 from worldforge.net import free_port
 from worldforge.simenv import SearchEnv
 from worldforge.simenv.oracle import solve
 from worldforge.tasks.store import build_tasks
 from worldforge.warehouse import world_path
-from tests.conftest_models import needs_torch
 
 runner = CliRunner()
 

@@ -5,14 +5,14 @@ import time
 
 import pytest
 
-from worldforge.llm import BackendError, GenerationParams, OpenAIBackend
+from tests.conftest import TRAJECTORIES
+from tests.llm.proxy import FaultProxy
 from worldforge.agentworldbench.infer import infer_file
 from worldforge.agentworldbench.records import records_from_turns, write_records
+from worldforge.llm import BackendError, GenerationParams, OpenAIBackend
 from worldforge.net import free_port
 from worldforge.trajectories.model import Trajectory
 from worldforge.trajectories.readers import read_path
-from tests.conftest import TRAJECTORIES
-from tests.llm.proxy import FaultProxy
 
 pytestmark = pytest.mark.vllm
 

@@ -7,12 +7,12 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from tests.conftest import BUNDLED, SPECS_DIR
 from worldforge.cli import app
 from worldforge.scenarios import ScenarioError, build_scenarios, scenario_spec, shift_world
 from worldforge.spec.models import ScenarioSpec
 from worldforge.synth import build_world, check_world
 from worldforge.warehouse import check_world_file, write_world
-from tests.conftest import BUNDLED, SPECS_DIR
 
 
 @pytest.fixture(scope="module")

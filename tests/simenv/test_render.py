@@ -4,12 +4,13 @@ import re
 
 import pytest
 
-from worldforge.llm import GenerationParams, OpenAIBackend
-from worldforge.simenv.grounded import GroundedBackend
-from worldforge.llm.base import Completion, GenerationResult, WorldModelBackend, record
 from worldforge.agentworldbench.parsing import format_prediction
-from worldforge.simenv.render import LLMSearchRenderer
+from worldforge.llm import GenerationParams, OpenAIBackend
+from worldforge.llm.base import Completion, GenerationResult, WorldModelBackend, record
 from worldforge.simenv import SearchEnv
+from worldforge.simenv.grounded import GroundedBackend
+from worldforge.simenv.render import LLMSearchRenderer
+
 
 class PlantingBackend(WorldModelBackend):
     """A stand-in world model that renders the page it is asked for correctly, except that its

@@ -7,10 +7,10 @@ import sys
 import polars as pl
 import pytest
 
+from tests.conftest import BUNDLED, ROOT
 from worldforge.errors import GenerationError
 from worldforge.spec import ROW_BUDGET, spec_from_dict
 from worldforge.synth import build_world, check_world
-from tests.conftest import BUNDLED, ROOT
 
 
 def digest(tables: dict[str, pl.DataFrame]) -> str:

@@ -4,13 +4,13 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
+from tests.conftest import BUNDLED
+from tests.conftest_worlds import built_world
 from worldforge.cli import app
 from worldforge.corpus import read_corpus, render_value
 from worldforge.tasks import check_solvable, load_tasks, render_markdown_table, score_table
 from worldforge.tasks.store import build_tasks, read_tasks
 from worldforge.warehouse import read_world
-from tests.conftest import BUNDLED
-from tests.conftest_worlds import built_world
 
 
 @pytest.mark.parametrize("name", BUNDLED)

@@ -2,9 +2,9 @@
 
 import pytest
 
+from tests.conftest import SHARED_DATA
 from worldforge.tasks import load_tasks, parse_markdown_table, render_markdown_table, score_table
 from worldforge.tasks.io import TaskError
-from tests.conftest import SHARED_DATA
 
 TASKS_FILE = SHARED_DATA / "widesearch_tasks" / "deepwidesearch" / "tasks.jsonl"
 ALL = ("precision_by_row", "recall_by_row", "f1_by_row", "precision_by_item", "recall_by_item", "f1_by_item")

@@ -3,8 +3,8 @@
 import json
 from collections import Counter
 
-from worldforge.trajectories import Quarantined, Trajectory, read_file, read_path
 from tests.conftest import TRAJECTORIES
+from worldforge.trajectories import Quarantined, Trajectory, read_file, read_path
 
 
 def read(sub: str):

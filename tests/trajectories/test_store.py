@@ -2,10 +2,10 @@ import duckdb
 import polars as pl
 import pytest
 
+from tests.conftest import TRAJECTORIES
 from worldforge.errors import WarehouseError
 from worldforge.trajectories import balance, ingest, load_store
 from worldforge.trajectories import store as store_mod
-from tests.conftest import TRAJECTORIES
 
 
 @pytest.fixture(scope="module")

@@ -2,9 +2,9 @@ import duckdb
 import pytest
 from typer.testing import CliRunner
 
+from tests.conftest_worlds import built_world
 from worldforge.cli import app
 from worldforge.tasks.store import build_tasks
-from tests.conftest_worlds import built_world
 
 
 @pytest.fixture(scope="module")

@@ -2,12 +2,11 @@ import duckdb
 import polars as pl
 import pytest
 
+from tests.conftest import BUNDLED
 from worldforge.errors import WarehouseError
 from worldforge.spec import spec_hash
 from worldforge.synth import build_world
-from worldforge.warehouse import check_world_file, read_world, write_world
-from worldforge.warehouse import duck
-from tests.conftest import BUNDLED
+from worldforge.warehouse import check_world_file, duck, read_world, write_world
 
 
 @pytest.mark.parametrize("name", BUNDLED)

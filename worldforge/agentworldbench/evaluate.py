@@ -14,12 +14,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from worldforge.errors import WorldforgeError
-from worldforge.tally import Tally
-from worldforge.llm.base import GenerationParams, WorldModelBackend
 from worldforge.agentworldbench.infer import infer_file
 from worldforge.agentworldbench.judge import judge_file
 from worldforge.agentworldbench.score import score_file
+from worldforge.errors import WorldforgeError
+from worldforge.llm.base import GenerationParams, WorldModelBackend
+from worldforge.tally import Tally
 
 
 @dataclass

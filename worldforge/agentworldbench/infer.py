@@ -20,13 +20,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from worldforge.errors import WorldforgeError
-from worldforge.tally import Tally
-from worldforge.llm.base import Failure, GenerationParams, WorldModelBackend, WorldModelRequest
 from worldforge.agentworldbench.messages import build_messages
 from worldforge.agentworldbench.parsing import ParseFailure, parse_prediction
 from worldforge.agentworldbench.records import AgentWorldBenchRecord, read_records
+from worldforge.errors import WorldforgeError
+from worldforge.llm.base import Failure, GenerationParams, WorldModelBackend, WorldModelRequest
 from worldforge.llm.cache import generate_cached
+from worldforge.tally import Tally
 from worldforge.warehouse.atomic import write_jsonl_atomic
 
 

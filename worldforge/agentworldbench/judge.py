@@ -26,9 +26,9 @@ from pathlib import Path
 
 from worldforge.agentworldbench.verifiers import score
 from worldforge.errors import WorldforgeError
-from worldforge.tally import Tally
 from worldforge.llm.base import Failure, GenerationParams, WorldModelBackend, WorldModelRequest
 from worldforge.llm.cache import generate_cached
+from worldforge.tally import Tally
 from worldforge.warehouse.atomic import write_jsonl_atomic
 
 JUDGE_DIMENSIONS = ("format", "factuality", "consistency", "realism", "quality")

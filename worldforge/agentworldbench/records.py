@@ -20,7 +20,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from worldforge.agentworldbench.prompts import system_prompt
 
-
 OBSERVATION_HEADER = "**Environment Observation:**"
 ACTION_HEADER = "**Action:**"
 

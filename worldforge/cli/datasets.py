@@ -9,6 +9,7 @@ import typer
 from rich.markup import escape
 
 from worldforge.cli._common import WarehouseOpt, out, print_tally, progress, user_errors, warehouse_of
+from worldforge.datasets.config import CPTConfig, ExportConfig, SFTConfig, SplitConfig, default
 
 app = typer.Typer(help="Build CPT and SFT datasets and the AgentWorldBench export from the warehouse.", no_args_is_help=True)
 build_app = typer.Typer(help="Build one dataset under WAREHOUSE/datasets/.", no_args_is_help=True)
@@ -32,14 +33,14 @@ def cpt(
     warehouse: WarehouseOpt = None,
     output: OutputOpt = None,
     tokenizer: TokenizerOpt = None,
-    max_tokens: Annotated[int, typer.Option(help="Token budget per sample; longer trajectories are split.")] = 4096,
-    mask_actions: Annotated[bool, typer.Option(help="No loss on the agent's actions.")] = True,
-    pages: Annotated[bool, typer.Option(help="Add the world corpus pages as samples.")] = True,
-    seed: SeedOpt = 0,
-    test_fraction: TestFractionOpt = 0.1,
+    max_tokens: Annotated[int, typer.Option(help="Token budget per sample; longer trajectories are split.")] = default(CPTConfig, "max_tokens"),
+    mask_actions: Annotated[bool, typer.Option(help="No loss on the agent's actions.")] = default(CPTConfig, "mask_actions"),
+    pages: Annotated[bool, typer.Option(help="Add the world corpus pages as samples.")] = default(CPTConfig, "include_pages"),
+    seed: SeedOpt = default(SplitConfig, "seed"),
+    test_fraction: TestFractionOpt = default(SplitConfig, "test_fraction"),
 ) -> None:
     """CPT samples: trajectories as text with turn-level loss masks, plus world pages (Parquet + JSONL + card)."""
-    from worldforge.datasets.cpt import CPTConfig, build_cpt
+    from worldforge.datasets.cpt import build_cpt
     from worldforge.datasets.tokenizer import resolve_tokenizer
     from worldforge.warehouse.layout import dataset_dir
 
@@ -62,16 +63,16 @@ def sft(
     backend: Annotated[Optional[str], typer.Option("--backend", "-b", help="World model for rejection sampling (openai | vllm | transformers | grounded); none: the non-thinking variant.")] = None,
     base_url: Annotated[Optional[str], typer.Option(help="openai: the endpoint, e.g. http://127.0.0.1:8000/v1.")] = None,
     model: Annotated[Optional[str], typer.Option(help="Model name or folder.")] = None,
-    k: Annotated[int, typer.Option("-k", help="Candidates per sample.")] = 4,
-    threshold: Annotated[float, typer.Option(help="Aggregate verifier score (0-1) the best candidate needs.")] = 0.5,
-    max_context_tokens: Annotated[int, typer.Option(help="Prompt + target token budget; the oldest context turns are dropped first.")] = 8192,
+    k: Annotated[int, typer.Option("-k", help="Candidates per sample.")] = default(SFTConfig, "k"),
+    threshold: Annotated[float, typer.Option(help="Aggregate verifier score (0-1) the best candidate needs.")] = default(SFTConfig, "threshold"),
+    max_context_tokens: Annotated[int, typer.Option(help="Prompt + target token budget; the oldest context turns are dropped first.")] = default(SFTConfig, "max_context_tokens"),
     all_turns: Annotated[bool, typer.Option("--all-turns", help="Targets on every turn, not only informative ones.")] = False,
-    max_new_tokens: Annotated[int, typer.Option(help="Tokens per candidate at most.")] = 1024,
-    seed: SeedOpt = 0,
-    test_fraction: TestFractionOpt = 0.1,
+    max_new_tokens: Annotated[int, typer.Option(help="Tokens per candidate at most.")] = default(SFTConfig, "max_new_tokens"),
+    seed: SeedOpt = default(SplitConfig, "seed"),
+    test_fraction: TestFractionOpt = default(SplitConfig, "test_fraction"),
 ) -> None:
     """SFT samples: next-state prediction, targets selected by rejection sampling (or the real observation without a backend)."""
-    from worldforge.datasets.sft import SFTConfig, build_sft
+    from worldforge.datasets.sft import build_sft
     from worldforge.datasets.tokenizer import resolve_tokenizer
     from worldforge.errors import WorldforgeError
     from worldforge.llm import make_backend
@@ -96,12 +97,12 @@ def sft(
 def agentworldbench(
     warehouse: WarehouseOpt = None,
     output: OutputOpt = None,
-    max_per_domain: Annotated[Optional[int], typer.Option(help="Records per domain at most.")] = None,
-    seed: SeedOpt = 0,
-    test_fraction: TestFractionOpt = 0.1,
+    max_per_domain: Annotated[Optional[int], typer.Option(help="Records per domain at most.")] = default(ExportConfig, "max_records_per_domain"),
+    seed: SeedOpt = default(SplitConfig, "seed"),
+    test_fraction: TestFractionOpt = default(SplitConfig, "test_fraction"),
 ) -> None:
     """The held-out split as AgentWorldBench <domain>_test.jsonl files (for eval infer | judge | score)."""
-    from worldforge.datasets.agentworldbench import ExportConfig, build_agentworldbench
+    from worldforge.datasets.agentworldbench import build_agentworldbench
     from worldforge.warehouse.layout import dataset_dir
 
     wh = warehouse_of(warehouse)

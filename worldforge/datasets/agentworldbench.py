@@ -18,29 +18,13 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from pydantic import BaseModel, ConfigDict, Field
 
+from worldforge.agentworldbench.records import records_from_turns
 from worldforge.datasets.card import md_table, render_card
+from worldforge.datasets.config import ExportConfig
 from worldforge.datasets.output import BuildReport, JsonlSink, ParquetSink, git_revision, write_report
 from worldforge.datasets.sources import DatasetTrajectory, iter_trajectories
-from worldforge.agentworldbench.records import records_from_turns
 from worldforge.warehouse.atomic import atomic_dir
-
-
-class ExportConfig(BaseModel):
-    """The held-out split and how much of it to export.
-
-    Attributes:
-        seed, test_fraction: the split (must match the CPT/SFT builds to keep them disjoint).
-        max_records_per_domain: cap per domain, first records in trajectory order (``None``: all).
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    seed: int = 0
-    test_fraction: float = Field(0.1, ge=0, lt=1)
-    max_records_per_domain: int | None = Field(None, ge=1)
-
 
 SCHEMA = pa.schema([
     ("id", pa.string()), ("task", pa.string()), ("domain", pa.string()), ("source", pa.string()),

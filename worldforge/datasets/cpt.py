@@ -45,9 +45,9 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
-from pydantic import BaseModel, ConfigDict, Field
 
 from worldforge.datasets.card import md_table, render_card
+from worldforge.datasets.config import CPTConfig
 from worldforge.datasets.output import BuildReport, ParquetSink, git_revision, write_report
 from worldforge.datasets.sources import DatasetTrajectory, iter_pages, iter_trajectories
 from worldforge.datasets.tokenizer import load_tokenizer
@@ -57,29 +57,6 @@ log = logging.getLogger(__name__)
 
 IGNORE_INDEX = -100
 """The label of a token that carries no loss (PyTorch's ``CrossEntropyLoss`` default)."""
-
-
-class CPTConfig(BaseModel):
-    """How a CPT dataset is built.
-
-    Attributes:
-        tokenizer: a Hugging Face tokenizer folder (or a cached hub id).
-        max_tokens: the token budget of one sample; longer trajectories are split.
-        mask_actions: no loss on the agent's actions (they are the policy's, not the environment's).
-        include_pages: add every world corpus page as a sample.
-        seed, test_fraction: the held-out split; ``test`` trajectories are left out of CPT.
-        batch_size: samples per tokenizer batch.
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    tokenizer: str
-    max_tokens: int = Field(4096, ge=16)
-    mask_actions: bool = True
-    include_pages: bool = True
-    seed: int = 0
-    test_fraction: float = Field(0.1, ge=0, lt=1)
-    batch_size: int = Field(64, ge=1)
 
 
 SCHEMA = pa.schema([

@@ -41,55 +41,26 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 import pyarrow as pa
-from pydantic import BaseModel, ConfigDict, Field
 
-from worldforge.datasets.card import md_table, render_card
-from worldforge.datasets.output import BuildReport, JsonlSink, ParquetSink, git_revision, write_report
-from worldforge.datasets.sources import DatasetTrajectory, iter_trajectories
-from worldforge.datasets.tokenizer import has_chat_template, load_tokenizer
-from worldforge.agentworldbench.verifiers import PASS_AT, VERIFIERS, Scores, score
-from worldforge.llm.base import Failure, GenerationParams, WorldModelBackend, WorldModelRequest
 from worldforge.agentworldbench.infer import grounding_of
 from worldforge.agentworldbench.messages import build_messages
 from worldforge.agentworldbench.parsing import ParseFailure, format_prediction, parse_prediction
 from worldforge.agentworldbench.records import AgentWorldBenchRecord, records_from_turns
+from worldforge.agentworldbench.verifiers import PASS_AT, VERIFIERS, Scores, score
+from worldforge.datasets.card import md_table, render_card
+from worldforge.datasets.config import SFTConfig
+from worldforge.datasets.output import BuildReport, JsonlSink, ParquetSink, git_revision, write_report
+from worldforge.datasets.sources import DatasetTrajectory, iter_trajectories
+from worldforge.datasets.tokenizer import has_chat_template, load_tokenizer
+from worldforge.llm.base import Failure, GenerationParams, WorldModelBackend, WorldModelRequest
 from worldforge.warehouse.atomic import atomic_dir
 
 log = logging.getLogger(__name__)
 
 MESSAGE_OVERHEAD = 4
 """Tokens a chat template adds per message when the tokenizer has none (role markers, separators)."""
-
-
-class SFTConfig(BaseModel):
-    """How an SFT dataset is built.
-
-    Attributes:
-        tokenizer: the Hugging Face tokenizer of the model to train (counts the budget).
-        max_context_tokens: prompt + target budget per sample.
-        targets: ``informative`` turns only, or ``all`` turns.
-        k: candidates per sample (rejection sampling).
-        threshold: the aggregate verifier score (0–1) the best candidate needs.
-        temperature, max_new_tokens: sampling of the candidates.
-        seed, test_fraction: the held-out split (test trajectories are left out) and the sampling seed.
-        batch_size: samples per backend call.
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    tokenizer: str
-    max_context_tokens: int = Field(8192, ge=64)
-    targets: Literal["informative", "all"] = "informative"
-    k: int = Field(4, ge=1)
-    threshold: float = Field(0.5, ge=0, le=1)
-    temperature: float = Field(0.8, ge=0)
-    max_new_tokens: int = Field(1024, ge=1)
-    seed: int = 0
-    test_fraction: float = Field(0.1, ge=0, lt=1)
-    batch_size: int = Field(32, ge=1)
 
 
 _MSG = pa.struct([("role", pa.string()), ("content", pa.string())])

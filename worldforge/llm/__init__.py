@@ -15,15 +15,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from worldforge.llm.base import (
-    BackendError,
-    Completion,
-    Failure,
-    GenerationParams,
-    GenerationResult,
-    WorldModelBackend,
-    WorldModelRequest,
-)
+from worldforge.llm.base import BackendError, Completion, Failure, GenerationParams, GenerationResult, WorldModelBackend, WorldModelRequest
 from worldforge.llm.cache import CachedBackend, KVCache
 from worldforge.llm.local_backends import TransformersBackend, VLLMBackend
 from worldforge.llm.openai_backend import OpenAIBackend

@@ -21,16 +21,7 @@ from pathlib import Path
 
 from pydantic import PrivateAttr
 
-from worldforge.llm.base import (
-    Completion,
-    Failure,
-    GenerationParams,
-    GenerationResult,
-    OnResult,
-    WorldModelBackend,
-    WorldModelRequest,
-    record,
-)
+from worldforge.llm.base import Completion, Failure, GenerationParams, GenerationResult, OnResult, WorldModelBackend, WorldModelRequest, record
 
 
 class KVCache:

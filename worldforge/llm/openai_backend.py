@@ -32,7 +32,6 @@ from worldforge.llm.base import (
     missing_extra,
     record,
 )
-
 from worldforge.settings import get_settings
 
 log = logging.getLogger(__name__)

@@ -27,17 +27,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-import duckdb
 import polars as pl
 
-from worldforge.errors import WarehouseError
 from worldforge.simenv.env import Observation
 from worldforge.trajectories.mask import MaskConfig, mask_turns
 from worldforge.trajectories.model import StoredTrajectory, tool_call_text
-from worldforge.trajectories.store import (
-    LOG_SCHEMA, QUARANTINE_SCHEMA, STORE_DDL, THRESHOLD_SCHEMA, TRAJECTORY_SCHEMA, TURN_SCHEMA, trajectories_from_batches,
-)
-from worldforge.warehouse.duck import atomic_duckdb, insert_frame, open_readonly, read_table
+from worldforge.trajectories.store import LOG_SCHEMA, QUARANTINE_SCHEMA, STORE_DDL, THRESHOLD_SCHEMA, TRAJECTORY_SCHEMA, TURN_SCHEMA, trajectories_from_batches
+from worldforge.warehouse.duck import atomic_duckdb, insert_frame, open_readonly, read_table, reading_store
 from worldforge.warehouse.layout import episode_store
 
 EPISODE_SCHEMA = {
@@ -168,15 +164,10 @@ def iter_episode_trajectories(warehouse: str | Path, config: MaskConfig = MaskCo
     path = episode_store(warehouse)
     if not path.exists():
         return
-    con = open_readonly(path)
-    try:
+    with reading_store(path, "episode store") as con:
         turns = con.sql("SELECT u.trajectory_id, u.turn_idx, u.action, u.observation, t.domain FROM turns u JOIN trajectories t USING (trajectory_id)").pl()
         extra = {r[0]: {"world": r[1], **({"scenario": r[2]} if r[2] else {})} for r in con.sql("SELECT episode_id, world, scenario FROM episodes").fetchall()}
         meta = con.sql("SELECT trajectory_id, source, domain, coalesce(task, '') AS task FROM trajectories").pl()
-    except duckdb.CatalogException as exc:
-        raise WarehouseError(f"{path}: not a worldforge episode store ({str(exc).splitlines()[0]})") from None
-    finally:
-        con.close()
     if turns.height == 0:
         return
     masked, _ = mask_turns(turns, config)

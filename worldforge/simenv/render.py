@@ -29,13 +29,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from worldforge.agentworldbench.parsing import PREDICTION_SCHEMA, ParseFailure, parse_prediction
+from worldforge.agentworldbench.prompts import system_prompt
+from worldforge.agentworldbench.records import action_prompt, observation_text
 from worldforge.corpus.pages import label_column, pretty, render_value, singular
 from worldforge.corpus.store import stored_hash
 from worldforge.llm.base import GenerationParams, WorldModelBackend, WorldModelRequest
 from worldforge.llm.cache import KVCache
-from worldforge.agentworldbench.parsing import PREDICTION_SCHEMA, ParseFailure, parse_prediction
-from worldforge.agentworldbench.prompts import system_prompt
-from worldforge.agentworldbench.records import action_prompt, observation_text
 from worldforge.simenv.verify import FactVerifier, verifier_for
 from worldforge.warehouse import world_path
 

@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-import duckdb
 import polars as pl
 
 from worldforge.errors import WarehouseError
@@ -33,7 +32,7 @@ from worldforge.trajectories.mask import MaskConfig, mask_turns
 from worldforge.trajectories.model import Quarantined, StoredTrajectory, StoredTurn, Trajectory
 from worldforge.trajectories.readers import discover, read_file
 from worldforge.warehouse.atomic import atomic_file
-from worldforge.warehouse.duck import atomic_duckdb, insert_frame, open_readonly, quote_str, read_table
+from worldforge.warehouse.duck import atomic_duckdb, insert_frame, open_readonly, quote_str, read_table, reading_store
 from worldforge.warehouse.layout import shard_path, trajectory_store
 
 log = logging.getLogger(__name__)
@@ -54,6 +53,8 @@ LOG_SCHEMA = {
     "batch": pl.Int64, "ingested_at": pl.Datetime("us"), "paths": pl.String, "files": pl.Int64,
     "records_in": pl.Int64, "trajectories": pl.Int64, "quarantined": pl.Int64, "turns": pl.Int64,
 }
+
+STORE_KIND = "trajectory store"
 
 STORE_DDL = """
 CREATE TABLE trajectories (
@@ -129,16 +130,10 @@ def load_store(path: str | Path) -> Store:
     Raises:
         WarehouseError: the file exists but is not a trajectory store.
     """
-    p = Path(path)
-    if not p.exists():
+    if not Path(path).exists():
         return Store()
-    con = open_readonly(p)
-    try:
+    with reading_store(path, STORE_KIND) as con:
         return Store(*(read_table(con, t) for t in ("trajectories", "turns", "quarantine", "mask_thresholds", "ingest_log")))
-    except duckdb.CatalogException as exc:
-        raise WarehouseError(f"{p}: not a worldforge trajectory store ({str(exc).splitlines()[0]})") from None
-    finally:
-        con.close()
 
 
 def write_store(path: str | Path, store: Store) -> Path:
@@ -253,8 +248,7 @@ def balance(path: str | Path) -> Tally:
     Raises:
         WarehouseError: the file is not a store or has no batch yet.
     """
-    con = open_readonly(path)
-    try:
+    with reading_store(path, STORE_KIND) as con:
         row = con.execute(
             """
             SELECT l.batch, l.records_in, (SELECT count(*) FROM trajectories t WHERE t.batch = l.batch)
@@ -262,10 +256,6 @@ def balance(path: str | Path) -> Tally:
             """
         ).fetchone()
         reasons = con.execute("SELECT reason, count(*) FROM quarantine WHERE batch = ? GROUP BY 1", [row[0]]).fetchall() if row else []
-    except duckdb.CatalogException:
-        raise WarehouseError(f"{path}: not a worldforge trajectory store") from None
-    finally:
-        con.close()
     if row is None:
         raise WarehouseError(f"{path}: no ingest batch recorded")
     return Tally.of(row[1], row[2], dict(reasons), unit="records", kept_as="trajectories", dropped_as="quarantined")
@@ -388,18 +378,12 @@ def store_counts(path: str | Path) -> StoreCounts:
     Raises:
         WarehouseError: the file exists but is not a trajectory store.
     """
-    path = Path(path)
-    if not path.exists():
+    if not Path(path).exists():
         return StoreCounts()
-    con = open_readonly(path)
-    try:
-        t, s, = con.execute("SELECT count(*), count(DISTINCT source) FROM trajectories").fetchone()
+    with reading_store(path, STORE_KIND) as con:
+        t, s = con.execute("SELECT count(*), count(DISTINCT source) FROM trajectories").fetchone()
         u, share = con.execute("SELECT count(*), avg(informative::INT) FROM turns").fetchone()
         q = con.execute("SELECT count(*) FROM quarantine").fetchone()[0]
-    except duckdb.CatalogException as exc:
-        raise WarehouseError(f"{path}: not a worldforge trajectory store ({str(exc).splitlines()[0]})") from None
-    finally:
-        con.close()
     return StoreCounts(t, s, u, q, None if u == 0 or share is None else float(share))
 
 
@@ -489,13 +473,7 @@ def iter_trajectories(path: str | Path, batch_rows: int = 8192) -> Iterator[Stor
     Raises:
         WarehouseError: the file exists but is not a trajectory store.
     """
-    path = Path(path)
-    if not path.exists():
+    if not Path(path).exists():
         return
-    con = open_readonly(path)
-    try:
+    with reading_store(path, STORE_KIND) as con:
         yield from trajectories_from_batches(con.sql(_TURNS_SQL).to_arrow_reader(batch_rows), "real")
-    except duckdb.CatalogException as exc:
-        raise WarehouseError(f"{path}: not a worldforge trajectory store ({str(exc).splitlines()[0]})") from None
-    finally:
-        con.close()

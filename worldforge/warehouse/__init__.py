@@ -7,9 +7,7 @@
 """
 
 from worldforge.warehouse.layout import world_path
-from worldforge.warehouse.worlds import (
-    WorldBuild, WorldFile, build_world_file, check_world_file, read_world, scenario_schema, write_scenarios, write_world,
-)
+from worldforge.warehouse.worlds import WorldBuild, WorldFile, build_world_file, check_world_file, read_world, scenario_schema, write_scenarios, write_world
 
 __all__ = [
     "WorldBuild", "WorldFile", "build_world_file", "check_world_file", "read_world", "scenario_schema", "world_path",

@@ -162,6 +162,28 @@ def open_readonly(path: str | Path) -> duckdb.DuckDBPyConnection:
         raise WarehouseError(f"{p}: cannot open as DuckDB ({str(exc).splitlines()[0]})") from None
 
 
+@contextlib.contextmanager
+def reading_store(path: str | Path, kind: str) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A read-only connection to a store file, closed afterwards; a missing table inside the block
+    means the file is not that kind of store.
+
+    Args:
+        path: the DuckDB file.
+        kind: what the file should be, for the message (``trajectory store``, ``episode store`` ...).
+
+    Raises:
+        WarehouseError: the file is missing, not DuckDB, or lacks a table the block reads.
+    """
+    p = Path(path)
+    con = open_readonly(p)
+    try:
+        yield con
+    except duckdb.CatalogException as exc:
+        raise WarehouseError(f"{p}: not a worldforge {kind} ({str(exc).splitlines()[0]})") from None
+    finally:
+        con.close()
+
+
 def count_rows(path: str | Path, table: str) -> int | None:
     """Rows of ``table`` in schema ``main`` of a DuckDB file, ``None`` when the table does not exist.
 

@@ -40,17 +40,8 @@ from worldforge.scenarios import build_scenarios, scenario_spec
 from worldforge.spec import WorldSpec, load_spec, spec_from_dict, spec_hash, validate_spec
 from worldforge.synth import build_world
 from worldforge.synth.invariants import Violation, check_world
+from worldforge.warehouse.duck import atomic_duckdb, constraints, duck_type, insert_frame, open_readonly, quote_ident, quote_str, read_table
 from worldforge.warehouse.layout import world_path
-from worldforge.warehouse.duck import (
-    atomic_duckdb,
-    constraints,
-    duck_type,
-    insert_frame,
-    open_readonly,
-    quote_ident,
-    quote_str,
-    read_table,
-)
 
 _FAKER_VERSION = version("faker")
 
