@@ -95,7 +95,7 @@ def sft_dataset(context: AssetExecutionContext, warehouse: WarehouseResource, da
 def agentworldbench_export(context: AssetExecutionContext, warehouse: WarehouseResource, datasets: DatasetsResource) -> MaterializeResult:
     report = build_agentworldbench(warehouse.path, dataset_dir(warehouse.path, "agentworldbench"),
                                    ExportConfig(**datasets.split()))
-    held_out, overlap = training_overlap(warehouse.path / "datasets")
+    held_out, overlap = training_overlap(warehouse.path)
     rows = [{"domain": d, **v} for d, v in report.stats["by_domain"].items()]
     return MaterializeResult(
         metadata={**_counts(report), "by_domain": md_table(rows)},

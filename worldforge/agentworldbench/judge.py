@@ -74,6 +74,7 @@ def parse_judgement(text: str) -> dict[str, int] | str:
 
 
 def judge_messages(line: dict) -> list[dict]:
+    """The judge's chat messages for one prediction line: the rubric (:data:`JUDGE_SYSTEM`), then the action, the real and the predicted observation."""
     user = (f"## Agent action\n{line.get('action') or '(not recorded)'}\n\n## Real observation\n{line.get('reference', '')}\n\n"
             f"## Predicted observation\n{line.get('predicted_observation', '')}")
     return [{"role": "system", "content": JUDGE_SYSTEM}, {"role": "user", "content": user}]

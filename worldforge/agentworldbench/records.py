@@ -19,6 +19,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from worldforge.agentworldbench.prompts import system_prompt
+from worldforge.warehouse.atomic import write_jsonl_atomic
 
 OBSERVATION_HEADER = "**Environment Observation:**"
 ACTION_HEADER = "**Action:**"
@@ -52,10 +53,12 @@ def action_prompt(turn: int, action: str) -> str:
 
 
 def observation_text(observation: str) -> str:
+    """An observation as a ``response`` entry: the ``**Environment Observation:**`` header, a newline, then the text."""
     return f"{OBSERVATION_HEADER}\n{observation}"
 
 
 def strip_observation_header(text: str) -> str:
+    """The observation without its leading ``**Environment Observation:**`` header, surrounding whitespace stripped."""
     text = text.strip()
     return text[len(OBSERVATION_HEADER):].strip() if text.startswith(OBSERVATION_HEADER) else text
 
@@ -102,9 +105,5 @@ def read_records(path: str | Path) -> Iterator[tuple[int, AgentWorldBenchRecord 
 
 
 def write_records(path: str | Path, records: Sequence[AgentWorldBenchRecord]) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as fh:
-        for r in records:
-            fh.write(r.model_dump_json() + "\n")
-    return path
+    """Write records as AgentWorldBench JSONL, one per line, atomically (folder created); returns the path."""
+    return write_jsonl_atomic(path, (r.model_dump(mode="json") for r in records))

@@ -87,6 +87,7 @@ def format_check(prediction: str, reference: str, domain: str = "") -> float:
 
 
 def exact_match(prediction: str, reference: str) -> float:
+    """1.0 when both texts are equal after :func:`normalise` (SQuAD-style exact match), else 0.0."""
     return float(normalise(prediction) == normalise(reference))
 
 
@@ -153,12 +154,14 @@ class Scores:
 
     @property
     def aggregate(self) -> float:
+        """The mean of the applicable scores (``format`` included), in [0, 1]; 0.0 when the format check failed."""
         if not self.scores.get("format"):
             return 0.0
         vals = [v for v in self.scores.values() if v is not None]
         return sum(vals) / len(vals) if vals else 0.0
 
     def passed(self, name: str) -> bool | None:
+        """Whether verifier ``name`` reached its bar in :data:`PASS_AT`; ``None`` when it does not apply."""
         v = self.scores.get(name)
         return None if v is None else v >= PASS_AT[name]
 

@@ -45,6 +45,7 @@ class SearchHit(NamedTuple):
 
 
 def index_dir(world_file: str | Path, scenario: str | None = None) -> Path:
+    """The index folder of a world file's corpus: ``<world>.index`` beside it, or ``<world>.<scenario>.index`` for a scenario."""
     p = Path(world_file)
     stem = p.name[: -len(".duckdb")] if p.name.endswith(".duckdb") else p.stem
     return p.with_name(f"{stem}.{scenario}.index" if scenario else f"{stem}.index")

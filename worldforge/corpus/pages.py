@@ -54,6 +54,20 @@ class Fact:
 
 @dataclass
 class Page:
+    """One generated page and the table cells it states (a ``corpus_pages`` row and its ``corpus_facts``).
+
+    Attributes:
+        url: the stable URL (the page's key).
+        world: the world name.
+        scenario: the scenario, or ``None`` for the world itself.
+        page_type: ``entity``, ``ranking``, ``news``, ``comparison``, ``forum`` or ``timeline``.
+        title: the page title.
+        published: the publication date, or ``None`` (wiki and timeline pages).
+        lead: the first paragraph, the only text search snippets are cut from.
+        body_md: the Markdown body, starting with the lead.
+        facts: the cells the page states, each marked ``lead`` or ``body``.
+    """
+
     url: str
     world: str
     scenario: str | None
@@ -107,6 +121,7 @@ def label_column(table: M.TableSpec) -> str:
 
 
 def slug(text: str) -> str:
+    """``Nova X 2029!`` -> ``nova-x-2029``: lower case, every run of other characters a ``-``; ``x`` when nothing is left."""
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
 
 

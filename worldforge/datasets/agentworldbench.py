@@ -25,6 +25,7 @@ from worldforge.datasets.config import ExportConfig
 from worldforge.datasets.output import BuildReport, JsonlSink, ParquetSink, git_revision, write_report
 from worldforge.datasets.sources import DatasetTrajectory, iter_trajectories
 from worldforge.warehouse.atomic import atomic_dir
+from worldforge.warehouse.layout import dataset_dir
 
 SCHEMA = pa.schema([
     ("id", pa.string()), ("task", pa.string()), ("domain", pa.string()), ("source", pa.string()),
@@ -88,20 +89,20 @@ def build_agentworldbench(warehouse: str | Path, out: str | Path, config: Export
     return report
 
 
-def training_overlap(datasets_dir: str | Path) -> tuple[int, list[str]]:
+def training_overlap(warehouse: str | Path) -> tuple[int, list[str]]:
     """Held-out trajectories that also feed training data, re-read from the written files.
 
     Args:
-        datasets_dir: ``<warehouse>/datasets`` (``agentworldbench/test.parquet``, ``sft/sft.parquet``,
-            ``cpt/cpt.parquet``; a missing training file counts as empty).
+        warehouse: the warehouse whose ``datasets/agentworldbench/test.parquet`` is compared with
+            ``datasets/sft/sft.parquet`` and ``datasets/cpt/cpt.parquet`` (a missing training file counts as empty).
 
     Returns:
         ``(held-out trajectories, sorted ids found in SFT or CPT too)``.
     """
-    root = Path(datasets_dir)
-    held_out = {i.rsplit(":", 1)[0] for i in pq.read_table(root / "agentworldbench" / "test.parquet", columns=["id"]).column("id").to_pylist()}
+    test = dataset_dir(warehouse, "agentworldbench") / "test.parquet"
+    held_out = {i.rsplit(":", 1)[0] for i in pq.read_table(test, columns=["id"]).column("id").to_pylist()}
     trained: set[str] = set()
-    for path, column in ((root / "sft" / "sft.parquet", "trajectory_id"), (root / "cpt" / "cpt.parquet", "ref")):
+    for path, column in ((dataset_dir(warehouse, "sft") / "sft.parquet", "trajectory_id"), (dataset_dir(warehouse, "cpt") / "cpt.parquet", "ref")):
         if path.exists():
             trained |= set(pq.read_table(path, columns=[column]).column(column).to_pylist())
     return len(held_out), sorted(held_out & trained)

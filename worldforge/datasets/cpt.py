@@ -52,6 +52,7 @@ from worldforge.datasets.output import BuildReport, ParquetSink, git_revision, w
 from worldforge.datasets.sources import DatasetTrajectory, iter_pages, iter_trajectories
 from worldforge.datasets.tokenizer import load_tokenizer
 from worldforge.warehouse.atomic import atomic_dir
+from worldforge.warehouse.layout import trajectory_store
 
 log = logging.getLogger(__name__)
 
@@ -325,7 +326,7 @@ def build_cpt(
         })
         for key in ("split_units", "cuts_inside_a_turn", "parts_without_loss"):
             report.stats.setdefault(key, 0)
-        if trajectories is None and not (Path(warehouse) / "trajectories.duckdb").exists():
+        if trajectories is None and not trajectory_store(warehouse).exists():
             report.notes.append("no trajectory store in the warehouse: run `worldforge trajectories ingest` (or the trajectory assets) first")
         cfg = config.model_dump()
         write_report(tmp, report)

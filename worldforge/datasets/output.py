@@ -32,6 +32,7 @@ class ParquetSink:
         self._writer = pq.ParquetWriter(path, schema, compression="zstd")
 
     def add(self, row: dict) -> None:
+        """Append one row (a dict of the schema's columns); a row group is written once ``group_rows`` rows are buffered."""
         self.rows.append(row)
         if len(self.rows) + self.buffered >= self.group_rows:
             self.flush()
@@ -51,6 +52,7 @@ class ParquetSink:
             self.rows = []
 
     def flush(self) -> None:
+        """Write the buffered rows as one row group (nothing when none are buffered)."""
         self._stage()
         if self.tables:
             self._writer.write_table(pa.concat_tables(self.tables), row_group_size=self.buffered)
@@ -58,6 +60,7 @@ class ParquetSink:
             self.tables, self.buffered = [], 0
 
     def close(self) -> None:
+        """Write the remaining rows and finish the Parquet file."""
         self.flush()
         self._writer.close()
 
@@ -71,10 +74,12 @@ class JsonlSink:
         self._fh = open(path, "w", encoding="utf-8")
 
     def add(self, obj: dict) -> None:
+        """Write one object as a JSON line (non-ASCII characters kept as they are)."""
         self._fh.write(json.dumps(obj, ensure_ascii=False) + "\n")
         self.count += 1
 
     def close(self) -> None:
+        """Close the file."""
         self._fh.close()
 
 

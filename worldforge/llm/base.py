@@ -120,10 +120,12 @@ class GenerationResult(BaseModel):
 
     @property
     def completion_tokens(self) -> int:
+        """Tokens generated over every completion (the backend's own counts)."""
         return sum(c.completion_tokens for cs in self.completions.values() for c in cs)
 
     @property
     def prompt_tokens(self) -> int:
+        """Prompt tokens over the answered requests, counted once per request (its ``n`` completions share the prompt)."""
         return sum(cs[0].prompt_tokens for cs in self.completions.values() if cs)
 
 
@@ -164,6 +166,11 @@ class WorldModelBackend(BaseModel, ABC):
         self.unload()
 
     def check_params(self, params: GenerationParams) -> None:
+        """Reject sampling settings this backend cannot honour, before anything is loaded.
+
+        Raises:
+            BackendError: ``params.json_schema`` is set but the backend has no structured output.
+        """
         if params.json_schema is not None and not self.supports_json_schema:
             raise BackendError(f"the {self.kind!r} backend does not support structured output (json_schema); use 'openai' or 'vllm'")
 
@@ -203,6 +210,11 @@ class WorldModelBackend(BaseModel, ABC):
 
 
 def check_batch(requests: Sequence[WorldModelRequest], n: int) -> None:
+    """Check a batch before generation: ``n`` at least 1 and request ids unique.
+
+    Raises:
+        BackendError: ``n < 1``, or a request id repeats (up to three are named).
+    """
     if n < 1:
         raise BackendError(f"n must be at least 1, got {n}")
     ids = [r.id for r in requests]

@@ -46,11 +46,13 @@ class KVCache:
             self._con.commit()
 
     def get(self, key: str) -> object | None:
+        """The value stored under ``key``, decoded from JSON, or ``None`` when there is none."""
         with self._lock:
             row = self._con.execute(f"SELECT value FROM {self.table} WHERE key = ?", (key,)).fetchone()
         return json.loads(row[0]) if row else None
 
     def put(self, key: str, value: object) -> None:
+        """Store a JSON-serialisable ``value`` under ``key``, replacing any earlier one; committed at once."""
         blob = json.dumps(value, ensure_ascii=False)
         with self._lock:
             self._con.execute(f"INSERT OR REPLACE INTO {self.table} (key, value) VALUES (?, ?)", (key, blob))
@@ -61,6 +63,7 @@ class KVCache:
             return self._con.execute(f"SELECT count(*) FROM {self.table}").fetchone()[0]
 
     def close(self) -> None:
+        """Close the SQLite connection."""
         with self._lock:
             self._con.close()
 
@@ -81,24 +84,29 @@ class CachedBackend(WorldModelBackend):
 
     @property
     def identity(self) -> str:
+        """The inner backend's identity, so cached replies do not depend on the wrapper."""
         return self.backend.identity
 
     @property
     def cache(self) -> KVCache:
+        """The ``completions`` table of the cache file, opened on first use."""
         if self._cache is None:
             self._cache = KVCache(self.cache_path, "completions")
         return self._cache
 
     def load(self) -> None:
+        """Load the inner backend."""
         self.backend.load()
 
     def unload(self) -> None:
+        """Unload the inner backend and close the cache file (it reopens on next use)."""
         self.backend.unload()
         if self._cache is not None:
             self._cache.close()
             self._cache = None
 
     def check_params(self, params: GenerationParams) -> None:
+        """Check ``params`` against the inner backend (:meth:`WorldModelBackend.check_params`)."""
         self.backend.check_params(params)
 
     def _generate(self, requests: list[WorldModelRequest], n: int, params: GenerationParams, on_result: OnResult | None) -> GenerationResult:

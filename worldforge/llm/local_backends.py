@@ -53,6 +53,12 @@ class VLLMBackend(WorldModelBackend):
     _llm: Any = PrivateAttr(None)
 
     def load(self) -> None:
+        """Start the ``vllm.LLM`` engine for ``model``. Idempotent.
+
+        Raises:
+            BackendError: no model is given, ``vllm`` is not installed (the message names the install), or the engine
+                fails to start.
+        """
         if self._llm is not None:
             return
         if not self.model:
@@ -74,6 +80,7 @@ class VLLMBackend(WorldModelBackend):
             raise BackendError(f"vLLM could not load {self.model!r}: {type(exc).__name__}: {exc}") from exc
 
     def unload(self) -> None:
+        """Shut the engine core down, its child process included. Idempotent; a failed shutdown is logged, not raised."""
         llm, self._llm = self._llm, None
         if llm is None:
             return
@@ -140,6 +147,12 @@ class TransformersBackend(WorldModelBackend):
     _tokenizer: Any = PrivateAttr(None)
 
     def load(self) -> None:
+        """Load the tokenizer and the model onto ``device`` in eval mode (left padding; EOS as pad when none is set). Idempotent.
+
+        Raises:
+            BackendError: no model is given, ``torch`` or ``transformers`` is not installed, the model cannot be
+                loaded, or its tokenizer has no chat template.
+        """
         if self._model is not None:
             return
         if not self.model:
@@ -165,6 +178,7 @@ class TransformersBackend(WorldModelBackend):
         self._model, self._tokenizer = model, tok
 
     def unload(self) -> None:
+        """Drop the model and the tokenizer. Idempotent."""
         self._model = self._tokenizer = None
 
     def _generate(self, requests: list[WorldModelRequest], n: int, params: GenerationParams, on_result: OnResult | None) -> GenerationResult:

@@ -80,6 +80,12 @@ class OpenAIBackend(WorldModelBackend):
         )
 
     def load(self) -> None:
+        """Check the server once (``GET /models``) and settle the model: the first one served when ``model`` is empty. Idempotent.
+
+        Raises:
+            BackendError: the server is unreachable or answers with an HTTP error, serves no model, or does not
+                serve ``model``.
+        """
         if self._loaded:
             return
         models = _run(self._models())
@@ -105,6 +111,7 @@ class OpenAIBackend(WorldModelBackend):
             await client.close()
 
     def unload(self) -> None:
+        """Forget the server check; nothing else is held (every batch opens its own client)."""
         self._loaded = False
 
     def _generate(self, requests: list[WorldModelRequest], n: int, params: GenerationParams, on_result: OnResult | None) -> GenerationResult:

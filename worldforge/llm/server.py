@@ -52,9 +52,11 @@ class VLLMServer:
 
     @property
     def base_url(self) -> str:
+        """The OpenAI-compatible API root, ``http://127.0.0.1:<port>/v1``."""
         return f"http://127.0.0.1:{self.port}/v1"
 
     def command(self) -> list[str]:
+        """The server's command line: vLLM's OpenAI API server under this interpreter, eager, whole-prompt prefill, guidance structured outputs."""
         return [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", self.model, "--host", "127.0.0.1",
                 "--port", str(self.port), "--max-model-len", str(self.max_model_len), "--enforce-eager",
                 "--gpu-memory-utilization", str(self.memory_fraction),
@@ -85,10 +87,10 @@ class VLLMServer:
         log.close()
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
+            if (status := self.proc.poll()) is not None:
                 tail = self.log_tail()
-                self.stop()
-                raise BackendError(f"vllm serve exited with status {self.proc.returncode} before it was ready:\n{tail}")
+                self.stop()  # also clears self.proc
+                raise BackendError(f"vllm serve exited with status {status} before it was ready:\n{tail}")
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/health", timeout=2) as r:
                     if r.status == 200:

@@ -38,6 +38,15 @@ class OracleFailed(Exception):
 
 @dataclass
 class OracleRun:
+    """What one oracle run produced.
+
+    Attributes:
+        answer: the Markdown table in the task's column order, or a give-up sentence when no rows were found.
+        score: the answer's WideSearch score against the task's gold table.
+        steps: ``(tool call, observation)`` pairs in order, failed attempts included.
+        failed: why the oracle gave up, or ``None`` when it finished.
+    """
+
     answer: str
     score: Score
     steps: list[tuple[dict, Observation]] = field(default_factory=list)
@@ -45,12 +54,27 @@ class OracleRun:
 
 
 class Oracle:
+    """The scripted agent of one session: solves the three task kinds and keeps every step it takes.
+
+    Args:
+        env: the session to act in.
+        retries: attempts per tool call before giving up.
+    """
+
     def __init__(self, env: SearchEnv, retries: int = 8):
         self.env, self.retries = env, retries
         self.steps: list[tuple[dict, Observation]] = []
 
     def call(self, name: str, **arguments) -> Observation:
-        for _ in range(self.retries):
+        """Call a tool until it answers without failing, recording every attempt in :attr:`steps`.
+
+        An error observation, a failed batch query (``this query failed``) and ``No results found`` count as
+        failures (perturbations) and are retried.
+
+        Raises:
+            OracleFailed: all ``retries`` attempts (at least one) failed.
+        """
+        for _ in range(max(1, self.retries)):
             call = {"name": name, "arguments": arguments}
             obs = self.env.step(call)
             self.steps.append((call, obs))
@@ -70,24 +94,34 @@ class Oracle:
             page = int(more.group(1))
 
     def find(self, query: str, accept) -> str:
+        """The URL of the first result of ``query`` that ``accept(url, title)`` accepts.
+
+        Raises:
+            OracleFailed: no result fits.
+        """
         for url, title in self.results(query):
             if accept(url, title):
                 return url
         raise OracleFailed(f"no result of {query!r} fits")
 
     def page(self, url: str) -> str:
+        """A page's Markdown as ``web_extractor`` returns it."""
         return self.call("web_extractor", url=url).text
 
     @staticmethod
     def infobox(text: str) -> dict[str, str]:
+        """``{key: value}`` of every two-cell Markdown table row (``| key | value |``) of a page."""
         return {k.strip(): v.strip() for k, v in _ROW.findall(text)}
 
     @staticmethod
     def title_label(text: str) -> str:
+        """The entity label of a page: its ``# title`` cut at the last ``" - "`` (``<label> - <site> wiki`` -> ``<label>``)."""
         first = text.splitlines()[0].removeprefix("# ")
         return first.rsplit(" - ", 1)[0]
 
     def entity_row(self, url: str, task: Task, label_col: str) -> dict[str, str]:
+        """The task's required columns read from an entity page: ``label_col`` from the title, ``wiki_url`` as the
+        URL, every other column from the infobox (``""`` when absent)."""
         text = self.page(url)
         box = self.infobox(text)
         row = {}
@@ -102,6 +136,11 @@ class Oracle:
 
     # -- task kinds ---------------------------------------------------------------------
     def children(self, task: Task) -> list[dict[str, str]]:
+        """Solve a ``children`` task: the parent's wiki page, the links of its section on the children, each child's page.
+
+        Raises:
+            OracleFailed: the question is not understood, or a page or section it needs is missing.
+        """
         m = re.search(r"find every (.+?) that belongs to (.+) \(([^()]+)\)\. For each", task.question)
         if not m:
             raise OracleFailed("question not understood")
@@ -115,6 +154,11 @@ class Oracle:
         return [self.entity_row(u, task, label_col) for _, u in _LINK.findall(section.group(1))]
 
     def ranking(self, task: Task) -> list[dict[str, str]]:
+        """Solve a ``ranking`` task: the first ``n`` rows of the ranking page's table as rank, label and value (the task's three required columns).
+
+        Raises:
+            OracleFailed: the question is not understood, or the ranking page is not found.
+        """
         m = re.search(r"list the top (\d+) (.+?) ranked by (.+?) \(", task.question)
         if not m:
             raise OracleFailed("question not understood")
@@ -131,6 +175,11 @@ class Oracle:
         return rows[:n]
 
     def window(self, task: Task) -> list[dict[str, str]]:
+        """Solve a ``window`` task: the quarter's timeline page, then the page of every entity it links.
+
+        Raises:
+            OracleFailed: the question is not understood, or the timeline page is not found.
+        """
         m = re.search(r"list every (.+?) whose (.+?) falls in Q(\d) (\d{4})", task.question)
         if not m:
             raise OracleFailed("question not understood")

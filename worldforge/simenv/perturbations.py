@@ -45,6 +45,19 @@ class Step(BaseModel):
 
 
 class Perturbation(BaseModel):
+    """One perturbation kind and how often it fires: exactly one of ``rate`` or ``schedule``.
+
+    Attributes:
+        kind: what fires (see the module table).
+        rate: the probability per decision, in [0, 1].
+        schedule: a curriculum of :class:`Step` rates by episode count, ``until_episode`` increasing, the last
+            step open-ended.
+        page_size: ``pagination`` only: results per page (1 to 10).
+        error_kinds: ``transient_error`` only: the failures drawn from.
+
+    Example: ``{"kind": "transient_error", "rate": 0.1}``.
+    """
+
     model_config = ConfigDict(extra="forbid", frozen=True)
     kind: Kind
     rate: float | None = Field(None, ge=0, le=1)
@@ -79,6 +92,7 @@ class PerturbationConfig(BaseModel):
     perturbations: list[Perturbation] = Field(default_factory=list)
 
     def get(self, kind: str) -> Perturbation | None:
+        """The perturbation of ``kind`` (the first listed), or ``None`` when the session has none."""
         return next((p for p in self.perturbations if p.kind == kind), None)
 
 

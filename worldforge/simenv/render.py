@@ -66,6 +66,7 @@ class Rendering:
     checked: int = 0
 
     def as_dict(self) -> dict:
+        """The rendering as a JSON-ready dict (``decision, attempts, rejections, checked``), as observations and the render cache store it."""
         return {"decision": self.decision, "attempts": self.attempts, "rejections": self.rejections, "checked": self.checked}
 
 
@@ -220,6 +221,7 @@ class LLMSearchRenderer:
         return rendering
 
     def close(self) -> None:
+        """Close the render caches opened so far (the backend stays loaded)."""
         for c in self._caches.values():
             c.close()
         self._caches.clear()

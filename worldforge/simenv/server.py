@@ -83,6 +83,11 @@ class Sessions:
         return len(self._items)
 
     def add(self, env: SearchEnv) -> None:
+        """Register a new session, dropping idle ones first.
+
+        Raises:
+            WorldforgeError: ``max_sessions`` sessions are already open.
+        """
         with self._lock:
             self.expire()
             if len(self._items) >= self.max_sessions:
@@ -90,6 +95,7 @@ class Sessions:
             self._items[env.session_id] = (env, time.monotonic())
 
     def get(self, sid: str) -> SearchEnv | None:
+        """The session ``sid``, its idle clock restarted; ``None`` when there is none (never opened, closed or expired)."""
         with self._lock:
             item = self._items.get(sid)
             if item is None:
@@ -98,6 +104,7 @@ class Sessions:
             return item[0]
 
     def close(self, sid: str) -> bool:
+        """Close session ``sid``, queuing it for :meth:`flush` when it took a step; ``False`` when there is no such session."""
         with self._lock:
             item = self._items.pop(sid, None)
             if item is not None:

@@ -64,9 +64,11 @@ class Verdict:
 
     @property
     def ok(self) -> bool:
+        """No claim was contradicted."""
         return not self.contradictions
 
     def summary(self) -> str:
+        """One line for logs and rejection reasons: claims checked, and the first contradiction with how many more."""
         if self.ok:
             return f"{self.checked} claim(s) checked, none contradicted"
         c = self.contradictions[0]

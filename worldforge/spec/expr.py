@@ -47,22 +47,30 @@ __all__ = ["Node", "parse", "columns_of", "to_polars", "FUNCTIONS"]
 
 @dataclass(frozen=True)
 class Literal:
+    """A constant: a number, a string, ``true``/``false`` or ``null`` (``None``)."""
+
     value: object
 
 
 @dataclass(frozen=True)
 class Column:
+    """A column of the row, or ``parent_table.column`` read through the row's reference to that table."""
+
     name: str  # "col" or "parent_table.col"
 
 
 @dataclass(frozen=True)
 class Unary:
+    """``-x`` or ``not x`` (``op`` is ``-`` or ``not``)."""
+
     op: str
     operand: "Node"
 
 
 @dataclass(frozen=True)
 class Binary:
+    """An arithmetic, comparison or logical operation (``op`` as written: ``+``, ``<=``, ``and`` ...)."""
+
     op: str
     left: "Node"
     right: "Node"
@@ -70,6 +78,8 @@ class Binary:
 
 @dataclass(frozen=True)
 class Call:
+    """A call of a whitelisted function (:data:`FUNCTIONS`) with its argument nodes."""
+
     func: str
     args: tuple["Node", ...]
 

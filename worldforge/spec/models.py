@@ -62,6 +62,11 @@ class _ColumnBase(_Strict):
 
 
 class SequenceColumn(_ColumnBase):
+    """Integers ``start, start+step, ...``, one per row (surrogate keys); ``step`` must not be 0.
+
+    YAML: ``{kind: sequence, start: 100}``.
+    """
+
     kind: Literal["sequence"]
     start: int = 1
     step: int = 1
@@ -104,6 +109,14 @@ Scalar = Union[bool, int, float, str]
 
 
 class ChoiceColumn(_ColumnBase):
+    """A value drawn from ``values``: how real anchors (brands, cities) enter a world.
+
+    ``weights`` (one per value, non-negative, positive sum) weight the draw; ``unique`` draws without
+    replacement, so the table needs no more rows than values. Values share one type (ints and floats may mix).
+
+    YAML: ``{kind: choice, values: [Apple, Samsung], unique: true}``.
+    """
+
     kind: Literal["choice"]
     values: list[Scalar] = Field(min_length=1)
     weights: list[float] | None = None
@@ -122,6 +135,16 @@ class ChoiceColumn(_ColumnBase):
 
 
 class NumberColumn(_ColumnBase):
+    """An int or float drawn from ``distribution`` and kept within ``[min, max]``, with an optional ``unit``.
+
+    ``normal`` and ``lognormal`` need ``mean`` and ``std`` (lognormal: ``mean`` is the median, ``std`` the
+    spread of the log); ``exponential`` needs ``mean`` (of the excess over ``min``); ``triangular`` peaks at
+    ``mode`` (default: the midpoint). A draw outside the bounds is redrawn up to 50 times, then clipped; ints are
+    rounded to whole numbers, floats to ``decimals`` when given.
+
+    YAML: ``{kind: number, dtype: int, min: 20, max: 15000, distribution: lognormal, mean: 900, std: 0.9, unit: thousand units}``.
+    """
+
     kind: Literal["number"]
     dtype: Literal["int", "float"] = "float"
     distribution: Literal["uniform", "normal", "lognormal", "triangular", "exponential"] = "uniform"
@@ -156,6 +179,13 @@ def _date_form(v: str) -> str:
 
 
 class DateColumn(_ColumnBase):
+    """A date drawn uniformly from ``start`` to ``end``, both inclusive.
+
+    Bounds are absolute (``2029-03-01``) or relative to ``target_year`` (``Y-01-01``, ``Y-2-06-30``, ``Y+1-12-31``).
+
+    YAML: ``{kind: date, start: Y-01-05, end: Y-10-31}``.
+    """
+
     kind: Literal["date"]
     start: str
     end: str
@@ -167,6 +197,14 @@ class DateColumn(_ColumnBase):
 
 
 class FormatColumn(_ColumnBase):
+    """A formatted identifier from a ``str.format`` template.
+
+    Fields name row columns, ``parent.column`` (through a reference) or ``n``: a row counter from ``start``
+    that restarts for each value of ``counter_within``.
+
+    YAML: ``{kind: format, template: "{brands.code}-{n:03d}", counter_within: brand_id}``.
+    """
+
     kind: Literal["format"]
     template: str
     counter_within: str | None = None
@@ -174,6 +212,11 @@ class FormatColumn(_ColumnBase):
 
 
 class Cardinality(_Strict):
+    """Children per parent row through a reference: ``min`` to ``max``, both inclusive.
+
+    YAML: ``cardinality: {min: 8, max: 14}``.
+    """
+
     min: int = Field(0, ge=0)
     max: int = Field(ge=0)
 
@@ -185,12 +228,26 @@ class Cardinality(_Strict):
 
 
 class ReferenceColumn(_ColumnBase):
+    """A foreign key: every value is a primary key of the ``parent`` table.
+
+    The first reference with a ``cardinality`` drives the table's rows: each parent gets ``min``–``max``
+    children (the table's ``rows``, when given, fixes the total). Without a cardinality, every row gets a
+    parent drawn at random.
+
+    YAML: ``{kind: reference, parent: brands, cardinality: {min: 8, max: 14}}``.
+    """
+
     kind: Literal["reference"]
     parent: str
     cardinality: Cardinality | None = None
 
 
 class DeriveColumn(_ColumnBase):
+    """An expression over the row and ``parent.column`` values (:mod:`worldforge.spec.expr`), cast to ``dtype`` when given.
+
+    YAML: ``{kind: derive, expr: "add_days(announced, lead_days)"}``.
+    """
+
     kind: Literal["derive"]
     expr: str
     dtype: Literal["int", "float", "str", "bool", "date"] | None = None
@@ -202,6 +259,12 @@ class DeriveColumn(_ColumnBase):
 
 
 class RankColumn(_ColumnBase):
+    """The rank of ``of`` within each ``within`` group (or the whole table): 1 is the largest when
+    ``descending``; ties are ranked in row order, so ranks never repeat.
+
+    YAML: ``{kind: rank, of: shipments_k, within: brand_id}``.
+    """
+
     kind: Literal["rank"]
     of: str
     within: str | None = None
@@ -209,6 +272,12 @@ class RankColumn(_ColumnBase):
 
 
 class ShareColumn(_ColumnBase):
+    """``of`` divided by the sum of ``of`` within its ``within`` group (or the whole table), rounded to
+    ``decimals``; times 100 when ``percent``; null when the group sums to 0.
+
+    YAML: ``{kind: share, of: shipments_k, percent: true, decimals: 2}``.
+    """
+
     kind: Literal["share"]
     of: str
     within: str | None = None
@@ -217,6 +286,15 @@ class ShareColumn(_ColumnBase):
 
 
 class AggregateColumn(_ColumnBase):
+    """``fn`` (sum, count, mean, min, max) of the ``child`` table's column ``of``, per row of this (parent) table.
+
+    Children are found through ``via``, the child's reference to this table (default: the first one).
+    ``count`` needs no ``of`` (given one, it counts its non-null values). A parent without children gets 0
+    for ``sum`` and ``count``, null for the others. ``decimals`` rounds float results.
+
+    YAML: ``{kind: aggregate, child: models, fn: sum, of: shipments_k}``.
+    """
+
     kind: Literal["aggregate"]
     child: str
     fn: Literal["sum", "count", "mean", "min", "max"]
@@ -250,11 +328,22 @@ ColumnSpec = Annotated[
 
 
 class UniqueConstraint(_Strict):
+    """The combination of ``columns`` must not repeat across rows.
+
+    YAML: ``{kind: unique, columns: [handle]}``.
+    """
+
     kind: Literal["unique"]
     columns: list[str] = Field(min_length=1)
 
 
 class RangeConstraint(_Strict):
+    """Values of ``column`` must lie within ``[min, max]`` (inclusive; either bound may be left out).
+    Date bounds are written as in ``date`` columns, absolute or relative to ``target_year``.
+
+    YAML: ``{kind: range, column: age, min: 16, max: 40}``.
+    """
+
     kind: Literal["range"]
     column: str
     min: float | str | None = None
@@ -298,6 +387,12 @@ ConstraintSpec = Annotated[
 
 
 class TableSpec(_Strict):
+    """One table: its ``primary_key``, its ``columns`` by name (one generator ``kind`` each) and its ``constraints``.
+
+    ``rows`` fixes the row count; a table without it needs a reference with a ``cardinality``, which then
+    decides how many rows each parent gets. Column names match ``^[a-z][a-z0-9_]*$``.
+    """
+
     primary_key: str
     rows: int | None = Field(None, gt=0)
     description: str | None = None
@@ -352,6 +447,14 @@ class ScenarioSpec(_Strict):
 
 
 class WorldSpec(_Strict):
+    """A whole world spec: the top level of a YAML file in ``world_specs/``.
+
+    ``world`` names the world and its DuckDB file; ``seed`` and ``target_year`` drive generation; ``as_of``
+    (default ``Y-12-31``) is the date the world is observed at; ``scenarios`` are time-shifted copies.
+    Validation also checks cross-references and the row budget (300–500 rows for every seed) through
+    :func:`worldforge.spec.plan.validate_spec`, which raises :class:`~worldforge.errors.SpecError`.
+    """
+
     world: str = Field(pattern=_IDENT, description="world name; also the DuckDB file name")
     title: str | None = None
     description: str | None = None

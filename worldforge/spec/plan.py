@@ -82,6 +82,7 @@ class Plan:
 
     @property
     def total_rows(self) -> tuple[int, int]:
+        """``(min, max)`` rows of the whole world over any seed: the sums of :attr:`row_range`."""
         return (sum(lo for lo, _ in self.row_range.values()), sum(hi for _, hi in self.row_range.values()))
 
 

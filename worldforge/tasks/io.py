@@ -49,10 +49,12 @@ class Task:
 
     @property
     def required(self) -> list[str]:
+        """The columns an answer must give, normalised, in order."""
         return list(self.evaluation["required"])
 
     @property
     def unique_columns(self) -> list[str]:
+        """The columns that identify a row (normalised): the scorer matches answer rows to gold rows on them."""
         return list(self.evaluation["unique_columns"])
 
 

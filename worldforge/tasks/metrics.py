@@ -38,15 +38,18 @@ def parse_date(text: str) -> datetime | None:
 
 
 def norm_str(content: str) -> str:
+    """WideSearch ``norm_str``: lower case, stripped, spaces and ``*`` removed."""
     return str(content).lower().strip().replace(" ", "").replace("*", "")
 
 
 def extract_number(content: str) -> str:
+    """WideSearch ``extract_number``: the first number in the text (``,`` removed, a trailing ``%`` kept), or ``"NULL"``."""
     found = _NUMBER.findall(str(content).replace(",", ""))
     return found[0] if found else "NULL"
 
 
 def norm_date(content: str) -> str:
+    """WideSearch ``norm_date``: the date as ``YYYY-MM-DD`` (:func:`parse_date`), or the text itself when unparseable."""
     parsed = parse_date(str(content))
     return str(content) if parsed is None else parsed.strftime("%Y-%m-%d")
 
@@ -55,10 +58,12 @@ PREPROCESS: dict[str, Callable[[str], str]] = {"norm_str": norm_str, "extract_nu
 
 
 def exact_match(response: str, target: str, criterion=None) -> float:
+    """WideSearch ``exact_match``: 1.0 when equal ignoring case, else 0.0 (``criterion`` is unused)."""
     return 1.0 if response.lower() == target.lower() else 0.0
 
 
 def in_match(response: str, target: str, criterion=None) -> float:
+    """WideSearch ``in_match``: 1.0 when ``response`` is a substring of ``target`` (case-sensitive), else 0.0."""
     return 1.0 if response in target else 0.0
 
 
@@ -76,6 +81,8 @@ def _hosts(text: str) -> tuple[list[str], list[str]]:
 
 
 def url_match(response: str, target: str, criterion=None) -> float:
+    """WideSearch ``url_match``: 1.0 when both texts name the same set of URL hosts, or neither has a host and
+    their raw URL matches agree (so two texts without any URL match), else 0.0."""
     r_raw, r_hosts = _hosts(response)
     t_raw, t_hosts = _hosts(target)
     if r_hosts and t_hosts and set(r_hosts) == set(t_hosts):
@@ -93,6 +100,11 @@ def _number(text: str) -> float | None:
 
 
 def number_near(response: str, target: str, criterion=None) -> float:
+    """WideSearch ``number_near``: 1.0 when ``response`` lies within relative tolerance ``criterion`` of ``target``.
+
+    A percentage is divided by 100; the tolerance is 0 when ``criterion`` is missing or not a number; two
+    values that are not numbers match only when their texts are equal.
+    """
     try:
         tolerance = float(criterion)  # type: ignore[arg-type]
     except (TypeError, ValueError):
@@ -104,6 +116,7 @@ def number_near(response: str, target: str, criterion=None) -> float:
 
 
 def date_near(response: str, target: str, criterion=None) -> float:
+    """WideSearch ``date_near``: 1.0 when both dates parse and lie within 31 days, or when neither parses; else 0.0."""
     r, t = parse_date(response), parse_date(target)
     if r is None or t is None:
         return 1.0 if r is None and t is None else 0.0

@@ -50,6 +50,7 @@ class Score:
     notes: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict:
+        """The scores and notes as a JSON-ready dict keyed by field name."""
         return {k: getattr(self, k) for k in (
             "precision_by_row", "recall_by_row", "f1_by_row", "precision_by_item", "recall_by_item", "f1_by_item", "notes")}
 

@@ -105,6 +105,7 @@ class Quarantined:
 
 
 def record_id(file_key: str, locator: str) -> str:
+    """A stable record id: the first 16 hex digits of SHA-1 over ``<file_key>#<locator>``."""
     return hashlib.sha1(f"{file_key}#{locator}".encode()).hexdigest()[:16]
 
 

@@ -42,5 +42,6 @@ def _truthy(v: Any) -> bool:
 
 
 def strip_prefix(text: str, prefix: str) -> str:
+    """``text`` without a leading ``prefix`` (whitespace around it dropped), or ``text`` unchanged when it does not start with it."""
     t = text.lstrip()
     return t[len(prefix):].lstrip() if t.startswith(prefix) else text

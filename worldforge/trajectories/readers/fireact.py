@@ -38,10 +38,12 @@ class MessagesJsonl:
 
     @staticmethod
     def detect(first: Any, path: str) -> bool:
+        """True when the first JSONL line is ``{"messages": [...]}`` with an assistant message that writes ``Action:``."""
         return isinstance(first, dict) and _is_react(first.get("messages"))
 
     @staticmethod
     def read_line(obj: Any, path: str, locator: str) -> Trajectory | Quarantined:
+        """One ``search`` trajectory from a line's ``messages`` (ReAct turns); a malformed line is quarantined."""
         return guarded(path, locator, lambda: _trajectory(obj["messages"], path, MessagesJsonl.FORMAT, locator))
 
 
@@ -53,6 +55,7 @@ class RunsJson:
 
     @staticmethod
     def detect(doc: Any, path: str) -> bool:
+        """True for a non-empty object whose first value holds a ReAct ``traj`` and one of ``em``, ``reward``, ``prompt``."""
         if not isinstance(doc, dict) or not doc:
             return False
         sample = next(iter(doc.values()))
@@ -60,6 +63,7 @@ class RunsJson:
 
     @staticmethod
     def read(doc: Any, path: str) -> Iterator[Trajectory | Quarantined]:
+        """One ``search`` trajectory per question id (locator ``key <qid>``); a malformed run is quarantined."""
         for qid, rec in doc.items():
             locator = f"key {qid}"
             yield guarded(path, locator, lambda rec=rec, locator=locator: _trajectory(rec["traj"], path, RunsJson.FORMAT, locator))

@@ -19,6 +19,7 @@ FORMAT = "intercode_json"
 
 
 def detect(doc: Any, path: str) -> bool:
+    """True for a non-empty object whose first value has a ``turn_history`` with ``actions``."""
     if not isinstance(doc, dict) or not doc:
         return False
     sample = next(iter(doc.values()))
@@ -26,6 +27,8 @@ def detect(doc: Any, path: str) -> bool:
 
 
 def read(doc: Any, path: str) -> Iterator[Trajectory | Quarantined]:
+    """One ``terminal`` trajectory per key (locator ``key <k>``): ``query`` as the task, turns from the parallel
+    ``actions`` and ``observations``; arrays of unequal length quarantine the record."""
     for key, rec in doc.items():
         locator = f"key {key}"
 

@@ -27,6 +27,7 @@ _NOISE_ARGS = {"thought", "is_input", "timeout", "security_risk", "confirmation_
 
 
 def is_event_list(value: Any) -> bool:
+    """A non-empty list of OpenHands events: dicts with ``id``, ``source`` and an ``action`` or ``observation``."""
     return (
         isinstance(value, list)
         and bool(value)
@@ -35,6 +36,7 @@ def is_event_list(value: Any) -> bool:
 
 
 def detect(doc: Any, path: str) -> bool:
+    """True for a bare OpenHands event list (``tests/runtime/trajs/*.json``)."""
     return is_event_list(doc)
 
 
@@ -78,6 +80,7 @@ def events_to_turns(events: list[dict]) -> tuple[str, list[Turn]]:
 
 
 def read(doc: Any, path: str) -> Iterator[Trajectory | Quarantined]:
+    """The file as one ``swe`` trajectory (locator ``file``): turns paired through ``cause``, the task from the first user message."""
     def build() -> Trajectory:
         task, turns = events_to_turns(doc)
         return Trajectory(SOURCE, path, FORMAT, "swe", task, "file", turns)
@@ -93,10 +96,12 @@ class OutputJsonl:
 
     @staticmethod
     def detect(first: Any, path: str) -> bool:
+        """True when the first JSONL line has an ``instance_id`` and a ``history`` list."""
         return isinstance(first, dict) and "instance_id" in first and isinstance(first.get("history"), list)
 
     @staticmethod
     def read_line(obj: Any, path: str, locator: str) -> Trajectory | Quarantined:
+        """One ``swe`` trajectory from a line's ``history``; the task is ``instruction``, else the first user message."""
         def build() -> Trajectory:
             task, turns = events_to_turns(obj["history"])
             instruction = obj.get("instruction")

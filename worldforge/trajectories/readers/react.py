@@ -17,6 +17,7 @@ _ACTION = re.compile(r"(?:^|\n)\s*Action\s*:\s*(.*)", re.S)
 
 
 def action_of(text: str) -> str:
+    """The action of an assistant message: the text after ``Action:`` to the end, or the whole text when it has none."""
     m = _ACTION.search(text)
     return m.group(1).strip() if m else text.strip()
 

@@ -21,6 +21,7 @@ FORMAT = "swe_agent_traj"
 
 
 def detect(doc: Any, path: str) -> bool:
+    """True for an object with a ``trajectory`` list and a ``history``."""
     return isinstance(doc, dict) and isinstance(doc.get("trajectory"), list) and "history" in doc
 
 
@@ -30,6 +31,8 @@ def _domain(doc: dict, path: str) -> str:
 
 
 def read(doc: Any, path: str) -> Iterator[Trajectory | Quarantined]:
+    """The file as one trajectory (locator ``file``): turns from the ``trajectory`` steps, the task from the
+    first non-demo user message of ``history``; ``terminal`` for CTF runs, else ``swe``."""
     def build() -> Trajectory:
         turns = []
         for i, step in enumerate(doc["trajectory"]):

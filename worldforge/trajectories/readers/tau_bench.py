@@ -19,6 +19,7 @@ FORMAT = "tau_bench_json"
 
 
 def detect(doc: Any, path: str) -> bool:
+    """True for a non-empty list whose first item has ``traj`` and ``task_id``."""
     return isinstance(doc, list) and bool(doc) and isinstance(doc[0], dict) and "traj" in doc[0] and "task_id" in doc[0]
 
 
@@ -39,6 +40,7 @@ def openai_tool_turns(messages: list[dict]) -> list[Turn]:
 
 
 def read(doc: Any, path: str) -> Iterator[Trajectory | Quarantined]:
+    """One ``tool`` trajectory per item (locator ``item <i>``): tool calls paired with their ``tool`` replies, the task from the first user message."""
     for i, rec in enumerate(doc):
         locator = f"item {i}"
 

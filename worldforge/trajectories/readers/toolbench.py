@@ -19,10 +19,12 @@ FORMAT = "toolbench_answer"
 
 
 def detect(doc: Any, path: str) -> bool:
+    """True for an object with an ``answer_generation`` object."""
     return isinstance(doc, dict) and isinstance(doc.get("answer_generation"), dict)
 
 
 def read(doc: Any, path: str) -> Iterator[Trajectory | Quarantined]:
+    """The file as one ``tool`` trajectory from the last chain of ``train_messages``, ``query`` as the task; a file without chains is quarantined."""
     def build() -> Trajectory:
         gen = doc["answer_generation"]
         chains = gen.get("train_messages")

@@ -24,12 +24,14 @@ _TASK = re.compile(r"Now given a task:\s*(.*?)(?:\s*Observation:|$)", re.S)
 
 
 def detect(doc: Any, path: str) -> bool:
+    """True for a message list that opens with a system message and has an assistant message that writes ``Action:``."""
     return is_message_list(doc) and doc[0].get("role") == "system" and any(
         m.get("role") == "assistant" and "Action:" in as_text(m.get("content")) for m in doc
     )
 
 
 def read(doc: Any, path: str) -> Iterator[Trajectory | Quarantined]:
+    """The file as one ``web`` trajectory (locator ``file``): ReAct turns, the task cut from the first user message (``Now given a task: ...``)."""
     def build() -> Trajectory:
         first = next((as_text(m.get("content")) for m in doc if m.get("role") == "user"), "")
         m = _TASK.search(first)
