@@ -1,0 +1,192 @@
+"""The layout rules of the README's "Layout" section, checked on the code itself.
+
+* every package of ``worldforge/`` imports only what the README's map lets it import (directly,
+  or through what those may import), so imports flow one way, from the stores up to the datasets;
+* no module imports another at import time in a circle;
+* the library never imports ``dagster`` or the code location (``assets``);
+* every public module, function, class and method has a docstring;
+* ``ruff`` (pyflakes and import order, configured in pyproject.toml) finds nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import shutil
+import subprocess
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+LIB = ROOT / "worldforge"
+ANYTHING = "*"
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+@cache
+def _modules() -> dict[str, Path]:
+    return {_module_name(p): p for p in sorted(LIB.rglob("*.py"))}
+
+
+def _part(module: str) -> str:
+    """The map entry a module belongs to: ``spec`` for worldforge.spec.*, ``errors`` for worldforge.errors."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _imports(module: str) -> list[tuple[str, bool]]:
+    """``(imported module, at import time)`` for every import statement of a module.
+
+    Imports inside functions and under ``if TYPE_CHECKING:`` do not run at import time; they
+    still count for the layering rule.
+    """
+    path = _modules()[module]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: list[tuple[str, bool]] = []
+
+    def visit(node: ast.AST, runtime: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.Import):
+                found.extend((a.name, runtime) for a in child.names)
+            elif isinstance(child, ast.ImportFrom):
+                base = child.module or ""
+                if child.level:
+                    anchor = package.split(".")[: len(package.split(".")) - child.level + 1]
+                    base = ".".join(anchor + ([base] if base else []))
+                for alias in child.names:  # ``from pkg import submodule`` imports the submodule, ``from mod import name`` the module
+                    sub = f"{base}.{alias.name}"
+                    found.append((sub if sub in _modules() else base, runtime))
+            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                visit(child, False)
+            elif isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                visit(child, False)
+            else:
+                visit(child, runtime)
+
+    visit(tree, True)
+    return found
+
+
+def _resolve(name: str) -> str | None:
+    """The worldforge module an imported name refers to (the longest known prefix), else None."""
+    while name:
+        if name in _modules():
+            return name
+        name = name.rpartition(".")[0]
+    return None
+
+
+@cache
+def _layout_map() -> dict[str, set[str]]:
+    """The README's Layout table: ``{entry: set of entries it may import}`` (``*``: anything)."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("\n## Layout", 1)[1].split("\n## ", 1)[0]
+    rules: dict[str, set[str]] = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        m = re.fullmatch(r"`worldforge/([\w]+)(?:/|\.py)`", cells[0]) if len(cells) == 3 else None
+        if not m:
+            continue
+        may = cells[2]
+        rules[m.group(1)] = {ANYTHING} if "everything" in may else set(re.findall(r"`(\w+)`", may))
+    return rules
+
+
+def _closure(entry: str) -> set[str]:
+    rules, seen, todo = _layout_map(), set(), [entry]
+    while todo:
+        for dep in rules.get(todo.pop(), set()):
+            if dep not in seen:
+                seen.add(dep)
+                todo.append(dep)
+    return seen
+
+
+def test_the_readme_map_names_every_part_of_the_library_and_is_acyclic():
+    rules = _layout_map()
+    parts = {_part(m) for m in _modules()}
+    assert parts - {"__init__"} <= set(rules), f"add these to the README's Layout table: {sorted(parts - {'__init__'} - set(rules))}"
+    for entry in rules:
+        assert entry not in _closure(entry), f"the Layout map has a circle through {entry}"
+        assert _closure(entry) <= set(rules) | {ANYTHING}, f"{entry} may import an entry the map does not define"
+
+
+def test_imports_follow_the_layout_map():
+    wrong = []
+    for module in _modules():
+        src = _part(module)
+        allowed = _closure(src)
+        for name, _ in _imports(module):
+            target = _resolve(name)
+            if target is None or target == "worldforge":  # outside the library, or its version
+                continue
+            dst = _part(target)
+            if dst != src and ANYTHING not in allowed and dst not in allowed:
+                wrong.append(f"{module} imports {target} ({src} may not import {dst})")
+    assert not wrong, "\n".join(sorted(set(wrong)))
+
+
+def test_no_import_circle_at_import_time():
+    graph = {m: {t for n, runtime in _imports(m) if runtime and (t := _resolve(n)) and t != m} for m in _modules()}
+    state: dict[str, int] = {}
+    circles: list[list[str]] = []
+
+    def walk(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                circles.append(path[path.index(nxt):] + [nxt] if nxt in path else [node, nxt])
+            elif nxt not in state:
+                walk(nxt, path + [nxt])
+        state[node] = 2
+
+    for m in sorted(graph):
+        if m not in state:
+            walk(m, [m])
+    assert not circles, "import circles:\n" + "\n".join(" -> ".join(c) for c in circles)
+
+
+def test_the_library_never_imports_dagster_or_the_code_location():
+    bad = [f"{m} imports {n}" for m in _modules() for n, _ in _imports(m) if n.split(".")[0] in ("dagster", "assets")]
+    assert not bad, "\n".join(bad)
+
+
+def _missing_docstrings(folder: Path) -> list[str]:
+    missing = []
+    for path in sorted(folder.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        where = path.relative_to(ROOT)
+        if not ast.get_docstring(tree):
+            missing.append(f"{where}: module")
+
+        def visit(body: list[ast.stmt], prefix: str) -> None:
+            for node in body:
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and not node.name.startswith("_"):
+                    if not ast.get_docstring(node):
+                        missing.append(f"{where}:{node.lineno} {prefix}{node.name}")
+                    if isinstance(node, ast.ClassDef):
+                        visit(node.body, f"{prefix}{node.name}.")
+
+        visit(tree.body, "")
+    return missing
+
+
+def test_every_public_name_has_a_docstring():
+    missing = _missing_docstrings(LIB)
+    assert not missing, f"{len(missing)} public names without a docstring:\n" + "\n".join(missing)
+
+
+@pytest.mark.skipif(shutil.which("ruff", path=str(ROOT / ".venv" / "bin")) is None and shutil.which("ruff") is None,
+                    reason="ruff is not installed (the dev extra installs it)")
+def test_ruff_finds_nothing():
+    ruff = shutil.which("ruff", path=str(ROOT / ".venv" / "bin")) or shutil.which("ruff")
+    proc = subprocess.run([ruff, "check", "worldforge", "assets", "tests", "bench"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
