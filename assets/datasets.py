@@ -33,9 +33,9 @@ def _counts(report) -> dict:
     deps=[turn_mask_stats, *WORLD_DEPS],
     check_specs=[AssetCheckSpec("records_balance", asset="cpt_dataset"), AssetCheckSpec("mask_matches_informative", asset="cpt_dataset"),
                  AssetCheckSpec("loss_share", asset="cpt_dataset")],
-    description="CPT samples: trajectories (train split) with turn-level loss masks and world pages, tokenized (WAREHOUSE/datasets/cpt).",
 )
 def cpt_dataset(context: AssetExecutionContext, warehouse: WarehouseResource, datasets: DatasetsResource) -> MaterializeResult:
+    """CPT samples: trajectories (train split) with turn-level loss masks and world pages, tokenized (WAREHOUSE/datasets/cpt)."""
     config = CPTConfig(tokenizer=datasets.tokenizer_path(warehouse.path), max_tokens=datasets.cpt_max_tokens, **datasets.split())
     report = build_cpt(warehouse.path, dataset_dir(warehouse.path, "cpt"), config)
     context.log.info("cpt: %s; %d samples", report.tally.summary(), report.samples)
@@ -58,9 +58,9 @@ def cpt_dataset(context: AssetExecutionContext, warehouse: WarehouseResource, da
     pool="datasets",
     deps=[turn_mask_stats, *WORLD_DEPS],
     check_specs=[AssetCheckSpec("records_balance", asset="sft_dataset"), AssetCheckSpec("acceptance_rates", asset="sft_dataset")],
-    description="SFT next-state prediction samples; with a world model (WORLDFORGE_ENV=gpu) targets come from rejection sampling (WAREHOUSE/datasets/sft).",
 )
 def sft_dataset(context: AssetExecutionContext, warehouse: WarehouseResource, datasets: DatasetsResource, world_model: WorldModelResource) -> MaterializeResult:
+    """SFT next-state prediction samples; with a world model (WORLDFORGE_ENV=gpu) targets come from rejection sampling (WAREHOUSE/datasets/sft)."""
     config = SFTConfig(tokenizer=datasets.tokenizer_path(warehouse.path), max_context_tokens=datasets.sft_max_context_tokens, k=datasets.sft_k,
                        threshold=datasets.sft_threshold, **datasets.split())
     backend = world_model.backend(warehouse.path)
@@ -90,9 +90,9 @@ def sft_dataset(context: AssetExecutionContext, warehouse: WarehouseResource, da
     pool="datasets",
     deps=[turn_mask_stats, *WORLD_DEPS, cpt_dataset, sft_dataset],  # after them: the check compares the three
     check_specs=[AssetCheckSpec("records_balance", asset="agentworldbench_export"), AssetCheckSpec("disjoint_from_training", asset="agentworldbench_export")],
-    description="The held-out split as AgentWorldBench <domain>_test.jsonl files (WAREHOUSE/datasets/agentworldbench).",
 )
 def agentworldbench_export(context: AssetExecutionContext, warehouse: WarehouseResource, datasets: DatasetsResource) -> MaterializeResult:
+    """The held-out split as AgentWorldBench <domain>_test.jsonl files (WAREHOUSE/datasets/agentworldbench)."""
     report = build_agentworldbench(warehouse.path, dataset_dir(warehouse.path, "agentworldbench"),
                                    ExportConfig(**datasets.split()))
     held_out, overlap = training_overlap(warehouse.path)
@@ -112,9 +112,9 @@ def agentworldbench_export(context: AssetExecutionContext, warehouse: WarehouseR
     pool="datasets",
     deps=[agentworldbench_export],
     check_specs=[AssetCheckSpec("predictions_balance", asset="world_model_eval")],
-    description="The world model on the AgentWorldBench export: eval infer, rule-metric judge and scores per domain (WAREHOUSE/datasets/eval).",
 )
 def world_model_eval(context: AssetExecutionContext, warehouse: WarehouseResource, datasets: DatasetsResource, world_model: WorldModelResource) -> MaterializeResult:
+    """The world model on the AgentWorldBench export: eval infer, rule-metric judge and scores per domain (WAREHOUSE/datasets/eval)."""
     from worldforge.agentworldbench.evaluate import evaluate_export
 
     result = evaluate_export(dataset_dir(warehouse.path, "agentworldbench"), dataset_dir(warehouse.path, "eval"),

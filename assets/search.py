@@ -20,9 +20,9 @@ from worldforge.warehouse.layout import tasks_dir
     group_name="scenarios",
     deps=[world_tables],
     check_specs=[AssetCheckSpec("scenario_invariants", asset="scenario_tables")],
-    description="Time-shifted copies of the world (schema scenario_<name> in its DuckDB file).",
 )
 def scenario_tables(context: AssetExecutionContext, warehouse: WarehouseResource) -> MaterializeResult:
+    """Time-shifted copies of the world (schema scenario_<name> in its DuckDB file)."""
     path = world_path(warehouse.path, context.partition_key)
     wf = read_world(path)
     try:
@@ -44,9 +44,9 @@ def scenario_tables(context: AssetExecutionContext, warehouse: WarehouseResource
     group_name="corpora",
     deps=[scenario_tables],
     check_specs=[AssetCheckSpec("no_contradicted_fact", asset="search_corpus")],
-    description="Pages (entity, ranking, news, comparison, forum) with cell provenance: corpus_pages, corpus_facts.",
 )
 def search_corpus(context: AssetExecutionContext, warehouse: WarehouseResource) -> MaterializeResult:
+    """Pages (entity, ranking, news, comparison, forum) with cell provenance: corpus_pages, corpus_facts."""
     built = build_checked_corpus(world_path(warehouse.path, context.partition_key))
     bad = built.contradictions
     return MaterializeResult(
@@ -61,9 +61,9 @@ def search_corpus(context: AssetExecutionContext, warehouse: WarehouseResource) 
     partitions_def=world_partitions,
     group_name="corpora",
     deps=[search_corpus],
-    description="tantivy BM25 indexes beside the world file (<world>.index, <world>.<scenario>.index).",
 )
 def search_index(context: AssetExecutionContext, warehouse: WarehouseResource) -> MaterializeResult:
+    """tantivy BM25 indexes beside the world file (<world>.index, <world>.<scenario>.index)."""
     dirs = index_corpora(world_path(warehouse.path, context.partition_key))
     return MaterializeResult(metadata={"indexes": MetadataValue.json([str(d) for d in dirs])})
 
@@ -73,9 +73,9 @@ def search_index(context: AssetExecutionContext, warehouse: WarehouseResource) -
     group_name="corpora",
     deps=[search_corpus],
     check_specs=[AssetCheckSpec("every_task_solvable", asset="search_tasks"), AssetCheckSpec("records_balance", asset="search_tasks")],
-    description="WideSearch-style tasks (search_tasks table) exported to WAREHOUSE/tasks/<world>/.",
 )
 def search_tasks(context: AssetExecutionContext, warehouse: WarehouseResource) -> MaterializeResult:
+    """WideSearch-style tasks (search_tasks table) exported to WAREHOUSE/tasks/<world>/."""
     world = context.partition_key
     out = tasks_dir(warehouse.path, world)
     built = build_and_export_tasks(world_path(warehouse.path, world), out)
@@ -95,9 +95,9 @@ def search_tasks(context: AssetExecutionContext, warehouse: WarehouseResource) -
     pool="episodes_db",
     deps=[search_index, search_tasks],
     check_specs=[AssetCheckSpec("oracle_solves_every_task", asset="oracle_episodes"), AssetCheckSpec("no_leakage", asset="oracle_episodes")],
-    description="Oracle-agent episodes in the simulated search environment, clean and under the default perturbation mix (episodes.duckdb).",
 )
 def oracle_episodes(context: AssetExecutionContext, warehouse: WarehouseResource) -> MaterializeResult:
+    """Oracle-agent episodes in the simulated search environment, clean and under the default perturbation mix (episodes.duckdb)."""
     suite = run_oracle_suite(context.partition_key, warehouse.path)
     clean, noisy = suite.clean, suite.perturbed
     return MaterializeResult(

@@ -21,9 +21,9 @@ trajectory_sources = DynamicPartitionsDefinition(name="trajectory_sources")
     group_name="trajectories",
     pool="trajectories_db",
     check_specs=[AssetCheckSpec("records_balance", asset="trajectory_turns")],
-    description="Real agent trajectories read from every source into WAREHOUSE/trajectories.duckdb (canonical turns).",
 )
 def trajectory_turns(context: AssetExecutionContext, warehouse: WarehouseResource, sources: SourcesResource) -> MaterializeResult:
+    """Real agent trajectories read from every source into WAREHOUSE/trajectories.duckdb (canonical turns)."""
     landing = landing_dir(warehouse.path)  # files dropped here (see the landing_trajectories sensor)
     paths = [*sources.trajectories, *([str(landing)] if landing.is_dir() and any(landing.iterdir()) else [])]
     report = ingest(paths, warehouse.path, compute_masks=False)  # turn_mask_stats computes them
@@ -45,9 +45,9 @@ def trajectory_turns(context: AssetExecutionContext, warehouse: WarehouseResourc
     pool="trajectories_db",
     deps=[trajectory_turns],
     check_specs=[AssetCheckSpec("statistics_complete", asset="turn_mask_stats")],
-    description="The four loss-mask statistics and the informative/mask decision of every turn (DESIGN.md section 5).",
 )
 def turn_mask_stats(context: AssetExecutionContext, warehouse: WarehouseResource) -> MaterializeResult:
+    """The four loss-mask statistics and the informative/mask decision of every turn (DESIGN.md section 5)."""
     masks = recompute_masks(warehouse.path)
     share = masks.informative_share
     plots = {}
@@ -71,9 +71,9 @@ def turn_mask_stats(context: AssetExecutionContext, warehouse: WarehouseResource
     partitions_def=trajectory_sources,
     deps=[turn_mask_stats],
     check_specs=[AssetCheckSpec("shard_complete", asset="trajectory_shards")],
-    description="One source's turns with their statistics and mask decision as WAREHOUSE/trajectories/<source>.parquet.",
 )
 def trajectory_shards(context: AssetExecutionContext, warehouse: WarehouseResource) -> MaterializeResult:
+    """One source's turns with their statistics and mask decision as WAREHOUSE/trajectories/<source>.parquet."""
     out, rows = export_shard(warehouse.path, context.partition_key)
     stored, unmasked = pl.scan_parquet(out).select(pl.len(), pl.col("informative").null_count()).collect().row(0)
     return MaterializeResult(

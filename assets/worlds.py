@@ -34,9 +34,9 @@ CHECKS = {
     partitions_def=world_partitions,
     group_name="worlds",
     check_specs=[AssetCheckSpec(name, asset="world_tables") for name in CHECKS],
-    description="A seeded fictional world in WAREHOUSE/<world>.duckdb, with PRIMARY/FOREIGN KEY constraints.",
 )
 def world_tables(context: AssetExecutionContext, warehouse: WarehouseResource, sources: SourcesResource) -> MaterializeResult:
+    """A seeded fictional world in WAREHOUSE/<world>.duckdb, with PRIMARY/FOREIGN KEY constraints."""
     try:
         built = build_world_file(sources.spec_file(context.partition_key), warehouse.path, with_scenarios=False)
     except (WorldforgeError, FileNotFoundError) as exc:  # a user's spec mistake: show it, not a traceback
