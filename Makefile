@@ -69,9 +69,15 @@ bench: $(STAMP)  ## bench/simenv.py reads the demo's warehouse: run make demo fi
 
 ## The Dagster UI on http://WORLDFORGE_HOST:WORLDFORGE_UI_PORT (default http://127.0.0.1:3000)
 dev: $(STAMP)
-	$(BIN)/dagster dev -m assets.definitions -h "$$($(WF) settings host)" -p "$$($(WF) settings ui_port)"
+	@host="$$($(WF) settings host)" && port="$$($(WF) settings ui_port)" && \
+	exec $(BIN)/dagster dev -m assets.definitions -h "$$host" -p "$$port"
 
+## Removes the warehouse (never the checkout, / or your home folder) and Dagster's run state.
 clean:
-	@if [ -x $(WF) ]; then wh="$$($(WF) settings warehouse)" && echo "rm -rf $$wh" && rm -rf "$$wh"; fi
+	@if [ -x $(WF) ]; then \
+	  wh="$$($(WF) settings warehouse)" || exit 2; \
+	  case "$$wh" in "" | / | "$$HOME" | "$(CURDIR)" | "$(CURDIR)/" | "$$(dirname $(CURDIR))") \
+	    echo "refusing to remove $$wh: point WORLDFORGE_WAREHOUSE at a warehouse folder"; exit 2;; esac; \
+	  echo "rm -rf $$wh"; rm -rf "$$wh"; fi
 	rm -rf .pytest_cache
 	find dagster_home -mindepth 1 ! -name dagster.yaml -exec rm -rf {} +

@@ -36,7 +36,7 @@ def _counts(report) -> dict:
 )
 def cpt_dataset(context: AssetExecutionContext, warehouse: WarehouseResource, datasets: DatasetsResource) -> MaterializeResult:
     """CPT samples: trajectories (train split) with turn-level loss masks and world pages, tokenized (WAREHOUSE/datasets/cpt)."""
-    config = CPTConfig(tokenizer=datasets.tokenizer_path(warehouse.path), max_tokens=datasets.cpt_max_tokens, **datasets.split())
+    config = CPTConfig(tokenizer=datasets.tokenizer or None, max_tokens=datasets.cpt_max_tokens, **datasets.split())
     report = build_cpt(warehouse.path, dataset_dir(warehouse.path, "cpt"), config)
     context.log.info("cpt: %s; %d samples", report.tally.summary(), report.samples)
     bad, checked = mask_mismatches(report.path / "cpt.parquet")
@@ -44,7 +44,7 @@ def cpt_dataset(context: AssetExecutionContext, warehouse: WarehouseResource, da
     by_domain = [{"domain": d, **v} for d, v in report.stats["by_domain"].items()]
     return MaterializeResult(
         metadata={**_counts(report), "tokens": report.stats["tokens"], "loss_tokens": report.stats["loss_tokens"], "loss_share": share,
-                  "by_domain": md_table(by_domain), "tokenizer": config.tokenizer},
+                  "by_domain": md_table(by_domain), "tokenizer": report.config["tokenizer"]},
         check_results=[
             balance_check(report.tally),
             AssetCheckResult(check_name="mask_matches_informative", passed=bad == 0, metadata={"spans_checked": checked, "mismatches": bad}),
@@ -61,7 +61,7 @@ def cpt_dataset(context: AssetExecutionContext, warehouse: WarehouseResource, da
 )
 def sft_dataset(context: AssetExecutionContext, warehouse: WarehouseResource, datasets: DatasetsResource, world_model: WorldModelResource) -> MaterializeResult:
     """SFT next-state prediction samples; with a world model (WORLDFORGE_ENV=gpu) targets come from rejection sampling (WAREHOUSE/datasets/sft)."""
-    config = SFTConfig(tokenizer=datasets.tokenizer_path(warehouse.path), max_context_tokens=datasets.sft_max_context_tokens, k=datasets.sft_k,
+    config = SFTConfig(tokenizer=datasets.tokenizer or None, max_context_tokens=datasets.sft_max_context_tokens, k=datasets.sft_k,
                        threshold=datasets.sft_threshold, **datasets.split())
     backend = world_model.backend(warehouse.path)
     # the grounded renderer has no reasoning to sample: locally the builder writes the non-thinking variant

@@ -6,12 +6,15 @@
   ``WORLDFORGE_CELERY_BACKEND``;
 * ``k8s``: each step as a Kubernetes Job (``dagster-k8s``) in ``WORLDFORGE_K8S_NAMESPACE``,
   with the image of the code location's deployment and the warehouse on a shared volume
-  (``WORLDFORGE_WAREHOUSE`` is passed through to every step).
+  (every ``WORLDFORGE_*`` variable set where the run is launched, ``WORLDFORGE_WAREHOUSE``
+  first of all, is passed through to every step).
 
 The definitions do not change: only the executor does (configuration, no scheduler of ours).
 Every world partition writes its own DuckDB file, so steps on different machines never write
 the same file; the shared stores keep their concurrency pools.
 """
+
+import os
 
 from dagster import ExecutorDefinition, multiprocess_executor
 
@@ -43,6 +46,7 @@ def executor_for(name: str | None = None) -> ExecutorDefinition:
         raise ValueError("WORLDFORGE_EXECUTOR=k8s needs dagster-k8s: pip install dagster-k8s") from None
     return k8s_job_executor.configured({
         "job_namespace": s.k8s_namespace,
-        "env_vars": [Settings.env_var(f) for f in Settings.model_fields],  # every WORLDFORGE_* setting reaches every step
+        # every WORLDFORGE_* setting set here reaches every step (Dagster refuses names that are not set)
+        "env_vars": [name for name in map(Settings.env_var, Settings.model_fields) if name in os.environ],
         **({"max_concurrent": s.max_concurrent} if s.max_concurrent else {}),
     }, name="k8s")

@@ -69,9 +69,9 @@ class WorldModelResource(ConfigurableResource):
 
     def backend(self, warehouse: str | Path | None = None):
         """The configured :class:`worldforge.llm.WorldModelBackend` (not loaded yet)."""
-        from worldforge.llm import make_backend
+        from worldforge.backends import world_model
 
-        return make_backend(self.kind or None, base_url=self.base_url or None, model=self.model or None,
+        return world_model(self.kind or None, base_url=self.base_url or None, model=self.model or None,
                             warehouse=None if warehouse is None else str(warehouse))
 
 
@@ -93,11 +93,6 @@ class DatasetsResource(ConfigurableResource):
     sft_threshold: float = default(SFTConfig, "threshold")
     eval_max_records_per_source: int = 50  # records per source and domain in world_model_eval
 
-    def tokenizer_path(self, warehouse: Path) -> str:
-        """The tokenizer to build with (:func:`worldforge.datasets.tokenizer.resolve_tokenizer`)."""
-        from worldforge.datasets.tokenizer import resolve_tokenizer
-
-        return resolve_tokenizer(self.tokenizer or None, warehouse)
 
     def split(self) -> dict:
         """The held-out split every dataset asset shares: ``{"seed", "test_fraction"}``."""

@@ -29,8 +29,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from worldforge.datasets.config import SplitConfig  # noqa: E402
 from worldforge.datasets.cpt import CPTConfig, build_cpt, render_trajectory  # noqa: E402
-from worldforge.datasets.sources import DatasetTrajectory, iter_trajectories  # noqa: E402
+from worldforge.datasets.sources import DatasetTrajectory, iter_split_trajectories  # noqa: E402
 from worldforge.datasets.tokenizer import default_tokenizer, load_tokenizer  # noqa: E402
 from worldforge.settings import get_settings  # noqa: E402
 from worldforge.trajectories.model import StoredTurn  # noqa: E402
@@ -42,7 +43,7 @@ def real_turns(warehouse: Path) -> list[tuple[str, str, list[StoredTurn]]]:
 
         print(f"no trajectory store in {warehouse}: ingesting ../shared/data/trajectories", flush=True)
         ingest([ROOT.parent / "shared" / "data" / "trajectories"], warehouse)
-    return [(t.domain, t.task, t.turns) for t in iter_trajectories(warehouse, test_fraction=0.0) if t.turns]
+    return [(t.domain, t.task, t.turns) for t in iter_split_trajectories(warehouse, SplitConfig(test_fraction=0.0)) if t.turns]
 
 
 def synthetic(base, n_turns: int, obs_chars: int | None = None):

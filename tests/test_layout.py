@@ -159,6 +159,13 @@ def test_the_library_never_imports_dagster_or_the_code_location():
     assert not bad, "\n".join(bad)
 
 
+def test_datasets_read_the_stores_and_write_no_sql():
+    """datasets/ consumes the stores' typed reads: it never opens DuckDB itself."""
+    bad = [f"{m} imports {n}" for m in _modules() if _part(m) == "datasets" for n, _ in _imports(m) if n.split(".")[0] == "duckdb"]
+    sql = [str(p.relative_to(ROOT)) for p in (LIB / "datasets").rglob("*.py") if re.search(r"\bSELECT\b.*\bFROM\b", p.read_text(encoding="utf-8"))]
+    assert not bad and not sql, bad + sql
+
+
 def _missing_docstrings(folder: Path) -> list[str]:
     missing = []
     for path in sorted(folder.rglob("*.py")):

@@ -3,7 +3,8 @@
 Each field is set by the environment variable ``WORLDFORGE_<FIELD>`` (``WORLDFORGE_WAREHOUSE``,
 ``WORLDFORGE_ENV``, ``WORLDFORGE_TOKENIZER`` ...). A CLI option or a Dagster resource field
 overrides it for one call. The library, the CLI (``worldforge settings`` prints them), the
-Dagster code location and the Makefile read their defaults here and nowhere else.
+Dagster code location (which reads them when it loads, as its resources' defaults) and the
+Makefile take their defaults from here; no other place states them.
 
 Settings are read when asked for (:func:`get_settings` builds them from the environment on
 each call, which costs microseconds), so a changed environment variable takes effect at once.
@@ -55,6 +56,7 @@ class Settings(BaseSettings):
         search_port: port of ``worldforge serve search``.
         vllm_port: port of ``worldforge dev serve``.
         ui_port: port of the Dagster UI (``make dev``).
+        session_idle_s: seconds before an idle session of the search server expires.
         cache_dir: vLLM and torch inductor caches of ``worldforge dev serve``.
         executor: the Dagster executor (one of :data:`EXECUTORS`).
         max_concurrent: steps at once under the multiprocess or k8s executor (0: one per CPU).
@@ -75,12 +77,20 @@ class Settings(BaseSettings):
     search_port: int = Field(8000, ge=1, le=65535)
     vllm_port: int = Field(8000, ge=1, le=65535)
     ui_port: int = Field(3000, ge=1, le=65535)
+    session_idle_s: float = Field(600.0, gt=0)
     cache_dir: Path = Path(".cache")
     executor: Literal["multiprocess", "celery", "k8s"] = "multiprocess"
     max_concurrent: int = Field(0, ge=0)
     celery_broker: str = "pyamqp://guest@localhost//"
     celery_backend: str = "rpc://"
     k8s_namespace: str = "worldforge"
+
+    @field_validator("warehouse", "specs", "cache_dir", mode="before")
+    @classmethod
+    def _not_empty(cls, value: object) -> object:
+        if isinstance(value, (str, os.PathLike)) and not str(value).strip():
+            raise ValueError("must not be empty (unset the variable to use the default)")
+        return value
 
     @field_validator("warehouse", "specs", "cache_dir")
     @classmethod

@@ -7,13 +7,14 @@ the trajectory store, the episode store, the dataset reports and the evaluation 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from worldforge.simenv.episodes import read_episodes
+from worldforge.corpus.store import page_count
+from worldforge.simenv.episodes import EpisodeCounts, episode_counts
+from worldforge.tasks.store import task_count
 from worldforge.trajectories.store import StoreCounts, store_counts, store_path
 from worldforge.warehouse import read_world
-from worldforge.warehouse.duck import count_rows
 from worldforge.warehouse.layout import dataset_dir, resolve, world_files
 
 
@@ -28,16 +29,6 @@ class WorldSummary:
     scenarios: int
     pages: int | None
     tasks: int | None
-
-
-@dataclass(frozen=True)
-class EpisodeSummary:
-    """The episode store: episodes, by agent, finished, and solved (item F1 = 1.0)."""
-
-    episodes: int = 0
-    by_agent: list[tuple[str, int]] = field(default_factory=list)
-    finished: int = 0
-    solved: int = 0
 
 
 @dataclass(frozen=True)
@@ -56,7 +47,7 @@ class WarehouseSummary:
     path: Path
     worlds: list[WorldSummary]
     trajectories: StoreCounts
-    episodes: EpisodeSummary
+    episodes: EpisodeCounts
     datasets: dict[str, dict]
     eval_scores: dict | None
 
@@ -77,12 +68,7 @@ def summarise(warehouse: str | Path | None = None) -> WarehouseSummary:
     for p in world_files(wh):
         wf = read_world(p)
         worlds.append(WorldSummary(wf.spec.world, wf.meta["seed"], len(wf.tables), sum(f.height for f in wf.tables.values()),
-                                   len(wf.scenarios), count_rows(p, "corpus_pages"), count_rows(p, "search_tasks")))
-    eps = read_episodes(wh)
-    episodes = EpisodeSummary()
-    if eps.height:
-        episodes = EpisodeSummary(eps.height, eps["agent"].value_counts().sort("agent").rows(), int(eps["finished"].sum()),
-                                  eps.filter(eps["f1_by_item"] == 1.0).height)
+                                   len(wf.scenarios), page_count(p), task_count(p)))
     datasets = {}
     for name in ("cpt", "sft", "agentworldbench"):
         report = dataset_dir(wh, name) / "report.json"
@@ -90,4 +76,4 @@ def summarise(warehouse: str | Path | None = None) -> WarehouseSummary:
             datasets[name] = json.loads(report.read_text(encoding="utf-8"))
     scores = dataset_dir(wh, "eval") / "scores.json"
     overall = json.loads(scores.read_text(encoding="utf-8")).get("overall", {}) if scores.is_file() else None
-    return WarehouseSummary(wh, worlds, store_counts(store_path(wh)), episodes, datasets, overall)
+    return WarehouseSummary(wh, worlds, store_counts(store_path(wh)), episode_counts(wh), datasets, overall)

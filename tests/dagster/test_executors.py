@@ -20,6 +20,8 @@ def test_the_same_definitions_run_on_each_executor(name, monkeypatch):
     monkeypatch.setenv("WORLDFORGE_CELERY_BROKER", "redis://broker.internal:6379/0")
     monkeypatch.setenv("WORLDFORGE_K8S_NAMESPACE", "worlds-prod")
     monkeypatch.setenv("WORLDFORGE_EXECUTOR", name)
+    monkeypatch.setenv("WORLDFORGE_WAREHOUSE", "/shared/warehouse")
+    monkeypatch.delenv("WORLDFORGE_TOKENIZER", raising=False)
     d = build_definitions()
     assert _graph(d) == _graph(defs)  # nothing but the executor changes
     for job in ("world_build", "nightly_datasets"):
@@ -32,6 +34,7 @@ def test_the_same_definitions_run_on_each_executor(name, monkeypatch):
             assert config["broker"] == "redis://broker.internal:6379/0" and config["include"] == ["assets.definitions"]
         if name == "k8s":
             assert config["job_namespace"] == "worlds-prod" and "WORLDFORGE_WAREHOUSE" in config["env_vars"]
+            assert "WORLDFORGE_TOKENIZER" not in config["env_vars"]  # not set here: Dagster would refuse to read it
 
 
 def test_default_is_multiprocess_and_unknown_names_are_refused(monkeypatch):

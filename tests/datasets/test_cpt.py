@@ -9,8 +9,9 @@ import duckdb
 import pyarrow.parquet as pq
 import pytest
 
+from worldforge.datasets.config import SplitConfig
 from worldforge.datasets.cpt import IGNORE_INDEX, CPTConfig, build_cpt, cut_points
-from worldforge.datasets.sources import iter_trajectories
+from worldforge.datasets.sources import iter_split_trajectories
 from worldforge.datasets.tokenizer import TokenizerError
 
 
@@ -136,9 +137,9 @@ def test_cut_points():
 
 
 def test_the_split_is_seeded_and_shared(traj_wh):
-    a = {t.trajectory_id: t.split for t in iter_trajectories(traj_wh, seed=0, test_fraction=0.2)}
-    b = {t.trajectory_id: t.split for t in iter_trajectories(traj_wh, seed=0, test_fraction=0.2)}
-    c = {t.trajectory_id: t.split for t in iter_trajectories(traj_wh, seed=5, test_fraction=0.2)}
+    a = {t.trajectory_id: t.split for t in iter_split_trajectories(traj_wh, SplitConfig(seed=0, test_fraction=0.2))}
+    b = {t.trajectory_id: t.split for t in iter_split_trajectories(traj_wh, SplitConfig(seed=0, test_fraction=0.2))}
+    c = {t.trajectory_id: t.split for t in iter_split_trajectories(traj_wh, SplitConfig(seed=5, test_fraction=0.2))}
     assert a == b and a != c
     assert 0.1 < sum(v == "test" for v in a.values()) / len(a) < 0.3
 

@@ -6,7 +6,8 @@ import pytest
 
 from tests.conftest_models import HAS_VLLM
 from worldforge.agentworldbench.parsing import parse_prediction
-from worldforge.llm import BackendError, GenerationParams, OpenAIBackend, TransformersBackend, VLLMBackend, WorldModelRequest, make_backend
+from worldforge.backends import make_backend
+from worldforge.llm import BackendError, GenerationParams, OpenAIBackend, TransformersBackend, VLLMBackend, WorldModelRequest
 from worldforge.simenv.grounded import GroundedBackend
 
 pytestmark = pytest.mark.vllm

@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from worldforge.agentworldbench.infer import infer_file
+from worldforge.agentworldbench.infer import MAX_TOKENS, infer_file
 from worldforge.agentworldbench.judge import judge_file
 from worldforge.agentworldbench.score import score_file
 from worldforge.errors import WorldforgeError
@@ -29,7 +29,7 @@ class EvalResult:
     Attributes:
         folder: the evaluation folder (``input.jsonl``, ``predictions.jsonl``, ``judged.jsonl``, ``scores.json``).
         backend: the world model's identity (``kind:model``).
-        tally: records in = predicted + failed by reason (the inference's).
+        tally: lines in = predicted + failed by reason (the inference's).
         scores: :func:`~worldforge.agentworldbench.score.score_file` of the judged file.
     """
 
@@ -70,7 +70,7 @@ def evaluate_export(
                     if max_records_per_source is None or taken[source] < max_records_per_source:
                         taken[source] += 1
                         fh.write(line)
-    report = infer_file(inputs, out / "predictions.jsonl", backend, params or GenerationParams(temperature=0.0, max_tokens=1024))
+    report = infer_file(inputs, out / "predictions.jsonl", backend, params or GenerationParams(temperature=0.0, max_tokens=MAX_TOKENS))
     judge_file(out / "predictions.jsonl", out / "judged.jsonl", judge)
     scores = score_file(out / "judged.jsonl")
     (out / "scores.json").write_text(json.dumps(scores, indent=2) + "\n", encoding="utf-8")

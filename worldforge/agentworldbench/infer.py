@@ -29,6 +29,9 @@ from worldforge.llm.cache import generate_cached
 from worldforge.tally import Tally
 from worldforge.warehouse.atomic import write_jsonl_atomic
 
+MAX_TOKENS = 1024
+"""Tokens per world-model reply at most, by default (``eval infer`` and the evaluation of an export)."""
+
 
 @dataclass
 class InferReport:

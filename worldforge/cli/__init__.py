@@ -10,12 +10,24 @@ from __future__ import annotations
 import typer
 
 from worldforge.cli import corpus, datasets, dev, evaluation, serve, tasks, trajectories, world
+from worldforge.cli._common import user_errors
 from worldforge.cli.settings import settings
 from worldforge.cli.sql import sql
 from worldforge.cli.summary import summary
+from worldforge.settings import get_settings
 
 app = typer.Typer(help="worldforge: fictional worlds and agent-trajectory datasets for world models.", no_args_is_help=True,
                   pretty_exceptions_enable=False)
+
+
+@app.callback()
+def _check_settings() -> None:
+    # every command reads the settings: a WORLDFORGE_* variable that holds a bad value is one
+    # clear error (exit 2) before any command runs, never a traceback halfway through one
+    with user_errors():
+        get_settings()
+
+
 app.add_typer(world.app, name="world")
 app.add_typer(trajectories.app, name="trajectories")
 app.add_typer(corpus.app, name="corpus")

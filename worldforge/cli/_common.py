@@ -6,12 +6,12 @@ one clear message and exit with status 2, without a traceback; failed checks exi
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
-import polars as pl
 import typer
 from rich.console import Console
 from rich.markup import escape
@@ -22,6 +22,9 @@ from worldforge.errors import WorldforgeError
 from worldforge.tally import Tally
 from worldforge.warehouse.layout import resolve
 
+if TYPE_CHECKING:
+    import polars as pl
+
 out = Console()
 err = Console(stderr=True)
 
@@ -30,8 +33,8 @@ WarehouseOpt = Annotated[Optional[Path], typer.Option("--warehouse", "-w", help=
 
 
 def warehouse_of(option: Path | None) -> Path:
-    """The warehouse a command works in: the ``--warehouse`` option, else the configured one."""
-    return resolve(option)
+    """The warehouse a command works in: the ``--warehouse`` option (made absolute), else the configured one."""
+    return Path(os.path.abspath(option)) if option is not None else resolve(None)
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:
@@ -61,7 +64,7 @@ def print_tally(tally: Tally) -> None:
     out.print(f"{escape(tally.summary())}  {mark}", soft_wrap=True)
 
 
-def print_frame(frame: pl.DataFrame, title: str) -> None:
+def print_frame(frame: "pl.DataFrame", title: str) -> None:
     """A polars frame as a rich table (every cell as text, ``None`` as empty)."""
     table = Table(title=title)
     for col in frame.columns:

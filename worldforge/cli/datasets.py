@@ -41,12 +41,11 @@ def cpt(
 ) -> None:
     """CPT samples: trajectories as text with turn-level loss masks, plus world pages (Parquet + JSONL + card)."""
     from worldforge.datasets.cpt import build_cpt
-    from worldforge.datasets.tokenizer import resolve_tokenizer
     from worldforge.warehouse.layout import dataset_dir
 
     wh = warehouse_of(warehouse)
     with user_errors():
-        config = CPTConfig(tokenizer=resolve_tokenizer(tokenizer, wh), max_tokens=max_tokens, mask_actions=mask_actions,
+        config = CPTConfig(tokenizer=tokenizer, max_tokens=max_tokens, mask_actions=mask_actions,
                            include_pages=pages, seed=seed, test_fraction=test_fraction)
         with progress() as bar:
             task = bar.add_task("cpt", total=None)
@@ -72,19 +71,18 @@ def sft(
     test_fraction: TestFractionOpt = default(SplitConfig, "test_fraction"),
 ) -> None:
     """SFT samples: next-state prediction, targets selected by rejection sampling (or the real observation without a backend)."""
+    from worldforge.backends import world_model
     from worldforge.datasets.sft import build_sft
-    from worldforge.datasets.tokenizer import resolve_tokenizer
     from worldforge.errors import WorldforgeError
-    from worldforge.llm import make_backend
     from worldforge.warehouse.layout import dataset_dir
 
     wh = warehouse_of(warehouse)
     with user_errors():
         if backend is None and (base_url or model):
             raise WorldforgeError("--base-url/--model need --backend (e.g. --backend openai)")
-        config = SFTConfig(tokenizer=resolve_tokenizer(tokenizer, wh), k=k, threshold=threshold, max_context_tokens=max_context_tokens,
+        config = SFTConfig(tokenizer=tokenizer, k=k, threshold=threshold, max_context_tokens=max_context_tokens,
                            targets="all" if all_turns else "informative", max_new_tokens=max_new_tokens, seed=seed, test_fraction=test_fraction)
-        wm = make_backend(backend, base_url=base_url, model=model, warehouse=str(wh)) if backend else None
+        wm = world_model(backend, base_url=base_url, model=model, warehouse=str(wh)) if backend else None
         with progress() as bar:
             task = bar.add_task("sft", total=None)
             report = build_sft(wh, output or dataset_dir(wh, "sft"), config, wm, progress=lambda d: bar.update(task, completed=d))

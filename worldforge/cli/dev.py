@@ -33,14 +33,14 @@ def tiny_model(
 @app.command("serve")
 def serve(
     model: Annotated[Path, typer.Argument(help="A model folder.")],
-    port: Annotated[Optional[int], typer.Option(help="Port on 127.0.0.1 (default: WORLDFORGE_VLLM_PORT).", show_default=False)] = None,
-    max_model_len: Annotated[int, typer.Option(help="Context length.")] = 4096,
+    port: Annotated[Optional[int], typer.Option(help="Port (default: WORLDFORGE_VLLM_PORT).", show_default=False)] = None,
+    max_model_len: Annotated[Optional[int], typer.Option(help="Context length in tokens (default: VLLMServer's, 4096).", show_default=False)] = None,
     cache_dir: Annotated[Optional[Path], typer.Option(help="vLLM and inductor caches (default: WORLDFORGE_CACHE_DIR).", show_default=False)] = None,
 ) -> None:
-    """Run `vllm serve` for a local model on 127.0.0.1 until Ctrl-C (stops every engine process)."""
+    """Run `vllm serve` for a local model on WORLDFORGE_HOST (loopback) until Ctrl-C (stops every engine process)."""
     from worldforge.llm.server import VLLMServer
     from worldforge.settings import get_settings
 
-    server = VLLMServer(model, port=port or get_settings().vllm_port, max_model_len=max_model_len, cache_dir=cache_dir)
     with user_errors():
+        server = VLLMServer(model, port=port or get_settings().vllm_port, cache_dir=cache_dir, **({"max_model_len": max_model_len} if max_model_len else {}))
         server.serve_forever(on_ready=lambda s: out.print(f"serving {model} at {s.base_url} (log: {s.log_path}); Ctrl-C stops it"))

@@ -9,6 +9,7 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
+from worldforge.agentworldbench.infer import MAX_TOKENS
 from worldforge.cli._common import WarehouseOpt, out, print_tally, progress, user_errors, warehouse_of
 
 app = typer.Typer(help="World-model evaluation over AgentWorldBench-format files.", no_args_is_help=True)
@@ -25,7 +26,7 @@ def infer(
     base_url: BaseUrlOpt = None,
     model: ModelOpt = None,
     concurrency: Annotated[Optional[int], typer.Option(help="openai: requests in flight.")] = None,
-    max_tokens: Annotated[int, typer.Option(help="Tokens per reply at most.")] = 1024,
+    max_tokens: Annotated[int, typer.Option(help="Tokens per reply at most.")] = MAX_TOKENS,
     temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 0.7,
     seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0,
     structured: Annotated[bool, typer.Option("--structured", help="Ask for the JSON form {think, predicted_observation} (openai, vllm).")] = False,
@@ -35,10 +36,11 @@ def infer(
     """Predict the observation of every record with a world model; failures are recorded, not fatal."""
     from worldforge.agentworldbench.infer import infer_file
     from worldforge.agentworldbench.parsing import PREDICTION_SCHEMA
-    from worldforge.llm import GenerationParams, make_backend
+    from worldforge.backends import world_model
+    from worldforge.llm import GenerationParams
 
     with user_errors():
-        wm = make_backend(backend, base_url=base_url, model=model, concurrency=concurrency, warehouse=str(warehouse_of(warehouse)))
+        wm = world_model(backend, base_url=base_url, model=model, concurrency=concurrency, warehouse=str(warehouse_of(warehouse)))
         params = GenerationParams(max_tokens=max_tokens, temperature=temperature, seed=seed, json_schema=PREDICTION_SCHEMA if structured else None)
         with progress() as bar:
             task = bar.add_task("world model", total=None)
@@ -58,8 +60,8 @@ def judge(
 ) -> None:
     """Score predictions with the rule verifiers and, with --judge, the five judge dimensions (1-5 -> 0-100)."""
     from worldforge.agentworldbench.judge import judge_file
+    from worldforge.backends import make_backend
     from worldforge.errors import WorldforgeError
-    from worldforge.llm import make_backend
 
     with user_errors():
         if judge is None and (base_url or model):

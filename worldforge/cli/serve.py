@@ -16,7 +16,7 @@ def search(
     world: Annotated[str, typer.Option("--world", help="The default world of new sessions.")],
     port: Annotated[Optional[int], typer.Option(help="TCP port (default: WORLDFORGE_SEARCH_PORT).", show_default=False)] = None,
     host: Annotated[Optional[str], typer.Option(help="Interface to bind (default: WORLDFORGE_HOST, loopback).", show_default=False)] = None,
-    idle_timeout: Annotated[float, typer.Option(help="Seconds before an idle session expires.")] = 600.0,
+    idle_timeout: Annotated[Optional[float], typer.Option(help="Seconds before an idle session expires (default: WORLDFORGE_SESSION_IDLE_S).", show_default=False)] = None,
     record: Annotated[bool, typer.Option(help="Record closed sessions in WAREHOUSE/episodes.duckdb.")] = True,
     warehouse: WarehouseOpt = None,
 ) -> None:

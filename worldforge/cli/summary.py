@@ -5,7 +5,8 @@ from __future__ import annotations
 from rich.markup import escape
 from rich.table import Table
 
-from worldforge.cli._common import WarehouseOpt, out, user_errors, warehouse_of
+from worldforge.cli._common import WarehouseOpt, out, print_tally, user_errors, warehouse_of
+from worldforge.tally import Tally
 
 
 def summary(warehouse: WarehouseOpt = None) -> None:
@@ -32,8 +33,8 @@ def summary(warehouse: WarehouseOpt = None) -> None:
     for name, r in s.datasets.items():
         extra = f"; loss share {r['stats']['loss_share']:.1%}" if "loss_share" in r["stats"] else ""
         extra += f"; {r['stats']['variant']} variant" if "variant" in r["stats"] else ""
-        out.print(f"dataset {name}: {r['samples']} samples from {r['inputs']} inputs ({r['written']} written, "
-                  f"{sum(r['skipped'].values())} skipped){extra} -> {s.path / 'datasets' / name}")
+        out.print(f"dataset {name}: {r['samples']} samples{extra} -> {s.path / 'datasets' / name}")
+        print_tally(Tally.of(r["inputs"], r["written"], r["skipped"], unit="inputs", kept_as="written", dropped_as="skipped"))
     if s.eval_scores is not None:
         f1 = (s.eval_scores.get("rules") or {}).get("token_f1")
         out.print(f"world-model eval: {s.eval_scores.get('lines', 0)} records, {s.eval_scores.get('failed', 0)} failed; token F1 "

@@ -25,7 +25,7 @@ from worldforge.errors import WarehouseError
 from worldforge.scenarios import scenario_spec
 from worldforge.tally import Tally
 from worldforge.warehouse import read_world
-from worldforge.warehouse.duck import atomic_duckdb, insert_frame, open_readonly
+from worldforge.warehouse.duck import atomic_duckdb, count_rows, insert_frame, open_readonly
 
 PAGE_SCHEMA = {
     "url": pl.String, "world": pl.String, "scenario": pl.String, "page_type": pl.String, "title": pl.String,
@@ -181,6 +181,15 @@ def all_pages(path: str | Path) -> pl.DataFrame | None:
         con.close()
 
 
+def page_count(path: str | Path) -> int | None:
+    """Pages of a world file's corpus (the world's and its scenarios'), ``None`` before its first build.
+
+    Raises:
+        WarehouseError: the file is missing or not DuckDB.
+    """
+    return count_rows(path, "corpus_pages")
+
+
 def stored_hash(path: str | Path, scenario: str | None = None) -> str | None:
     """The corpus hash recorded in ``_corpus`` for the world (or a scenario), ``None`` before the first build."""
     con = open_readonly(path)
@@ -240,4 +249,4 @@ def check_corpus(path: str | Path) -> pl.DataFrame:
     return pl.DataFrame(out, schema=["url", "scenario", "table_name", "row_key", "column_name", "stated", "actual", "problem"], orient="row")
 
 
-__all__ = ["CorpusReport", "all_pages", "fact_tally", "build_corpus", "check_corpus", "corpus_frames", "corpus_hash", "read_corpus", "stored_hash", "write_corpus"]
+__all__ = ["CorpusReport", "all_pages", "fact_tally", "page_count", "build_corpus", "check_corpus", "corpus_frames", "corpus_hash", "read_corpus", "stored_hash", "write_corpus"]

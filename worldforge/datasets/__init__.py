@@ -8,9 +8,33 @@
   streamed inputs and the split, atomic dataset folders, dataset cards.
 """
 
-from worldforge.datasets.agentworldbench import build_agentworldbench
-from worldforge.datasets.config import CPTConfig, ExportConfig, SFTConfig, SplitConfig
-from worldforge.datasets.cpt import build_cpt
-from worldforge.datasets.sft import build_sft
+from __future__ import annotations
 
-__all__ = ["CPTConfig", "ExportConfig", "SFTConfig", "SplitConfig", "build_agentworldbench", "build_cpt", "build_sft"]
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "CPTConfig": "worldforge.datasets.config",
+    "ExportConfig": "worldforge.datasets.config",
+    "SFTConfig": "worldforge.datasets.config",
+    "SplitConfig": "worldforge.datasets.config",
+    "build_agentworldbench": "worldforge.datasets.agentworldbench",
+    "build_cpt": "worldforge.datasets.cpt",
+    "build_sft": "worldforge.datasets.sft",
+}
+"""Each public name and the module that defines it: imported on first use (PEP 562), so importing
+one submodule of this package does not import all of them."""
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -23,7 +23,7 @@ from worldforge.agentworldbench.records import records_from_turns
 from worldforge.datasets.card import md_table, render_card
 from worldforge.datasets.config import ExportConfig
 from worldforge.datasets.output import BuildReport, JsonlSink, ParquetSink, git_revision, write_report
-from worldforge.datasets.sources import DatasetTrajectory, iter_trajectories
+from worldforge.datasets.sources import DatasetTrajectory, iter_split_trajectories
 from worldforge.warehouse.atomic import atomic_dir
 from worldforge.warehouse.layout import dataset_dir
 
@@ -42,14 +42,14 @@ def build_agentworldbench(warehouse: str | Path, out: str | Path, config: Export
     Returns:
         The report: turns in = records written + skipped (train split, over the domain cap).
     """
-    report = BuildReport("agentworldbench", Path(out))
+    report = BuildReport("agentworldbench", Path(out), config=config.model_dump())
     per_domain: Counter = Counter()
     sources: Counter = Counter()
     with atomic_dir(out) as tmp:
         parquet = ParquetSink(tmp / "test.parquet", SCHEMA)
         sinks: dict[str, JsonlSink] = {}
         trajs: dict[str, int] = defaultdict(int)
-        for traj in (trajectories if trajectories is not None else iter_trajectories(warehouse, config.seed, config.test_fraction)):
+        for traj in (trajectories if trajectories is not None else iter_split_trajectories(warehouse, config)):
             n = len(traj.turns)
             report.tally.take(n)
             if traj.split != "test":

@@ -30,14 +30,15 @@ class CPTConfig(SplitConfig):
     """How a CPT dataset is built.
 
     Attributes:
-        tokenizer: a Hugging Face tokenizer folder (or a cached hub id).
+        tokenizer: a Hugging Face tokenizer folder (or a cached hub id); ``None``: the configured one
+            (:func:`~worldforge.datasets.tokenizer.resolve_tokenizer`), resolved when the build starts.
         max_tokens: the token budget of one sample; longer trajectories are split.
         mask_actions: no loss on the agent's actions (they are the policy's, not the environment's).
         include_pages: add every world corpus page as a sample.
         batch_size: samples per tokenizer batch.
     """
 
-    tokenizer: str
+    tokenizer: str | None = None
     max_tokens: int = Field(4096, ge=16)
     mask_actions: bool = True
     include_pages: bool = True
@@ -48,7 +49,8 @@ class SFTConfig(SplitConfig):
     """How an SFT dataset is built.
 
     Attributes:
-        tokenizer: the Hugging Face tokenizer of the model to train (counts the budget).
+        tokenizer: the Hugging Face tokenizer of the model to train (counts the budget); ``None``: the
+            configured one, resolved when the build starts.
         max_context_tokens: prompt + target budget per sample.
         targets: ``informative`` turns only, or ``all`` turns.
         k: candidates per sample (rejection sampling).
@@ -57,7 +59,7 @@ class SFTConfig(SplitConfig):
         batch_size: samples per backend call.
     """
 
-    tokenizer: str
+    tokenizer: str | None = None
     max_context_tokens: int = Field(8192, ge=64)
     targets: Literal["informative", "all"] = "informative"
     k: int = Field(4, ge=1)

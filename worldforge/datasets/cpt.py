@@ -49,8 +49,8 @@ import pyarrow.parquet as pq
 from worldforge.datasets.card import md_table, render_card
 from worldforge.datasets.config import CPTConfig
 from worldforge.datasets.output import BuildReport, ParquetSink, git_revision, write_report
-from worldforge.datasets.sources import DatasetTrajectory, iter_pages, iter_trajectories
-from worldforge.datasets.tokenizer import load_tokenizer
+from worldforge.datasets.sources import DatasetTrajectory, iter_pages, iter_split_trajectories
+from worldforge.datasets.tokenizer import load_tokenizer, resolve_tokenizer
 from worldforge.warehouse.atomic import atomic_dir
 from worldforge.warehouse.layout import trajectory_store
 
@@ -239,9 +239,10 @@ def build_cpt(
         TokenizerError: the tokenizer cannot be loaded (nothing is written).
         WarehouseError: a store file is unreadable (nothing is written).
     """
+    config = config.model_copy(update={"tokenizer": resolve_tokenizer(config.tokenizer, warehouse)})
     tok = load_tokenizer(config.tokenizer)
     backend = tok.backend_tokenizer
-    report = BuildReport("cpt", Path(out))
+    report = BuildReport("cpt", Path(out), config=config.model_dump())
     group_stats: dict[str, _GroupStats] = defaultdict(_GroupStats)
     sources: Counter = Counter()
     turns_informative: Counter = Counter()
@@ -253,7 +254,7 @@ def build_cpt(
 
         def units() -> Iterator[Rendered]:
             nonlocal done
-            for traj in (trajectories if trajectories is not None else iter_trajectories(warehouse, config.seed, config.test_fraction)):
+            for traj in (trajectories if trajectories is not None else iter_split_trajectories(warehouse, config)):
                 report.tally.take()
                 sources[traj.source] += 1
                 if traj.split == "test":

@@ -98,6 +98,7 @@ class BuildReport:
         notes: facts a reader of the card must know (the variant built, a missing chat template ...).
         stats: figures for the card and the asset metadata (token counts, loss shares, acceptance ...).
         files: ``{file name: rows}``.
+        config: the build config as used (defaults resolved, e.g. the tokenizer's path); the card prints it.
     """
 
     name: str
@@ -107,6 +108,7 @@ class BuildReport:
     notes: list[str] = field(default_factory=list)
     stats: dict = field(default_factory=dict)
     files: dict[str, int] = field(default_factory=dict)
+    config: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         """The ``report.json`` object: ``name, inputs, written, samples, skipped {reason: n}, balanced, notes, stats, files``."""

@@ -52,8 +52,8 @@ from worldforge.agentworldbench.verifiers import PASS_AT, VERIFIERS, Scores, sco
 from worldforge.datasets.card import md_table, render_card
 from worldforge.datasets.config import SFTConfig
 from worldforge.datasets.output import BuildReport, JsonlSink, ParquetSink, git_revision, write_report
-from worldforge.datasets.sources import DatasetTrajectory, iter_trajectories
-from worldforge.datasets.tokenizer import has_chat_template, load_tokenizer
+from worldforge.datasets.sources import DatasetTrajectory, iter_split_trajectories
+from worldforge.datasets.tokenizer import has_chat_template, load_tokenizer, resolve_tokenizer
 from worldforge.llm.base import Failure, GenerationParams, WorldModelBackend, WorldModelRequest
 from worldforge.warehouse.atomic import atomic_dir
 
@@ -177,10 +177,11 @@ def build_sft(
     Raises:
         TokenizerError: the tokenizer cannot be loaded; BackendError: the backend cannot start.
     """
+    config = config.model_copy(update={"tokenizer": resolve_tokenizer(config.tokenizer, warehouse)})
     tok = load_tokenizer(config.tokenizer)
     counter = _Counter(tok)
     thinking = backend is not None
-    report = BuildReport("sft", Path(out))
+    report = BuildReport("sft", Path(out), config=config.model_dump())
     report.notes.append(
         f"thinking variant: targets' <think> comes from the best of k={config.k} candidates of `{backend.identity}` by rejection sampling "
         f"(aggregate verifier score >= {config.threshold}); the observation is always the real one"
@@ -252,7 +253,7 @@ def build_sft(
 
         pending: list[_Pending] = []
         with (backend if backend is not None else contextlib.nullcontext()):
-            for traj in (trajectories if trajectories is not None else iter_trajectories(warehouse, config.seed, config.test_fraction)):
+            for traj in (trajectories if trajectories is not None else iter_split_trajectories(warehouse, config)):
                 targets = [t for t in traj.turns if config.targets == "all" or t.informative]
                 sources[traj.source] += len(targets)
                 report.tally.take(len(targets))

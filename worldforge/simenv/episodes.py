@@ -145,6 +145,31 @@ def read_episodes(warehouse: str | Path) -> pl.DataFrame:
         con.close()
 
 
+@dataclass(frozen=True)
+class EpisodeCounts:
+    """What the episode store holds: episodes, by agent (sorted), finished, and solved (item F1 = 1.0)."""
+
+    episodes: int = 0
+    by_agent: list[tuple[str, int]] = field(default_factory=list)
+    finished: int = 0
+    solved: int = 0
+
+
+def episode_counts(warehouse: str | Path) -> EpisodeCounts:
+    """Count the recorded episodes in SQL (all zero without an episode store).
+
+    Raises:
+        WarehouseError: the file exists but is not an episode store.
+    """
+    path = episode_store(warehouse)
+    if not path.exists():
+        return EpisodeCounts()
+    with reading_store(path, "episode store") as con:
+        n, finished, solved = con.execute("SELECT count(*), count(*) FILTER (WHERE finished), count(*) FILTER (WHERE f1_by_item = 1.0) FROM episodes").fetchone()
+        by_agent = [tuple(r) for r in con.execute("SELECT agent, count(*) FROM episodes GROUP BY 1 ORDER BY 1").fetchall()]
+    return EpisodeCounts(n, by_agent, finished, solved)
+
+
 def iter_episode_trajectories(warehouse: str | Path, config: MaskConfig = MaskConfig(), batch_rows: int = 8192) -> Iterator[StoredTrajectory]:
     """Every recorded episode as a trajectory (origin ``simulated``), with its loss-mask decisions.
 

@@ -2,7 +2,7 @@
 
 The default backend locally (``WORLDFORGE_ENV=local``), so every pipeline runs without a GPU.
 It implements the :class:`~worldforge.llm.WorldModelBackend` protocol and is registered under
-``grounded`` in :data:`worldforge.llm.BACKENDS`; it lives here because it replays a
+``grounded`` in :data:`worldforge.backends.BACKENDS`; it lives here because it replays a
 :class:`~worldforge.simenv.env.SearchEnv`. A request must carry a
 ``grounding`` with the world and the tool call (``{"world", "scenario"?, "warehouse"?,
 "history"?: [tool calls], "tool_call", "session_id"?}``): the calls in ``history`` are

@@ -179,7 +179,7 @@ def build_mcp(world: str, warehouse: Path, perturbations: PerturbationConfig | N
 def create_app(
     world: str,
     warehouse: str | Path | None = None,
-    idle_timeout: float = 600.0,
+    idle_timeout: float | None = None,
     max_sessions: int = 10_000,
     mcp: bool = True,
     record: bool = True,
@@ -193,6 +193,7 @@ def create_app(
     """
     wh = resolve(warehouse)
     SearchEnv(world, warehouse=wh)  # fail at start-up, with a clear error, if the world cannot be searched
+    idle_timeout = idle_timeout or get_settings().session_idle_s
     sessions = Sessions(idle_timeout, max_sessions, record)
     mcp_server = build_mcp(world, wh) if mcp else None
     mcp_app = mcp_server.streamable_http_app(streamable_http_path="/mcp") if mcp_server else None
@@ -288,11 +289,11 @@ def create_app(
     return app
 
 
-__all__ = ["Sessions", "build_mcp", "create_app"]
+__all__ = ["Sessions", "build_mcp", "create_app", "serve"]
 
 
 def serve(world: str, warehouse: str | Path | None = None, host: str | None = None, port: int | None = None,
-          idle_timeout: float = 600.0, record: bool = True, on_ready: Callable[[str], None] | None = None) -> None:
+          idle_timeout: float | None = None, record: bool = True, on_ready: Callable[[str], None] | None = None) -> None:
     """Serve :func:`create_app` with uvicorn until interrupted (``worldforge serve search``).
 
     Args:

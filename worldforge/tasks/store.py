@@ -22,7 +22,7 @@ from worldforge.tally import Tally
 from worldforge.tasks.generate import check_solvable, generate_tasks
 from worldforge.tasks.io import Task, write_tasks
 from worldforge.warehouse import read_world
-from worldforge.warehouse.duck import atomic_duckdb, insert_frame, open_readonly
+from worldforge.warehouse.duck import atomic_duckdb, count_rows, insert_frame, open_readonly
 
 _DDL = """
 DROP VIEW IF EXISTS v_task_rows;
@@ -109,6 +109,15 @@ def build_and_export_tasks(path: str | Path, out_dir: str | Path) -> TaskBuild:
     built = build_tasks(path)
     write_tasks(built.tasks, out_dir)
     return built
+
+
+def task_count(path: str | Path) -> int | None:
+    """Tasks stored in a world file (world and scenarios), ``None`` before its first task build.
+
+    Raises:
+        WarehouseError: the file is missing or not DuckDB.
+    """
+    return count_rows(path, "search_tasks")
 
 
 def read_tasks(path: str | Path, scenario: str | None = None, all_scenarios: bool = False) -> list[Task]:

@@ -6,10 +6,35 @@
 * :mod:`~worldforge.warehouse.atomic` — atomic writes of plain files and folders.
 """
 
-from worldforge.warehouse.layout import world_path
-from worldforge.warehouse.worlds import WorldBuild, WorldFile, build_world_file, check_world_file, read_world, scenario_schema, write_scenarios, write_world
+from __future__ import annotations
 
-__all__ = [
-    "WorldBuild", "WorldFile", "build_world_file", "check_world_file", "read_world", "scenario_schema", "world_path",
-    "write_scenarios", "write_world",
-]
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "WorldBuild": "worldforge.warehouse.worlds",
+    "WorldFile": "worldforge.warehouse.worlds",
+    "build_world_file": "worldforge.warehouse.worlds",
+    "check_world_file": "worldforge.warehouse.worlds",
+    "read_world": "worldforge.warehouse.worlds",
+    "scenario_schema": "worldforge.warehouse.worlds",
+    "world_path": "worldforge.warehouse.layout",
+    "write_scenarios": "worldforge.warehouse.worlds",
+    "write_world": "worldforge.warehouse.worlds",
+}
+"""Each public name and the module that defines it: imported on first use (PEP 562), so importing
+one submodule of this package does not import all of them."""
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -20,6 +20,10 @@ from pathlib import Path
 def atomic_dir(target: str | Path) -> Iterator[Path]:
     """A temporary folder that replaces ``target`` when the block succeeds.
 
+    The folder is built beside ``target`` and swapped in with two renames (the old folder out, the
+    new one in): a failed build never leaves a half-written folder, but a reader that looks between
+    the two renames finds no folder at all.
+
     Yields:
         The temporary folder (mode 0755) beside ``target``; write the new content there.
 

@@ -199,7 +199,7 @@ def count_rows(path: str | Path, table: str) -> int | None:
         con.close()
 
 
-def query_readonly(path: str | Path, sql: str, limit: int = 50) -> tuple[pl.DataFrame, bool]:
+def query_readonly(path: str | Path, sql: str, limit: int) -> tuple[pl.DataFrame, bool]:
     """Run one statement against a warehouse file opened read-only (``worldforge sql``).
 
     Args:

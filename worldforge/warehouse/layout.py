@@ -16,7 +16,8 @@
       models/tokenizer/          the local stand-in tokenizer                  default_tokenizer_dir
 
 Every function takes the warehouse folder; :func:`resolve` turns ``None`` into the configured
-one (``WORLDFORGE_WAREHOUSE``, :class:`worldforge.settings.Settings`).
+one (``WORLDFORGE_WAREHOUSE``, :class:`worldforge.settings.Settings`), raising
+:class:`~worldforge.settings.SettingsError` when that variable holds a bad value.
 """
 
 from __future__ import annotations
