@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 from rich.markup import escape
@@ -39,10 +39,23 @@ def score(
     answer: Annotated[Path, typer.Argument(help="The answer: a file holding one Markdown table.")],
     tasks: Annotated[Path, typer.Option("--tasks", help="tasks.jsonl (gold tables in tables/ beside it).")],
     instance_id: Annotated[str, typer.Option("--id", help="The task's instance_id.")],
+    judge: Annotated[Optional[str], typer.Option("--judge", help="Judge backend for llm_judge columns (openai | vllm | transformers); none: normalised exact match.")] = None,
+    base_url: Annotated[Optional[str], typer.Option(help="openai: the judge endpoint (default: WORLDFORGE_VLLM_URL).", show_default=False)] = None,
+    model: Annotated[Optional[str], typer.Option(help="Judge model name or folder.", show_default=False)] = None,
 ) -> None:
     """Score ANSWER against a WideSearch-format task; prints one JSON object."""
+    from worldforge.errors import WorldforgeError
+    from worldforge.llm import make_backend
     from worldforge.tasks import score_answer
+    from worldforge.tasks.judge import LLMJudge
 
     with user_errors():
-        result = score_answer(answer, tasks, instance_id)
+        if judge is None and (base_url or model):
+            raise WorldforgeError("--base-url/--model need --judge (e.g. --judge openai)")
+        llm = LLMJudge(make_backend(judge, base_url=base_url, model=model)) if judge else None
+        try:
+            result = score_answer(answer, tasks, instance_id, llm)
+        finally:
+            if llm is not None:
+                llm.close()
     print(json.dumps(result.as_dict(), ensure_ascii=False))

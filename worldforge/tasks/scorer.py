@@ -3,7 +3,9 @@
 The rules are WideSearch's (ByteDance, MIT; ``evaluate_single_query``):
 
 1. Column names are normalised (``strip().lower().replace(" ", "")``); the answer must have
-   every required column.
+   every required column. Cells of both tables are cleaned the same way first
+   (:func:`clean_cell`: ``<br>`` and line breaks become spaces, whitespace runs one space), since
+   a Markdown answer cannot hold a line break that a gold CSV cell can.
 2. Rows are de-duplicated on ``unique_columns``, every ``eval_pipeline`` column of both
    tables is preprocessed, and answer rows are matched to gold rows on ``unique_columns``
    (an inner join).
@@ -16,7 +18,8 @@ Differences, each reported in ``notes``: when preprocessing makes distinct gold 
 collide (``extract_number`` turns every "第一章" into ``NULL``), rows are matched on the
 normalised raw keys; answer columns that are not required are ignored
 (WideSearch would try an LLM column alignment, then give 0); ``llm_judge`` columns use a
-pluggable ``judge`` and, without one, fall back to normalised exact match; a ``number_near``
+``judge`` (:class:`worldforge.tasks.judge.LLMJudge` with a language model) and, without one, fall
+back to normalised exact match, which the notes say; a ``number_near``
 without a tolerance uses 0; malformed answers score 0 with the reason, never an exception.
 """
 
@@ -30,10 +33,14 @@ from pathlib import Path
 from worldforge.tasks.io import Task, TaskError, load_tasks, norm_column
 from worldforge.tasks.metrics import METRICS, PREPROCESS, norm_str
 
-Judge = Callable[[list[str], list[str], str], list[float]]
-"""``judge(responses, targets, criterion) -> scores in [0, 1]``, one per pair."""
+Judge = Callable[[list[str], list[str], str], list[float | None]]
+"""``judge(responses, targets, criterion) -> scores in [0, 1]``, one per pair; ``None`` when the judge
+gave no verdict (that cell is scored by normalised exact match). :class:`worldforge.tasks.judge.LLMJudge`
+is one backed by a language model."""
 
 _FENCE = re.compile(r"```(?:markdown|md)?\s*\n(.*?)```", re.S)
+_BREAK = re.compile(r"<br\s*/?>", re.I)
+_SPACE = re.compile(r"\s+")
 _SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 
 
@@ -62,7 +69,17 @@ def _split_row(line: str) -> list[str]:
     if line.endswith("|") and not line.endswith("\\|"):
         line = line[:-1]
     cells = re.split(r"(?<!\\)\|", line)
-    return [c.strip().replace("\\|", "|").replace("<br>", "\n") for c in cells]
+    return [_BREAK.sub("\n", c.strip().replace("\\|", "|")) for c in cells]
+
+
+def clean_cell(text: object) -> str:
+    """A cell as both sides of a comparison see it: ``<br>`` (any form) and line breaks as spaces,
+    every run of whitespace one space, no leading or trailing space.
+
+    A Markdown answer cannot hold a line break, so a gold cell written on two lines must compare
+    equal to the same text on one line, with ``<br>``, ``<br/>`` or a space where the break was.
+    """
+    return _SPACE.sub(" ", _BREAK.sub(" ", str(text))).strip()
 
 
 def parse_markdown_table(text: str) -> tuple[list[str], list[list[str]]] | None:
@@ -158,7 +175,9 @@ def score_table(answer_markdown: str, task: Task, judge: Judge | None = None) ->
     if empty:
         score.notes.append(f"{empty} empty cell(s) in the answer")
 
-    gold_raw, answer_raw = _dedup(task.gold, keys), _dedup(answer, keys)
+    gold_clean = [{c: clean_cell(v) for c, v in r.items()} for r in task.gold]
+    answer = [{c: clean_cell(v) for c, v in r.items()} for r in answer]
+    gold_raw, answer_raw = _dedup(gold_clean, keys), _dedup(answer, keys)
     gold, answer = _preprocess(gold_raw, pipeline), _preprocess(answer_raw, pipeline)
 
     def key(row: dict[str, str]) -> tuple[str, ...]:
@@ -174,7 +193,7 @@ def score_table(answer_markdown: str, task: Task, judge: Judge | None = None) ->
 
     # one score column per (column, metric); keys score 1
     columns: list[list[float]] = []
-    judged_fallback = set()
+    judged_fallback, unjudged = set(), 0
     for col in required:
         if col in keys:
             columns.append([1.0] * len(matched))
@@ -185,7 +204,10 @@ def score_table(answer_markdown: str, task: Task, judge: Judge | None = None) ->
             responses = [a[col] for _, a in matched]
             if metric == "llm_judge":
                 if judge is not None:
-                    vals = [float(v) for v in judge(responses, targets, item.get("criterion", ""))]
+                    verdicts = list(judge(responses, targets, item.get("criterion", "")))
+                    unjudged += sum(v is None for v in verdicts)
+                    vals = [float(v) if v is not None else (1.0 if norm_str(r) == norm_str(t) else 0.0)
+                            for v, r, t in zip(verdicts, responses, targets)]
                 else:
                     judged_fallback.add(col)
                     vals = [1.0 if norm_str(r) == norm_str(t) else 0.0 for r, t in zip(responses, targets)]
@@ -197,6 +219,8 @@ def score_table(answer_markdown: str, task: Task, judge: Judge | None = None) ->
             columns.append(vals)
     if judged_fallback:
         score.notes.append(f"no judge given: llm_judge columns {sorted(judged_fallback)} scored by normalised exact match")
+    if unjudged:
+        score.notes.append(f"the judge gave no verdict on {unjudged} llm_judge cell(s): scored by normalised exact match")
 
     tp_row = sum(min(c[i] for c in columns) for i in range(len(matched))) if columns else 0.0
     tp_item = sum(sum(c) for c in columns)
