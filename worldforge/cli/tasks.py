@@ -44,8 +44,8 @@ def score(
     model: Annotated[Optional[str], typer.Option(help="Judge model name or folder.", show_default=False)] = None,
 ) -> None:
     """Score ANSWER against a WideSearch-format task; prints one JSON object."""
+    from worldforge.backends import make_backend
     from worldforge.errors import WorldforgeError
-    from worldforge.llm import make_backend
     from worldforge.tasks import score_answer
     from worldforge.tasks.judge import LLMJudge
 
