@@ -1,6 +1,8 @@
 """Search corpora generated from worlds: pages with provenance, their store and BM25 index.
 
-* :mod:`~worldforge.corpus.pages` — pages of several types from rows, each stated cell recorded;
+* :mod:`~worldforge.corpus.vocab` — what a column means to a reader: label, unit, kind, event verb;
+* :mod:`~worldforge.corpus.quantity` — values as sites write them (units, dates, styles) and back;
+* :mod:`~worldforge.corpus.pages` — pages of eleven web genres from rows, each stated cell recorded;
 * :mod:`~worldforge.corpus.store` — ``corpus_pages`` / ``corpus_facts`` in the world file, the fact check;
 * :mod:`~worldforge.corpus.index` — tantivy BM25 indexes and :func:`search`;
 * :mod:`~worldforge.corpus.build` — all three for a world file.

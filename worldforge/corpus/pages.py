@@ -1,29 +1,43 @@
-"""Search-corpus pages generated from a world's rows, with cell-level provenance.
+"""Search-corpus pages generated from a world's rows: web genres with provenance for every stated value.
 
-Six page types, each on its own plausible fictional site of the world:
+Each world gets its own fictional web: an encyclopedia, several news sites, a newsroom per
+organisation that owns rows, a ranking site, a spec/profile site, a comparison site, a forum, a
+statistics portal, an archive and a rumour blog. Every site writes values in its own
+:class:`~worldforge.corpus.quantity.Style` (date format, money as ``$1,099`` or ``1,099 USD``,
+large amounts in words or in full), and every genre has its own structure and several phrasings
+per kind of fact, chosen by seed:
 
-=========== ====================================== =========================================
-type        one page per                           states
-=========== ====================================== =========================================
-entity      row of every table (wiki-like)         every column in an infobox, parents and
-                                                   children as links
-ranking     rank column (per group with ``within``) rank, label and ranked value of each row
-news        row of a table with a date column      the event date in the lead, 2–3 attributes
-comparison  pair of sibling rows with numbers      numeric attributes side by side
-forum       about a third of the rows (Q&A)        one attribute in an answer
-timeline    table and quarter of its first date    labels and dates of the rows in the quarter
-=========== ====================================== =========================================
+============== ================================= ===============================================
+page_type      one page per                      states
+============== ================================= ===============================================
+encyclopedia   row of every table                 label, parents and category in the lead; every
+                                                  column in an infobox, in full; children as links;
+                                                  related rows under "See also"
+news           row with a dated event             the event in the lead; 2-3 attributes in prose,
+                                                  rounded as news does; a related row's fact
+press_release  dated row of an organisation's     the announcement in the lead; attributes in full;
+               child table (about half)           an "About <organisation>" paragraph
+ranking        rank column (per group)            rank, label and ranked value of every row
+profile        row with three or more attributes  a key-spec sheet in the site's own format
+comparison     pair/triple of sibling rows        numeric attributes side by side
+forum          about a third of the rows          one or two attributes in casual answers
+dataset        table (paginated, 25 rows a page)  label (linked), parent and up to six columns of every row
+timeline       table and quarter of its event     labels and dates of the rows in the quarter
+rumor          some rows with a parent            a near miss: the row's name, nothing new
+============== ================================= ===============================================
 
-Every page has a stable URL, a title, a date (``published``, or none for wikis), a Markdown
-body whose first paragraph is its *lead*, and its provenance: the ``(table, row key,
-column, value text)`` cells it states, each marked ``lead`` or ``body``. Search snippets are
-cut from leads only (:mod:`worldforge.corpus.index`), so a ``body`` fact never shows in a
-snippet and an agent has to open the page for it. Pages never contradict the tables: each
-value is rendered from the row by :func:`render_value` and
-:func:`~worldforge.corpus.store.check_corpus` re-reads every fact against DuckDB.
+A scenario's corpus also gets *archive* news pages dated in the base year and *archived datasets*
+(the base world's values of the columns that changed, page type ``dataset``), both stating base-world
+values (facts with ``scope = 'world'``): a previous year's value, clearly dated in the past.
 
-Text variety comes from seeded templates and Faker (authors, forum users); the same world,
-scenario and seed give the same corpus.
+Every page has a stable URL, a title, a date (``published``, or none for reference pages), a
+Markdown body whose first paragraph is its *lead*, and its provenance: the ``(table, row key,
+column, stated text)`` cells it states, each marked ``lead`` or ``body``. Search snippets are cut
+from leads only (:mod:`worldforge.corpus.index`), so a ``body`` fact never shows in a snippet.
+Pages never contradict the tables: every stated text is written from the cell by
+:func:`~worldforge.corpus.quantity.format_value`, and :func:`~worldforge.corpus.store.check_corpus`
+reads each one back (:func:`~worldforge.corpus.quantity.denotes`) against DuckDB. Column
+identifiers never appear in a page: columns are named by their labels (:mod:`worldforge.corpus.vocab`).
 """
 
 from __future__ import annotations
@@ -35,21 +49,32 @@ from typing import Any
 
 import polars as pl
 
+from worldforge.corpus.quantity import Style, format_value
+from worldforge.corpus.vocab import ColumnInfo, TableInfo, label_column, singular, table_info
 from worldforge.spec import models as M
 from worldforge.synth import column_rng
 
-__all__ = ["Fact", "Page", "build_pages", "render_value", "label_column", "pretty", "singular", "slug"]
+__all__ = ["Fact", "Page", "build_pages", "label_column", "page_markdown", "render_value", "singular", "slug"]
 
 
 @dataclass(frozen=True)
 class Fact:
-    """One table cell a page states."""
+    """One table cell a page states.
+
+    Attributes:
+        table_name, row_key, column_name: the cell.
+        value_text: the text the page states for it (in the site's style, verbatim in the body).
+        section: ``lead`` (may show in a search snippet) or ``body``.
+        scope: ``None`` when the cell is of the page's own corpus (the world or its scenario);
+            ``world`` for a scenario page that states a base-world value (an archive page).
+    """
 
     table_name: str
     row_key: str
     column_name: str
     value_text: str
-    section: str  # "lead" or "body"
+    section: str
+    scope: str | None = None
 
 
 @dataclass
@@ -60,9 +85,9 @@ class Page:
         url: the stable URL (the page's key).
         world: the world name.
         scenario: the scenario, or ``None`` for the world itself.
-        page_type: ``entity``, ``ranking``, ``news``, ``comparison``, ``forum`` or ``timeline``.
+        page_type: the genre (see the module docstring).
         title: the page title.
-        published: the publication date, or ``None`` (wiki and timeline pages).
+        published: the publication date, or ``None`` (reference pages).
         lead: the first paragraph, the only text search snippets are cut from.
         body_md: the Markdown body, starting with the lead.
         facts: the cells the page states, each marked ``lead`` or ``body``.
@@ -80,7 +105,8 @@ class Page:
 
 
 def render_value(value: Any) -> str:
-    """The text a page uses for a cell: dates as ``Mon DD, YYYY``, whole floats without ``.0``."""
+    """The canonical text of a cell (task gold tables, SQL inspection): dates as ``Mon DD, YYYY``,
+    whole floats without ``.0``, booleans as yes/no; pages use :func:`~worldforge.corpus.quantity.format_value`."""
     if value is None:
         return "n/a"
     if isinstance(value, bool):
@@ -99,95 +125,109 @@ def page_markdown(page) -> str:
     return f"# {page['title']}\n\n{published}{page['body_md']}"
 
 
-def pretty(column: str) -> str:
-    """``launch_price_usd`` -> ``launch price usd``."""
-    return column.replace("_", " ")
-
-
-def label_column(table: M.TableSpec) -> str:
-    """The column that names a row: ``name``, else a ``*_name``/``handle``/``title``/``code``
-    column, else the first format column, else the primary key."""
-    cols = table.columns
-    for c in cols:
-        if c == "name":
-            return c
-    for c in cols:
-        if c.endswith("_name") or c in ("handle", "title", "code"):
-            return c
-    for c, col in cols.items():
-        if col.kind == "format":
-            return c
-    return table.primary_key
-
-
 def slug(text: str) -> str:
     """``Nova X 2029!`` -> ``nova-x-2029``: lower case, every run of other characters a ``-``; ``x`` when nothing is left."""
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
 
 
-def singular(table: str) -> str:
-    """``supply_flights`` -> ``supply flight``, ``categories`` -> ``category``."""
-    word = table.replace("_", " ")
-    if word.endswith("ies"):
-        return word[:-3] + "y"
-    if word.endswith("ses"):
-        return word[:-2]
-    return word[:-1] if word.endswith("s") else word
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+@dataclass(frozen=True)
+class Site:
+    """One fictional site: its domain, its name as a publisher, and how it writes values."""
+
+    domain: str
+    name: str
+    style: Style
+
+
+_NEWS_NAMES = ("{T} Daily", "The {T} Wire", "{T} Insider", "{T} Times", "The {T} Ledger", "{T} Today", "{T} Dispatch", "{T} Report")
+_SOURCES = ("sources confirmed", "according to a statement", "officials said", "the company said", "records show", "a filing shows")
+_BYLINE_ROLES = ("staff writer", "correspondent", "senior reporter", "data editor")
 
 
 class _Builder:
-    def __init__(self, spec: M.WorldSpec, tables: dict[str, pl.DataFrame], scenario: str | None, seed: int):
+    def __init__(self, spec: M.WorldSpec, tables: dict[str, pl.DataFrame], scenario: str | None, seed: int,
+                 base: tuple[M.WorldSpec, dict[str, pl.DataFrame]] | None = None):
         self.spec, self.tables, self.scenario, self.seed = spec, tables, scenario, seed
+        self.base = base
         self.slug = slug(spec.world)
         self.title = spec.title or spec.world.replace("_", " ")
+        self.topic = _cap(spec.world.split("_")[0])
         self.as_of = spec.as_of_date
         self.rows = {t: f.to_dicts() for t, f in tables.items()}
+        self.info: dict[str, TableInfo] = {t: table_info(spec, t, tables[t]) for t in spec.tables}
         self.by_key = {t: {r[spec.tables[t].primary_key]: r for r in rows} for t, rows in self.rows.items()}
         self.labels: dict[str, dict[Any, str]] = {}
         for t, table in spec.tables.items():
-            lc = label_column(table)
-            pk = table.primary_key
-            self.labels[t] = {
-                r[pk]: (render_value(r[lc]) if lc != pk else f"{singular(t).title()} #{r[pk]}") for r in self.rows[t]
-            }
+            lc, pk = self.info[t].label_column, table.primary_key
+            self.labels[t] = {r[pk]: (render_value(r[lc]) if lc != pk else f"{_cap(self.info[t].noun)} #{r[pk]}") for r in self.rows[t]}
+        self.children = {t: [(c, ref) for c, tab in spec.tables.items() for ref, col in tab.references.items() if col.parent == t] for t in spec.tables}
         self.pages: list[Page] = []
         self.urls: set[str] = set()
         from faker import Faker
 
         self.fake = Faker("en_US", use_weighting=False)
         self.fake.seed_instance(column_rng(seed, spec.world, scenario or "", "corpus").getrandbits(64))
+        rng = self.rng("sites")
+        dates = ("mdy_short", "mdy_abbr", "mdy_long", "dmy_long", "iso")
+        news_names = rng.sample(_NEWS_NAMES, 3)
+        self.sites = {
+            "wiki": Site(f"{self.slug}pedia.org", f"{self.topic}pedia", Style(rng.choice(("mdy_long", "dmy_long")), "symbol", False)),
+            "news": [Site(f"{slug(n.format(T=self.topic)).replace('-', '')}.com", n.format(T=self.topic),
+                          Style(rng.choice(dates[:4]), rng.choice(("symbol", "symbol", "code", "prefixed")), rng.random() < 0.8)) for n in news_names],
+            "ranking": Site(f"top{self.slug.replace('-', '')}.com", f"Top {self.topic}", Style("mdy_abbr", "symbol", False)),
+            "profile": Site(f"{self.slug}-specs.com", f"{self.topic} Specs", Style("iso", rng.choice(("code", "symbol")), False)),
+            "compare": Site(f"versus-{self.slug}.net", f"{self.topic} Versus", Style(rng.choice(dates), "symbol", False)),
+            "forum": Site(f"forum.{self.slug}.io", f"{self.topic} Forum", Style(rng.choice(dates[:4]), "symbol", True)),
+            "data": Site(f"data.{self.slug}.org", f"{self.topic} Open Data", Style("iso", "code", False)),
+            "archive": Site(f"archive.{self.slug}.org", f"{self.topic} Archive", Style("mdy_short", "symbol", False)),
+            "rumor": Site(f"{self.slug}-leaks.com", f"{self.topic} Leaks", Style(rng.choice(dates[:4]), "symbol", True)),
+        }
 
     # -- helpers ------------------------------------------------------------------------
     def rng(self, *names: str):
         return column_rng(self.seed, self.spec.world, self.scenario or "", *names)
 
-    def url(self, site: str, path: str) -> str:
+    def url(self, site: Site, path: str) -> str:
         scen = f"/{self.scenario}" if self.scenario else ""
-        base = f"https://{site}{scen}/{path}"
+        base = f"https://{site.domain}{scen}/{path}"
         url, n = base, 2
         while url in self.urls:
             url, n = f"{base}-{n}", n + 1
         self.urls.add(url)
         return url
 
-    def entity_url(self, t: str, key: Any) -> str:
-        return self._entity_urls[(t, key)]
+    def wiki_url(self, t: str, key: Any) -> str:
+        return self._wiki_urls[(t, key)]
 
-    def fact(self, t: str, row: dict, col: str, section: str) -> tuple[str, Fact]:
-        text = render_value(row[col])
+    def col(self, t: str, c: str) -> ColumnInfo:
+        return self.info[t].columns[c]
+
+    def say(self, t: str, row: dict, c: str, style: Style, section: str, scope: str | None = None) -> tuple[str, Fact]:
+        """The text a page writes for one cell, and its fact."""
+        info = self.col(t, c)
+        value = row[c]
+        text = _cell(str(value)) if info.kind in ("name", "category", "text") and not isinstance(value, (int, float, date)) else format_value(value, info.unit, style)
         pk = self.spec.tables[t].primary_key
-        return text, Fact(t, str(row[pk]), col, text, section)
+        return text, Fact(t, str(row[pk]), c, text, section, scope)
 
-    def unit(self, t: str, col: str) -> str:
-        u = self.spec.tables[t].columns[col].unit
-        return f" {u}" if u else ""
+    def name_fact(self, t: str, row: dict, section: str, scope: str | None = None) -> list[Fact]:
+        lc, pk = self.info[t].label_column, self.spec.tables[t].primary_key
+        return [] if lc == pk else [Fact(t, str(row[pk]), lc, self.labels[t][row[pk]], section, scope)]
 
     def add(self, page: Page) -> None:
         # a value stated in the lead is a lead fact even when the body repeats it
-        lead_cells = {(f.table_name, f.row_key, f.column_name) for f in page.facts if f.section == "lead"}
+        lead_cells = {(f.table_name, f.row_key, f.column_name, f.scope) for f in page.facts if f.section == "lead"}
         seen, facts = set(), []
         for f in page.facts:
-            key = (f.table_name, f.row_key, f.column_name)
+            key = (f.table_name, f.row_key, f.column_name, f.scope)
             if key in seen or (f.section == "body" and key in lead_cells):
                 continue
             seen.add(key)
@@ -195,211 +235,492 @@ class _Builder:
         page.facts = facts
         self.pages.append(page)
 
-    def numeric_columns(self, t: str) -> list[str]:
-        table = self.spec.tables[t]
-        frame = self.tables[t]
-        return [
-            c for c, col in table.columns.items()
-            if c != table.primary_key and col.kind != "reference" and frame.schema[c] in (pl.Int64, pl.Float64)
-        ]
+    def attributes(self, t: str, kinds: tuple[str, ...] = ("number", "share", "rank", "date", "category", "bool", "text")) -> list[str]:
+        """Columns a page can state about a row, in declared order (keys, names and references excluded)."""
+        return [c for c, ci in self.info[t].columns.items() if ci.kind in kinds]
 
-    def date_columns(self, t: str) -> list[str]:
-        table = self.spec.tables[t]
-        return [c for c in table.columns if self.tables[t].schema[c] == pl.Date and "birth" not in c]
+    def numbers(self, t: str) -> list[str]:
+        return self.attributes(t, ("number", "share"))
 
-    # -- page types ---------------------------------------------------------------------
-    def entities(self) -> None:
-        self._entity_urls: dict[tuple[str, Any], str] = {}
+    def event(self, t: str) -> str | None:
+        """The first date column of a table with an event verb (else the first date column), for news."""
+        dates = [c for c in self.attributes(t, ("date",)) if "birth" not in c]
+        with_verb = [c for c in dates if self.col(t, c).event]
+        return (with_verb or dates or [None])[0]
+
+    def parent_of(self, t: str, row: dict) -> tuple[str, dict] | None:
+        for ref, col in self.spec.tables[t].references.items():
+            prow = self.by_key[col.parent].get(row[ref])
+            if prow is not None and self.info[col.parent].label_column != self.spec.tables[col.parent].primary_key:
+                return col.parent, prow
+        return None
+
+    def siblings(self, t: str, row: dict) -> list[dict]:
+        pk = self.spec.tables[t].primary_key
+        for ref in self.spec.tables[t].references:
+            return [r for r in self.rows[t] if r[ref] == row[ref] and r[pk] != row[pk]]
+        return []
+
+    def sentence(self, rng, t: str, c: str, subject: str, value: str, voice: str = "news") -> str:
+        """One sentence stating one cell, phrased for the column's kind and the page's voice."""
+        ci = self.col(t, c)
+        label, its = ci.label, "its"
+        low = label.lower()
+        if ci.kind == "date":
+            if ci.event:
+                options = [f"{subject} {ci.event} on {value}.", f"{_cap(its)} {low} date was {value}." if voice != "forum" else f"it {ci.event} on {value}"]
+            else:
+                options = [f"{_cap(its)} {low} was {value}.", f"{_cap(low)}: {value}."]
+        elif ci.kind == "rank":
+            of = self.spec.tables[t].columns[c]
+            by = self.col(t, of.of).label if isinstance(of, M.RankColumn) else low
+            options = [f"{subject} ranks No. {value} by {by}.", f"By {by}, {subject} sits at No. {value}."]
+        elif ci.kind in ("number", "share"):
+            if any(w in low for w in ("price", "cost", "fee", "fare")):
+                options = [f"{subject} is priced at {value}.", f"{_cap(its)} {low} is {value}.", f"{subject} costs {value}."]
+            elif any(w in low for w in ("shipment", "sales", "sold", "units")):
+                options = [f"{subject} shipped {value}.", f"{_cap(its)} {low} came to {value}.", f"{_cap(low)} reached {value}."]
+            elif any(w in low for w in ("revenue", "income", "profit", "budget", "value", "funding", "valuation", "spend")):
+                options = [f"{subject} reported {low} of {value}.", f"{_cap(its)} {low} stands at {value}.", f"{_cap(low)} totalled {value}."]
+            elif "capacity" in low:
+                options = [f"{subject} has a capacity of {value}.", f"{_cap(its)} {low} is {value}."]
+            elif "share" in low or (ci.unit is not None and ci.unit.kind == "percent"):
+                options = [f"{subject} holds a {low} of {value}.", f"{_cap(its)} {low} is {value}."]
+            else:
+                options = [f"{_cap(its)} {low} stands at {value}.", f"{subject} has a {low} of {value}.", f"The {low} figure is {value}.",
+                           f"Figures put its {low} at {value}."]
+        elif ci.kind == "bool":
+            options = [f"{_cap(low)}: {value}."]
+        else:
+            options = [f"{_cap(its)} {low} is {value}.", f"{_cap(low)}: {value}.", f"It is listed with {low} {value}."]
+        if voice == "forum":
+            options = [f"The {low} is {value}.", f"Pretty sure the {low} is {value}.", f"Last I checked the {low} was {value}."] if ci.kind != "date" or not ci.event else [f"It {ci.event} on {value}.", f"Pretty sure it {ci.event} on {value}."]
+        return rng.choice(options)
+
+    # -- genres -------------------------------------------------------------------------
+    def encyclopedia(self) -> None:
+        site = self.sites["wiki"]
+        self._wiki_urls: dict[tuple[str, Any], str] = {}
         for t in self.spec.tables:
             for key, label in self.labels[t].items():
-                self._entity_urls[(t, key)] = self.url(f"{self.slug}pedia.org", f"wiki/{slug(t)}/{slug(label)}")
-        children = {t: [(c, ref) for c, tab in self.spec.tables.items() for ref, col in tab.references.items() if col.parent == t] for t in self.spec.tables}
+                self._wiki_urls[(t, key)] = self.url(site, f"wiki/{slug(t)}/{slug(label)}")
         for t, table in self.spec.tables.items():
-            lc = label_column(table)
-            pk = table.primary_key
-            kind = singular(t)
-            rng = self.rng("entity", t)
+            pk, info = table.primary_key, self.info[t]
+            rng = self.rng("encyclopedia", t)
+            cats = self.attributes(t, ("category",))
             for row in self.rows[t]:
                 label = self.labels[t][row[pk]]
-                facts: list[Fact] = []
-                if lc != pk:
-                    facts.append(self.fact(t, row, lc, "lead")[1])
-                lead = f"**{label}** is a {kind} in *{self.title}*."
+                facts = self.name_fact(t, row, "lead")
+                kind_word = info.noun
+                if cats and row[cats[0]] is not None:
+                    ctext, cfact = self.say(t, row, cats[0], site.style, "lead")
+                    kind_word = f"{ctext} {info.noun}"
+                    facts.append(cfact)
+                lead = f"**{label}** is {'an' if kind_word[:1].lower() in 'aeiou' else 'a'} {kind_word} in *{self.title}*."
                 for ref, col in table.references.items():
+                    prow = self.by_key[col.parent][row[ref]]
                     plabel = self.labels[col.parent][row[ref]]
-                    plc = label_column(self.spec.tables[col.parent])
-                    lead += f" {rng.choice(['It belongs to', 'It is part of', 'It is listed under'])} [{plabel}]({self.entity_url(col.parent, row[ref])})."
-                    if plc != self.spec.tables[col.parent].primary_key:
-                        prow = self.by_key[col.parent][row[ref]]
-                        facts.append(self.fact(col.parent, prow, plc, "lead")[1])
-                lines = [lead, "", f"| {kind} | |", "|---|---|"]
-                for c, col in table.columns.items():
-                    if c in (pk, lc) or col.kind == "reference":
+                    lead += f" {rng.choice(['It belongs to', 'It is part of', 'It is listed under'])} [{plabel}]({self.wiki_url(col.parent, row[ref])})."
+                    facts += self.name_fact(col.parent, prow, "lead")
+                lines = [lead, "", f"| {_cap(info.noun)} | {_cell(label)} |", "|---|---|"]
+                for c in self.attributes(t):
+                    if row[c] is None or c == (cats[0] if cats else None):
                         continue
-                    text, f = self.fact(t, row, c, "body")
-                    if row[c] is None:
-                        continue
-                    lines.append(f"| {pretty(c)} | {text}{self.unit(t, c)} |")
+                    text, f = self.say(t, row, c, site.style, "body")
+                    lines.append(f"| {_cap(self.col(t, c).label)} | {text} |")
                     facts.append(f)
-                for child, ref in children[t]:
+                if cats and row[cats[0]] is not None:
+                    lines.append(f"| {_cap(self.col(t, cats[0]).label)} | {self.say(t, row, cats[0], site.style, 'lead')[0]} |")
+                for child, ref in self.children[t]:
                     kids = [r for r in self.rows[child] if r[ref] == row[pk]]
                     if not kids:
                         continue
                     cpk = self.spec.tables[child].primary_key
-                    clc = label_column(self.spec.tables[child])
-                    lines += ["", f"## {pretty(child).capitalize()}", ""]
+                    lines += ["", f"## {_cap(self.info[child].plural)}", ""]
                     for k in kids:
-                        lines.append(f"- [{self.labels[child][k[cpk]]}]({self.entity_url(child, k[cpk])})")
-                        if clc != cpk:
-                            facts.append(self.fact(child, k, clc, "body")[1])
-                self.add(Page(self.entity_url(t, row[pk]), self.spec.world, self.scenario, "entity", f"{label} - {self.title} wiki", None, lead, "\n".join(lines), facts))
+                        lines.append(f"- [{self.labels[child][k[cpk]]}]({self.wiki_url(child, k[cpk])})")
+                        facts += self.name_fact(child, k, "body")
+                sibs = self.siblings(t, row)
+                if sibs:
+                    see = rng.sample(sibs, min(3, len(sibs)))
+                    lines += ["", "## See also", ""] + [f"- [{self.labels[t][s[pk]]}]({self.wiki_url(t, s[pk])})" for s in see]
+                    for s in see:
+                        facts += self.name_fact(t, s, "body")
+                self.add(Page(self.wiki_url(t, row[pk]), self.spec.world, self.scenario, "encyclopedia", f"{label} - {site.name}",
+                              None, lead, "\n".join(lines), facts))
+
+    def news(self) -> None:
+        for t, table in self.spec.tables.items():
+            dc = self.event(t)
+            if dc is None:
+                continue
+            pk, info = table.primary_key, self.info[t]
+            rng = self.rng("news", t)
+            nums = self.numbers(t) + self.attributes(t, ("category",))
+            for row in self.rows[t]:
+                if row[dc] is None:
+                    continue
+                site = rng.choice(self.sites["news"])
+                label = self.labels[t][row[pk]]
+                ev = self.col(t, dc).event or f"reached its {self.col(t, dc).label}"
+                dtext, dfact = self.say(t, row, dc, site.style, "lead")
+                published = min(row[dc] + timedelta(days=rng.randint(0, 3)), self.as_of) if isinstance(row[dc], date) else None
+                parent = self.parent_of(t, row)
+                by = f"{self.labels[parent[0]][parent[1][self.spec.tables[parent[0]].primary_key]]}'s " if parent and rng.random() < 0.5 else ""
+                title = rng.choice([f"{by}{label} {ev}", f"{label} {ev} on {dtext}", f"Report: {label} {ev}", f"{label}: what we know"])
+                lead = f"{by}{label} {ev} on {dtext}, {rng.choice(_SOURCES)}."
+                facts = [dfact] + self.name_fact(t, row, "lead") + (self.name_fact(parent[0], parent[1], "lead") if by else [])
+                body = [lead, ""]
+                for c in rng.sample(nums, min(len(nums), rng.randint(2, 3))):
+                    if row[c] is None:
+                        continue
+                    text, f = self.say(t, row, c, site.style, "body")
+                    body.append(self.sentence(rng, t, c, "It", text))
+                    facts.append(f)
+                sibs = self.siblings(t, row)
+                if sibs and rng.random() < 0.6:  # a related row: more entities than the one asked about
+                    s = rng.choice(sibs)
+                    if s[dc] is not None:
+                        stext, sfact = self.say(t, s, dc, site.style, "body")
+                        body.append(f"For comparison, [{self.labels[t][s[pk]]}]({self.wiki_url(t, s[pk])}) {ev} on {stext}.")
+                        facts += [sfact] + self.name_fact(t, s, "body")
+                author = f"{self.fake.first_name()} {self.fake.last_name()}"
+                body += ["", f"*{author}, {rng.choice(_BYLINE_ROLES)}, {site.name}*"]
+                path = f"{row[dc].year}/{row[dc].month:02d}/{slug(title)}" if isinstance(row[dc], date) else slug(title)
+                self.add(Page(self.url(site, path), self.spec.world, self.scenario, "news", title, published, lead, "\n".join(body), facts))
+
+    def press_releases(self) -> None:
+        for t, table in self.spec.tables.items():
+            dc = self.event(t)
+            if dc is None or not table.references or self.info[t].label_column == table.primary_key:
+                continue
+            pk = table.primary_key
+            rng = self.rng("press", t)
+            for row in self.rows[t]:
+                parent = self.parent_of(t, row)
+                # an organisation announces: the parent is a top-level table (it has no parent itself)
+                if parent is None or self.spec.tables[parent[0]].references or row[dc] is None or rng.random() > 0.5:
+                    continue
+                pt, prow = parent
+                ppk = self.spec.tables[pt].primary_key
+                plabel = self.labels[pt][prow[ppk]]
+                site = Site(f"newsroom.{slug(plabel)}.com", f"{plabel} Newsroom", Style("mdy_long", "symbol", False))
+                label = self.labels[t][row[pk]]
+                ev = self.col(t, dc).event or f"reached its {self.col(t, dc).label}"
+                dtext, dfact = self.say(t, row, dc, site.style, "lead")
+                lead = f"{dtext} — {plabel} today announced that {label} {ev} on {dtext}."
+                facts = [dfact] + self.name_fact(t, row, "lead") + self.name_fact(pt, prow, "lead")
+                body = [lead, ""]
+                for c in rng.sample(self.numbers(t), min(len(self.numbers(t)), 3)):
+                    if row[c] is None:
+                        continue
+                    text, f = self.say(t, row, c, site.style, "body")
+                    body.append(f"- {_cap(self.col(t, c).label)}: {text}")
+                    facts.append(f)
+                about = [f"## About {plabel}", ""]
+                pnums = [c for c in self.attributes(pt, ("number", "category")) if prow[c] is not None][:2]
+                sent = f"{plabel} is a {self.info[pt].noun} in *{self.title}*."
+                for c in pnums:
+                    text, f = self.say(pt, prow, c, site.style, "body")
+                    sent += " " + self.sentence(rng, pt, c, plabel, text)
+                    facts.append(f)
+                body += [""] + about + [sent, "", f"Media contact: press@{slug(plabel)}.com"]
+                title = f"{plabel} announces {label}"
+                published = min(row[dc], self.as_of) if isinstance(row[dc], date) else None
+                self.add(Page(self.url(site, f"press/{slug(label)}"), self.spec.world, self.scenario, "press_release", title, published, lead,
+                              "\n".join(body), facts))
 
     def rankings(self) -> None:
+        site = self.sites["ranking"]
         for t, table in self.spec.tables.items():
-            pk = table.primary_key
-            lc = label_column(table)
+            pk, info = table.primary_key, self.info[t]
             for rc, col in table.columns.items():
                 if not isinstance(col, M.RankColumn):
                     continue
                 groups: dict[Any, list[dict]] = {}
                 for row in self.rows[t]:
                     groups.setdefault(row[col.within] if col.within else None, []).append(row)
+                of = self.col(t, col.of)
                 for g, rows in groups.items():
                     rows = sorted(rows, key=lambda r: r[rc])
                     scope = ""
+                    facts: list[Fact] = []
                     if col.within:
                         parent = table.columns[col.within]
-                        scope = f" of {self.labels[parent.parent][g]}" if isinstance(parent, M.ReferenceColumn) else f" ({render_value(g)})"
-                    title = f"{pretty(t).capitalize()}{scope} ranked by {pretty(col.of)}"
-                    lead = f"The {len(rows)} {pretty(t)}{scope} in *{self.title}*, ranked by {pretty(col.of)} as of {render_value(self.as_of)}."
-                    lines = [lead, "", f"| Rank | {singular(t).title()} | {pretty(col.of).capitalize()} |", "|---|---|---|"]
-                    facts = []
+                        if isinstance(parent, M.ReferenceColumn):
+                            scope = f" of {self.labels[parent.parent][g]}"
+                            facts += self.name_fact(parent.parent, self.by_key[parent.parent][g], "lead")
+                        else:
+                            scope = f" ({render_value(g)})"
+                    title = f"{_cap(info.plural)}{scope} ranked by {of.label}"
+                    lead = f"The {len(rows)} {info.plural}{scope} in *{self.title}*, ranked by {of.label} as of {format_value(self.as_of, None, site.style)}."
+                    lines = [lead, "", f"| Rank | {_cap(info.noun)} | {_cap(of.label)} |", "|---|---|---|"]
                     for r in rows:
-                        rt, f1 = self.fact(t, r, rc, "body")
-                        vt, f2 = self.fact(t, r, col.of, "body")
-                        label = self.labels[t][r[pk]]
-                        lines.append(f"| {rt} | [{label}]({self.entity_url(t, r[pk])}) | {vt}{self.unit(t, col.of)} |")
-                        facts += [f1, f2] + ([self.fact(t, r, lc, "body")[1]] if lc != pk else [])
-                    url = self.url(f"top{self.slug.replace('-', '')}.com", f"rankings/{slug(title)}")
+                        rt, f1 = self.say(t, r, rc, site.style, "body")
+                        vt, f2 = self.say(t, r, col.of, site.style, "body")
+                        lines.append(f"| {rt} | [{self.labels[t][r[pk]]}]({self.wiki_url(t, r[pk])}) | {vt} |")
+                        facts += [f1, f2] + self.name_fact(t, r, "body")
+                    url = self.url(site, f"rankings/{slug(title)}")
                     self.add(Page(url, self.spec.world, self.scenario, "ranking", title, self.as_of, lead, "\n".join(lines), facts))
 
-    def news(self) -> None:
-        verbs = {"announced": "is announced", "launch_date": "launches", "arrival_date": "arrives", "start_date": "gets under way",
-                 "founded": "is founded", "season_start": "kicks off its season", "commissioned": "is commissioned",
-                 "listed_on": "goes on sale", "end_date": "wraps up", "launch": "lifts off"}
+    def profiles(self) -> None:
+        site = self.sites["profile"]
         for t, table in self.spec.tables.items():
-            dates = self.date_columns(t)
-            if not dates:
+            attrs = self.attributes(t, ("number", "share", "date", "category", "bool"))
+            if len(attrs) < 3 or self.info[t].label_column == table.primary_key:
                 continue
-            pk = table.primary_key
-            lc = label_column(table)
-            nums = self.numeric_columns(t)
-            rng = self.rng("news", t)
+            pk, info = table.primary_key, self.info[t]
+            rng = self.rng("profile", t)
             for row in self.rows[t]:
-                dc = dates[0]
-                if row[dc] is None:
-                    continue
                 label = self.labels[t][row[pk]]
-                verb = verbs.get(dc, f"reaches its {pretty(dc)}")
-                dtext, dfact = self.fact(t, row, dc, "lead")
-                published = min(row[dc] + timedelta(days=rng.randint(0, 3)), self.as_of) if isinstance(row[dc], date) else None
-                title = rng.choice([f"{label} {verb}", f"{label} {verb} on {dtext}", f"Report: {label} {verb}"])
-                lead = f"{label} {verb} on {dtext}, {rng.choice(['sources confirmed', 'according to a statement', 'officials said', 'the team announced'])}."
-                facts = [dfact] + ([self.fact(t, row, lc, "lead")[1]] if lc != pk else [])
-                body = [lead, ""]
-                for c in rng.sample(nums, min(len(nums), rng.randint(2, 3))):
-                    text, f = self.fact(t, row, c, "body")
-                    if row[c] is None:
-                        continue
-                    value = f"{text}{self.unit(t, c)}"
-                    template = rng.randrange(3)  # choose first: only the chosen sentence calls Faker
-                    if template == 0:
-                        body.append(f"Its {pretty(c)} stands at {value}.")
-                    elif template == 1:
-                        body.append(f"Figures seen by this outlet put the {pretty(c)} at {value}.")
-                    else:
-                        body.append(f"{self.fake.first_name()} {self.fake.last_name()}, an analyst at {self.fake.company()}, noted a {pretty(c)} of {value}.")
+                shown = [c for c in attrs if row[c] is not None]
+                shown = sorted(rng.sample(shown, max(3, len(shown) - rng.randint(0, 2))), key=attrs.index) if len(shown) > 3 else shown
+                lead = f"{label}: full specifications and key facts."
+                facts = self.name_fact(t, row, "lead")
+                lines = [lead, "", "## Key specs", ""]
+                for c in shown:
+                    text, f = self.say(t, row, c, site.style, "body")
+                    lines.append(f"- **{_cap(self.col(t, c).label)}:** {text}")
                     facts.append(f)
-                body += ["", f"*By {self.fake.first_name()} {self.fake.last_name()}*"]
-                url = self.url(f"{self.slug}-daily.com", f"{row[dc].year}/{row[dc].month:02d}/{slug(title)}")
-                self.add(Page(url, self.spec.world, self.scenario, "news", title, published, lead, "\n".join(body), facts))
-
-    def timelines(self) -> None:
-        """One page per table and quarter listing the rows whose first date falls in it."""
-        for t, table in self.spec.tables.items():
-            dates = self.date_columns(t)
-            pk = table.primary_key
-            if not dates or label_column(table) == pk:
-                continue
-            dc = dates[0]
-            quarters: dict[tuple[int, int], list[dict]] = {}
-            for row in self.rows[t]:
-                d = row[dc]
-                if d is not None:
-                    quarters.setdefault((d.year, (d.month - 1) // 3 + 1), []).append(row)
-            for (y, q), rows in sorted(quarters.items()):
-                rows = sorted(rows, key=lambda r: (r[dc], r[pk]))
-                title = f"{pretty(t).capitalize()} by {pretty(dc)}: Q{q} {y}"
-                lead = f"Every {singular(t)} in *{self.title}* whose {pretty(dc)} falls in Q{q} {y}."
-                lines = [lead, ""]
-                facts = []
-                for r in rows:
-                    dtext, f = self.fact(t, r, dc, "body")
-                    lines.append(f"- [{self.labels[t][r[pk]]}]({self.entity_url(t, r[pk])}): {dtext}")
-                    facts += [f, self.fact(t, r, label_column(table), "body")[1]]
-                url = self.url(f"archive.{self.slug}.org", f"{slug(t)}/{y}-q{q}")
-                self.add(Page(url, self.spec.world, self.scenario, "timeline", title, None, lead, "\n".join(lines), facts))
+                parent = self.parent_of(t, row)
+                if parent:
+                    ppk = self.spec.tables[parent[0]].primary_key
+                    lines += ["", f"More from [{self.labels[parent[0]][parent[1][ppk]]}]({self.wiki_url(parent[0], parent[1][ppk])})."]
+                    facts += self.name_fact(parent[0], parent[1], "body")
+                self.add(Page(self.url(site, f"{slug(info.noun)}/{slug(label)}"), self.spec.world, self.scenario, "profile",
+                              f"{label} specs | {site.name}", None, lead, "\n".join(lines), facts))
 
     def comparisons(self) -> None:
+        site = self.sites["compare"]
         for t, table in self.spec.tables.items():
-            nums = self.numeric_columns(t)
-            if len(nums) < 2 or label_column(table) == table.primary_key:
+            nums = self.numbers(t)
+            if len(nums) < 2 or self.info[t].label_column == table.primary_key:
                 continue
             pk = table.primary_key
             rows = self.rows[t]
             rng = self.rng("comparison", t)
-            for i in range(0, len(rows) - 1, 2):
-                a, b = rows[i], rows[i + 1]
-                la, lb = self.labels[t][a[pk]], self.labels[t][b[pk]]
+            i = 0
+            while i < len(rows) - 1:
+                size = 3 if rng.random() < 0.3 and i + 2 < len(rows) else 2
+                group = rows[i:i + size]
+                i += size
+                names = [self.labels[t][r[pk]] for r in group]
                 cols = rng.sample(nums, min(len(nums), 4))
-                title = f"{la} vs {lb}: {', '.join(pretty(c) for c in cols[:2])} compared"
-                lead = f"How does {la} compare with {lb}? We put the two side by side."
-                lines = [lead, "", f"| | {la} | {lb} |", "|---|---|---|"]
-                facts = [self.fact(t, a, label_column(table), "lead")[1], self.fact(t, b, label_column(table), "lead")[1]]
+                title = f"{' vs '.join(names)}: {', '.join(self.col(t, c).label for c in cols[:2])} compared"
+                lead = f"How do {', '.join(names[:-1])} and {names[-1]} compare? We put them side by side."
+                lines = [lead, "", "| | " + " | ".join(_cell(n) for n in names) + " |", "|---|" + "---|" * len(group)]
+                facts = [f for r in group for f in self.name_fact(t, r, "lead")]
                 for c in cols:
-                    ta, fa = self.fact(t, a, c, "body")
-                    tb, fb = self.fact(t, b, c, "body")
-                    lines.append(f"| {pretty(c)}{self.unit(t, c)} | {ta} | {tb} |")
-                    facts += [f for f, v in ((fa, a[c]), (fb, b[c])) if v is not None]
-                url = self.url(f"versus-{self.slug}.net", f"{slug(la)}-vs-{slug(lb)}")
+                    cells = []
+                    for r in group:
+                        text, f = self.say(t, r, c, site.style, "body")
+                        cells.append(text if r[c] is not None else "—")
+                        if r[c] is not None:
+                            facts.append(f)
+                    lines.append(f"| {_cap(self.col(t, c).label)} | " + " | ".join(cells) + " |")
+                url = self.url(site, "-vs-".join(slug(n) for n in names))
                 self.add(Page(url, self.spec.world, self.scenario, "comparison", title, self.as_of, lead, "\n".join(lines), facts))
 
     def forum(self) -> None:
+        site = self.sites["forum"]
         for t, table in self.spec.tables.items():
-            nums = self.numeric_columns(t) + self.date_columns(t)
-            if not nums:
+            cols = self.numbers(t) + self.attributes(t, ("date",))
+            if not cols:
                 continue
             pk = table.primary_key
             rng = self.rng("forum", t)
             for row in self.rows[t]:
                 if rng.random() > 0.34:
                     continue
-                c = rng.choice(nums)
+                c = rng.choice(cols)
                 if row[c] is None:
                     continue
                 label = self.labels[t][row[pk]]
-                text, f = self.fact(t, row, c, "body")
+                text, f = self.say(t, row, c, site.style, "body")
                 asker, answerer = self.fake.user_name(), self.fake.user_name()
-                title = f"What is the {pretty(c)} of {label}?"
-                lead = f"**{asker}** asks: {rng.choice(['Does anyone know', 'Quick question:', 'I keep wondering'])} what the {pretty(c)} of {label} is?"
-                body = [lead, "", f"> **{answerer}** replied: {rng.choice(['It is', 'Last I checked it was', 'Pretty sure it is'])} {text}{self.unit(t, c)}.",
-                        "", f"> **{asker}**: {rng.choice(['Thanks!', 'Great, that helps.', 'Cheers.'])}"]
-                facts = [f] + ([self.fact(t, row, label_column(table), "lead")[1]] if label_column(table) != pk else [])
-                url = self.url(f"forum.{self.slug}.io", f"t/{slug(title)}")
+                what = self.col(t, c).label
+                title = rng.choice([f"What is the {what} of {label}?", f"{label} {what}?", f"Question about {label}"])
+                lead = f"**{asker}** asks: {rng.choice(['Does anyone know', 'Quick question:', 'I keep wondering'])} what the {what} of {label} is?"
+                body = [lead, "", f"> **{answerer}** replied: {self.sentence(rng, t, c, 'it', text, voice='forum')}"]
+                facts = [f] + self.name_fact(t, row, "lead")
+                others = [o for o in cols if o != c and row[o] is not None]
+                if others and rng.random() < 0.4:
+                    o = rng.choice(others)
+                    otext, ofact = self.say(t, row, o, site.style, "body")
+                    said = self.sentence(rng, t, o, "it", otext, voice="forum")
+                    body += ["", f"> **{self.fake.user_name()}**: Also, {said[:1].lower()}{said[1:]}"]
+                    facts.append(ofact)
+                body += ["", f"> **{asker}**: {rng.choice(['Thanks!', 'Great, that helps.', 'Cheers.'])}"]
+                url = self.url(site, f"t/{slug(title)}")
                 self.add(Page(url, self.spec.world, self.scenario, "forum", title, self.as_of, lead, "\n".join(body), facts))
 
+    def datasets(self, per_page: int = 25) -> None:
+        """One statistics-portal dataset per labelled table: every row with its parent and up to six columns."""
+        site = self.sites["data"]
+        for t in self.spec.tables:
+            if self.info[t].label_column == self.spec.tables[t].primary_key:
+                continue
+            cols = self.attributes(t, ("number", "share", "date", "category", "bool"))[:6]
+            self.dataset_pages(self, t, cols, site, f"Dataset: {self.info[t].plural} in {self.title}", slug(t), None, per_page)
 
-def build_pages(spec: M.WorldSpec, tables: dict[str, pl.DataFrame], scenario: str | None = None, seed: int | None = None) -> list[Page]:
+    def dataset_pages(self, src: "_Builder", t: str, cols: list[str], site: Site, title0: str, path: str, scope: str | None,
+                      per_page: int = 25, lead0: str | None = None) -> None:
+        """Paginated dataset pages of ``src``'s rows of ``t`` (``src`` is this builder, or the base world's for an archive).
+
+        Each row gives its label (a link to this corpus's encyclopedia page of it, when there is one), its parent's
+        label and ``cols``; pages link to the previous and next page.
+        """
+        table, info = src.spec.tables[t], src.info[t]
+        pk = table.primary_key
+        parent_ref = next(iter(table.references.items()), None)
+        rows = sorted(src.rows[t], key=lambda r: src.labels[t][r[pk]])
+        pages = max(1, -(-len(rows) // per_page))
+        root = f"https://{site.domain}{'/' + self.scenario if self.scenario else ''}/{path}"
+        for p in range(pages):
+            chunk = rows[p * per_page:(p + 1) * per_page]
+            title = title0 + (f" (page {p + 1} of {pages})" if pages > 1 else "")
+            lead = ((lead0 or f"Open data on the {len(rows)} {info.plural} of *{self.title}*, one row per {info.noun}")
+                    + (f"; page {p + 1} of {pages}." if pages > 1 else "."))
+            head = [_cap(info.noun)] + ([_cap(src.info[parent_ref[1].parent].noun)] if parent_ref else []) + [_cap(src.col(t, c).label) for c in cols]
+            lines = [lead, "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+            facts: list[Fact] = []
+            for r in chunk:
+                label = src.labels[t][r[pk]]
+                wiki = self._wiki_urls.get((t, r[pk]))
+                cells = [f"[{_cell(label)}]({wiki})" if wiki and self.labels[t].get(r[pk]) == label else _cell(label)]
+                facts += src.name_fact(t, r, "body", scope)
+                if parent_ref:
+                    pt = parent_ref[1].parent
+                    cells.append(_cell(src.labels[pt][r[parent_ref[0]]]))
+                    facts += src.name_fact(pt, src.by_key[pt][r[parent_ref[0]]], "body", scope)
+                for c in cols:
+                    if r[c] is None:
+                        cells.append("")
+                        continue
+                    text, f = src.say(t, r, c, site.style, "body", scope)
+                    cells.append(text)
+                    facts.append(f)
+                lines.append("| " + " | ".join(cells) + " |")
+            if pages > 1:
+                nav = ([f"[previous page]({root}/page-{p})"] if p else []) + ([f"[next page]({root}/page-{p + 2})"] if p + 1 < pages else [])
+                lines += ["", " · ".join(nav)]
+            url = self.url(site, f"{path}/page-{p + 1}")
+            self.add(Page(url, self.spec.world, self.scenario, "dataset", title, self.as_of, lead, "\n".join(lines), facts))
+
+    def timelines(self) -> None:
+        """One page per table and quarter listing the rows whose event date falls in it."""
+        site = self.sites["archive"]
+        for t, table in self.spec.tables.items():
+            dc = self.event(t)
+            pk, info = table.primary_key, self.info[t]
+            if dc is None or info.label_column == pk:
+                continue
+            quarters: dict[tuple[int, int], list[dict]] = {}
+            for row in self.rows[t]:
+                d = row[dc]
+                if d is not None:
+                    quarters.setdefault((d.year, (d.month - 1) // 3 + 1), []).append(row)
+            ci = self.col(t, dc)
+            for (y, q), rows in sorted(quarters.items()):
+                rows = sorted(rows, key=lambda r: (r[dc], r[pk]))
+                if ci.event:
+                    title = f"{_cap(info.plural)} that {ci.event.replace('was ', 'were ')}: Q{q} {y}"
+                    lead = f"Every {info.noun} in *{self.title}* that {ci.event} in Q{q} {y}, in date order."
+                else:
+                    title = f"{_cap(info.plural)} by {ci.label}: Q{q} {y}"
+                    lead = f"Every {info.noun} in *{self.title}* whose {ci.label} falls in Q{q} {y}, in date order."
+                lines = [lead, ""]
+                facts: list[Fact] = []
+                for r in rows:
+                    dtext, f = self.say(t, r, dc, site.style, "body")
+                    lines.append(f"- [{self.labels[t][r[pk]]}]({self.wiki_url(t, r[pk])}): {dtext}")
+                    facts += [f] + self.name_fact(t, r, "body")
+                url = self.url(site, f"{slug(t)}/{y}-q{q}")
+                self.add(Page(url, self.spec.world, self.scenario, "timeline", title, None, lead, "\n".join(lines), facts))
+
+    def rumors(self) -> None:
+        """Near misses: a page about a successor that does not exist, whose title names a real row."""
+        site = self.sites["rumor"]
+        for t, table in self.spec.tables.items():
+            dc = self.event(t)
+            if not table.references or self.info[t].label_column == table.primary_key:
+                continue
+            pk = table.primary_key
+            rng = self.rng("rumor", t)
+            for row in self.rows[t]:
+                if rng.random() > 0.12:
+                    continue
+                label = self.labels[t][row[pk]]
+                title = rng.choice([f"Rumor: a successor to {label} is in the works", f"{label} successor spotted?", f"Leak: what comes after {label}"])
+                lead = f"Word is that a successor to {label} is being prepared. Nothing is confirmed."
+                facts = self.name_fact(t, row, "lead")
+                body = [lead, ""]
+                if dc and row[dc] is not None:
+                    dtext, f = self.say(t, row, dc, site.style, "body")
+                    body.append(f"For reference, {label} itself {self.col(t, dc).event or 'dates from'} {'on ' if self.col(t, dc).event else ''}{dtext}.")
+                    facts.append(f)
+                body += ["", "*Treat this as speculation until an official announcement.*"]
+                self.add(Page(self.url(site, f"{slug(label)}-successor"), self.spec.world, self.scenario, "rumor", title, self.as_of, lead,
+                              "\n".join(body), facts))
+
+    def archive(self) -> None:
+        """A scenario's past: news pages dated in the base year that state the base world's values."""
+        if self.base is None:
+            return
+        bspec, btables = self.base
+        site = Site(f"archive.{self.sites['news'][0].domain}", f"{self.sites['news'][0].name} archive", self.sites["news"][0].style)
+        base = _Builder(bspec, btables, None, self.seed)
+        for t, table in bspec.tables.items():
+            dc = base.event(t)
+            if dc is None or base.info[t].label_column == table.primary_key:
+                continue
+            pk = table.primary_key
+            rng = self.rng("archive", t)
+            nums = base.numbers(t)
+            for row in base.rows[t]:
+                if row[dc] is None or not isinstance(row[dc], date) or rng.random() > 0.3:
+                    continue
+                label = base.labels[t][row[pk]]
+                ev = base.col(t, dc).event or f"reached its {base.col(t, dc).label}"
+                dtext, dfact = base.say(t, row, dc, site.style, "lead", scope="world")
+                title = f"[{row[dc].year}] {label} {ev}"
+                lead = f"From our {row[dc].year} archive: {label} {ev} on {dtext}."
+                facts = [dfact] + base.name_fact(t, row, "lead", scope="world")
+                body = [lead, ""]
+                for c in rng.sample(nums, min(len(nums), 2)):
+                    if row[c] is None:
+                        continue
+                    text, f = base.say(t, row, c, site.style, "body", scope="world")
+                    said = base.sentence(rng, t, c, "it", text)
+                    body.append(f"At the time, {said[:1].lower()}{said[1:]}")
+                    facts.append(f)
+                body += ["", f"*This article is from {row[dc].year} and is kept for the record; figures may have changed since.*"]
+                self.add(Page(self.url(site, f"{row[dc].year}/{slug(label)}"), self.spec.world, self.scenario, "news", title,
+                              row[dc], lead, "\n".join(body), facts))
+        self.snapshots(base)
+
+    def snapshots(self, base: "_Builder") -> None:
+        """A scenario's archived datasets: per labelled table, the base world's values of the columns that changed since."""
+        site = self.sites["archive"]
+        year = base.as_of.year
+        for t, table in base.spec.tables.items():
+            pk = table.primary_key
+            if base.info[t].label_column == pk or t not in self.by_key:
+                continue
+            now = self.by_key[t]
+            changed = [c for c in base.attributes(t, ("number", "share", "date", "category", "bool"))
+                       if any(k in now and now[k].get(c) != r[c] for k, r in base.by_key[t].items())]
+            changed = sorted(changed, key=lambda c: base.col(t, c).kind == "date")[:6]
+            if not changed:
+                continue
+            info = base.info[t]
+            self.dataset_pages(base, t, changed, site, f"Archived dataset: {info.plural} as of {year}", f"snapshot-{year}/{slug(t)}", "world",
+                               lead0=f"A snapshot of the {info.plural} of *{base.title}* as published in {year}, kept for the record; "
+                                     f"{len(base.rows[t])} rows")
+
+
+def build_pages(spec: M.WorldSpec, tables: dict[str, pl.DataFrame], scenario: str | None = None, seed: int | None = None,
+                base: tuple[M.WorldSpec, dict[str, pl.DataFrame]] | None = None) -> list[Page]:
     """All pages of a world's (or a scenario's) corpus.
 
     Args:
@@ -407,15 +728,21 @@ def build_pages(spec: M.WorldSpec, tables: dict[str, pl.DataFrame], scenario: st
         tables: the world's (or scenario's) tables.
         scenario: the scenario name (None for the world itself); it enters URLs.
         seed: text-variety seed (default: the spec's).
+        base: for a scenario, the base world's ``(spec, tables)``: archive pages state its values.
 
     Returns:
         Pages with their facts, in a deterministic order.
     """
-    b = _Builder(spec, tables, scenario, spec.seed if seed is None else seed)
-    b.entities()
-    b.rankings()
+    b = _Builder(spec, tables, scenario, spec.seed if seed is None else seed, base)
+    b.encyclopedia()
     b.news()
-    b.timelines()
+    b.press_releases()
+    b.rankings()
+    b.profiles()
     b.comparisons()
     b.forum()
+    b.datasets()
+    b.timelines()
+    b.rumors()
+    b.archive()
     return b.pages

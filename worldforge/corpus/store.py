@@ -21,6 +21,8 @@ import duckdb
 import polars as pl
 
 from worldforge.corpus.pages import Page, build_pages, render_value
+from worldforge.corpus.quantity import denotes
+from worldforge.corpus.vocab import table_info
 from worldforge.errors import WarehouseError
 from worldforge.scenarios import scenario_spec
 from worldforge.tally import Tally
@@ -33,7 +35,7 @@ PAGE_SCHEMA = {
 }
 FACT_SCHEMA = {
     "url": pl.String, "table_name": pl.String, "row_key": pl.String, "column_name": pl.String,
-    "value_text": pl.String, "section": pl.String,
+    "value_text": pl.String, "section": pl.String, "scope": pl.String,
 }
 
 _DDL = """
@@ -45,17 +47,17 @@ DROP TABLE IF EXISTS _corpus;
 CREATE TABLE corpus_pages (url VARCHAR PRIMARY KEY, world VARCHAR NOT NULL, scenario VARCHAR, page_type VARCHAR NOT NULL,
   title VARCHAR NOT NULL, published DATE, lead VARCHAR NOT NULL, body_md VARCHAR NOT NULL);
 CREATE TABLE corpus_facts (url VARCHAR NOT NULL REFERENCES corpus_pages (url), table_name VARCHAR NOT NULL,
-  row_key VARCHAR NOT NULL, column_name VARCHAR NOT NULL, value_text VARCHAR NOT NULL, section VARCHAR NOT NULL);
+  row_key VARCHAR NOT NULL, column_name VARCHAR NOT NULL, value_text VARCHAR NOT NULL, section VARCHAR NOT NULL, scope VARCHAR);
 CREATE TABLE _corpus (scenario VARCHAR, pages BIGINT, facts BIGINT, corpus_hash VARCHAR, built_at TIMESTAMP);
 COMMENT ON TABLE corpus_pages IS 'Search corpus: pages generated from the world rows (scenario NULL = the world itself).';
-COMMENT ON TABLE corpus_facts IS 'Provenance: the (table, row, column) cells each page states; section lead = may show in a search snippet.';
+COMMENT ON TABLE corpus_facts IS 'Provenance: the (table, row, column) cells each page states, value_text as the page writes it; section lead = may show in a search snippet; scope world = a base-world value on a scenario page (an archive).';
 CREATE OR REPLACE VIEW v_pages AS
   SELECT p.url, p.scenario, p.page_type, p.title, p.published, count(f.url) AS facts,
          count(f.url) FILTER (WHERE f.section = 'body') AS body_only_facts
   FROM corpus_pages p LEFT JOIN corpus_facts f USING (url)
   GROUP BY ALL;
 CREATE OR REPLACE VIEW v_facts AS
-  SELECT f.table_name, f.row_key, f.column_name, f.value_text, f.section, p.scenario, p.page_type, p.title, f.url
+  SELECT f.table_name, f.row_key, f.column_name, f.value_text, f.section, f.scope, p.scenario, p.page_type, p.title, f.url
   FROM corpus_facts f JOIN corpus_pages p USING (url);
 COMMENT ON VIEW v_pages IS 'One row per corpus page with how many table cells it states (and how many only in its body).';
 COMMENT ON VIEW v_facts IS 'Every stated cell with the page that states it: which facts does a page state, which pages state a row.';
@@ -69,7 +71,7 @@ def corpus_frames(pages: list[Page]) -> tuple[pl.DataFrame, pl.DataFrame]:
         schema=PAGE_SCHEMA, orient="row",
     )
     f = pl.DataFrame(
-        [(x.url, f.table_name, f.row_key, f.column_name, f.value_text, f.section) for x in pages for f in x.facts],
+        [(x.url, f.table_name, f.row_key, f.column_name, f.value_text, f.section, f.scope) for x in pages for f in x.facts],
         schema=FACT_SCHEMA, orient="row",
     )
     return p, f
@@ -116,7 +118,7 @@ def build_corpus(path: str | Path, seed: int | None = None) -> CorpusReport:
     by_scenario = {None: pages}
     for sc in wf.spec.scenarios:
         if sc.name in wf.scenarios:
-            by_scenario[sc.name] = build_pages(scenario_spec(wf.spec, sc), wf.scenarios[sc.name], sc.name, seed)
+            by_scenario[sc.name] = build_pages(scenario_spec(wf.spec, sc), wf.scenarios[sc.name], sc.name, seed, base=(wf.spec, wf.tables))
     return write_corpus(path, by_scenario)
 
 
@@ -206,8 +208,10 @@ def stored_hash(path: str | Path, scenario: str | None = None) -> str | None:
 def check_corpus(path: str | Path) -> pl.DataFrame:
     """Re-read every stated fact against the DuckDB rows.
 
-    A fact is *contradicted* when its row is missing, its cell renders to another text, or
-    the page body does not contain the stated text.
+    A fact is *contradicted* when its row is missing, its stated text is not a faithful writing of
+    the cell (:func:`~worldforge.corpus.quantity.denotes`: the same date or text, a number within
+    the rounding its digits show), or the page body does not contain the stated text. A fact with
+    ``scope = 'world'`` on a scenario page is checked against the base world's tables.
 
     Returns:
         Frame ``(url, scenario, table_name, row_key, column_name, stated, actual, problem)``,
@@ -226,24 +230,31 @@ def check_corpus(path: str | Path) -> pl.DataFrame:
     for sc in wf.spec.scenarios:
         if sc.name in wf.scenarios:
             sources[sc.name] = (scenario_spec(wf.spec, sc), wf.scenarios[sc.name])
-    cells: dict[tuple, str] = {}
+    rows: dict[tuple, dict] = {}
+    infos: dict[tuple, object] = {}
     for scen, (spec, tables) in sources.items():
         for t, table in spec.tables.items():
             pk = table.primary_key
+            info = table_info(spec, t, tables[t])
+            for c, ci in info.columns.items():
+                infos[(scen, t, c)] = ci
             for row in tables[t].iter_rows(named=True):
-                key = str(row[pk])
-                for c, v in row.items():
-                    cells[(scen, t, key, c)] = render_value(v)
+                rows[(scen, t, str(row[pk]))] = row
     out = []
     for r in facts.iter_rows(named=True):
-        actual = cells.get((r["scenario"], r["table_name"], r["row_key"], r["column_name"]))
-        problem = None
-        if actual is None:
+        scen = None if r["scope"] == "world" else r["scenario"]
+        row = rows.get((scen, r["table_name"], r["row_key"]))
+        ci = infos.get((scen, r["table_name"], r["column_name"]))
+        problem, actual = None, None
+        if row is None or ci is None or r["column_name"] not in row:
             problem = "no such row or column"
-        elif actual != r["value_text"]:
-            problem = "value differs"
-        elif not r["in_body"]:
-            problem = "the page does not state it"
+        else:
+            actual = render_value(row[r["column_name"]])
+            stated = r["value_text"].replace("\\|", "|")
+            if not denotes(stated, row[r["column_name"]], ci.unit, ci.kind if ci.kind in ("date", "number", "rank", "share") else "text"):
+                problem = "value differs"
+            elif not r["in_body"]:
+                problem = "the page does not state it"
         if problem:
             out.append((r["url"], r["scenario"], r["table_name"], r["row_key"], r["column_name"], r["value_text"], actual, problem))
     return pl.DataFrame(out, schema=["url", "scenario", "table_name", "row_key", "column_name", "stated", "actual", "problem"], orient="row")

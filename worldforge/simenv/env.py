@@ -172,9 +172,8 @@ class SearchEnv:
         self.targets: tuple[str, ...] = ()
         if task is not None:
             prov = task.extra.get("provenance", {})
-            t = prov.get("table")
-            cols = [c for c in prov.get("columns", {}).values() if c != "@url"]
-            self.gold_cells = {(t, k, c) for k in prov.get("row_keys", []) for c in cols}
+            # the cells the gold rows are read from (an aggregate's inputs too): no unrelated query may reveal them
+            self.gold_cells = {tuple(x.split("|")[:3]) for cells in prov.get("rows", []) for x in cells}
             gold_labels = {row[c] for row in task.gold for c in task.unique_columns}
             question = task.question.lower()
             named = {label for label in self.corpus.labels if label.lower() in question}

@@ -1,15 +1,26 @@
 """A scripted oracle agent: solves generated tasks through the environment's tools alone.
 
 It reads only observations (search results and extracted Markdown pages), never the
-tables, so an F1 of 1.0 proves a task is solvable *through the environment*:
+tables, so an F1 of 1.0 proves a task is solvable *through the environment*. It executes
+the task's plan (``task.extra["plan"]``, :mod:`worldforge.tasks.generate`), which says what
+a careful agent would do, in terms of what pages show:
 
-* ``children`` — search the parent, open its wiki page, follow the links of the section
-  that lists the children, open each child's page and read the infobox;
-* ``ranking``  — search for the ranking page, open it, read its table;
-* ``window``   — search for the timeline page of the quarter, open it, then each row's page.
+* **rows** — where the listed rows come from: a statistics portal's dataset (search its
+  title, open page 1, follow "next page"), the section of a parent's encyclopedia article
+  that lists its children (the parent named, or described by clues that are resolved on the
+  parent table's dataset first: deep → wide), the archive's timeline pages of some quarters,
+  or a ranking page;
+* **values** — each column is read where pages state it: a dataset's column, else the
+  infobox of the row's encyclopedia article, the parent's article (found through the link in
+  the row's lead), or the scenario's archived dataset for base-year values; every value is
+  read back with :func:`~worldforge.corpus.quantity.parse_value` (``$1.41 billion``,
+  ``5 March 2029``);
+* **where / order / limit / group** — conditions, sorting and aggregates computed on the
+  values read.
 
-Every failed call (a perturbation) is retried, up to ``retries`` times; paginated results
-are followed. The answer is one Markdown table in the task's column order.
+Every failed call (a perturbation) is retried, up to ``retries`` times; paginated search
+results are followed; pages are read once per session. The answer is one Markdown table in
+the task's column order.
 """
 
 from __future__ import annotations
@@ -17,8 +28,11 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
+from typing import Any
 
+from worldforge.corpus.quantity import parse_unit, parse_value
 from worldforge.simenv.env import Observation, SearchEnv, leakage_probe
 from worldforge.simenv.episodes import Episode, record_episodes
 from worldforge.simenv.perturbations import DEFAULT_MIX, PerturbationConfig
@@ -28,8 +42,9 @@ from worldforge.tasks.store import read_tasks
 from worldforge.warehouse.layout import resolve, world_path
 
 _RESULT = re.compile(r"^\[(\d+)\] (\S+)\nTitle: (.*)$", re.M)
-_LINK = re.compile(r"\[([^\]]+)\]\((https?://[^)]+)\)")
-_ROW = re.compile(r"^\| (.+?) \| (.*?) \|$", re.M)
+_LINK = re.compile(r"\[([^\]]+)\]\((https?://[^)\s]+)\)")
+_NEXT = re.compile(r"\[next page\]\((\S+)\)")
+_CELL_SPLIT = re.compile(r"(?<!\\)\|")
 
 
 class OracleFailed(Exception):
@@ -53,8 +68,64 @@ class OracleRun:
     failed: str | None = None
 
 
+def markdown_tables(text: str) -> list[tuple[list[str], list[list[str]]]]:
+    """Every Markdown table of a page as ``(header cells, body rows)``; ``\\|`` inside a cell is kept as ``|``."""
+    out, block = [], []
+    for line in text.splitlines() + [""]:
+        if line.lstrip().startswith("|"):
+            block.append([c.strip().replace("\\|", "|") for c in _CELL_SPLIT.split(line.strip().strip("|"))])
+            continue
+        if block:
+            rows = [r for r in block if not all(re.fullmatch(r":?-{2,}:?", c) or not c for c in r)]
+            if rows:
+                out.append((rows[0], rows[1:]))
+            block = []
+    return out
+
+
+def link(cell: str) -> tuple[str, str | None]:
+    """``[label](url)`` -> ``(label, url)``; plain text -> ``(text, None)``."""
+    m = _LINK.fullmatch(cell.strip())
+    return (m.group(1).replace("\\|", "|"), m.group(2)) if m else (cell.strip(), None)
+
+
+def infobox(text: str) -> dict[str, str]:
+    """``{key: value}`` of the two-cell rows of a page's tables (an encyclopedia infobox), header row included."""
+    box: dict[str, str] = {}
+    for header, rows in markdown_tables(text):
+        for r in [header, *rows]:
+            if len(r) == 2:
+                box.setdefault(r[0], r[1])
+    return box
+
+
+def read(text: str, fplan: dict) -> Any:
+    """A stated cell read back into the column's unit: a number, a ``date``, or the text."""
+    kind = fplan.get("kind", "string")
+    unit = parse_unit(fplan["unit"]) if fplan.get("unit") else None
+    got = parse_value(text, unit, kind if kind in ("number", "date") else "text")
+    return got[0] if isinstance(got, tuple) else got
+
+
+def cell_text(value: Any) -> str:
+    """A value as the answer writes it: ``Mar 05, 2029``, ``1099``, ``6.1``, text as it is."""
+    if isinstance(value, date):
+        return value.strftime("%b %d, %Y")
+    if isinstance(value, float):
+        value = round(value, 9)
+        return str(int(value)) if value.is_integer() else repr(value)
+    return "" if value is None else str(value)
+
+
+@dataclass
+class _Row:
+    label: str
+    url: str | None
+    known: dict[str, str] = field(default_factory=dict)  # header -> stated text, from a list page
+
+
 class Oracle:
-    """The scripted agent of one session: solves the three task kinds and keeps every step it takes.
+    """The scripted agent of one session: executes task plans and keeps every step it takes.
 
     Args:
         env: the session to act in.
@@ -64,6 +135,7 @@ class Oracle:
     def __init__(self, env: SearchEnv, retries: int = 8):
         self.env, self.retries = env, retries
         self.steps: list[tuple[dict, Observation]] = []
+        self.pages: dict[str, str] = {}
 
     def call(self, name: str, **arguments) -> Observation:
         """Call a tool until it answers without failing, recording every attempt in :attr:`steps`.
@@ -93,111 +165,187 @@ class Oracle:
                 return out
             page = int(more.group(1))
 
-    def find(self, query: str, accept) -> str:
-        """The URL of the first result of ``query`` that ``accept(url, title)`` accepts.
+    def find(self, queries: list[str], accept) -> str:
+        """The URL of the first result that ``accept(url, title)`` accepts, trying each query in turn.
 
         Raises:
-            OracleFailed: no result fits.
+            OracleFailed: no result of any query fits.
         """
-        for url, title in self.results(query):
-            if accept(url, title):
-                return url
-        raise OracleFailed(f"no result of {query!r} fits")
+        for query in queries:
+            for url, title in self.results(query):
+                if accept(url, title):
+                    return url
+        raise OracleFailed(f"no result of {queries[0]!r} fits")
 
     def page(self, url: str) -> str:
-        """A page's Markdown as ``web_extractor`` returns it."""
-        return self.call("web_extractor", url=url).text
+        """A page's Markdown as ``web_extractor`` returns it (read once per session)."""
+        if url not in self.pages:
+            self.pages[url] = self.call("web_extractor", url=url).text
+        return self.pages[url]
 
-    @staticmethod
-    def infobox(text: str) -> dict[str, str]:
-        """``{key: value}`` of every two-cell Markdown table row (``| key | value |``) of a page."""
-        return {k.strip(): v.strip() for k, v in _ROW.findall(text)}
+    # -- finding rows ------------------------------------------------------------------------
+    def dataset(self, title: str) -> list[_Row]:
+        """Every row of a (paginated) dataset whose title starts with ``title``: page 1, then each "next page"."""
+        url = self.find([title, f"{title} page 1"], lambda u, t: t.startswith(title) and ("(page " not in t or "(page 1 of" in t))
+        rows: list[_Row] = []
+        seen = set()
+        while url and url not in seen:
+            seen.add(url)
+            text = self.page(url)
+            for header, body in markdown_tables(text)[:1]:
+                for r in body:
+                    label, wiki = link(r[0])
+                    rows.append(_Row(label, wiki, dict(zip(header[1:], r[1:]))))
+            m = _NEXT.search(text)
+            url = m.group(1) if m else None
+        return rows
 
-    @staticmethod
-    def title_label(text: str) -> str:
-        """The entity label of a page: its ``# title`` cut at the last ``" - "`` (``<label> - <site> wiki`` -> ``<label>``)."""
-        first = text.splitlines()[0].removeprefix("# ")
-        return first.rsplit(" - ", 1)[0]
+    def article(self, label: str, table_slug: str) -> str:
+        """The URL of a row's encyclopedia article, found by searching its label."""
+        return self.find([label, f"{label} encyclopedia"], lambda u, t: f"/wiki/{table_slug}/" in u and t.startswith(label + " - "))
 
-    def entity_row(self, url: str, task: Task, label_col: str) -> dict[str, str]:
-        """The task's required columns read from an entity page: ``label_col`` from the title, ``wiki_url`` as the
-        URL, every other column from the infobox (``""`` when absent)."""
-        text = self.page(url)
-        box = self.infobox(text)
-        row = {}
-        for col in task.required:
-            if col == label_col:
-                row[col] = self.title_label(text)
-            elif col == "wiki_url":
-                row[col] = url
+    def rows(self, plan: dict) -> list[_Row]:
+        src = plan["rows"]
+        if src["from"] == "dataset":
+            return self.dataset(f"Dataset: {plan['plural']} in ")
+        if src["from"] == "children":
+            parent = src["parent"]
+            if "resolve" in parent:  # deep -> wide: find the one parent the clues describe
+                res = parent["resolve"]
+                cands = [r for r in self.dataset(f"Dataset: {res['plural']} in ") if all(self.holds(r, c) for c in res["where"])]
+                if len(cands) != 1:
+                    raise OracleFailed(f"{len(cands)} {res['plural']} fit the clues")
+                url = cands[0].url or self.article(cands[0].label, parent["slug"])
             else:
-                row[col] = box.get(col.replace("_", " "), "")
-        return row
+                url = self.article(parent["label"], parent["slug"])
+            text = self.page(url)
+            m = re.search(rf"^## {re.escape(src['section'])}\n\n((?:- .*\n?)+)", text, re.M)
+            if not m:
+                raise OracleFailed(f"no '{src['section']}' section on {url}")
+            return [_Row(lab, u) for lab, u in _LINK.findall(m.group(1))]
+        if src["from"] == "timeline":
+            out = []
+            for title in src["titles"]:
+                url = self.find([title], lambda u, t, title=title: t == title)
+                out += [_Row(lab, u) for lab, u in _LINK.findall(self.page(url))]
+            return out
+        if src["from"] == "ranking":
+            url = self.find([src["title"]], lambda u, t: t == src["title"])
+            out = []
+            for _header, body in markdown_tables(self.page(url))[:1]:
+                for r in body:
+                    lab, u = link(r[1])
+                    out.append(_Row(lab, u))
+            return out
+        raise OracleFailed(f"unknown row source {src['from']!r}")
 
-    # -- task kinds ---------------------------------------------------------------------
-    def children(self, task: Task) -> list[dict[str, str]]:
-        """Solve a ``children`` task: the parent's wiki page, the links of its section on the children, each child's page.
+    # -- reading values ------------------------------------------------------------------------
+    def wiki(self, row: _Row, table_slug: str) -> str:
+        if row.url is None:
+            row.url = self.article(row.label, table_slug)
+        return self.page(row.url)
+
+    def value(self, row: _Row, fplan: dict, plan: dict) -> Any:
+        """A field of a row (:class:`worldforge.tasks.generate.Field` as planned), read from pages."""
+        what = fplan["read"]
+        if fplan["of"] == "row":
+            if what == "@name":
+                return row.label
+            if what == "@url":
+                self.wiki(row, fplan["slug"])
+                return row.url
+            if what in row.known:
+                return read(row.known[what], fplan)
+            box = infobox(self.wiki(row, fplan["slug"]))
+            if what not in box:
+                raise OracleFailed(f"no '{what}' on {row.url}")
+            return read(box[what], fplan)
+        if fplan["of"] == "parent":
+            text = self.wiki(row, plan["table_slug"])
+            lead = text.split("\n|", 1)[0]
+            found = [(lab, u) for lab, u in _LINK.findall(lead) if f"/wiki/{fplan['slug']}/" in u]
+            if not found:
+                raise OracleFailed(f"no {fplan['noun']} linked from {row.url}")
+            plabel, purl = found[0]
+            if what == "@name":
+                return plabel
+            box = infobox(self.page(purl))
+            if what not in box:
+                raise OracleFailed(f"no '{what}' on {purl}")
+            return read(box[what], fplan)
+        if fplan["of"] == "base":
+            base = self.base_rows(plan)
+            if row.label not in base or what not in base[row.label]:
+                raise OracleFailed(f"no archived '{what}' of {row.label}")
+            return read(base[row.label][what], fplan)
+        raise OracleFailed(f"unknown field source {fplan['of']!r}")
+
+    def base_rows(self, plan: dict) -> dict[str, dict[str, str]]:
+        if "_base" not in plan:
+            plan["_base"] = {r.label: r.known for r in self.dataset(plan["base"]["title"])}
+        return plan["_base"]
+
+    def holds(self, row: _Row, cond: dict) -> bool:
+        v, op, want = self.value(row, cond["field"], {}), cond["op"], cond["value"]
+        if cond["field"].get("kind") == "date":
+            want = [date.fromisoformat(w) for w in want] if isinstance(want, list) else date.fromisoformat(want)
+        if op == ">=":
+            return v >= want
+        if op == "<=":
+            return v <= want
+        if op == "in":
+            return str(v) in [str(w) for w in want]
+        if op == "between":
+            return want[0] <= v <= want[1]
+        return v == want
+
+    # -- the plan ----------------------------------------------------------------------------------
+    def solve(self, task: Task) -> list[dict[str, str]]:
+        """Execute a task's plan: rows, conditions, order and limit or groups, then each column's value.
 
         Raises:
-            OracleFailed: the question is not understood, or a page or section it needs is missing.
+            OracleFailed: the task has no plan, or a page the plan needs is missing.
         """
-        m = re.search(r"find every (.+?) that belongs to (.+) \(([^()]+)\)\. For each", task.question)
-        if not m:
-            raise OracleFailed("question not understood")
-        child, parent = m.group(1), m.group(2)
-        url = self.find(parent, lambda u, t: "/wiki/" in u and t.startswith(parent + " - "))
-        text = self.page(url)
-        section = re.search(rf"^## {re.escape(child.capitalize())}\w*\n\n((?:- .*\n?)+)", text, re.M)
-        if not section:
-            raise OracleFailed(f"no '{child}' section on {url}")
-        label_col = task.unique_columns[0]
-        return [self.entity_row(u, task, label_col) for _, u in _LINK.findall(section.group(1))]
-
-    def ranking(self, task: Task) -> list[dict[str, str]]:
-        """Solve a ``ranking`` task: the first ``n`` rows of the ranking page's table as rank, label and value (the task's three required columns).
-
-        Raises:
-            OracleFailed: the question is not understood, or the ranking page is not found.
-        """
-        m = re.search(r"list the top (\d+) (.+?) ranked by (.+?) \(", task.question)
-        if not m:
-            raise OracleFailed("question not understood")
-        n, subject, by = int(m.group(1)), m.group(2), m.group(3)
-        wanted = f"{subject[:1].upper()}{subject[1:]} ranked by {by}"
-        url = self.find(wanted, lambda u, t: "/rankings/" in u and t == wanted)
-        rows = []
-        for line in self.page(url).splitlines():
-            cells = [c.strip() for c in line.strip().strip("|").split("|")]
-            if len(cells) == 3 and cells[0].isdigit():
-                label = _LINK.sub(r"\1", cells[1])
-                rc, lc, of = task.required
-                rows.append({rc: cells[0], lc: label, of: cells[2]})
-        return rows[:n]
-
-    def window(self, task: Task) -> list[dict[str, str]]:
-        """Solve a ``window`` task: the quarter's timeline page, then the page of every entity it links.
-
-        Raises:
-            OracleFailed: the question is not understood, or the timeline page is not found.
-        """
-        m = re.search(r"list every (.+?) whose (.+?) falls in Q(\d) (\d{4})", task.question)
-        if not m:
-            raise OracleFailed("question not understood")
-        thing, dcol, q, y = m.groups()
-        suffix = f" by {dcol}: Q{q} {y}"
-        url = self.find(f"{thing} {dcol} Q{q} {y}", lambda u, t: "archive." in u and t.endswith(suffix))
-        links = _LINK.findall(self.page(url))
-        label_col = task.unique_columns[0]
-        return [self.entity_row(u, task, label_col) for _, u in links]
+        plan = dict(task.extra.get("plan") or {})
+        if not plan:
+            raise OracleFailed("the task has no plan")
+        plan["table_slug"] = plan["columns"][0]["field"]["slug"]
+        rows = [r for r in self.rows(plan) if all(self.holds(r, c) for c in plan.get("where", []))]
+        cols = plan["columns"]
+        if "group" in plan:
+            groups: dict[str, list[_Row]] = {}
+            for r in rows:
+                groups.setdefault(cell_text(self.value(r, plan["group"], plan)), []).append(r)
+            out = []
+            for g in sorted(groups):
+                rec = {}
+                for c in cols:
+                    if c["agg"] is None:
+                        rec[c["name"]] = g
+                    elif c["agg"] == "count":
+                        rec[c["name"]] = str(len(groups[g]))
+                    else:
+                        vals = [float(self.value(r, c["field"], plan)) for r in groups[g]]
+                        agg = {"sum": round(sum(vals), 2), "mean": round(sum(vals) / len(vals), 2), "max": max(vals), "min": min(vals)}[c["agg"]]
+                        rec[c["name"]] = cell_text(agg)
+                out.append(rec)
+            return out
+        if "order" in plan:
+            rows.sort(key=lambda r: self.value(r, plan["order"]["field"], plan), reverse=plan["order"]["desc"])
+        if plan.get("limit"):
+            rows = rows[: plan["limit"]]
+        out = []
+        for i, r in enumerate(rows, 1):
+            out.append({c["name"]: str(i) if c["field"]["read"] == "@position" else cell_text(self.value(r, c["field"], plan)) for c in cols})
+        return out
 
 
 def solve(env: SearchEnv, task: Task, retries: int = 8) -> OracleRun:
     """Let the oracle answer a task in ``env``; returns its answer, score and steps."""
     oracle = Oracle(env, retries)
-    kind = task.extra.get("kind")
     try:
-        rows = getattr(oracle, kind)(task) if kind in ("children", "ranking", "window") else []
-        failed = None if rows else f"no rows for kind {kind!r}"
+        rows = oracle.solve(task)
+        failed = None if rows else "no rows"
     except OracleFailed as exc:
         rows, failed = [], str(exc)
     answer = render_markdown_table(task.required, rows) if rows else "I could not find the answer."

@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING, Literal
 from worldforge.agentworldbench.parsing import PREDICTION_SCHEMA, ParseFailure, parse_prediction
 from worldforge.agentworldbench.prompts import system_prompt
 from worldforge.agentworldbench.records import action_prompt, observation_text
-from worldforge.corpus.pages import label_column, pretty, render_value, singular
+from worldforge.corpus.pages import render_value
+from worldforge.corpus.vocab import table_info
 from worldforge.corpus.store import stored_hash
 from worldforge.llm.base import GenerationParams, WorldModelBackend, WorldModelRequest
 from worldforge.llm.cache import KVCache
@@ -150,12 +151,13 @@ class LLMSearchRenderer:
     def _row_line(verifier: FactVerifier, table: str, key: str) -> str:
         row = verifier.rows.get((table, key))
         if row is None:
-            return f"- {singular(table)} {key}: (missing)"
+            return f"- {table_info(verifier.spec, table).noun} {key}: (missing)"
         spec_t = verifier.spec.tables[table]
-        lc = label_column(spec_t)
-        cells = [f"{pretty(c)}: {render_value(row[c])}" + (f" {col.unit}" if col.unit else "")
-                 for c, col in spec_t.columns.items() if c not in (lc, spec_t.primary_key) and c not in spec_t.references and row.get(c) is not None]
-        return f"- {render_value(row[lc])} ({singular(table)}): " + "; ".join(cells)
+        info = table_info(verifier.spec, table)
+        lc = info.label_column
+        cells = [f"{info.columns[c].label}: {render_value(row[c])}" + (f" {info.columns[c].unit.text}" if info.columns[c].unit else "")
+                 for c in spec_t.columns if c not in (lc, spec_t.primary_key) and c not in spec_t.references and row.get(c) is not None]
+        return f"- {render_value(row[lc])} ({info.noun}): " + "; ".join(cells)
 
     def messages(self, env: SearchEnv, call: dict, grounded: Observation) -> list[dict]:
         """The world-model messages: system prompt + Simulation Instruction, recent turns, the call."""

@@ -9,16 +9,18 @@ check:
   row, columns of the entity in that row; a side-by-side table (entities as headers) states
   each column of each entity. A cell under a name column that names no world entity is an
   *unknown entity*.
-* **prose** — a sentence that names a column (``launch price usd``, ``announced``) states
+* **prose** — a sentence that names a column by its label (``launch price``, ``announced``) states
   the first value of that column's type after the mention (``its price stands at 399``), about the
   entity the sentence names nearest before the mention (else the sentence's first, else the
   last entity named earlier).
 
-A claim is checked by type: numbers within 0.5% (pages round), dates equal, categorical text
-(at most 40 distinct values) contradicted when it names another value of the column but not
-the true one, other text equal in table cells. Anything else is not a checkable claim and is
-not counted. Rendering rules (dates ``Mon DD, YYYY``, units after numbers) are those of
-:func:`worldforge.corpus.pages.render_value`; the corpus itself passes with no contradiction.
+Columns are named as pages name them (:mod:`worldforge.corpus.vocab` labels). A claim is
+checked by type: a number must denote the cell in the column's unit, allowing only the rounding
+its own digits show (``$2.65 billion`` for 2,650 million USD,
+:func:`~worldforge.corpus.quantity.denotes`); a date must be the same day in any of the sites'
+formats; categorical text (at most 40 distinct values) is contradicted when it names another
+value of the column but not the true one; other text must be equal in table cells. Anything else
+is not a checkable claim and is not counted. The corpus itself passes with no contradiction.
 """
 
 from __future__ import annotations
@@ -30,13 +32,16 @@ from pathlib import Path
 
 import polars as pl
 
-from worldforge.corpus.pages import label_column, pretty, render_value
+from worldforge.corpus.pages import render_value
+from worldforge.corpus.quantity import Unit, denotes, parse_date
+from worldforge.corpus.vocab import table_info
 from worldforge.errors import WarehouseError
 from worldforge.warehouse import read_world
 
 _NUM = re.compile(r"(?<![\w.])[-−]?\d[\d,]*(?:\.\d+)?(?![\d])")
 _MONTHS = {m: i for i, m in enumerate(["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"], 1)}
-_DATE = re.compile(r"\b(?:(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.? (\d{1,2}), (\d{4})|(\d{4})-(\d{2})-(\d{2}))\b", re.I)
+_DATE = re.compile(r"\b(?:(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.? (\d{1,2}), (\d{4})|(\d{4})-(\d{2})-(\d{2})"
+                   r"|(\d{1,2}) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]* (\d{4}))\b", re.I)
 _LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
 _SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z*\[])|\n+")
 _MAX_CATEGORIES = 40
@@ -73,7 +78,7 @@ class Verdict:
             return f"{self.checked} claim(s) checked, none contradicted"
         c = self.contradictions[0]
         more = f" (+{len(self.contradictions) - 1} more)" if len(self.contradictions) > 1 else ""
-        return f"{len(self.contradictions)} of {self.checked} claim(s) contradicted, e.g. {c.entity} {pretty(c.column)}: stated {c.stated!r}, the world says {c.expected!r}{more}"
+        return f"{len(self.contradictions)} of {self.checked} claim(s) contradicted, e.g. {c.entity} {c.column.replace('_', ' ')}: stated {c.stated!r}, the world says {c.expected!r}{more}"
 
 
 @dataclass(frozen=True)
@@ -82,34 +87,12 @@ class _Col:
     name: str
     kind: str  # number | date | category | text | label
     categories: frozenset[str] = frozenset()
+    unit: Unit | None = None
 
 
 def _parse_date(text: str) -> date | None:
     m = _DATE.search(text)
-    if not m:
-        return None
-    try:
-        if m.group(1):
-            return date(int(m.group(3)), _MONTHS[m.group(1)[:3].lower()], int(m.group(2)))
-        return date(int(m.group(4)), int(m.group(5)), int(m.group(6)))
-    except ValueError:
-        return None
-
-
-def _parse_number(text: str) -> float | None:
-    date_text = m.group(0) if (m := _DATE.search(text)) else ""
-    for m in _NUM.finditer(text.replace("−", "-")):
-        if date_text and m.group(0) in date_text:
-            continue
-        try:
-            return float(m.group(0).replace(",", ""))
-        except ValueError:
-            continue
-    return None
-
-
-def _same_number(stated: float, actual: float) -> bool:
-    return abs(stated - actual) <= 1e-9 + 0.005 * abs(actual)
+    return parse_date(m.group(0)) if m else None
 
 
 class FactVerifier:
@@ -130,14 +113,16 @@ class FactVerifier:
         tables = wf.scenarios[scenario] if scenario else wf.tables
         self.spec = wf.spec
         self.entities: dict[str, list[tuple[str, dict]]] = {}
-        self.columns: dict[str, dict[str, _Col]] = {}  # table -> pretty name -> column
+        self.columns: dict[str, dict[str, _Col]] = {}  # table -> label (lower case) -> column
         self.label_cols: dict[str, str] = {}
+        self.label_headers: set[str] = set()  # headers of a column of entity names ("phone model", "model number")
         self.rows: dict[tuple[str, str], dict] = {}  # (table, row key) -> row, for grounding prompts
         for t, spec_t in wf.spec.tables.items():
             frame = tables.get(t)
             if frame is None:
                 continue
-            lc = label_column(spec_t)
+            info = table_info(wf.spec, t, frame)
+            lc = info.label_column
             pk = spec_t.primary_key
             cols: dict[str, _Col] = {}
             for c in spec_t.columns:
@@ -157,7 +142,7 @@ class FactVerifier:
                     values = {render_value(v).lower() for v in frame[c].drop_nulls().unique().to_list()}
                     if len(values) <= _MAX_CATEGORIES:
                         kind, cats = "category", frozenset(values)
-                cols[pretty(c).lower()] = _Col(t, c, kind, cats)
+                cols[info.columns[c].label.lower()] = _Col(t, c, kind, cats, info.columns[c].unit)
             self.columns[t] = cols
             for row in frame.to_dicts():
                 row["__key__"] = str(row[pk])
@@ -166,6 +151,7 @@ class FactVerifier:
                     self.entities.setdefault(render_value(row[lc]).lower(), []).append((t, row))
             if lc != pk:
                 self.label_cols[t] = lc
+                self.label_headers.update({info.noun.lower(), info.columns[lc].label.lower(), t.replace("_", " ")})
         names = sorted(self.entities, key=len, reverse=True)
         self._entity_re = re.compile(r"(?<!\w)(" + "|".join(re.escape(n) for n in names) + r")(?!\w)", re.I) if names else None
         all_cols = sorted({p for cols in self.columns.values() for p in cols}, key=len, reverse=True)
@@ -246,8 +232,8 @@ class FactVerifier:
             return None
         expected = render_value(actual)
         if col.kind == "number":
-            n = _parse_number(stated)
-            return None if n is None else _same_number(n, float(actual))
+            text = _DATE.sub(" ", stated)
+            return denotes(text, actual, col.unit) if _NUM.search(text) else None
         if col.kind == "date":
             d = _parse_date(stated)
             real = actual.date() if isinstance(actual, datetime) else actual if isinstance(actual, date) else None
@@ -291,7 +277,7 @@ class FactVerifier:
 
     def _is_label_header(self, h: str) -> bool:
         h = h.lower().strip("* ")
-        return any(h in (t.replace("_", " "), t.rstrip("s").replace("_", " "), pretty(lc)) for t, lc in self.label_cols.items()) and h not in ("", "name")
+        return h in self.label_headers and h not in ("", "name")
 
     def _has_label_header(self, header: list[str]) -> bool:
         return any(self._is_label_header(h) for h in header)
@@ -323,7 +309,7 @@ class FactVerifier:
         if col.kind == "number":
             stripped = _DATE.sub(" ", text)
             m = _NUM.search(stripped)
-            return m.group(0) if m else None
+            return stripped[max(0, m.start() - 3): m.end() + 12] if m else None
         if col.kind == "category":
             return text if any(re.search(rf"(?<!\w){re.escape(c)}(?!\w)", text.lower()) for c in col.categories if c) else None
         return None

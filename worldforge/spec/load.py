@@ -82,6 +82,6 @@ def discover_specs(directory: str | Path) -> dict[str, Path]:
 
 
 def spec_hash(spec: WorldSpec) -> str:
-    """SHA-256 of the spec's canonical JSON (field order and YAML formatting do not matter)."""
-    canon = json.dumps(spec.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    """SHA-256 of the spec's canonical JSON (field order, YAML formatting and unset optional fields do not matter)."""
+    canon = json.dumps(spec.model_dump(mode="json", exclude_none=True), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canon.encode()).hexdigest()

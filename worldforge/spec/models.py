@@ -59,6 +59,9 @@ class _Strict(BaseModel):
 class _ColumnBase(_Strict):
     description: str | None = None
     unit: str | None = None
+    label: str | None = Field(None, min_length=1, max_length=80)
+    """The words pages and task columns use for the column (``price_usd_kwh`` -> "price per kWh");
+    derived from the name and unit when absent (:func:`worldforge.corpus.vocab.column_info`)."""
 
 
 class SequenceColumn(_ColumnBase):
@@ -396,6 +399,8 @@ class TableSpec(_Strict):
     primary_key: str
     rows: int | None = Field(None, gt=0)
     description: str | None = None
+    label: str | None = Field(None, min_length=1, max_length=60)
+    """What one row is, as a singular noun ("phone model"); derived from the table name when absent."""
     columns: dict[str, ColumnSpec] = Field(min_length=1)
     constraints: list[ConstraintSpec] = Field(default_factory=list)
 

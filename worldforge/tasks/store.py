@@ -1,8 +1,9 @@
 """Generated tasks in the world's DuckDB file: ``search_tasks``.
 
 ``search_tasks(instance_id PK, world, scenario, kind, question, evaluation_json, gold_json,
-provenance_json, solvable)`` — one row per task; ``solvable`` is the result of
-:func:`~worldforge.tasks.generate.check_solvable` at build time.
+provenance_json, plan_json, solvable, problems)`` — one row per task; ``solvable`` is the result of
+:func:`~worldforge.tasks.generate.check_solvable` at build time, ``plan_json`` how the answer follows
+from pages (the oracle agent executes it).
 """
 
 from __future__ import annotations
@@ -30,11 +31,12 @@ DROP VIEW IF EXISTS v_tasks;
 DROP TABLE IF EXISTS search_tasks;
 CREATE TABLE search_tasks (instance_id VARCHAR PRIMARY KEY, world VARCHAR NOT NULL, scenario VARCHAR, kind VARCHAR NOT NULL,
   question VARCHAR NOT NULL, evaluation_json VARCHAR NOT NULL, gold_json VARCHAR NOT NULL, provenance_json VARCHAR NOT NULL,
-  solvable BOOLEAN NOT NULL, problems VARCHAR);
+  plan_json VARCHAR NOT NULL, solvable BOOLEAN NOT NULL, problems VARCHAR);
 COMMENT ON TABLE search_tasks IS 'WideSearch-style tasks generated from this world; gold tables computed from its rows.';
 CREATE OR REPLACE VIEW v_tasks AS
   SELECT instance_id, scenario, kind, json_extract_string(provenance_json, '$.table') AS source_table,
-         json_array_length(gold_json) AS gold_rows, solvable, question
+         json_array_length(gold_json) AS gold_rows, json_array_length(json_extract(evaluation_json, '$.required')) AS gold_columns,
+         solvable, question
   FROM search_tasks;
 CREATE OR REPLACE VIEW v_task_rows AS
   SELECT t.instance_id, t.scenario, json_extract_string(t.provenance_json, '$.table') AS table_name, k.row_key
@@ -68,7 +70,7 @@ def _problem_class(problem: str) -> str:
     return re.sub(r"'[^']*'", "'…'", re.sub(r"^row [^:]*: ", "", problem))
 
 
-def build_tasks(path: str | Path, per_kind: int = 3, include_scenarios: bool = True) -> TaskBuild:
+def build_tasks(path: str | Path, per_kind: int = 4, include_scenarios: bool = True) -> TaskBuild:
     """Generate the tasks of a world file (and its scenarios), check them and store them.
 
     Raises:
@@ -81,7 +83,8 @@ def build_tasks(path: str | Path, per_kind: int = 3, include_scenarios: bool = T
     tasks, unsolvable = [], {}
     for scen, spec, tables in sources:
         pages, facts = read_corpus(path, scen)
-        for t in generate_tasks(spec, tables, pages, facts, scen, per_kind=per_kind):
+        base = (wf.spec, wf.tables) if scen else None
+        for t in generate_tasks(spec, tables, pages, facts, scen, per_kind=per_kind, base=base):
             problems = check_solvable(t, pages, facts)
             if problems:
                 unsolvable[t.instance_id] = problems
@@ -89,10 +92,10 @@ def build_tasks(path: str | Path, per_kind: int = 3, include_scenarios: bool = T
     rows = [(
         t.instance_id, t.extra["world"], t.extra["scenario"], t.extra["kind"], t.question,
         json.dumps(t.evaluation, ensure_ascii=False), json.dumps(t.gold, ensure_ascii=False),
-        json.dumps(t.extra["provenance"], ensure_ascii=False), t.instance_id not in unsolvable,
+        json.dumps(t.extra["provenance"], ensure_ascii=False), json.dumps(t.extra["plan"], ensure_ascii=False), t.instance_id not in unsolvable,
         "\n".join(unsolvable.get(t.instance_id, [])) or None,
     ) for t in tasks]
-    frame = pl.DataFrame(rows, schema=["instance_id", "world", "scenario", "kind", "question", "evaluation_json", "gold_json", "provenance_json", "solvable", "problems"], orient="row")
+    frame = pl.DataFrame(rows, schema=["instance_id", "world", "scenario", "kind", "question", "evaluation_json", "gold_json", "provenance_json", "plan_json", "solvable", "problems"], orient="row")
     with atomic_duckdb(path, update=True) as con:
         con.execute(_DDL)
         insert_frame(con, "search_tasks", frame)
@@ -139,7 +142,8 @@ def read_tasks(path: str | Path, scenario: str | None = None, all_scenarios: boo
         Task(
             instance_id=r["instance_id"], question=r["question"], evaluation=json.loads(r["evaluation_json"]),
             gold=json.loads(r["gold_json"]), language="en",
-            extra={"world": r["world"], "scenario": r["scenario"], "kind": r["kind"], "provenance": json.loads(r["provenance_json"])},
+            extra={"world": r["world"], "scenario": r["scenario"], "kind": r["kind"], "plan": json.loads(r["plan_json"]),
+                   "provenance": json.loads(r["provenance_json"])},
         )
         for r in rows
     ]
