@@ -1,3 +1,5 @@
+import re
+
 import duckdb
 import polars as pl
 import pytest
@@ -6,6 +8,7 @@ from tests.conftest import BUNDLED
 from tests.conftest_worlds import built_world
 from worldforge.corpus import build_index, build_pages, check_corpus, index_dir, read_corpus, search
 from worldforge.corpus.index import plain
+from worldforge.corpus.quantity import parse_date
 from worldforge.corpus.store import corpus_frames, corpus_hash, write_corpus
 from worldforge.synth import build_world
 
@@ -21,7 +24,8 @@ def test_corpus_never_contradicts_the_tables(specs, tmp_path, name):
     path = built_world(specs[name], tmp_path)
     assert check_corpus(path).height == 0
     pages, facts = read_corpus(path)
-    assert set(pages["page_type"]) == {"entity", "ranking", "news", "comparison", "forum", "timeline"}
+    genres = set(pages["page_type"])
+    assert len(genres) >= 6 and genres >= {"encyclopedia", "news", "press_release", "ranking", "profile", "comparison", "forum", "dataset", "timeline"}
     assert 300 <= pages.height <= 5000 and facts.height > pages.height
     assert pages["url"].n_unique() == pages.height
     assert facts.filter(pl.col("section") == "lead").height > 0 and facts.filter(pl.col("section") == "body").height > 0
@@ -42,9 +46,9 @@ def test_scenario_corpora_have_their_own_urls(phones):
     scen, facts = read_corpus(path, "market_2031")
     assert scen.height and set(scen["url"]).isdisjoint(set(world["url"]))
     assert all("/market_2031/" in u for u in scen["url"])
-    # the 2031 copy states 2031 launch dates
-    launch = facts.filter((pl.col("table_name") == "models") & (pl.col("column_name") == "launch_date"))["value_text"]
-    assert launch.str.ends_with("2031").all()
+    # the 2031 copy states 2031 launch dates (its archive pages state 2029 ones, as base-world facts)
+    launch = facts.filter((pl.col("table_name") == "models") & (pl.col("column_name") == "launch_date") & pl.col("scope").is_null())["value_text"]
+    assert launch.len() and {parse_date(x).year for x in launch} == {2031}
 
 
 def test_the_check_finds_contradictions(phones, tmp_path):
@@ -53,7 +57,7 @@ def test_the_check_finds_contradictions(phones, tmp_path):
     copy.write_bytes(path.read_bytes())
     con = duckdb.connect(str(copy))
     con.execute("UPDATE models SET battery_mah = battery_mah + 1 WHERE model_id = 5")
-    con.execute("UPDATE corpus_pages SET body_md = replace(body_md, 'Samsung', 'Sam-sung') WHERE page_type = 'entity' AND scenario IS NULL")
+    con.execute("UPDATE corpus_pages SET body_md = replace(body_md, 'Samsung', 'Sam-sung') WHERE page_type = 'encyclopedia' AND scenario IS NULL")
     con.close()
     bad = check_corpus(copy)
     differs = bad.filter(pl.col("problem") == "value differs")
@@ -76,7 +80,7 @@ def test_search_finds_the_entity_page_with_a_lead_snippet(phones):
     model = facts.filter((pl.col("table_name") == "models") & (pl.col("column_name") == "name"))["value_text"][0]
     hits = search("smartphones_2029", model, 10, wh)
     assert len(hits) == 10 and hits[0].score >= hits[-1].score
-    assert any(h.page_type == "entity" and h.title.startswith(model + " - ") for h in hits[:5])
+    assert any(h.page_type == "encyclopedia" and h.title.startswith(model + " - ") for h in hits[:5])
     leads = dict(zip(pages["url"], pages["lead"]))
     for h in hits:
         assert h.snippet.rstrip("…") in " ".join(plain(leads[h.url]).split())
@@ -98,3 +102,44 @@ def test_index_is_rebuilt_when_the_corpus_changes(phones, specs, tmp_path):
     search("smartphones_2029", "Samsung", 1, tmp_path)
     assert marker.read_text() != before
     assert build_index(world) == index_dir(world)
+
+
+@pytest.mark.parametrize("name", BUNDLED)
+def test_pages_never_show_a_column_identifier(specs, tmp_path, name):
+    """Columns are named by their labels: no page of the world or its scenarios writes ``launch_price_usd``,
+    ``shipments k`` or ``market share pct``, nor a template phrase such as "reaches its"."""
+    from worldforge.corpus.vocab import table_info
+
+    path = built_world(specs[name], tmp_path)
+    spec = specs[name]
+    texts = []
+    for scen in [None, *[s.name for s in spec.scenarios]]:
+        pages, _ = read_corpus(path, scen)
+        texts += [f"{t}\n{b}".lower() for t, b in zip(pages["title"], pages["body_md"])]
+    assert texts
+    text = "\n".join(re.sub(r"\([^)]*\)", " ", t) for t in texts)  # URLs inside links may hold slugs
+    forbidden = set()
+    for t, table in spec.tables.items():
+        info = table_info(spec, t)
+        for c in table.columns:
+            if "_" not in c:
+                continue
+            spaced = c.replace("_", " ")
+            forbidden.add(c)
+            if spaced not in info.columns[c].label.lower() and spaced not in info.noun:
+                forbidden.add(spaced)
+    found = sorted(f for f in forbidden if re.search(rf"(?<![\w-]){re.escape(f)}(?![\w-])", text))
+    assert found == []
+    assert " reaches its " not in text and " value musd" not in text
+
+
+def test_scenario_corpora_state_base_year_values_as_archives(phones):
+    path, _ = phones
+    pages, facts = read_corpus(path, "market_2031")
+    world = facts.filter(pl.col("scope") == "world")
+    assert world.height > 0
+    archived = pages.filter(pl.col("url").is_in(world["url"].unique().implode()))
+    assert set(archived["page_type"]) == {"news", "dataset"}
+    assert all("2029" in t for t in archived["title"])  # clearly dated in the past
+    launch = world.filter((pl.col("table_name") == "models") & (pl.col("column_name") == "launch_date"))["value_text"]
+    assert launch.len() and {parse_date(x).year for x in launch} == {2029}

@@ -3,7 +3,7 @@ import re
 import pytest
 
 from worldforge.corpus.store import read_corpus
-from worldforge.simenv.verify import FactVerifier
+from worldforge.simenv.verify import _DATE, FactVerifier
 from worldforge.warehouse import world_path
 
 
@@ -28,36 +28,37 @@ def test_the_grounded_corpus_has_no_contradiction(verifier, pages):
     by_type = {}
     for p, v in zip(pages, verdicts):
         by_type[p["page_type"]] = by_type.get(p["page_type"], 0) + v.checked
-    assert all(by_type[t] > 0 for t in ("entity", "ranking", "news", "comparison"))
+    assert all(by_type[t] > 0 for t in ("encyclopedia", "ranking", "news", "comparison", "dataset", "profile"))
 
 
 def _entity_page(pages, verifier):
     for p in pages:
-        if p["page_type"] == "entity" and "launch price usd" in p["body_md"]:
+        if p["page_type"] == "encyclopedia" and "| Launch price |" in p["body_md"]:
             return p
     raise AssertionError("no model page")
 
 
 def test_a_planted_number_in_an_infobox_is_caught(verifier, pages):
     p = _entity_page(pages, verifier)
-    m = re.search(r"\| launch price usd \| (\d+)", p["body_md"])
-    wrong = p["body_md"].replace(m.group(0), f"| launch price usd | {int(m.group(1)) * 2 + 7}")
+    m = re.search(r"\| Launch price \| \$([\d,]+)", p["body_md"])
+    price = int(m.group(1).replace(",", ""))
+    wrong = p["body_md"].replace(m.group(0), f"| Launch price | ${price * 2 + 7:,}")
     v = verifier.verify(page_text(p | {"body_md": wrong}))
     assert not v.ok and [c.column for c in v.contradictions] == ["launch_price_usd"]
-    assert v.contradictions[0].expected == m.group(1)
+    assert v.contradictions[0].expected == str(price)
 
 
 def test_planted_prose_date_category_and_entity_are_caught(verifier, pages):
-    news = next(p for p in pages if p["page_type"] == "news" and " is announced on " in p["lead"])
-    entity = news["lead"].split(" is announced on ")[0]
+    news = next(p for p in pages if p["page_type"] == "news" and re.match(r"[A-Z][\w ]+ was announced on ", p["lead"]))
+    entity = news["lead"].split(" was announced on ")[0]
     assert verifier.verify(news["lead"]).ok
-    bad_date = re.sub(r"on [A-Z][a-z]{2} \d{2}, \d{4}", "on Dec 31, 1999", news["lead"])
+    bad_date = _DATE.sub("Dec 31, 1999", news["lead"], count=1)
     v = verifier.verify(bad_date)
     assert not v.ok and v.contradictions[0].column == "announced" and v.contradictions[0].entity == entity.lower()
-    brand = next(p for p in pages if p["page_type"] == "entity" and "| strategy |" in p["body_md"])
-    real = re.search(r"\| strategy \| ([\w-]+)", brand["body_md"]).group(1)
+    brand = next(p for p in pages if p["page_type"] == "encyclopedia" and "| Strategy |" in p["body_md"])
+    real = re.search(r"\| Strategy \| ([\w-]+)", brand["body_md"]).group(1)
     other = next(c for c in sorted(verifier.columns["brands"]["strategy"].categories) if c != real)
-    v = verifier.verify(page_text(brand | {"body_md": brand["body_md"].replace(f"| strategy | {real}", f"| strategy | {other}")}))
+    v = verifier.verify(page_text(brand | {"body_md": brand["body_md"].replace(f"| Strategy | {real}", f"| Strategy | {other}")}))
     assert [c.column for c in v.contradictions] == ["strategy"]
     ranking = next(p for p in pages if p["page_type"] == "ranking" and "| Model |" in p["body_md"])
     first = re.search(r"\| 1 \| ([^|]+) \|", ranking["body_md"]).group(1).strip()

@@ -1,4 +1,6 @@
 import json
+import re
+import statistics
 
 import polars as pl
 import pytest
@@ -8,32 +10,54 @@ from tests.conftest import BUNDLED
 from tests.conftest_worlds import built_world
 from worldforge.cli import app
 from worldforge.corpus import read_corpus, render_value
-from worldforge.tasks import check_solvable, load_tasks, render_markdown_table, score_table
+from worldforge.corpus.vocab import table_info
+from worldforge.tasks import check_solvable, load_tasks, norm_column, render_markdown_table, score_table
+from worldforge.tasks.generate import KINDS
 from worldforge.tasks.store import build_tasks, read_tasks
 from worldforge.warehouse import read_world
 
 
 @pytest.mark.parametrize("name", BUNDLED)
-def test_generated_tasks_are_solvable_and_true_to_the_tables(specs, tmp_path, name):
+def test_generated_tasks_are_solvable_wide_and_true_to_the_tables(specs, tmp_path, name):
     path = built_world(specs[name], tmp_path)
     built = build_tasks(path)
-    assert built.tasks and built.unsolvable == {}
-    assert {t.extra["kind"] for t in built.tasks} >= {"children", "window"}
+    assert built.unsolvable == {}
+    assert len(built.tasks) >= 30
+    kinds = {t.extra["kind"] for t in built.tasks}
+    assert len(kinds) >= 8 and kinds <= set(KINDS)
+    assert statistics.median(len(t.required) for t in built.tasks) >= 5
+    assert statistics.median(len(t.gold) for t in built.tasks) >= 10
     wf = read_world(path)
-    for task in [t for t in built.tasks if t.extra["scenario"] is None]:
-        prov = task.extra["provenance"]
-        table = wf.tables[prov["table"]]
-        pk = wf.spec.tables[prov["table"]].primary_key
-        rows = {str(r[pk]): r for r in table.iter_rows(named=True)}
-        for key, gold in zip(prov["row_keys"], task.gold):
-            for col, src in prov["columns"].items():
-                if src != "@url":
-                    assert gold[col] == render_value(rows[key][src])
+    for task in built.tasks:
+        tables = wf.tables if task.extra["scenario"] is None else wf.scenarios[task.extra["scenario"]]
+        prov, plan = task.extra["provenance"], task.extra["plan"]
+        assert plan["columns"] and [c["name"] for c in plan["columns"]] == task.required
+        assert len(prov["rows"]) == len(task.gold)
+        if task.extra["kind"] != "aggregate":  # gold rows are table rows: the unique column is the row's label
+            info = table_info(wf.spec, prov["table"])
+            pk = wf.spec.tables[prov["table"]].primary_key
+            labels = {str(r[pk]): render_value(r[info.label_column]) for r in tables[prov["table"]].iter_rows(named=True)}
+            key_col = task.unique_columns[0]
+            assert [g[key_col] for g in task.gold] == [labels[k] for k in prov["row_keys"]]
+        for u in task.unique_columns:  # unique columns are really unique
+            assert len({g[u] for g in task.gold}) == len(task.gold)
+        assert not any(re.search(r"[a-z]_[a-z]", c) for c in task.required)  # no column identifiers
         assert score_table(render_markdown_table(task.required, task.gold), task).f1_by_item == 1.0
         ev = task.evaluation
         assert set(ev["required"]) == set(ev["eval_pipeline"]) and set(ev["unique_columns"]) <= set(ev["required"])
         metrics = {m for p in ev["eval_pipeline"].values() for m in p["metric"]}
         assert metrics <= {"exact_match", "number_near", "date_near", "url_match"}
+        assert "Markdown table" in task.question and all(norm_column(c) in norm_column(task.question) for c in task.required)
+
+
+def test_aggregates_are_computed_from_the_tables(specs, tmp_path):
+    path = built_world(specs["smartphones_2029"], tmp_path)
+    task = next(t for t in build_tasks(path).tasks if t.extra["kind"] == "aggregate" and t.extra["plan"]["group"]["of"] == "parent")
+    wf = read_world(path)
+    models, brands = wf.tables["models"], wf.tables["brands"]
+    counts = models.join(brands, on="brand_id").group_by("name_right").len()
+    count_col = next(c for c in task.required if c.startswith("numberof"))
+    assert {g[task.unique_columns[0]]: int(g[count_col]) for g in task.gold} == dict(counts.rows())
 
 
 def test_tasks_are_deterministic(specs, tmp_path):
@@ -44,11 +68,10 @@ def test_tasks_are_deterministic(specs, tmp_path):
 
 def test_check_solvable_catches_missing_and_leaked_cells(specs, tmp_path):
     path = built_world(specs["mars_colony_2030"], tmp_path)
-    task = build_tasks(path).tasks[0]
+    task = next(t for t in build_tasks(path).tasks if t.extra["scenario"] is None)
     pages, facts = read_corpus(path)
     assert check_solvable(task, pages, facts) == []
-    t = task.extra["provenance"]["table"]
-    col = next(c for c in task.extra["provenance"]["columns"].values() if c != "@url" and c not in task.unique_columns)
+    t, _, col, _ = next(c for c in task.extra["provenance"]["cells"] if c[2] != table_info(read_world(path).spec, c[0]).label_column)
     dropped = facts.filter(~((pl.col("table_name") == t) & (pl.col("column_name") == col)))
     assert any(f"no page states {t}.{col}" in p for p in check_solvable(task, pages, dropped))
     leaked = facts.with_columns(pl.lit("lead").alias("section"))

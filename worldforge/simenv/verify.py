@@ -143,6 +143,8 @@ class FactVerifier:
                     if len(values) <= _MAX_CATEGORIES:
                         kind, cats = "category", frozenset(values)
                 cols[info.columns[c].label.lower()] = _Col(t, c, kind, cats, info.columns[c].unit)
+                if info.columns[c].event:  # a date is also named by its event: "was announced on <date>"
+                    cols.setdefault(info.columns[c].event.lower(), cols[info.columns[c].label.lower()])
             self.columns[t] = cols
             for row in frame.to_dicts():
                 row["__key__"] = str(row[pk])

@@ -674,7 +674,7 @@ class _Gen:
                 if len(clue_cols) < 2 or self.tables[pt].height < 3:
                     continue
                 counts = dict(self.tables[t].group_by(ref).len().rows())
-                cands = [k for k, n in counts.items() if n >= 5]
+                cands = sorted((k for k, n in counts.items() if n >= 5), key=str)  # group_by order is not stable
                 for key in self.rng.sample(cands, len(cands)):
                     if made >= limit:
                         return
