@@ -354,7 +354,7 @@ class _Builder:
             dc = self.event(t)
             if dc is None:
                 continue
-            pk, info = table.primary_key, self.info[t]
+            pk = table.primary_key
             rng = self.rng("news", t)
             nums = self.numbers(t) + self.attributes(t, ("category",))
             for row in self.rows[t]:

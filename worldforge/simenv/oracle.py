@@ -205,6 +205,11 @@ class Oracle:
         return self.find([label, f"{label} encyclopedia"], lambda u, t: f"/wiki/{table_slug}/" in u and t.startswith(label + " - "))
 
     def rows(self, plan: dict) -> list[_Row]:
+        """The candidate rows of a plan (``plan['rows']``: dataset, children, timeline or ranking), before conditions.
+
+        Raises:
+            OracleFailed: a page the source needs is not found, or clues fit no parent or several.
+        """
         src = plan["rows"]
         if src["from"] == "dataset":
             return self.dataset(f"Dataset: {plan['plural']} in ")
@@ -241,6 +246,7 @@ class Oracle:
 
     # -- reading values ------------------------------------------------------------------------
     def wiki(self, row: _Row, table_slug: str) -> str:
+        """The row's encyclopedia article (searched by its label when no list page linked it)."""
         if row.url is None:
             row.url = self.article(row.label, table_slug)
         return self.page(row.url)
@@ -281,11 +287,13 @@ class Oracle:
         raise OracleFailed(f"unknown field source {fplan['of']!r}")
 
     def base_rows(self, plan: dict) -> dict[str, dict[str, str]]:
+        """``{label: {header: text}}`` of the scenario's archived dataset of the base year (read once per plan)."""
         if "_base" not in plan:
             plan["_base"] = {r.label: r.known for r in self.dataset(plan["base"]["title"])}
         return plan["_base"]
 
     def holds(self, row: _Row, cond: dict) -> bool:
+        """Whether a row meets a planned condition (``>=``, ``<=``, ``in``, ``between`` or equality) on values read from pages."""
         v, op, want = self.value(row, cond["field"], {}), cond["op"], cond["value"]
         if cond["field"].get("kind") == "date":
             want = [date.fromisoformat(w) for w in want] if isinstance(want, list) else date.fromisoformat(want)

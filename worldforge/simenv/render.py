@@ -33,8 +33,8 @@ from worldforge.agentworldbench.parsing import PREDICTION_SCHEMA, ParseFailure, 
 from worldforge.agentworldbench.prompts import system_prompt
 from worldforge.agentworldbench.records import action_prompt, observation_text
 from worldforge.corpus.pages import render_value
-from worldforge.corpus.vocab import table_info
 from worldforge.corpus.store import stored_hash
+from worldforge.corpus.vocab import table_info
 from worldforge.llm.base import GenerationParams, WorldModelBackend, WorldModelRequest
 from worldforge.llm.cache import KVCache
 from worldforge.simenv.verify import FactVerifier, verifier_for

@@ -1,0 +1,91 @@
+"""Benchmark: how hard the generated tasks are, per kind — the oracle against two naive baselines.
+
+For every bundled world (and its scenarios): build the world, its corpus and its tasks, then
+run, per task and through the simulated environment, the oracle agent (executes the task's
+plan: item-F1 must be 1.0) and the two naive baselines of :mod:`worldforge.simenv.baselines`
+(one search with the question, answer from the snippets; the same search, then read the top 3
+pages). Prints, per task kind: tasks, median gold rows x columns, and the mean item-F1 of each
+agent, with the oracle's as the ceiling (the baselines' ratio to it is the figure to watch: the
+real benchmarks' best agents reach item-F1 ≈ 0.3–0.5).
+
+Usage: python bench/difficulty.py [--specs world_specs] [--perturbed]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from worldforge.corpus import build_checked_corpus  # noqa: E402
+from worldforge.simenv.baselines import BASELINES, run_baseline  # noqa: E402
+from worldforge.simenv.env import SearchEnv  # noqa: E402
+from worldforge.simenv.oracle import solve  # noqa: E402
+from worldforge.simenv.perturbations import DEFAULT_MIX  # noqa: E402
+from worldforge.spec import discover_specs  # noqa: E402
+from worldforge.tasks.store import build_tasks  # noqa: E402
+from worldforge.warehouse import build_world_file  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--specs", default=str(ROOT / "world_specs"))
+    ap.add_argument("--perturbed", action="store_true", help="run every agent under the default perturbation mix")
+    args = ap.parse_args()
+    scores: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    sizes: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        wh = Path(tmp)
+        for name, path in sorted(discover_specs(args.specs).items()):
+            built = build_world_file(path, wh)
+            if built.path is None:
+                raise SystemExit(f"{name}: the world breaks an invariant")
+            world_file = built.path
+            build_checked_corpus(world_file)
+            tasks = build_tasks(world_file).tasks
+            for i, task in enumerate(tasks):
+                kind = task.extra["kind"]
+                sizes[kind].append((len(task.gold), len(task.required)))
+
+                def env(seed: int) -> SearchEnv:
+                    return SearchEnv(name, task.extra["scenario"], task, perturbations=DEFAULT_MIX if args.perturbed else None,
+                                     seed=seed, warehouse=wh)
+
+                scores[kind]["oracle"].append(solve(env(i), task).score.f1_by_item)
+                for b in BASELINES:
+                    scores[kind][b].append(run_baseline(env(i), task, b).score.f1_by_item)
+            print(f"{name}: {len(tasks)} tasks", file=sys.stderr)
+    elapsed = time.perf_counter() - started
+    agents = ["oracle", *BASELINES]
+    print(f"item-F1 per task kind, mean over tasks ({'perturbed' if args.perturbed else 'clean'} environment); {elapsed:.0f} s\n")
+    print("| kind | tasks | median rows x cols | " + " | ".join(agents) + " |")
+    print("|---|---|---|" + "---|" * len(agents))
+    total: dict[str, list[float]] = defaultdict(list)
+    for kind in sorted(scores):
+        rows = statistics.median(r for r, _ in sizes[kind])
+        cols = statistics.median(c for _, c in sizes[kind])
+        cells = []
+        for a in agents:
+            total[a] += scores[kind][a]
+            cells.append(f"{statistics.mean(scores[kind][a]):.2f}")
+        print(f"| {kind} | {len(sizes[kind])} | {rows:g} x {cols:g} | " + " | ".join(cells) + " |")
+    n = sum(len(v) for v in sizes.values())
+    all_rows = statistics.median(r for v in sizes.values() for r, _ in v)
+    all_cols = statistics.median(c for v in sizes.values() for _, c in v)
+    print(f"| **all** | {n} | {all_rows:g} x {all_cols:g} | " + " | ".join(f"{statistics.mean(total[a]):.2f}" for a in agents) + " |")
+    oracle = statistics.mean(total["oracle"])
+    for b in BASELINES:
+        print(f"\n{b}: item-F1 {statistics.mean(total[b]):.3f} = {statistics.mean(total[b]) / oracle:.2f} x the oracle's", end="")
+    print()
+
+
+if __name__ == "__main__":
+    main()
