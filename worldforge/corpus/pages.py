@@ -265,7 +265,7 @@ class _Builder:
         """One sentence stating one cell, phrased for the column's kind and the page's voice."""
         ci = self.col(t, c)
         label, its = ci.label, "its"
-        low = label.lower()
+        low = label
         if ci.kind == "date":
             if ci.event:
                 options = [f"{subject} {ci.event} on {value}.", f"{_cap(its)} {low} date was {value}." if voice != "forum" else f"it {ci.event} on {value}"]
@@ -362,13 +362,14 @@ class _Builder:
                     continue
                 site = rng.choice(self.sites["news"])
                 label = self.labels[t][row[pk]]
-                ev = self.col(t, dc).event or f"reached its {self.col(t, dc).label}"
+                ev = self.col(t, dc).event or f"has a {self.col(t, dc).label} of"
                 dtext, dfact = self.say(t, row, dc, site.style, "lead")
                 published = min(row[dc] + timedelta(days=rng.randint(0, 3)), self.as_of) if isinstance(row[dc], date) else None
                 parent = self.parent_of(t, row)
                 by = f"{self.labels[parent[0]][parent[1][self.spec.tables[parent[0]].primary_key]]}'s " if parent and rng.random() < 0.5 else ""
-                title = rng.choice([f"{by}{label} {ev}", f"{label} {ev} on {dtext}", f"Report: {label} {ev}", f"{label}: what we know"])
-                lead = f"{by}{label} {ev} on {dtext}, {rng.choice(_SOURCES)}."
+                on = "" if ev.endswith(" of") else " on"
+                title = rng.choice([f"{label} {ev}{on} {dtext}", f"{label}: what we know"] + ([f"{by}{label} {ev}", f"Report: {label} {ev}"] if on else []))
+                lead = f"{by}{label} {ev}{on} {dtext}, {rng.choice(_SOURCES)}."
                 facts = [dfact] + self.name_fact(t, row, "lead") + (self.name_fact(parent[0], parent[1], "lead") if by else [])
                 body = [lead, ""]
                 for c in rng.sample(nums, min(len(nums), rng.randint(2, 3))):
@@ -382,7 +383,7 @@ class _Builder:
                     s = rng.choice(sibs)
                     if s[dc] is not None:
                         stext, sfact = self.say(t, s, dc, site.style, "body")
-                        body.append(f"For comparison, [{self.labels[t][s[pk]]}]({self.wiki_url(t, s[pk])}) {ev} on {stext}.")
+                        body.append(f"For comparison, [{self.labels[t][s[pk]]}]({self.wiki_url(t, s[pk])}) {ev}{on} {stext}.")
                         facts += [sfact] + self.name_fact(t, s, "body")
                 author = f"{self.fake.first_name()} {self.fake.last_name()}"
                 body += ["", f"*{author}, {rng.choice(_BYLINE_ROLES)}, {site.name}*"]
@@ -406,9 +407,9 @@ class _Builder:
                 plabel = self.labels[pt][prow[ppk]]
                 site = Site(f"newsroom.{slug(plabel)}.com", f"{plabel} Newsroom", Style("mdy_long", "symbol", False))
                 label = self.labels[t][row[pk]]
-                ev = self.col(t, dc).event or f"reached its {self.col(t, dc).label}"
+                ev = self.col(t, dc).event or f"has a {self.col(t, dc).label} of"
                 dtext, dfact = self.say(t, row, dc, site.style, "lead")
-                lead = f"{dtext} — {plabel} today announced that {label} {ev} on {dtext}."
+                lead = f"{dtext} — {plabel} today announced that {label} {ev}{'' if ev.endswith(' of') else ' on'} {dtext}."
                 facts = [dfact] + self.name_fact(t, row, "lead") + self.name_fact(pt, prow, "lead")
                 body = [lead, ""]
                 for c in rng.sample(self.numbers(t), min(len(self.numbers(t)), 3)):
@@ -681,10 +682,11 @@ class _Builder:
                 if row[dc] is None or not isinstance(row[dc], date) or rng.random() > 0.3:
                     continue
                 label = base.labels[t][row[pk]]
-                ev = base.col(t, dc).event or f"reached its {base.col(t, dc).label}"
+                ev = base.col(t, dc).event or f"has a {base.col(t, dc).label} of"
+                on = "" if ev.endswith(" of") else " on"
                 dtext, dfact = base.say(t, row, dc, site.style, "lead", scope="world")
-                title = f"[{row[dc].year}] {label} {ev}"
-                lead = f"From our {row[dc].year} archive: {label} {ev} on {dtext}."
+                title = f"[{row[dc].year}] {label} {ev}{on} {dtext}" if not on else f"[{row[dc].year}] {label} {ev}"
+                lead = f"From our {row[dc].year} archive: {label} {ev}{on} {dtext}."
                 facts = [dfact] + base.name_fact(t, row, "lead", scope="world")
                 body = [lead, ""]
                 for c in rng.sample(nums, min(len(nums), 2)):

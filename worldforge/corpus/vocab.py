@@ -185,6 +185,7 @@ def column_info(table: M.TableSpec, name: str, frame: pl.DataFrame | None = None
     event = None
     if kind == "date" and not col.label and re.fullmatch(r"[a-z]+ed", label):
         label = f"date {label}"  # "announced" -> "date announced", as infoboxes write it
+    if kind == "date":
         event = _EVENTS.get(name)
         if event is None:
             stem = re.sub(r"_(on|at|date)$", "", name)

@@ -213,6 +213,9 @@ class Oracle:
         src = plan["rows"]
         if src["from"] == "dataset":
             return self.dataset(f"Dataset: {plan['plural']} in ")
+        if src["from"] == "children" and "parents" in src:  # the children of several named parents
+            one = {k: v for k, v in src.items() if k != "parents"}
+            return [r for p in src["parents"] for r in self.rows({**plan, "rows": {**one, "parent": p}})]
         if src["from"] == "children":
             parent = src["parent"]
             if "resolve" in parent:  # deep -> wide: find the one parent the clues describe

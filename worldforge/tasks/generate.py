@@ -321,22 +321,36 @@ class _Gen:
                      + ", ".join(_prose(c.name) for c in cols[1:-1]) + ", and the URL of each one's encyclopedia article.")
                 self.add("lookup", t, rows, cols, q, {"rows": {"from": "dataset"}})
                 made += 1
-        for _, t, key, ref, pt in sorted(families, key=lambda x: (x[0], x[1], str(x[2])))[: max(0, limit - made)]:
+        fams = sorted(families, key=lambda x: (x[0], x[1], str(x[2])))
+        used: set = set()
+        for i, (n, t, key, ref, pt) in enumerate(fams):
+            if made >= limit or (t, key) in used:
+                continue
+            keys = [key]
+            if -n < 15:  # a small family: ask for two parents' children at once, as wide tasks do
+                other = next((f for f in fams[i + 1:] if f[1] == t and (t, f[2]) not in used), None)
+                if other is not None:
+                    keys.append(other[2])
+            used.update((t, k) for k in keys)
             attrs = self.pick_attrs(t, self.rng.randint(4, 6))
             if len(attrs) < 3:
                 continue
             info = self.info[t]
             cols = [self.name_col(t)] + [self.attr_col(t, a) for a in attrs] + [self.url_col(t)]
-            plabel = render_value(self.by_key[pt][key][self.info[pt].label_column])
-            rows = sorted((r for r in self.rows[t] if r[ref] == key), key=lambda r: str(r[info.label_column]))
+            if len(keys) > 1:
+                cols.insert(1, self.parent_col(t, ref, pt))
+            plabels = [render_value(self.by_key[pt][k][self.info[pt].label_column]) for k in keys]
+            rows = sorted((r for r in self.rows[t] if r[ref] in keys), key=lambda r: str(r[info.label_column]))
             heads = ", ".join(_prose(c.name) for c in cols[1:-1])
+            who = " and ".join(plabels)
             q = self.rng.choice([
-                f"{self.opener()} a complete list of the {info.plural} of {plabel} (the {self.info[pt].noun}) in *{self.title}*, "
-                f"as of {self.as_of()}. For each {info.noun} give its {heads}, and the URL of its encyclopedia article.",
-                f"What {info.plural} does {plabel} have in *{self.title}*? List every one with its {heads}, and link its encyclopedia article.",
+                f"{self.opener()} a complete list of the {info.plural} of {who} ({self.info[pt].plural if len(keys) > 1 else 'the ' + self.info[pt].noun}) "
+                f"in *{self.title}*, as of {self.as_of()}. For each {info.noun} give its {heads}, and the URL of its encyclopedia article.",
+                f"What {info.plural} {'do' if len(keys) > 1 else 'does'} {who} have in *{self.title}*? List every one with its {heads}, and link its encyclopedia article.",
             ])
-            plan = {"rows": {"from": "children", "parent": {"slug": slug(pt), "label": plabel}, "section": _cap(info.plural)}}
+            plan = {"rows": {"from": "children", "parents": [{"slug": slug(pt), "label": x} for x in plabels], "section": _cap(info.plural)}}
             self.add("lookup", t, rows, cols, q, plan)
+            made += 1
 
     def _by_family(self) -> list[str]:
         """Labelled tables with a labelled parent, those with the largest families (children per parent) first."""
