@@ -46,7 +46,8 @@ def scenario_tables(context: AssetExecutionContext, warehouse: WarehouseResource
     check_specs=[AssetCheckSpec("no_contradicted_fact", asset="search_corpus")],
 )
 def search_corpus(context: AssetExecutionContext, warehouse: WarehouseResource) -> MaterializeResult:
-    """Pages (entity, ranking, news, comparison, forum) with cell provenance: corpus_pages, corpus_facts."""
+    """Pages in eleven web genres (encyclopedia, news, press release, ranking, profile, comparison, forum, dataset, timeline,
+    rumor, archive) with cell provenance: corpus_pages, corpus_facts."""
     built = build_checked_corpus(world_path(warehouse.path, context.partition_key))
     bad = built.contradictions
     return MaterializeResult(
@@ -75,11 +76,14 @@ def search_index(context: AssetExecutionContext, warehouse: WarehouseResource) -
     check_specs=[AssetCheckSpec("every_task_solvable", asset="search_tasks")],
 )
 def search_tasks(context: AssetExecutionContext, warehouse: WarehouseResource) -> MaterializeResult:
-    """WideSearch-style tasks (search_tasks table) exported to WAREHOUSE/tasks/<world>/."""
+    """WideSearch-style tasks of nine kinds (search_tasks table: question, gold, evaluation, plan, provenance) exported to WAREHOUSE/tasks/<world>/."""
     world = context.partition_key
     out = tasks_dir(warehouse.path, world)
     built = build_and_export_tasks(world_path(warehouse.path, world), out)
-    kinds = pl.DataFrame({"kind": [t.extra["kind"] for t in built.tasks]}).group_by("kind").len().sort("kind")
+    kinds = (pl.DataFrame({"kind": [t.extra["kind"] for t in built.tasks], "rows": [len(t.gold) for t in built.tasks],
+                           "columns": [len(t.required) for t in built.tasks]})
+             .group_by("kind").agg(pl.len().alias("tasks"), pl.col("rows").median().alias("median rows"), pl.col("columns").median().alias("median columns"))
+             .sort("kind"))
     return MaterializeResult(
         metadata={"tasks": len(built.tasks), "export": MetadataValue.path(str(out / "tasks.jsonl")), "by_kind": md_table(kinds),
                   **tally_metadata(built.tally)},

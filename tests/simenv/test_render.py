@@ -28,7 +28,7 @@ class PlantingBackend(WorldModelBackend):
             self.calls += 1
             text = self.page
             if self.calls <= self.plant:
-                text = re.sub(r"\| launch price usd \| (\d+)", lambda m: f"| launch price usd | {int(m.group(1)) + 500}", text)
+                text = re.sub(r"\| Launch price \| \$([\d,]+)", lambda m: f"| Launch price | ${int(m.group(1).replace(',', '')) + 500:,}", text)
             record(result, req, [Completion(request_id=req.id, index=i, text=format_prediction(text, "render it")) for i in range(n)], on_result)
         return result
 
@@ -47,7 +47,7 @@ def model_url(wh):
     obs = env.step({"name": "web_search", "arguments": {"query": "Nokia Lumen wiki model"}})
     url = next(u for u in re.findall(r"\] (\S+)", obs.text) if "/wiki/models/" in u)
     page = env.step({"name": "web_extractor", "arguments": {"url": url}}).text
-    assert "| launch price usd |" in page
+    assert "| Launch price | $" in page
     return url, page
 
 
@@ -77,7 +77,7 @@ def test_with_on_reject_grounded_the_template_page_is_served(wh):
 
 def test_a_url_renders_once_for_the_life_of_the_world(wh):
     url, page = model_url(wh)
-    backend = PlantingBackend(page=page.replace("is a model in", "is a phone model in"), plant=0)
+    backend = PlantingBackend(page=page.replace(" model in *", " phone model in *"), plant=0)
     renderer = LLMSearchRenderer(backend)
     first = SearchEnv("smartphones_2029", warehouse=wh, renderer=renderer).step({"name": "web_extractor", "arguments": {"url": url}})
     again = SearchEnv("smartphones_2029", warehouse=wh, renderer=LLMSearchRenderer(backend), session_id="other").step({"name": "web_extractor", "arguments": {"url": " " + url + " "}})
@@ -97,7 +97,7 @@ def test_the_simulation_instruction_is_grounded_on_retrieved_rows_and_the_task(w
     text = renderer.simulation_instruction(env, call, obs)
     first_url = re.search(r"\] (\S+)", obs.text).group(1)
     assert first_url in text and "World rows retrieved for this call:" in text
-    assert re.search(r"^- Nokia .+ \(model\): .*launch price usd: \d+", text, re.M)
+    assert re.search(r"^- Nokia .+ \(model\): .*launch price: \d+ USD", text, re.M)
     assert task.question in text and "Reference facts" in text
 
 

@@ -114,7 +114,7 @@ def _an(word: str) -> str:
 
 
 _OPEN = ("Compile", "Put together", "Build", "Prepare", "Assemble")
-_ASK = ("I am researching {topic}.", "For a report on {topic}:", "I need data on {topic}.", "Working on an overview of {topic}.", "")
+_ASK = ("For a report:", "I need this for an analysis.", "Quick research task.", "For a briefing:", "", "")
 
 
 class _Gen:
@@ -278,7 +278,7 @@ class _Gen:
         return {"field": self.field_plan(Field("row", t, c)), "op": op, "value": v}
 
     def opener(self) -> str:
-        ask = self.rng.choice(_ASK).format(topic=f"*{self.title}*")
+        ask = self.rng.choice(_ASK)
         return (ask + " " if ask else "") + self.rng.choice(_OPEN)
 
     def as_of(self) -> str:
@@ -372,7 +372,7 @@ class _Gen:
         v = _nice(vals[int(len(vals) * share)])
         return ("<=", v) if v < vals[-1] else None
 
-    def _cond_words(self, t: str, c: str, op: str, v: Any) -> str:
+    def _cond_words(self, t: str, c: str, op: str, v: Any, many: bool = True) -> str:
         label = self.ci(t, c).label
         if op == ">=":
             return self.rng.choice([f"{label} of at least {self.words(t, c, v)}", f"{label} of {self.words(t, c, v)} or more"])
@@ -385,7 +385,7 @@ class _Gen:
             a, b = v
             ev = self.ci(t, c).event
             span = f"between {self.words_date(a)} and {self.words_date(b)} (both included)"
-            return f"that {_were(ev)} {span}" if ev else f"{label} {span}"
+            return f"that {_were(ev) if many else ev} {span}" if ev else f"{label} {span}"
         return f"{label} {v}"
 
     def _match(self, row: dict, c: str, op: str, v: Any) -> bool:
@@ -700,7 +700,7 @@ class _Gen:
                     rows = sorted((r for r in self.rows[t] if r[ref] == key), key=lambda r: str(r[info.label_column]))
                     attrs = self.pick_attrs(t, self.rng.randint(4, 5))
                     cols = [self.name_col(t)] + [self.attr_col(t, a) for a in attrs]
-                    clue_words = "; ".join(self._cond_words(pt, c, op, v).removeprefix("that ") for c, op, v in clues)
+                    clue_words = "; ".join(self._cond_words(pt, c, op, v, many=False).removeprefix("that ") for c, op, v in clues)
                     heads = ", ".join(_prose(c.name) for c in cols[1:])
                     q = (f"In *{self.title}* there is exactly one {pinfo.noun} with all of these traits: {clue_words}. "
                          f"First identify that {pinfo.noun}, then list every one of its {info.plural} with the {heads}.")
