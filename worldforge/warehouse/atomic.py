@@ -1,7 +1,8 @@
 """Atomic writes of files and folders: a temporary sibling renamed over the target on success.
 
-A failed or interrupted write leaves the previous file or folder untouched and removes its
-temporary sibling (``os.replace`` is atomic on POSIX within one file system). DuckDB files have
+A failed or interrupted write (an exception in the block, a failing writer, ``KeyboardInterrupt``)
+leaves the previous file or folder untouched and removes its temporary sibling, named
+``.NAME.tmp-*`` (``os.replace`` is atomic on POSIX within one file system). DuckDB files have
 their own writer, :func:`worldforge.warehouse.duck.atomic_duckdb`.
 """
 
@@ -16,34 +17,62 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 
+def _remove(path: Path) -> None:
+    """Remove a file, link or folder if it exists (errors ignored: best-effort cleanup)."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(OSError):
+            path.unlink(missing_ok=True)
+
+
+_SIBLINGS = (".wal", ".tmp", ".old")
+"""What writers put beside a temporary path: DuckDB's write-ahead log and spill folder, DuckDB
+``COPY``'s own temporary file, :func:`atomic_dir`'s old folder."""
+
+
+def remove_temporary(tmp: str | Path) -> None:
+    """Remove a temporary file or folder and what writers put beside it (``tmp.wal``, ``tmp.tmp``, ``tmp.old``)."""
+    tmp = Path(tmp)
+    for p in (tmp, *(tmp.with_name(tmp.name + s) for s in _SIBLINGS)):
+        _remove(p)
+
+
 @contextlib.contextmanager
 def atomic_dir(target: str | Path) -> Iterator[Path]:
     """A temporary folder that replaces ``target`` when the block succeeds.
 
     The folder is built beside ``target`` and swapped in with two renames (the old folder out, the
     new one in): a failed build never leaves a half-written folder, but a reader that looks between
-    the two renames finds no folder at all.
+    the two renames finds no folder at all. When the second rename fails the old folder is put back.
 
     Yields:
         The temporary folder (mode 0755) beside ``target``; write the new content there.
 
     Raises:
-        Whatever the block raises; the temporary folder is removed and ``target`` is untouched.
+        Whatever the block (or the swap) raises, ``KeyboardInterrupt`` included; the temporary
+        folder is removed and ``target`` is untouched.
     """
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.tmp-"))
-    tmp.chmod(0o755)
     try:
+        tmp.chmod(0o755)
         yield tmp
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    old = target.with_name(f".{target.name}.old-{os.getpid()}")
-    if target.exists():
-        os.replace(target, old)
-    os.replace(tmp, target)
-    shutil.rmtree(old, ignore_errors=True)
+        old = tmp.with_name(tmp.name + ".old")  # unique while tmp exists
+        moved = False
+        try:
+            if target.exists() or target.is_symlink():
+                os.replace(target, old)
+                moved = True
+            os.replace(tmp, target)
+        except BaseException:
+            if moved:
+                os.replace(old, target)
+            raise
+        _remove(old)
+    finally:
+        remove_temporary(tmp)
 
 
 @contextlib.contextmanager
@@ -51,21 +80,23 @@ def atomic_file(target: str | Path) -> Iterator[Path]:
     """A temporary file path beside ``target`` that replaces it when the block succeeds.
 
     Yields:
-        The temporary path (not created yet); the block writes it.
+        The temporary path (an empty file, reserving a unique name); the block writes it.
 
     Raises:
-        Whatever the block raises; the temporary file is removed and ``target`` is untouched.
+        Whatever the block (or the rename) raises, ``KeyboardInterrupt`` included; the temporary
+        file (and anything a writer put beside it under its name) is removed and ``target`` is
+        untouched.
     """
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.tmp-")
     os.close(fd)
     tmp = Path(name)
     try:
         yield tmp
         os.replace(tmp, target)
     finally:
-        tmp.unlink(missing_ok=True)
+        remove_temporary(tmp)
 
 
 def write_jsonl_atomic(path: str | Path, rows: Iterable[dict]) -> Path:

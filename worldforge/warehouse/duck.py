@@ -21,6 +21,7 @@ import duckdb
 import polars as pl
 
 from worldforge.errors import WarehouseError
+from worldforge.warehouse.atomic import remove_temporary
 
 log = logging.getLogger(__name__)
 
@@ -109,42 +110,47 @@ def atomic_duckdb(path: str | Path, update: bool = False) -> Iterator[duckdb.Duc
 
     Raises:
         WarehouseError: ``update`` and ``path`` does not exist.
-        Whatever the block raises; the temporary file is removed and ``path`` is untouched.
+        Whatever the block, the copy, ``COMMIT``, ``DETACH`` or the rename raises (``KeyboardInterrupt``
+        included); the temporary file and its write-ahead log are removed and ``path`` is untouched.
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}-{threading.get_ident()}")
-    leftovers = (tmp, tmp.with_name(tmp.name + ".wal"))
-    for p in leftovers:
-        p.unlink(missing_ok=True)
-    if update:
-        if not target.is_file():
-            raise WarehouseError(f"{target}: no such DuckDB file to update (build the world first)")
-        shutil.copyfile(target, tmp)
+    remove_temporary(tmp)  # a crashed run of this process id and thread left it
+    if update and not target.is_file():
+        raise WarehouseError(f"{target}: no such DuckDB file to update (build the world first)")
     alias = f"wf_write_{next(_aliases)}"
-    con = _writer_cursor()
-    con.execute(f"ATTACH {quote_str(str(tmp))} AS {alias}")
-    ok = False
     try:
-        con.execute(f"USE {alias}")
-        con.execute("BEGIN TRANSACTION")
-        yield con
-        con.execute("COMMIT")
-        ok = True
-    finally:
+        if update:
+            shutil.copyfile(target, tmp)
+        con = _writer_cursor()
         try:
-            if not ok:
-                with contextlib.suppress(duckdb.Error):  # no transaction when USE/BEGIN failed
-                    con.execute("ROLLBACK")
-            con.execute("USE memory")
-            con.execute(f"DETACH {alias}")  # checkpoints and closes the file
+            con.execute(f"ATTACH {quote_str(str(tmp))} AS {alias}")
+            ok = False
+            try:
+                con.execute(f"USE {alias}")
+                con.execute("BEGIN TRANSACTION")
+                yield con
+                con.execute("COMMIT")
+                ok = True
+            finally:
+                try:
+                    if not ok:
+                        with contextlib.suppress(duckdb.Error):  # no transaction when USE/BEGIN failed
+                            con.execute("ROLLBACK")
+                    con.execute("USE memory")
+                finally:
+                    if ok:
+                        con.execute(f"DETACH {alias}")  # checkpoints and closes the file; a failure keeps the old one
+                    else:
+                        with contextlib.suppress(duckdb.Error):  # the block's own exception is the one to see
+                            con.execute(f"DETACH {alias}")
         finally:
             con.close()
-        if ok:
-            os.replace(tmp, target)
-            log.debug("wrote %s", target)
-        for p in leftovers:
-            p.unlink(missing_ok=True)
+        os.replace(tmp, target)  # only reached when the block, COMMIT and DETACH succeeded
+        log.debug("wrote %s", target)
+    finally:
+        remove_temporary(tmp)  # and its .wal: after a failure, an exception or KeyboardInterrupt
 
 
 def open_readonly(path: str | Path) -> duckdb.DuckDBPyConnection:
