@@ -1,28 +1,36 @@
-"""``worldforge sql``: read-only SQL over a warehouse file."""
+"""``worldforge sql``: read-only SQL over a warehouse file, sandboxed."""
 
 from __future__ import annotations
 
+import re
 from typing import Annotated
 
 import typer
 
 from worldforge.cli._common import WarehouseOpt, print_frame, user_errors, warehouse_of
+from worldforge.errors import WarehouseError
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
 def sql(
     name: Annotated[str, typer.Argument(help="A world name, or trajectories / episodes: WAREHOUSE/<name>.duckdb.")],
-    query: Annotated[str, typer.Argument(help="SQL to run (read-only).")],
+    query: Annotated[str, typer.Argument(help="One SQL query to run (read-only: SELECT, WITH, FROM, SHOW, DESCRIBE, SUMMARIZE, EXPLAIN).")],
     limit: Annotated[int, typer.Option(help="Rows to print at most.")] = 50,
+    timeout: Annotated[float, typer.Option(help="Seconds the query may run before it is stopped (0: no limit).")] = 60.0,
     warehouse: WarehouseOpt = None,
 ) -> None:
     """Run SQL against a warehouse file opened read-only and print the result as a table.
 
     World files carry documented views: v_columns, v_pages, v_facts, v_tasks, v_task_rows
-    (see `SELECT view_name, comment FROM duckdb_views() WHERE NOT internal`).
+    (see `SELECT view_name, comment FROM duckdb_views() WHERE NOT internal`). The query sees
+    only that file: no other file, extension or setting; it may use 1 GB of memory and 2 threads.
     """
     from worldforge.warehouse.duck import query_readonly
 
-    path = warehouse_of(warehouse) / f"{name}.duckdb"
     with user_errors():
-        frame, more = query_readonly(path, query, limit)
+        if not _NAME.match(name) or ".." in name:
+            raise WarehouseError(f"{name!r}: NAME is a world name, trajectories or episodes (the file WAREHOUSE/NAME.duckdb), not a path")
+        path = warehouse_of(warehouse) / f"{name}.duckdb"
+        frame, more = query_readonly(path, query, limit, timeout_s=timeout)
     print_frame(frame, f"{path.name}: {frame.height} row(s)" + (" (more not shown)" if more else ""))

@@ -12,6 +12,7 @@ import contextlib
 import itertools
 import logging
 import os
+import re
 import shutil
 import threading
 from collections.abc import Iterator
@@ -205,34 +206,145 @@ def count_rows(path: str | Path, table: str) -> int | None:
         con.close()
 
 
-def query_readonly(path: str | Path, sql: str, limit: int) -> tuple[pl.DataFrame, bool]:
-    """Run one statement against a warehouse file opened read-only (``worldforge sql``).
+SQL_MEMORY_LIMIT = "1GB"
+"""Memory a ``worldforge sql`` query may use (DuckDB ``memory_limit``); nothing spills to disk."""
+
+SQL_THREADS = 2
+"""Threads a ``worldforge sql`` query may use (DuckDB ``threads``)."""
+
+SQL_TIMEOUT_S = 60.0
+"""Seconds a ``worldforge sql`` query may run before it is interrupted (``--timeout``)."""
+
+_SQL_KINDS = "SELECT, WITH, FROM, VALUES, SHOW, DESCRIBE, SUMMARIZE, PIVOT ... IN (...), EXPLAIN of those"
+_KIND_NAMES = {"LOAD": "INSTALL / LOAD", "SET": "SET / RESET / USE"}
+_EXPLAIN = re.compile(r"^EXPLAIN(?:\s+ANALY[SZ]E)?(?:\s*\([^()]*\))?\s+", re.IGNORECASE)
+
+
+def open_sandboxed(path: str | Path, memory_limit: str = SQL_MEMORY_LIMIT, threads: int = SQL_THREADS) -> duckdb.DuckDBPyConnection:
+    """Open an existing warehouse file read-only for untrusted SQL (``worldforge sql``).
+
+    The connection reaches no other file (``enable_external_access=false``: no ``read_text``,
+    ``read_csv``, ``read_parquet``, ``glob``, ``ATTACH``, ``COPY ... TO``, ``EXPORT DATABASE``,
+    ``INSTALL`` / ``LOAD``), uses at most ``memory_limit`` of memory and ``threads`` threads,
+    never spills to disk (no temp directory), and its configuration is locked so a query
+    cannot ``SET`` any of this back.
+
+    Raises:
+        WarehouseError: the file does not exist or is not a DuckDB database.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise WarehouseError(f"{p}: no such DuckDB file")
+    config = {
+        "enable_external_access": False,
+        "autoinstall_known_extensions": False,
+        "autoload_known_extensions": False,
+        "allow_community_extensions": False,
+        "allow_unsigned_extensions": False,
+        "memory_limit": memory_limit,
+        "threads": threads,
+        "temp_directory": "",
+    }
+    try:
+        con = duckdb.connect(str(p), read_only=True, config=config)
+    except duckdb.Error as exc:
+        raise WarehouseError(f"{p}: cannot open as DuckDB ({str(exc).splitlines()[0]})") from None
+    try:
+        con.execute("SET enable_progress_bar = false")  # a connection setting: not accepted in ``config``
+        con.execute("SET lock_configuration = true")  # last: from here on no SET / RESET / PRAGMA changes a setting
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+def _check_read_only(con: duckdb.DuckDBPyConnection, sql: str, name: str) -> None:
+    """Refuse anything but one SELECT-like statement (or an EXPLAIN of one), before it runs.
+
+    Raises:
+        WarehouseError: no statement, several, or one of another kind (``COPY``, ``SET``, ``CREATE`` ...).
+    """
+    statements = con.extract_statements(sql)
+    if not statements:
+        raise WarehouseError("no SQL statement given")
+    if len(statements) > 1:
+        raise WarehouseError(f"`worldforge sql` runs one statement at a time; got {len(statements)}")
+    stmt = statements[0]
+    kind = stmt.type
+    if kind == duckdb.StatementType.EXPLAIN:
+        m = _EXPLAIN.match(stmt.query.lstrip())
+        inner = con.extract_statements(stmt.query.lstrip()[m.end():]) if m else []
+        if len(inner) == 1 and inner[0].type == duckdb.StatementType.SELECT:
+            return
+        refused = "an EXPLAIN of anything but a SELECT is refused"
+    elif kind == duckdb.StatementType.SELECT:
+        return
+    else:
+        refused = f"{_KIND_NAMES.get(kind.name, kind.name)} statements are refused"
+    raise WarehouseError(f"{name} is opened read-only: `worldforge sql` runs one read-only query ({_SQL_KINDS}); {refused}")
+
+
+def query_readonly(
+    path: str | Path,
+    sql: str,
+    limit: int,
+    timeout_s: float | None = SQL_TIMEOUT_S,
+    memory_limit: str = SQL_MEMORY_LIMIT,
+    threads: int = SQL_THREADS,
+) -> tuple[pl.DataFrame, bool]:
+    """Run one read-only statement against a warehouse file (``worldforge sql``), sandboxed.
+
+    The file is opened with :func:`open_sandboxed` (read-only, no access to any other file, no
+    extensions, capped memory and threads, locked settings) and only one SELECT-like statement
+    is run (:func:`_check_read_only`); a query running longer than ``timeout_s`` is interrupted.
 
     Args:
         path: the DuckDB file.
         sql: a SELECT-like statement.
         limit: rows returned at most.
+        timeout_s: seconds the query may run; ``None`` or 0: no limit.
+        memory_limit: DuckDB memory limit of the connection.
+        threads: DuckDB threads of the connection.
 
     Returns:
         ``(the first `limit` rows, whether there were more)``.
 
     Raises:
-        WarehouseError: the file cannot be opened, the statement fails (its first line is the
-            message), would write (the file is read-only) or returns no rows.
+        WarehouseError: the file cannot be opened; the statement is not one SELECT-like query,
+            would write, reaches outside the file, needs more than ``memory_limit``, runs past
+            ``timeout_s`` or fails (its first line is the message).
     """
     p = Path(path)
-    con = open_readonly(p)
+    con = open_sandboxed(p, memory_limit=memory_limit, threads=threads)
+    timer = threading.Timer(timeout_s, con.interrupt) if timeout_s else None
     try:
+        _check_read_only(con, sql, p.name)
+        if timer is not None:
+            timer.daemon = True
+            timer.start()
         rel = con.sql(sql)
         if rel is None:
             raise WarehouseError("the statement returned no rows (only SELECT-like queries are allowed here)")
         frame = rel.limit(limit + 1).pl()
+    except duckdb.PermissionException as exc:
+        first = str(exc).splitlines()[0]
+        raise WarehouseError(
+            f"refused: {first} (`worldforge sql` reads only the tables and views inside {p.name}: "
+            "no other file, extension or setting)"
+        ) from None
+    except duckdb.OutOfMemoryException as exc:
+        first = str(exc).splitlines()[0]
+        raise WarehouseError(f"the query needs more memory than `worldforge sql` allows ({memory_limit}): {first}") from None
+    except duckdb.InterruptException:
+        raise WarehouseError(f"the query ran longer than {timeout_s:g} s and was stopped (--timeout sets the limit)") from None
     except duckdb.Error as exc:
         first = str(exc).splitlines()[0]
-        if "read-only" in first.lower():
+        if "read-only" in first.lower() or "configuration has been locked" in first.lower():
             raise WarehouseError(f"{p.name} is opened read-only: this statement would change it ({first})") from None
         raise WarehouseError(first) from None
     finally:
+        if timer is not None:
+            timer.cancel()
         con.close()
     return frame.head(limit), frame.height > limit
 
