@@ -77,18 +77,39 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
+def storable(text: str) -> str:
+    """``text`` as valid UTF-8: each lone surrogate (``"\\ud800"``, which JSON can carry but UTF-8
+    cannot) becomes its escape, the six characters ``\\ud800``; any other text is returned as is."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
+def _safe(row: tuple) -> tuple:
+    return tuple(storable(v) if isinstance(v, str) else v for v in row)
+
+
+def _action_text(call: dict) -> str:
+    try:
+        return tool_call_text(str(call.get("name")), call.get("arguments", {}))
+    except (TypeError, ValueError, RecursionError):  # not JSON (a caller's own object) or nested too deep
+        return json.dumps({"name": str(call.get("name")), "arguments": {"raw": repr(call.get("arguments"))[:2000]}}, ensure_ascii=False)
+
+
 def _frames(episodes: list[Episode]) -> dict[str, pl.DataFrame]:
+    """The four tables' new rows; every string made :func:`storable`."""
     now = datetime.now(timezone.utc).replace(tzinfo=None)
     traj, turns, eps, steps = [], [], [], []
     for e in episodes:
         source_path = f"simenv/{e.world}" + (f"/{e.scenario}" if e.scenario else "")
-        traj.append((e.episode_id, "simenv", source_path, "simenv_episode", "search", e.question, len(e.steps), e.episode_id, "", 0))
+        traj.append(_safe((e.episode_id, "simenv", source_path, "simenv_episode", "search", e.question, len(e.steps), e.episode_id, "", 0)))
         for i, (call, obs) in enumerate(e.steps):
-            turns.append((e.episode_id, i, tool_call_text(str(call.get("name")), call.get("arguments", {})), obs.text,
-                          None, None, None, None, None, None))
-            steps.append((e.episode_id, i, obs.tool, obs.error, json.dumps(obs.fired), json.dumps(obs.revealed), obs.leaks_blocked))
-        eps.append((e.episode_id, e.world, e.scenario, e.task_id, e.seed, e.perturbations_json, e.agent, e.finished,
-                    e.f1_by_row, e.f1_by_item, e.answer, now))
+            turns.append(_safe((e.episode_id, i, _action_text(call), obs.text, None, None, None, None, None, None)))
+            steps.append(_safe((e.episode_id, i, obs.tool, obs.error, json.dumps(obs.fired), json.dumps(obs.revealed), obs.leaks_blocked)))
+        eps.append(_safe((e.episode_id, e.world, e.scenario, e.task_id, e.seed, e.perturbations_json, e.agent, e.finished,
+                          e.f1_by_row, e.f1_by_item, e.answer, now)))
     return {
         "trajectories": pl.DataFrame(traj, schema=TRAJECTORY_SCHEMA, orient="row"),
         "turns": pl.DataFrame(turns, schema=TURN_SCHEMA, orient="row"),
@@ -108,7 +129,10 @@ COMMENT ON TABLE episodes IS 'Simulated search episodes (worldforge.simenv); the
 
 
 def record_episodes(warehouse: str | Path, episodes: list[Episode]) -> Path:
-    """Append episodes to ``<warehouse>/episodes.duckdb`` (an episode id seen before is replaced)."""
+    """Append episodes to ``<warehouse>/episodes.duckdb`` (an episode id seen before is replaced).
+
+    Text is stored as valid UTF-8: lone surrogates become their ``\\uXXXX`` escape (:func:`storable`).
+    """
     path = episode_store(warehouse)
     new = _frames(episodes)
     ids = new["episodes"]["episode_id"].implode()

@@ -105,36 +105,72 @@ DEFAULT_MIX = PerturbationConfig(perturbations=[
 ])
 """The default mix: errors, partial batches, withheld snippets, shuffles and empty pages."""
 
+MAX_INSTRUCTION_CHARS = 2_000
+"""The longest instruction :func:`from_instruction` reads (longer ones are refused, not truncated)."""
+
+_A_THEN_B = "  ...  "
+"""In a :data:`VOCABULARY` key: the phrase on the left, then (later on the same line) the one on the right."""
+
 VOCABULARY: dict[str, tuple[str, float]] = {
-    r"\b(api|server|transient|intermittent)\b.*\berrors?\b|\berrors?\b.*\b(intermittent|transient|api)\b": ("transient_error", 0.2),
+    r"\b(api|server|transient|intermittent)\b  ...  \berrors?\b": ("transient_error", 0.2),
+    r"\berrors?\b  ...  \b(intermittent|transient|api)\b": ("transient_error", 0.2),
     r"\brate[- ]?limit": ("transient_error", 0.2),
     r"\btime ?outs?\b": ("transient_error", 0.2),
     r"\bpaginat|\bpages? of results\b|\bfewer results\b": ("pagination", 1.0),
     r"\bpartial\b|\bbatch(es)? (partly|partially) fail": ("partial_batch", 0.3),
-    r"\b(withh[eo]ld|truncat|cut)\w*\b.*\bsnippets?\b|\bsnippets?\b.*\b(withh[eo]ld|truncat|cut)": ("snippet_withhold", 0.3),
+    r"\b(withh[eo]ld|truncat|cut)\w*\b  ...  \bsnippets?\b": ("snippet_withhold", 0.3),
+    r"\bsnippets?\b  ...  \b(withh[eo]ld|truncat|cut)": ("snippet_withhold", 0.3),
     r"\b(stale|shuffl|noisy ranking|random order)": ("stale_ranking", 0.3),
     r"\bempty results?\b|\bno results\b": ("empty_results", 0.1),
 }
-"""Instruction phrases (regular expressions) → (perturbation kind, default rate)."""
+"""Instruction phrases → (perturbation kind, default rate).
+
+A key is a regular expression without nested quantifiers or ``.*`` (one scan of the text), or
+two of them joined by ``"  ...  "``: the first phrase, then the second later on the same line
+(what ``A.*B`` says, matched in linear time: the first ``A``, then a ``B`` after it)."""
+
+_COMPILED = [(tuple(re.compile(part) for part in key.split(_A_THEN_B)), kind, rate) for key, (kind, rate) in VOCABULARY.items()]
+_PERCENT = re.compile(r"(\d{1,3})[ \t]{0,8}%")
+
+
+def _matches(parts: tuple[re.Pattern[str], ...], lines: list[str]) -> bool:
+    """Whether the phrases occur in order on one line (each a single left-to-right scan)."""
+    for line in lines:
+        pos = 0
+        for part in parts:
+            m = part.search(line, pos)
+            if m is None:
+                break
+            pos = m.end()
+        else:
+            return True
+    return False
 
 
 def from_instruction(text: str) -> PerturbationConfig:
     """Map an instruction ("inject intermittent API errors and shuffle rankings") to a schema.
 
     A rate given as a percentage in the instruction ("30% of the time") applies to every
-    perturbation it names.
+    perturbation it names. Matching takes time linear in the text, which is at most
+    :data:`MAX_INSTRUCTION_CHARS` characters.
 
     Raises:
-        WorldforgeError: no phrase of the vocabulary matches.
+        WorldforgeError: the instruction is not a string, is too long, or no phrase of the vocabulary matches.
     """
+    if not isinstance(text, str):
+        raise WorldforgeError(f"an instruction is a string, not {type(text).__name__}")
+    if len(text) > MAX_INSTRUCTION_CHARS:
+        raise WorldforgeError(f"the instruction has {len(text)} characters; at most {MAX_INSTRUCTION_CHARS} are read")
     low = text.lower()
-    pct = re.search(r"(\d{1,3})\s*%", low)
+    pct = _PERCENT.search(low)
+    lines = low.split("\n")  # ``.`` in ``A.*B`` stops at a newline, and only there
     kinds: dict[str, float] = {}
-    for pattern, (kind, rate) in VOCABULARY.items():
-        if re.search(pattern, low):
-            kinds.setdefault(kind, min(1.0, int(pct.group(1)) / 100) if pct else rate)
+    for parts, kind, rate in _COMPILED:
+        if kind not in kinds and _matches(parts, lines):
+            kinds[kind] = min(1.0, int(pct.group(1)) / 100) if pct else rate
     if not kinds:
-        raise WorldforgeError(f"no perturbation recognised in {text!r}; vocabulary: {', '.join(sorted({k for k, _ in VOCABULARY.values()}))}")
+        shown = text if len(text) <= 200 else text[:200] + "…"
+        raise WorldforgeError(f"no perturbation recognised in {shown!r}; vocabulary: {', '.join(sorted({k for k, _ in VOCABULARY.values()}))}")
     return PerturbationConfig(perturbations=[Perturbation(kind=k, rate=r) for k, r in kinds.items()])  # type: ignore[arg-type]
 
 
