@@ -11,7 +11,7 @@ HTTP endpoints (JSON):
                             object, or ``{"tool_call": ...}`` → ``{observation, error,
                             perturbations, revealed, turn}``
 ``POST /sessions/{id}/reset`` start the episode over
-``DELETE /sessions/{id}``   close the session
+``DELETE /sessions/{id}``   close the session; its episode is stored before the reply
 =========================== ===========================================================
 
 A malformed tool call is an error *observation* (status 200), as a real tool would answer;
@@ -186,6 +186,7 @@ class Sessions:
         self._lock = threading.Lock()
         self.finished: list[SearchEnv] = []
         self._failures: dict[str, int] = {}
+        self._flushing = threading.Lock()  # one writer of episodes.duckdb at a time (a close and the reaper may both flush)
 
     def _retire(self, env: SearchEnv) -> None:
         if self.record and env.history:
@@ -201,6 +202,10 @@ class Sessions:
         Returns:
             How many episodes were recorded.
         """
+        with self._flushing:
+            return self._flush(warehouse)
+
+    def _flush(self, warehouse: Path) -> int:
         from worldforge.simenv import episodes
 
         with self._lock:
@@ -551,7 +556,10 @@ def create_app(
 
     @app.delete("/sessions/{sid}")
     def close(sid: str) -> Response:
-        return Response(status_code=204) if sessions.close(sid) else error(404, f"no session {sid!r}")
+        if not sessions.close(sid):
+            return error(404, f"no session {sid!r}")
+        sessions.flush(wh)  # the episode is stored before the close is acknowledged (never raises)
+        return Response(status_code=204)
 
     if mcp_app is not None:
         app.mount("/", mcp_app)
