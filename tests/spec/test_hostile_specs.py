@@ -314,3 +314,25 @@ def test_a_runtime_expression_failure_on_an_untyped_column_is_a_generation_error
     doc = _col(doc, "retailers", "opened_year", {"kind": "derive", "expr": "year(opened)"})
     with pytest.raises(GenerationError, match=r"retailers\.opened_year: expr 'year\(opened\)' cannot be evaluated"):
         build_world(spec_from_dict(doc))
+
+
+def test_long_names_and_huge_yaml_integers_are_spec_errors(tmp_path):
+    doc = _doc()
+    doc["world"] = "w" * 300
+    assert_clear_error(tmp_path, doc, "world")
+    text = (SPECS_DIR / "smartphones_2029.yaml").read_text().replace("seed: 2029", "seed: 1" + "0" * 5000)
+    assert_clear_error(tmp_path, text, "invalid world spec", "not a readable spec")
+
+
+def test_expressions_at_the_depth_limit_still_build(tmp_path):
+    doc = _col(_doc(), "brands", "deep", {"kind": "derive", "expr": "abs(" * 62 + "-1" + ")" * 62})
+    doc = _col(doc, "brands", "parens", {"kind": "derive", "expr": "(" * 63 + "1" + ")" * 63})
+    result, _, _ = _build(tmp_path, yaml.safe_dump(doc))
+    assert result.exit_code == 0, (result.output, result.exception)
+
+
+def test_strings_that_double_column_by_column_stop_at_the_string_limit(tmp_path):
+    doc = _col(_doc(), "brands", "s0", {"kind": "derive", "expr": "concat(name, name, name, name, name, name, name, name)"})
+    for i in range(1, 20):
+        doc = _col(doc, "brands", f"s{i}", {"kind": "derive", "expr": f"concat(s{i - 1}, s{i - 1}, s{i - 1}, s{i - 1})"})
+    assert_clear_error(tmp_path, doc, "brands.s", f"more than {L.MAX_STRING_CHARS}")

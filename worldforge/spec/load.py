@@ -148,6 +148,8 @@ def load_spec(path: str | Path) -> WorldSpec:
         raise SpecError(str(p), [("", f"{where}not valid YAML ({getattr(exc, 'problem', exc)})")]) from None
     except UnicodeDecodeError:
         raise SpecError(str(p), [("", "not UTF-8 text")]) from None
+    except ValueError as exc:  # e.g. an integer of thousands of digits (Python's int conversion limit)
+        raise SpecError(str(p), [("", f"not a readable spec: {str(exc).splitlines()[0][:200]}")]) from None
     return spec_from_dict(data, str(p))
 
 

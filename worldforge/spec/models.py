@@ -40,7 +40,9 @@ from worldforge.spec.dates import resolve_date
 ROW_BUDGET = (300, 500)
 """Inclusive bounds on the total row count of a world (the paper's 300–500 rows)."""
 
-_IDENT = r"^[a-z][a-z0-9_]*$"
+_IDENT = r"^[a-z][a-z0-9_]{0,62}$"
+"""Names of worlds, tables, columns and scenarios: lowercase identifiers of at most 63 characters
+(file, schema and column names in DuckDB)."""
 
 _NUM = L.MAX_ABS_NUMBER
 Num = Annotated[float, Field(ge=-_NUM, le=_NUM, allow_inf_nan=False)]
