@@ -562,8 +562,10 @@ class _TypeChecker:
             for t in (lt, rt):
                 if t not in _NUMERIC and t not in ("any", "null"):
                     raise self.fail(node, f"arithmetic '{node.op}' needs numbers, not {t}{hint.get(t, '')}")
-            if "any" in (lt, rt) or "null" in (lt, rt):
+            if "any" in (lt, rt):
                 return "any"
+            if lt == rt == "null":
+                return "null"
             return "float" if node.op == "/" or "float" in (lt, rt) else "int"
         assert isinstance(node, Call)
         return self.call(node)

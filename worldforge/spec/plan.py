@@ -335,6 +335,10 @@ def validate_spec(spec: "WorldSpec") -> Plan:
     return plan
 
 
+_NO_CAST = {("str", "bool"), ("str", "date"), ("date", "bool"), ("bool", "date")}
+"""(expression type, derive dtype) pairs polars cannot cast."""
+
+
 def _choice_type(values: list) -> str:
     kinds = {type(v) for v in values}
     if kinds == {bool}:
@@ -391,6 +395,8 @@ def column_types(spec: "WorldSpec", column_order) -> tuple[dict[tuple[str, str],
             elif isinstance(col, M.DeriveColumn):
                 t = E.infer_type(E.parse(col.expr), lookup(tname), col.expr)
                 if col.dtype is not None:
+                    if (t, col.dtype) in _NO_CAST:
+                        raise ExpressionError(f"expr {col.expr!r} gives {t} values, which cannot be cast to dtype {col.dtype}")
                     t = col.dtype
                 elif t == "null":
                     raise ExpressionError(f"expr {col.expr!r} is always null: give a dtype")
