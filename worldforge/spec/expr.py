@@ -28,11 +28,18 @@ Functions: ``round(x[, n])``, ``abs``, ``floor``, ``ceil``, ``min(a, b, ...)``,
 ``if(cond, then, else)``, ``coalesce(a, b, ...)``, ``date('Y-06-30')`` (a date literal,
 absolute or relative to the world's ``target_year``) and ``as_of()`` (the date the world
 is observed at: the spec's ``as_of``, or a scenario's; "current" facts such as ages use it).
+
+Bounds (:mod:`worldforge.spec.limits`): an expression has at most ``MAX_EXPR_CHARS`` characters
+and nests at most ``MAX_EXPR_DEPTH`` levels (parentheses, calls, operators); number literals
+stay within ``MAX_ABS_NUMBER``. :func:`infer_type` type-checks an AST against the column types
+of a spec before anything is generated.
 """
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
 from typing import Union
@@ -41,8 +48,9 @@ import polars as pl
 
 from worldforge.errors import ExpressionError
 from worldforge.spec.dates import resolve_date
+from worldforge.spec.limits import MAX_ABS_NUMBER, MAX_EXPR_CHARS, MAX_EXPR_DEPTH, MAX_STRING_CHARS
 
-__all__ = ["Node", "parse", "columns_of", "to_polars", "FUNCTIONS"]
+__all__ = ["Node", "parse", "columns_of", "to_polars", "infer_type", "unparse", "FUNCTIONS", "TYPES"]
 
 
 @dataclass(frozen=True)
@@ -147,6 +155,13 @@ class _Parser:
         self.text = text
         self.tokens = _tokenize(text)
         self.i = 0
+        self.depth = 0
+
+    def enter(self) -> None:
+        """One level deeper (a parenthesis, a call, a prefix operator); raise past the limit."""
+        self.depth += 1
+        if self.depth > MAX_EXPR_DEPTH:
+            raise ExpressionError(f"expression nests more than {MAX_EXPR_DEPTH} levels deep: {_short(self.text)}")
 
     def peek(self) -> tuple[str, str, int]:
         return self.tokens[self.i]
@@ -190,7 +205,10 @@ class _Parser:
     def not_(self) -> Node:
         if self.at("not"):
             self.take()
-            return Unary("not", self.not_())
+            self.enter()
+            node = Unary("not", self.not_())
+            self.depth -= 1
+            return node
         return self.cmp()
 
     def cmp(self) -> Node:
@@ -218,19 +236,27 @@ class _Parser:
     def unary(self) -> Node:
         if self.peek()[0] == "op" and self.peek()[1] == "-":
             self.take()
-            return Unary("-", self.unary())
+            self.enter()
+            node = Unary("-", self.unary())
+            self.depth -= 1
+            return node
         return self.atom()
 
     def atom(self) -> Node:
         kind, val, pos = self.take()
         if kind == "num":
-            return Literal(float(val) if "." in val else int(val))
+            number = float(val) if "." in val else int(val) if len(val) <= 20 else math.inf
+            if not math.isfinite(number) or abs(number) > MAX_ABS_NUMBER:
+                raise ExpressionError(f"number {_short(val, 30)} at position {pos} is too large (at most {MAX_ABS_NUMBER:.0e}) in {_short(self.text)}")
+            return Literal(number)
         if kind == "str":
             body = val[1:-1]
             return Literal(re.sub(r"\\(.)", r"\1", body))
         if kind == "op" and val == "(":
+            self.enter()
             node = self.or_()
             self.expect(")")
+            self.depth -= 1
             return node
         if kind == "name":
             if val == "true":
@@ -264,6 +290,7 @@ class _Parser:
                 f"available: {', '.join(sorted(FUNCTIONS))}"
             )
         self.expect("(")
+        self.enter()
         args: list[Node] = []
         if not self.at(")"):
             args.append(self.or_())
@@ -271,6 +298,7 @@ class _Parser:
                 self.take()
                 args.append(self.or_())
         self.expect(")")
+        self.depth -= 1
         if name == "date":
             if len(args) != 1 or not isinstance(args[0], Literal) or not isinstance(args[0].value, str):
                 raise ExpressionError(f"date() takes one string literal such as 'Y-06-30' in {self.text!r}")
@@ -293,7 +321,35 @@ def parse(text: str) -> Node:
     """
     if not isinstance(text, str) or not text.strip():
         raise ExpressionError("expression is empty")
-    return _Parser(text).parse()
+    if len(text) > MAX_EXPR_CHARS:
+        raise ExpressionError(f"expression has {len(text)} characters, more than {MAX_EXPR_CHARS}: {_short(text)}")
+    node = _Parser(text).parse()
+    if _depth(node) > MAX_EXPR_DEPTH:
+        raise ExpressionError(f"expression nests more than {MAX_EXPR_DEPTH} levels deep: {_short(text)}")
+    return node
+
+
+def _short(text: str, n: int = 60) -> str:
+    """``text`` quoted, cut to about ``n`` characters (messages stay one readable line)."""
+    return repr(text) if len(text) <= n else repr(text[:n]) + f"... ({len(text)} characters)"
+
+
+def _depth(node: Node) -> int:
+    """Height of an AST, computed without recursion (left-leaning ``1+1+...`` chains are deep)."""
+    best = 0
+    stack: list[tuple[Node, int]] = [(node, 1)]
+    while stack:
+        n, d = stack.pop()
+        best = max(best, d)
+        if best > MAX_EXPR_DEPTH:
+            return best
+        if isinstance(n, Unary):
+            stack.append((n.operand, d + 1))
+        elif isinstance(n, Binary):
+            stack.extend([(n.left, d + 1), (n.right, d + 1)])
+        elif isinstance(n, Call):
+            stack.extend((a, d + 1) for a in n.args)
+    return best
 
 
 def columns_of(node: Node) -> set[str]:
@@ -404,3 +460,178 @@ def to_polars(node: Node, target_year: int = 2000, as_of: date | None = None) ->
     if f == "coalesce":
         return pl.coalesce(a)
     raise ExpressionError(f"unknown function {f!r}")  # unreachable: parse() whitelists
+
+
+_PREC = {"or": 1, "and": 2, "==": 4, "!=": 4, "<": 4, "<=": 4, ">": 4, ">=": 4, "+": 5, "-": 5, "*": 6, "/": 6, "%": 6}
+
+
+def unparse(node: Node) -> str:
+    """An AST written back as expression text (fully parenthesised where precedence needs it)."""
+    if isinstance(node, Literal):
+        v = node.value
+        if v is None:
+            return "null"
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, str):
+            return "'" + v.replace("\\", "\\\\").replace("'", "\\'") + "'"
+        return repr(v)
+    if isinstance(node, Column):
+        return node.name
+    if isinstance(node, Unary):
+        inner = unparse(node.operand)
+        if isinstance(node.operand, Binary):
+            inner = f"({inner})"
+        return f"not {inner}" if node.op == "not" else f"-{inner}"
+    if isinstance(node, Binary):
+        parts = []
+        for side in (node.left, node.right):
+            text = unparse(side)
+            if isinstance(side, Binary) and _PREC[side.op] <= _PREC[node.op]:  # always safe, sometimes verbose
+                text = f"({text})"
+            parts.append(text)
+        return f"{parts[0]} {node.op} {parts[1]}"
+    assert isinstance(node, Call)
+    return f"{node.func}({', '.join(unparse(a) for a in node.args)})"
+
+
+TYPES = ("int", "float", "str", "bool", "date", "null", "any")
+"""Value types of the expression language: ``null`` is the literal ``null``; ``any`` is not known
+before generation (Faker columns) and passes every check."""
+
+_NUMERIC = {"int", "float"}
+
+
+class _TypeChecker:
+    def __init__(self, types: Mapping[str, str], text: str):
+        self.types = types
+        self.text = text
+
+    def fail(self, node: Node, msg: str) -> ExpressionError:
+        return ExpressionError(f"{msg} in {_short(unparse(node))}" + ("" if unparse(node) == self.text else f" (in {_short(self.text)})"))
+
+    def want(self, node: Node, t: str, allowed: set[str], what: str) -> None:
+        if t not in allowed and t not in ("any", "null"):
+            raise self.fail(node, f"{what} must be {' or '.join(sorted(allowed))}, not {t}")
+
+    def unify(self, node: Node, ts: list[str], what: str) -> str:
+        known = [t for t in ts if t not in ("any", "null")]
+        if not known:
+            return "any" if "any" in ts else "null"
+        if all(t in _NUMERIC for t in known):
+            out = "float" if "float" in known else "int"
+        elif len(set(known)) == 1:
+            out = known[0]
+        else:
+            raise self.fail(node, f"{what} mix {' and '.join(sorted(set(known)))} values")
+        return "any" if "any" in ts else out
+
+    def infer(self, node: Node) -> str:
+        if isinstance(node, Literal):
+            v = node.value
+            if v is None:
+                return "null"
+            if isinstance(v, bool):
+                return "bool"
+            if isinstance(v, int):
+                return "int"
+            if isinstance(v, float):
+                return "float"
+            if len(v) > MAX_STRING_CHARS:  # type: ignore[arg-type]
+                raise self.fail(node, f"a string literal is longer than {MAX_STRING_CHARS} characters")
+            return "str"
+        if isinstance(node, Column):
+            return self.types.get(node.name, "any")
+        if isinstance(node, Unary):
+            t = self.infer(node.operand)
+            if node.op == "not":
+                self.want(node, t, {"bool"}, "the operand of 'not'")
+                return "bool"
+            self.want(node, t, _NUMERIC, "the operand of '-'")
+            return t
+        if isinstance(node, Binary):
+            lt, rt = self.infer(node.left), self.infer(node.right)
+            if node.op in ("and", "or"):
+                self.want(node, lt, {"bool"}, f"each side of '{node.op}'")
+                self.want(node, rt, {"bool"}, f"each side of '{node.op}'")
+                return "bool"
+            if node.op in ("==", "!=", "<", "<=", ">", ">="):
+                self.unify(node, [lt, rt], f"the sides of '{node.op}'")
+                return "bool"
+            hint = {"str": " (use concat() for strings)", "date": " (use add_days() or days_between() for dates)"}
+            for t in (lt, rt):
+                if t not in _NUMERIC and t not in ("any", "null"):
+                    raise self.fail(node, f"arithmetic '{node.op}' needs numbers, not {t}{hint.get(t, '')}")
+            if "any" in (lt, rt):
+                return "any"
+            if lt == rt == "null":
+                return "null"
+            return "float" if node.op == "/" or "float" in (lt, rt) else "int"
+        assert isinstance(node, Call)
+        return self.call(node)
+
+    def call(self, node: Call) -> str:
+        f = node.func
+        if f == "date" or f == "as_of":
+            return "date"
+        ts = [self.infer(a) for a in node.args]
+        if f == "round":
+            self.want(node, ts[0], _NUMERIC, "round()'s first argument")
+            if len(node.args) == 2:
+                n = node.args[1]
+                if not (isinstance(n, Literal) and type(n.value) is int and 0 <= n.value <= 12):  # noqa: E721
+                    raise self.fail(node, "round(x, n): n must be a whole number from 0 to 12")
+            return ts[0]
+        if f in ("abs", "floor", "ceil"):
+            self.want(node, ts[0], _NUMERIC, f"{f}()'s argument")
+            return ts[0]
+        if f in ("min", "max"):
+            for t in ts:
+                self.want(node, t, _NUMERIC | {"date"}, f"{f}()'s arguments")
+            return self.unify(node, ts, f"{f}()'s arguments")
+        if f in ("int", "float", "str"):
+            return f
+        if f in ("upper", "lower", "concat"):
+            return "str"
+        if f == "len":
+            return "int"
+        if f == "substr":
+            for a, t in zip(node.args[1:], ts[1:]):
+                self.want(node, t, {"int"}, "substr()'s start and length")
+            if len(node.args) == 3 and isinstance(node.args[2], Literal) and isinstance(node.args[2].value, int) and node.args[2].value < 0:
+                raise self.fail(node, "substr()'s length must not be negative")
+            return "str"
+        if f in ("year", "month", "day"):
+            self.want(node, ts[0], {"date"}, f"{f}()'s argument")
+            return "int"
+        if f == "add_days":
+            self.want(node, ts[0], {"date"}, "add_days()'s first argument")
+            self.want(node, ts[1], {"int"}, "add_days()'s day count")
+            return "date"
+        if f == "days_between":
+            self.want(node, ts[0], {"date"}, "days_between()'s arguments")
+            self.want(node, ts[1], {"date"}, "days_between()'s arguments")
+            return "int"
+        if f == "if":
+            self.want(node, ts[0], {"bool"}, "if()'s condition")
+            return self.unify(node, ts[1:], "if()'s branches")
+        if f == "coalesce":
+            return self.unify(node, ts, "coalesce()'s arguments")
+        raise self.fail(node, f"unknown function {f!r}")  # pragma: no cover - parse() whitelists
+
+
+def infer_type(node: Node, types: Mapping[str, str], text: str | None = None) -> str:
+    """The type (one of :data:`TYPES`) an expression yields, checking every operator and call on the way.
+
+    Args:
+        node: a parsed expression.
+        types: the type of each column the expression may read (``"parent.col"`` for lookups);
+            a missing name counts as ``any``.
+        text: the expression as written, for messages.
+
+    Raises:
+        ExpressionError: an operator or function gets values of the wrong type (arithmetic on
+            strings, ``and`` of numbers, comparing a date with a number, ``if`` branches of
+            different types ...).
+    """
+    return _TypeChecker(types, text if text is not None else unparse(node)).infer(node)

@@ -28,17 +28,47 @@ aggregate  ``fn`` (sum|count|mean|min|max) of a child table's column, per parent
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from worldforge.spec import limits as L
 from worldforge.spec.dates import resolve_date
 
 ROW_BUDGET = (300, 500)
 """Inclusive bounds on the total row count of a world (the paper's 300–500 rows)."""
 
-_IDENT = r"^[a-z][a-z0-9_]*$"
+_IDENT = r"^[a-z][a-z0-9_]{0,62}$"
+"""Names of worlds, tables, columns and scenarios: lowercase identifiers of at most 63 characters
+(file, schema and column names in DuckDB)."""
+
+_NUM = L.MAX_ABS_NUMBER
+Num = Annotated[float, Field(ge=-_NUM, le=_NUM, allow_inf_nan=False)]
+"""A finite number within ±MAX_ABS_NUMBER (:mod:`worldforge.spec.limits`)."""
+Int = Annotated[int, Field(ge=-_NUM, le=_NUM)]
+"""A whole number within ±MAX_ABS_NUMBER."""
+Text = Annotated[str, Field(max_length=L.MAX_STRING_CHARS)]
+"""A string of at most MAX_STRING_CHARS characters."""
+
+
+def _bounded_value(v: Any, where: str) -> None:
+    """Raise ValueError when a (nested) argument value is too large: numbers, strings, lists."""
+    if isinstance(v, bool) or v is None:
+        return
+    if isinstance(v, (int, float)):
+        if (isinstance(v, float) and not math.isfinite(v)) or abs(v) > _NUM:
+            raise ValueError(f"{where}: {v!r} is not a number within ±{_NUM:.0e}")
+    elif isinstance(v, str):
+        if len(v) > L.MAX_STRING_CHARS:
+            raise ValueError(f"{where}: a string longer than {L.MAX_STRING_CHARS} characters")
+    elif isinstance(v, (list, tuple, dict)):
+        if len(v) > L.MAX_CHOICE_VALUES:
+            raise ValueError(f"{where}: more than {L.MAX_CHOICE_VALUES} entries")
+        items = v.items() if isinstance(v, dict) else enumerate(v)
+        for k, x in items:
+            _bounded_value(x, f"{where}.{k}")
 
 
 def _check_expr(text: str) -> str:
@@ -71,8 +101,8 @@ class SequenceColumn(_ColumnBase):
     """
 
     kind: Literal["sequence"]
-    start: int = 1
-    step: int = 1
+    start: Int = 1
+    step: Int = 1
 
     @field_validator("step")
     @classmethod
@@ -92,10 +122,10 @@ class FakerColumn(_ColumnBase):
     """
 
     kind: Literal["faker"]
-    provider: str | None = None
-    template: str | None = None
+    provider: str | None = Field(None, max_length=100)
+    template: str | None = Field(None, max_length=1000)
     args: dict[str, Any] = Field(default_factory=dict)
-    locale: str = "en_US"
+    locale: str = Field("en_US", max_length=20)
     unique: bool = False
     weighted: bool = True
 
@@ -105,6 +135,13 @@ class FakerColumn(_ColumnBase):
             raise ValueError("give exactly one of 'provider' or 'template'")
         if self.template is not None and self.args:
             raise ValueError("'args' go with 'provider', not with 'template'")
+        for name, value in self.args.items():
+            _bounded_value(value, f"args.{name}")
+            sizes = value if isinstance(value, (list, tuple)) else [value]
+            if re.search(L.FAKER_SIZE_ARG, name) and any(
+                isinstance(x, (int, float)) and not isinstance(x, bool) and abs(x) > L.MAX_FAKER_SIZE for x in sizes
+            ):
+                raise ValueError(f"args.{name}: {value!r} asks for more than {L.MAX_FAKER_SIZE} (sizes are bounded)")
         return self
 
 
@@ -121,12 +158,14 @@ class ChoiceColumn(_ColumnBase):
     """
 
     kind: Literal["choice"]
-    values: list[Scalar] = Field(min_length=1)
-    weights: list[float] | None = None
+    values: list[Scalar] = Field(min_length=1, max_length=L.MAX_CHOICE_VALUES)
+    weights: list[Num] | None = None
     unique: bool = False
 
     @model_validator(mode="after")
     def _weights(self) -> "ChoiceColumn":
+        for i, v in enumerate(self.values):
+            _bounded_value(v, f"values.{i}")
         if self.weights is not None:
             if len(self.weights) != len(self.values):
                 raise ValueError(f"weights has {len(self.weights)} entries but values has {len(self.values)}")
@@ -151,11 +190,11 @@ class NumberColumn(_ColumnBase):
     kind: Literal["number"]
     dtype: Literal["int", "float"] = "float"
     distribution: Literal["uniform", "normal", "lognormal", "triangular", "exponential"] = "uniform"
-    min: float
-    max: float
-    mean: float | None = None
-    std: float | None = Field(None, gt=0)
-    mode: float | None = None
+    min: Num
+    max: Num
+    mean: Num | None = None
+    std: Num | None = Field(None, gt=0)
+    mode: Num | None = None
     decimals: int | None = Field(None, ge=0, le=12)
 
     @model_validator(mode="after")
@@ -166,8 +205,12 @@ class NumberColumn(_ColumnBase):
             raise ValueError(f"distribution '{self.distribution}' needs mean and std")
         if self.distribution == "lognormal" and self.mean is not None and self.mean <= 0:
             raise ValueError("lognormal mean must be > 0 (it is the median of the values)")
-        if self.distribution == "exponential" and self.mean is None:
-            raise ValueError("distribution 'exponential' needs mean")
+        if self.distribution == "lognormal" and self.std is not None and self.std > L.MAX_LOGNORMAL_STD:
+            raise ValueError(f"lognormal std (the spread of the log) must be at most {L.MAX_LOGNORMAL_STD}")
+        if self.distribution == "exponential" and (self.mean is None or self.mean <= 0):
+            raise ValueError("distribution 'exponential' needs a mean > 0")
+        if self.dtype == "int" and math.ceil(self.min) > math.floor(self.max):
+            raise ValueError(f"no whole number lies within [{self.min}, {self.max}]")
         if self.mode is not None and not (self.min <= self.mode <= self.max):
             raise ValueError("mode must lie within [min, max]")
         return self
@@ -209,9 +252,9 @@ class FormatColumn(_ColumnBase):
     """
 
     kind: Literal["format"]
-    template: str
+    template: str = Field(max_length=1000)
     counter_within: str | None = None
-    start: int = 1
+    start: Int = 1
 
 
 class Cardinality(_Strict):
@@ -220,8 +263,8 @@ class Cardinality(_Strict):
     YAML: ``cardinality: {min: 8, max: 14}``.
     """
 
-    min: int = Field(0, ge=0)
-    max: int = Field(ge=0)
+    min: int = Field(0, ge=0, le=ROW_BUDGET[1])
+    max: int = Field(ge=0, le=ROW_BUDGET[1])
 
     @model_validator(mode="after")
     def _order(self) -> "Cardinality":
@@ -349,8 +392,13 @@ class RangeConstraint(_Strict):
 
     kind: Literal["range"]
     column: str
-    min: float | str | None = None
-    max: float | str | None = None
+    min: Num | str | None = None
+    max: Num | str | None = None
+
+    @field_validator("min", "max")
+    @classmethod
+    def _date_bound(cls, v: float | str | None) -> float | str | None:
+        return _date_form(v) if isinstance(v, str) else v
 
 
 class MonotoneConstraint(_Strict):
@@ -397,12 +445,12 @@ class TableSpec(_Strict):
     """
 
     primary_key: str
-    rows: int | None = Field(None, gt=0)
+    rows: int | None = Field(None, gt=0, le=ROW_BUDGET[1])
     description: str | None = None
     label: str | None = Field(None, min_length=1, max_length=60)
     """What one row is, as a singular noun ("phone model"); derived from the table name when absent."""
-    columns: dict[str, ColumnSpec] = Field(min_length=1)
-    constraints: list[ConstraintSpec] = Field(default_factory=list)
+    columns: dict[str, ColumnSpec] = Field(min_length=1, max_length=L.MAX_COLUMNS)
+    constraints: list[ConstraintSpec] = Field(default_factory=list, max_length=L.MAX_COLUMNS)
 
     @field_validator("columns")
     @classmethod
@@ -436,7 +484,7 @@ class ScenarioSpec(_Strict):
 
     name: str = Field(pattern=_IDENT)
     description: str | None = None
-    shift_years: int = 0
+    shift_years: int = Field(0, ge=-L.MAX_SHIFT_YEARS, le=L.MAX_SHIFT_YEARS)
     as_of: str | None = None
 
     @field_validator("as_of")
@@ -463,10 +511,10 @@ class WorldSpec(_Strict):
     world: str = Field(pattern=_IDENT, description="world name; also the DuckDB file name")
     title: str | None = None
     description: str | None = None
-    seed: int = 0
+    seed: int = Field(0, ge=-L.MAX_ABS_INT64, le=L.MAX_ABS_INT64)
     target_year: int = Field(ge=1900, le=2200)
     as_of: str = Field("Y-12-31", description="the date the world is observed at; as_of() in expressions")
-    tables: dict[str, TableSpec] = Field(min_length=1)
+    tables: dict[str, TableSpec] = Field(min_length=1, max_length=L.MAX_TABLES)
     scenarios: list[ScenarioSpec] = Field(default_factory=list)
 
     @field_validator("as_of")

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from worldforge.errors import SpecError
+from worldforge.errors import ExpressionError, SpecError
 from worldforge.spec import expr as E
+from worldforge.spec.limits import MAX_FORMAT_WIDTH
 
 if TYPE_CHECKING:
     from worldforge.spec.models import TableSpec, WorldSpec
@@ -62,6 +63,8 @@ def template_fields(template: str) -> list[tuple[str, str]]:
             raise ValueError(f"template field {field!r}: use 'column', 'n' or 'parent.column'")
         if spec and "{" in spec:
             raise ValueError(f"template field {field!r}: nested fields in a format spec are not allowed")
+        if any(len(w) > 4 or int(w) > MAX_FORMAT_WIDTH for w in re.findall(r"\d+", spec or "")):
+            raise ValueError(f"template field {{{field}:{spec}}}: widths and precisions are at most {MAX_FORMAT_WIDTH}")
         out.append((field, spec or ""))
     return out
 
@@ -303,6 +306,12 @@ def build_plan(spec: "WorldSpec") -> tuple[Plan | None, list[tuple[str, str]]]:
         problems.append(("tables", "column dependency cycle: " + " -> ".join(f"{t}.{c}" for t, c in ccycle)))
         return None, problems
 
+    _, type_problems = column_types(spec, corder)
+    problems.extend(type_problems)
+    problems.extend(_date_problems(spec))
+    if problems:
+        return None, problems
+
     plan = Plan(tuple(torder), tuple(corder), ranges)
     lo, hi = plan.total_rows
     from worldforge.spec.models import ROW_BUDGET
@@ -324,3 +333,151 @@ def validate_spec(spec: "WorldSpec") -> Plan:
     if problems or plan is None:
         raise SpecError("<spec>", problems)
     return plan
+
+
+_NO_CAST = {("str", "bool"), ("str", "date"), ("date", "bool"), ("bool", "date")}
+"""(expression type, derive dtype) pairs polars cannot cast."""
+
+
+def _choice_type(values: list) -> str:
+    kinds = {type(v) for v in values}
+    if kinds == {bool}:
+        return "bool"
+    if kinds <= {int}:
+        return "int"
+    if kinds <= {int, float}:
+        return "float"
+    return "str" if kinds == {str} else "any"
+
+
+def column_types(spec: "WorldSpec", column_order) -> tuple[dict[tuple[str, str], str], list[tuple[str, str]]]:
+    """The value type of every column (one of :data:`worldforge.spec.expr.TYPES`), and type problems.
+
+    Columns are typed in ``column_order`` (dependency order), so a derive column knows the types
+    of the columns its expression reads. Problems are ``(field_path, message)``: an expression
+    that mixes types, a check that is not boolean, a rank/share/aggregate of a column of the wrong
+    type, a range bound of the wrong type for its column, a ``not_after_as_of`` column that holds
+    no dates.
+    """
+    from worldforge.spec import models as M
+
+    types: dict[tuple[str, str], str] = {}
+    problems: list[tuple[str, str]] = []
+
+    def lookup(tname: str) -> dict[str, str]:
+        table = spec.tables[tname]
+        out = {c: types.get((tname, c), "any") for c in table.columns}
+        for ref in table.references.values():
+            if ref.parent in spec.tables:
+                for pc in spec.tables[ref.parent].columns:
+                    out.setdefault(f"{ref.parent}.{pc}", types.get((ref.parent, pc), "any"))
+        return out
+
+    for tname, cname in column_order:
+        col = spec.tables[tname].columns[cname]
+        path = f"tables.{tname}.columns.{cname}"
+        t = "any"
+        try:
+            if isinstance(col, (M.SequenceColumn, M.RankColumn)):
+                t = "int"
+            elif isinstance(col, M.ChoiceColumn):
+                t = _choice_type(col.values)
+            elif isinstance(col, M.NumberColumn):
+                t = col.dtype
+            elif isinstance(col, M.DateColumn):
+                t = "date"
+            elif isinstance(col, M.FormatColumn):
+                t = "str"
+            elif isinstance(col, M.ShareColumn):
+                t = "float"
+            elif isinstance(col, M.ReferenceColumn):
+                t = types.get((col.parent, spec.tables[col.parent].primary_key), "any")
+            elif isinstance(col, M.DeriveColumn):
+                t = E.infer_type(E.parse(col.expr), lookup(tname), col.expr)
+                if col.dtype is not None:
+                    if (t, col.dtype) in _NO_CAST:
+                        raise ExpressionError(f"expr {col.expr!r} gives {t} values, which cannot be cast to dtype {col.dtype}")
+                    t = col.dtype
+                elif t == "null":
+                    raise ExpressionError(f"expr {col.expr!r} is always null: give a dtype")
+            elif isinstance(col, M.AggregateColumn) and col.of is not None:
+                of_t = types.get((col.child, col.of), "any")
+                if col.fn == "count":
+                    t = "int"
+                elif col.fn in ("sum", "mean") and of_t not in ("int", "float", "any"):
+                    raise ExpressionError(f"fn '{col.fn}' needs a numeric column, but {col.child}.{col.of} holds {of_t} values")
+                elif col.fn in ("min", "max") and of_t not in ("int", "float", "date", "any"):
+                    raise ExpressionError(f"fn '{col.fn}' needs a numeric or date column, but {col.child}.{col.of} holds {of_t} values")
+                else:
+                    t = "float" if col.fn == "mean" or of_t == "any" else of_t
+            elif isinstance(col, M.AggregateColumn):
+                t = "int"
+            if isinstance(col, M.RankColumn):
+                of_t = types.get((tname, col.of), "any")
+                if of_t not in ("int", "float", "date", "any"):
+                    raise ExpressionError(f"of {col.of!r}: a rank needs a numeric or date column, not {of_t}")
+            if isinstance(col, M.ShareColumn):
+                of_t = types.get((tname, col.of), "any")
+                if of_t not in ("int", "float", "any"):
+                    raise ExpressionError(f"of {col.of!r}: a share needs a numeric column, not {of_t}")
+        except ExpressionError as exc:
+            problems.append((path, str(exc)))
+            t = "any"
+        types[(tname, cname)] = t
+
+    for tname, table in spec.tables.items():
+        local = lookup(tname)
+        for i, con in enumerate(table.constraints):
+            path = f"tables.{tname}.constraints.{i}"
+            if isinstance(con, M.CheckConstraint):
+                try:
+                    t = E.infer_type(E.parse(con.expr), local, con.expr)
+                except ExpressionError as exc:
+                    problems.append((path, str(exc)))
+                    continue
+                if t not in ("bool", "any"):
+                    problems.append((path, f"a check must be true or false, but {con.expr!r} gives {t} values (compare it: '... > 0')"))
+            elif isinstance(con, M.RangeConstraint):
+                ct = local.get(con.column, "any")
+                for bound in (con.min, con.max):
+                    if bound is None or ct == "any":
+                        continue
+                    if isinstance(bound, str) and ct != "date":
+                        problems.append((path, f"date bound {bound!r} for '{con.column}', which holds {ct} values"))
+                    elif not isinstance(bound, str) and ct not in ("int", "float"):
+                        problems.append((path, f"number bound {bound!r} for '{con.column}', which holds {ct} values"))
+            elif isinstance(con, M.NotAfterAsOfConstraint):
+                for c in con.columns:
+                    ct = local.get(c, "any")
+                    if ct not in ("date", "any"):
+                        problems.append((path, f"'{c}' holds {ct} values, not dates"))
+    return types, problems
+
+
+def _date_problems(spec: "WorldSpec") -> list[tuple[str, str]]:
+    """Every date the spec writes must exist at its target year and in every scenario (shifted)."""
+    from worldforge.spec import models as M
+    from worldforge.spec.dates import resolve_date
+
+    found: list[tuple[str, str]] = [("as_of", spec.as_of)]
+    for tname, table in spec.tables.items():
+        for cname, col in table.columns.items():
+            if isinstance(col, M.DateColumn):
+                found += [(f"tables.{tname}.columns.{cname}.start", col.start), (f"tables.{tname}.columns.{cname}.end", col.end)]
+        for i, con in enumerate(table.constraints):
+            if isinstance(con, M.RangeConstraint):
+                found += [(f"tables.{tname}.constraints.{i}", b) for b in (con.min, con.max) if isinstance(b, str)]
+    years = [(spec.target_year, 0, "")] + [(spec.target_year + s.shift_years, s.shift_years, f" in scenario '{s.name}'") for s in spec.scenarios]
+    problems = []
+    for path, text in found:
+        for year, shift, where in years:
+            try:
+                d = resolve_date(text, year)
+                d.replace(year=d.year + (0 if _RELATIVE.match(text) else shift), day=min(d.day, 28))
+            except (ValueError, OverflowError):
+                problems.append((path, f"date {text!r} does not exist{where} (years run from 1 to 9999)"))
+                break
+    return problems
+
+
+_RELATIVE = re.compile(r"^Y")

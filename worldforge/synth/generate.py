@@ -6,6 +6,11 @@ machine (with the same Faker version, which the warehouse records), and editing 
 leaves the others unchanged. Row counts are fixed first (parents before children, children
 spread over parents within the reference's cardinality); columns are then generated in the
 dependency order of :func:`worldforge.spec.plan.build_plan`.
+
+Whatever a spec asks for is bounded before generation (:mod:`worldforge.spec.limits`); as a
+backstop, every generated column is checked here too (64-bit integers, strings of at most
+``MAX_STRING_CHARS``), and any arithmetic, type or polars failure while generating a column
+becomes a :class:`~worldforge.errors.GenerationError` that names the column.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from worldforge.errors import GenerationError
 from worldforge.spec import expr as E
 from worldforge.spec import models as M
 from worldforge.spec.dates import resolve_date
+from worldforge.spec.limits import MAX_ABS_INT64, MAX_STRING_CHARS
 from worldforge.spec.plan import template_fields, validate_spec
 
 log = logging.getLogger(__name__)
@@ -144,6 +150,8 @@ class _World:
         return self.dtypes[parent][pcol]
 
     def frame(self, tname: str, names: set[str]) -> pl.DataFrame:
+        if not names:  # a constant expression: a frame of the table's height and no columns
+            return pl.DataFrame(height=self.n[tname])
         return pl.DataFrame(
             [pl.Series(E.column_ref(n), self.read(tname, n), dtype=self.read_dtype(tname, n)) for n in sorted(names)],
             height=self.n[tname],
@@ -155,11 +163,29 @@ class _World:
         n = self.n[tname]
         rng = self.rng(tname, cname)
         handler = getattr(self, "_" + col.kind)
-        values, dtype = handler(tname, cname, col, n, rng)
-        if len(values) != n:  # pragma: no cover - internal invariant
-            raise self.fail(tname, cname, f"generated {len(values)} values for {n} rows")
+        try:
+            values, dtype = handler(tname, cname, col, n, rng)
+            if len(values) != n:  # pragma: no cover - internal invariant
+                raise self.fail(tname, cname, f"generated {len(values)} values for {n} rows")
+            self._bounded(tname, cname, values, dtype)
+        except GenerationError:
+            raise
+        except (ArithmeticError, ValueError, TypeError, pl.exceptions.PolarsError, pl.exceptions.PanicException) as exc:
+            detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise self.fail(tname, cname, f"cannot be generated: {detail[:300]}") from None
         self.values[tname][cname] = values
         self.dtypes[tname][cname] = dtype
+
+    def _bounded(self, t: str, c: str, values: list[Any], dtype: pl.DataType) -> None:
+        """Raise unless the values fit their column: one polars series of ``dtype`` (so 64-bit ints), bounded strings."""
+        try:
+            series = pl.Series(c, values, dtype=dtype)
+        except (TypeError, ValueError, OverflowError, pl.exceptions.PolarsError) as exc:
+            raise self.fail(t, c, f"values do not fit one {dtype} column: {str(exc).splitlines()[0][:200]}") from None
+        if series.dtype == pl.String and series.len():
+            longest = series.str.len_chars().max()
+            if longest is not None and longest > MAX_STRING_CHARS:  # type: ignore[operator]
+                raise self.fail(t, c, f"a value has {longest} characters, more than {MAX_STRING_CHARS}")
 
     def _sequence(self, t, c, col: M.SequenceColumn, n, rng):
         return [col.start + i * col.step for i in range(n)], pl.Int64()
@@ -174,20 +200,30 @@ class _World:
             method = getattr(fake, col.provider)
         out: list[Any] = []
         seen: set[Any] = set()
+        def draw() -> Any:
+            v = _normalise(method(**col.args))
+            if isinstance(v, str) and len(v) > MAX_STRING_CHARS:
+                raise self.fail(t, c, f"Faker {col.provider or col.template!r} gave a value of {len(v)} characters, more than {MAX_STRING_CHARS}")
+            return v
+
         try:
             for _ in range(n):
-                v = _normalise(method(**col.args))
+                v = draw()
                 if col.unique:
                     tries = 0
                     while v in seen:
                         tries += 1
                         if tries > _UNIQUE_TRIES:
                             raise self.fail(t, c, f"Faker {col.provider or col.template!r} gave no new unique value after {_UNIQUE_TRIES} tries ({len(seen)} distinct so far)")
-                        v = _normalise(method(**col.args))
+                        v = draw()
                     seen.add(v)
                 out.append(v)
+        except GenerationError:
+            raise
         except TypeError as exc:
             raise self.fail(t, c, f"Faker provider '{col.provider}' rejected args {col.args}: {exc}") from None
+        except Exception as exc:  # noqa: BLE001 - a provider given hostile args may raise anything
+            raise self.fail(t, c, f"Faker {col.provider or col.template!r} failed with args {col.args}: {type(exc).__name__}: {str(exc)[:200]}") from None
         return out, _dtype_of(out)
 
     def _choice(self, t, c, col: M.ChoiceColumn, n, rng):
@@ -279,16 +315,15 @@ class _World:
     def _derive(self, t, c, col: M.DeriveColumn, n, rng):
         node = E.parse(col.expr)
         frame = self.frame(t, E.columns_of(node))
-        expr = E.to_polars(node, self.spec.target_year, self.spec.as_of_date)
-        if col.dtype is not None:
-            expr = expr.cast({"int": pl.Int64, "float": pl.Float64, "str": pl.String, "bool": pl.Boolean, "date": pl.Date}[col.dtype])
         try:
-            s = frame.select(expr.alias(c)).to_series()
-        except pl.exceptions.PolarsError as exc:
-            raise self.fail(t, c, f"expr {col.expr!r} cannot be evaluated: {str(exc).splitlines()[0]}") from None
-        if s.len() == 1 and n != 1:
-            s = s.extend_constant(s[0], n - 1)
-        return s.to_list(), s.dtype
+            expr = E.to_polars(node, self.spec.target_year, self.spec.as_of_date)
+            if col.dtype is not None:
+                expr = expr.cast({"int": pl.Int64, "float": pl.Float64, "str": pl.String, "bool": pl.Boolean, "date": pl.Date}[col.dtype])
+            s = frame.with_columns(expr.alias(c)).get_column(c)  # with_columns broadcasts a constant to every row
+            return s.to_list(), s.dtype
+        except (pl.exceptions.PolarsError, pl.exceptions.PanicException, ValueError, OverflowError, TypeError) as exc:
+            detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise self.fail(t, c, f"expr {col.expr!r} cannot be evaluated: {detail[:300]}") from None
 
     def _groups(self, t: str, within: str | None, n: int) -> list[Any]:
         return self.read(t, within) if within else [None] * n
@@ -299,6 +334,8 @@ class _World:
         if any(v is None for v in vals):
             raise self.fail(t, c, f"cannot rank '{col.of}': it has nulls")
         sign = -1 if col.descending else 1
+        if vals and isinstance(vals[0], date):
+            vals = [v.toordinal() for v in vals]
         by_group: dict[Any, list[int]] = defaultdict(list)
         for i, g in enumerate(groups):
             by_group[g].append(i)
@@ -374,6 +411,8 @@ def build_world(spec: M.WorldSpec, seed: int | None = None) -> dict[str, pl.Data
             out of values, or an expression fails on the generated types).
     """
     plan = validate_spec(spec)
+    if seed is not None and not -MAX_ABS_INT64 <= seed <= MAX_ABS_INT64:
+        raise GenerationError(f"seed {seed} does not fit 64 bits")
     world = _World(spec, spec.seed if seed is None else seed)
     world.count_rows(plan.table_order)
     for tname, cname in plan.column_order:

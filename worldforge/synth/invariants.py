@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from worldforge.errors import GenerationError
 from worldforge.spec import expr as E
 from worldforge.spec import models as M
 from worldforge.spec.dates import resolve_date
@@ -76,6 +77,10 @@ def check_world(spec: M.WorldSpec, tables: dict[str, pl.DataFrame]) -> list[Viol
 
     Returns:
         Every violation found; an empty list means the world is consistent.
+
+    Raises:
+        GenerationError: a constraint cannot be evaluated on the tables (the spec's load-time
+            type checks make this a backstop).
     """
     out: list[Violation] = []
     missing = [t for t in spec.tables if t not in tables]
@@ -125,8 +130,14 @@ def check_world(spec: M.WorldSpec, tables: dict[str, pl.DataFrame]) -> list[Viol
                         bad.height, f"{ref.parent} {bad['k'][0]} has {bad['len'][0]}",
                     ))
 
-        for con in table.constraints:
-            out.extend(_check_constraint(spec, tname, tables, con))
+        for i, con in enumerate(table.constraints):
+            try:
+                out.extend(_check_constraint(spec, tname, tables, con))
+            except (pl.exceptions.PolarsError, pl.exceptions.PanicException, ValueError, TypeError, OverflowError) as exc:
+                detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                raise GenerationError(
+                    f"world '{spec.world}', tables.{tname}.constraints.{i} ({con.kind}) cannot be checked: {detail[:300]}"
+                ) from None
     return out
 
 
