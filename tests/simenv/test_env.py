@@ -73,6 +73,8 @@ def test_dict_memory_replies(world):
     ({"name": "web_search", "arguments": {"query": 3}}, "needs 'query'"),
     ({"name": "web_search", "arguments": {"queries": "x"}}, "'queries' must be"),
     ({"name": "web_search", "arguments": {"query": "x", "page": 0}}, "'page' must be"),
+    ({"name": "web_search", "arguments": {"queries": ["x"] * 5000}}, "at most 20 queries"),
+    ({"name": "web_search", "arguments": {"query": "x" * 100_000}}, "at most 1000 characters"),
     ({"name": "web_extractor", "arguments": {}}, "needs 'url'"),
     ({"name": "web_extractor", "arguments": "not json"}, "not valid JSON"),
     ({"name": "dict_memory", "arguments": {"operation": "explode"}}, "'operation' must be"),

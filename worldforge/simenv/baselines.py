@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from worldforge.simenv.env import SearchEnv
+from worldforge.simenv.env import MAX_QUERY_CHARS, SearchEnv
 from worldforge.simenv.oracle import Oracle, OracleFailed, cell_text, infobox, link, markdown_tables, read
 from worldforge.tasks.io import Task
 from worldforge.tasks.scorer import Score, render_markdown_table, score_table
@@ -44,7 +44,7 @@ class BaselineRun:
 
 
 def _query(task: Task) -> str:
-    return task.question.split("\n\nPlease output")[0].replace("*", "")
+    return task.question.split("\n\nPlease output")[0].replace("*", "")[:MAX_QUERY_CHARS]
 
 
 def _title_label(title: str) -> str:

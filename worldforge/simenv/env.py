@@ -41,6 +41,10 @@ if TYPE_CHECKING:
 
 TOOLS = ("web_search", "web_extractor", "dict_memory")
 RESULTS_PER_QUERY = 10
+MAX_QUERIES = 20
+"""Queries one ``web_search`` call may batch; more is an error observation (one call stays cheap)."""
+MAX_QUERY_CHARS = 1000
+"""Characters one query may have; a longer one is an error observation."""
 
 TOOL_SCHEMAS: list[dict] = [
     {"type": "function", "function": {
@@ -252,6 +256,12 @@ class SearchEnv:
             queries = [args["query"]]
         else:
             obs.text, obs.error = "Error: web_search needs 'query' (a non-empty string) or 'queries' (a list of strings).", True
+            return
+        if len(queries) > MAX_QUERIES:
+            obs.text, obs.error = f"Error: at most {MAX_QUERIES} queries per call (got {len(queries)}).", True
+            return
+        if any(len(q) > MAX_QUERY_CHARS for q in queries):
+            obs.text, obs.error = f"Error: a query may have at most {MAX_QUERY_CHARS} characters.", True
             return
         page = args.get("page", 1)
         if not isinstance(page, int) or isinstance(page, bool) or page < 1:
