@@ -193,9 +193,11 @@ class _Builder:
 
     # -- helpers ------------------------------------------------------------------------
     def rng(self, *names: str):
+        """A random stream for one purpose of this corpus, seeded by world, scenario and ``names``."""
         return column_rng(self.seed, self.spec.world, self.scenario or "", *names)
 
     def url(self, site: Site, path: str) -> str:
+        """A new, unique URL on ``site`` (``-2``, ``-3`` ... appended on a clash); scenario corpora get their own path."""
         scen = f"/{self.scenario}" if self.scenario else ""
         base = f"https://{site.domain}{scen}/{path}"
         url, n = base, 2
@@ -205,9 +207,11 @@ class _Builder:
         return url
 
     def wiki_url(self, t: str, key: Any) -> str:
+        """The encyclopedia URL of row ``key`` of table ``t``."""
         return self._wiki_urls[(t, key)]
 
     def col(self, t: str, c: str) -> ColumnInfo:
+        """How pages present column ``c`` of table ``t``."""
         return self.info[t].columns[c]
 
     def say(self, t: str, row: dict, c: str, style: Style, section: str, scope: str | None = None) -> tuple[str, Fact]:
@@ -219,11 +223,13 @@ class _Builder:
         return text, Fact(t, str(row[pk]), c, text, section, scope)
 
     def name_fact(self, t: str, row: dict, section: str, scope: str | None = None) -> list[Fact]:
+        """The fact stating a row's label (none when the table has no naming column)."""
         lc, pk = self.info[t].label_column, self.spec.tables[t].primary_key
         return [] if lc == pk else [Fact(t, str(row[pk]), lc, self.labels[t][row[pk]], section, scope)]
 
     def add(self, page: Page) -> None:
         # a value stated in the lead is a lead fact even when the body repeats it
+        """Keep a page, its facts deduplicated (a cell stated in the lead is a lead fact even when the body repeats it)."""
         lead_cells = {(f.table_name, f.row_key, f.column_name, f.scope) for f in page.facts if f.section == "lead"}
         seen, facts = set(), []
         for f in page.facts:
@@ -240,6 +246,7 @@ class _Builder:
         return [c for c, ci in self.info[t].columns.items() if ci.kind in kinds]
 
     def numbers(self, t: str) -> list[str]:
+        """Numeric and share columns of ``t`` (what comparisons and news figures state)."""
         return self.attributes(t, ("number", "share"))
 
     def event(self, t: str) -> str | None:
@@ -249,6 +256,7 @@ class _Builder:
         return (with_verb or dates or [None])[0]
 
     def parent_of(self, t: str, row: dict) -> tuple[str, dict] | None:
+        """The first labelled parent row of ``row`` as ``(table, row)``, or ``None``."""
         for ref, col in self.spec.tables[t].references.items():
             prow = self.by_key[col.parent].get(row[ref])
             if prow is not None and self.info[col.parent].label_column != self.spec.tables[col.parent].primary_key:
@@ -256,6 +264,7 @@ class _Builder:
         return None
 
     def siblings(self, t: str, row: dict) -> list[dict]:
+        """Other rows of ``t`` with the same first parent as ``row``."""
         pk = self.spec.tables[t].primary_key
         for ref in self.spec.tables[t].references:
             return [r for r in self.rows[t] if r[ref] == row[ref] and r[pk] != row[pk]]
@@ -299,6 +308,7 @@ class _Builder:
 
     # -- genres -------------------------------------------------------------------------
     def encyclopedia(self) -> None:
+        """One article per row of every table: lead with category and parents, infobox, children, see also."""
         site = self.sites["wiki"]
         self._wiki_urls: dict[tuple[str, Any], str] = {}
         for t in self.spec.tables:
@@ -350,6 +360,7 @@ class _Builder:
                               None, lead, "\n".join(lines), facts))
 
     def news(self) -> None:
+        """A news story per row with a dated event, on one of the news sites."""
         for t, table in self.spec.tables.items():
             dc = self.event(t)
             if dc is None:
@@ -391,6 +402,7 @@ class _Builder:
                 self.add(Page(self.url(site, path), self.spec.world, self.scenario, "news", title, published, lead, "\n".join(body), facts))
 
     def press_releases(self) -> None:
+        """Announcements of about half the dated rows by their top-level organisation's newsroom."""
         for t, table in self.spec.tables.items():
             dc = self.event(t)
             if dc is None or not table.references or self.info[t].label_column == table.primary_key:
@@ -432,6 +444,7 @@ class _Builder:
                               "\n".join(body), facts))
 
     def rankings(self) -> None:
+        """A ranking page per rank column and group: rank, linked label and ranked value of every row."""
         site = self.sites["ranking"]
         for t, table in self.spec.tables.items():
             pk, info = table.primary_key, self.info[t]
@@ -465,6 +478,7 @@ class _Builder:
                     self.add(Page(url, self.spec.world, self.scenario, "ranking", title, self.as_of, lead, "\n".join(lines), facts))
 
     def profiles(self) -> None:
+        """A spec-sheet page per row with three or more attributes (some left out per page)."""
         site = self.sites["profile"]
         for t, table in self.spec.tables.items():
             attrs = self.attributes(t, ("number", "share", "date", "category", "bool"))
@@ -492,6 +506,7 @@ class _Builder:
                               f"{label} specs | {site.name}", None, lead, "\n".join(lines), facts))
 
     def comparisons(self) -> None:
+        """Side-by-side pages of two or three consecutive rows' numeric attributes."""
         site = self.sites["compare"]
         for t, table in self.spec.tables.items():
             nums = self.numbers(t)
@@ -523,6 +538,7 @@ class _Builder:
                 self.add(Page(url, self.spec.world, self.scenario, "comparison", title, self.as_of, lead, "\n".join(lines), facts))
 
     def forum(self) -> None:
+        """Q&A threads about one or two attributes of about a third of the rows."""
         site = self.sites["forum"]
         for t, table in self.spec.tables.items():
             cols = self.numbers(t) + self.attributes(t, ("date",))

@@ -91,6 +91,7 @@ class _Counter:
         self.templated = has_chat_template(tok)
 
     def lengths(self, texts: list[str]) -> list[int]:
+        """Token counts of each message's rendered text, in order."""
         return [len(e.ids) for e in self.backend.encode_batch(texts, add_special_tokens=False)] if texts else []
 
     def conversation(self, messages: list[dict]) -> int:

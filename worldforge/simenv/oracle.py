@@ -32,6 +32,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from worldforge.corpus.pages import render_value
 from worldforge.corpus.quantity import parse_unit, parse_value
 from worldforge.simenv.env import Observation, SearchEnv, leakage_probe
 from worldforge.simenv.episodes import Episode, record_episodes
@@ -108,13 +109,11 @@ def read(text: str, fplan: dict) -> Any:
 
 
 def cell_text(value: Any) -> str:
-    """A value as the answer writes it: ``Mar 05, 2029``, ``1099``, ``6.1``, text as it is."""
-    if isinstance(value, date):
-        return value.strftime("%b %d, %Y")
-    if isinstance(value, float):
-        value = round(value, 9)
-        return str(int(value)) if value.is_integer() else repr(value)
-    return "" if value is None else str(value)
+    """A value as the answer writes it, in the gold tables' canonical form
+    (:func:`~worldforge.corpus.pages.render_value`: ``Mar 05, 2029``, ``1099``, ``6.1``); ``""`` for nothing read."""
+    if value is None:
+        return ""
+    return render_value(round(value, 9) if isinstance(value, float) else value)
 
 
 @dataclass

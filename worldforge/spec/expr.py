@@ -164,24 +164,29 @@ class _Parser:
             raise ExpressionError(f"expression nests more than {MAX_EXPR_DEPTH} levels deep: {_short(self.text)}")
 
     def peek(self) -> tuple[str, str, int]:
+        """The current token without consuming it."""
         return self.tokens[self.i]
 
     def take(self) -> tuple[str, str, int]:
+        """Consume and return the current token."""
         tok = self.tokens[self.i]
         self.i += 1
         return tok
 
     def expect(self, value: str) -> None:
+        """Consume a token that must be ``value``; a clear error otherwise."""
         kind, val, pos = self.take()
         if val != value or kind == "str":
             got = "end of expression" if kind == "end" else repr(val)
             raise ExpressionError(f"expected {value!r} at position {pos} in {self.text!r}, got {got}")
 
     def at(self, value: str) -> bool:
+        """Whether the current token is the operator or name ``value``."""
         kind, val, _ = self.peek()
         return kind in ("op", "name") and val == value
 
     def parse(self) -> Node:
+        """The whole expression; trailing tokens are an error."""
         node = self.or_()
         kind, val, pos = self.peek()
         if kind != "end":
@@ -189,6 +194,7 @@ class _Parser:
         return node
 
     def or_(self) -> Node:
+        """``a or b or ...``."""
         node = self.and_()
         while self.at("or"):
             self.take()
@@ -196,6 +202,7 @@ class _Parser:
         return node
 
     def and_(self) -> Node:
+        """``a and b and ...``."""
         node = self.not_()
         while self.at("and"):
             self.take()
@@ -203,6 +210,7 @@ class _Parser:
         return node
 
     def not_(self) -> Node:
+        """``not a`` (depth-limited)."""
         if self.at("not"):
             self.take()
             self.enter()
@@ -212,6 +220,7 @@ class _Parser:
         return self.cmp()
 
     def cmp(self) -> Node:
+        """A comparison of two sums."""
         node = self.sum_()
         kind, val, _ = self.peek()
         if kind == "op" and val in ("==", "!=", "<", "<=", ">", ">="):
@@ -220,6 +229,7 @@ class _Parser:
         return node
 
     def sum_(self) -> Node:
+        """``a + b - c ...``."""
         node = self.product()
         while self.peek()[0] == "op" and self.peek()[1] in ("+", "-"):
             op = self.take()[1]
@@ -227,6 +237,7 @@ class _Parser:
         return node
 
     def product(self) -> Node:
+        """``a * b / c ...``."""
         node = self.unary()
         while self.peek()[0] == "op" and self.peek()[1] in ("*", "/", "%"):
             op = self.take()[1]
@@ -234,6 +245,7 @@ class _Parser:
         return node
 
     def unary(self) -> Node:
+        """A signed atom (depth-limited)."""
         if self.peek()[0] == "op" and self.peek()[1] == "-":
             self.take()
             self.enter()
@@ -243,6 +255,7 @@ class _Parser:
         return self.atom()
 
     def atom(self) -> Node:
+        """A literal, a column reference, a call or a parenthesised expression (depth-limited)."""
         kind, val, pos = self.take()
         if kind == "num":
             number = float(val) if "." in val else int(val) if len(val) <= 20 else math.inf
@@ -284,6 +297,7 @@ class _Parser:
         raise ExpressionError(f"unexpected {got} at position {pos} in {self.text!r}")
 
     def call(self, name: str, pos: int) -> Node:
+        """A function call with its arguments."""
         if name not in FUNCTIONS:
             raise ExpressionError(
                 f"unknown function {name!r} at position {pos} in {self.text!r}; "
@@ -508,13 +522,16 @@ class _TypeChecker:
         self.text = text
 
     def fail(self, node: Node, msg: str) -> ExpressionError:
+        """Raise a spec error for this expression."""
         return ExpressionError(f"{msg} in {_short(unparse(node))}" + ("" if unparse(node) == self.text else f" (in {_short(self.text)})"))
 
     def want(self, node: Node, t: str, allowed: set[str], what: str) -> None:
+        """Check that a type is one of ``allowed``."""
         if t not in allowed and t not in ("any", "null"):
             raise self.fail(node, f"{what} must be {' or '.join(sorted(allowed))}, not {t}")
 
     def unify(self, node: Node, ts: list[str], what: str) -> str:
+        """The common type of two branches (null joins anything)."""
         known = [t for t in ts if t not in ("any", "null")]
         if not known:
             return "any" if "any" in ts else "null"
@@ -527,6 +544,7 @@ class _TypeChecker:
         return "any" if "any" in ts else out
 
     def infer(self, node: Node) -> str:
+        """The type of an expression node."""
         if isinstance(node, Literal):
             v = node.value
             if v is None:
@@ -571,6 +589,7 @@ class _TypeChecker:
         return self.call(node)
 
     def call(self, node: Call) -> str:
+        """The type of a function call, its arguments checked."""
         f = node.func
         if f == "date" or f == "as_of":
             return "date"

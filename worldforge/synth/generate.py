@@ -92,9 +92,11 @@ class _World:
         self.parent_index: dict[tuple[str, str], list[int]] = {}
 
     def rng(self, *names: str) -> random.Random:
+        """A random stream for one column, seeded by the world's seed and the names given."""
         return column_rng(self.seed, *names)
 
     def fail(self, table: str, column: str, msg: str) -> GenerationError:
+        """The generation error for a column, naming world, seed, table and column (the caller raises it)."""
         return GenerationError(f"world '{self.spec.world}' (seed {self.seed}), {table}.{column}: {msg}")
 
     def frames(self, order: tuple[str, ...]) -> dict[str, pl.DataFrame]:
@@ -106,6 +108,7 @@ class _World:
 
     # ---- row counts -------------------------------------------------------------------
     def count_rows(self, table_order: tuple[str, ...]) -> None:
+        """Fix how many rows each table gets (``self.n``): its fixed ``rows``, or children per parent within the cardinality."""
         for tname in table_order:
             table = self.spec.tables[tname]
             driving = table.driving_reference
@@ -144,12 +147,14 @@ class _World:
         return [by_key.get(k) for k in self.values[tname][ref]]
 
     def read_dtype(self, tname: str, name: str) -> pl.DataType:
+        """The dtype of a column an expression reads: ``name`` of ``tname``, or ``parent.column``."""
         if "." not in name:
             return self.dtypes[tname][name]
         parent, pcol = name.split(".", 1)
         return self.dtypes[parent][pcol]
 
     def frame(self, tname: str, names: set[str]) -> pl.DataFrame:
+        """A frame of the columns ``names`` an expression reads, one row per row of ``tname`` (no columns for a constant)."""
         if not names:  # a constant expression: a frame of the table's height and no columns
             return pl.DataFrame(height=self.n[tname])
         return pl.DataFrame(
@@ -159,6 +164,7 @@ class _World:
 
     # ---- columns --------------------------------------------------------------------------
     def generate(self, tname: str, cname: str) -> None:
+        """Generate one column of a table with the handler of its kind."""
         col = self.spec.tables[tname].columns[cname]
         n = self.n[tname]
         rng = self.rng(tname, cname)

@@ -144,6 +144,7 @@ class _Gen:
 
     # -- the world's vocabulary --------------------------------------------------------------
     def ci(self, t: str, c: str) -> ColumnInfo:
+        """How pages present column ``c`` of table ``t``."""
         return self.info[t].columns[c]
 
     def labelled(self, t: str) -> bool:
@@ -168,20 +169,25 @@ class _Gen:
         return out
 
     def numbers(self, t: str) -> list[str]:
+        """Numeric columns of ``t`` with more than three distinct values (bounds, orders, aggregates)."""
         return [c for c in self.attributes(t, ("number", "share")) if self.tables[t][c].n_unique() > 3]
 
     def categories(self, t: str) -> list[str]:
+        """Category columns of ``t`` with 2-12 values (filters and groups)."""
         return [c for c in self.attributes(t, ("category",)) if 2 <= self.tables[t][c].n_unique() <= 12]
 
     def event(self, t: str) -> str | None:
+        """The dated event of ``t``: the first date column with a verb, else the first date (birth dates excluded)."""
         dates = [c for c in self.attributes(t, ("date",)) if "birth" not in c]
         with_verb = [c for c in dates if self.ci(t, c).event]
         return (with_verb or dates or [None])[0]
 
     def header(self, t: str, c: str) -> str:
+        """The task column header of ``t.c``: its label with its unit."""
         return self.ci(t, c).header()
 
     def ctype(self, t: str, c: str) -> str:
+        """The gold cell type of ``t.c``: ``date``, ``number`` or ``string``."""
         kind = self.ci(t, c).kind
         return "date" if kind == "date" else "number" if kind in ("number", "share", "rank") else "string"
 
@@ -192,18 +198,22 @@ class _Gen:
 
     # -- columns and cells -------------------------------------------------------------------
     def name_col(self, t: str) -> Column:
+        """The task column of a row's label (the unique column)."""
         return Column(_cap(self.info[t].noun), Field("row", t, "@name"), "string")
 
     def attr_col(self, t: str, c: str) -> Column:
+        """The task column of an attribute of the row."""
         return Column(self.header(t, c), Field("row", t, c), self.ctype(t, c), exact=self.ci(t, c).kind == "rank")
 
     def parent_col(self, t: str, ref: str, pt: str, c: str = "@name") -> Column:
+        """The task column of the row's parent label, or of a parent attribute ``c``."""
         noun = self.info[pt].noun
         name = _cap(noun) if c == "@name" else f"{_cap(noun)} {self.ci(pt, c).label}" + (f" ({self.ci(pt, c).unit.header()})" if self.ci(pt, c).unit and self.ci(pt, c).unit.header() else "")
         ctype = "string" if c == "@name" else self.ctype(pt, c)
         return Column(name, Field("parent", pt, c, ref), ctype, exact=c != "@name" and self.ci(pt, c).kind == "rank")
 
     def url_col(self, t: str) -> Column:
+        """The task column of the row's encyclopedia URL (``url_match``)."""
         return Column("Encyclopedia URL", Field("row", t, "@url"), "url")
 
     def value(self, t: str, row: dict, f: Field) -> tuple[Any, list[tuple[str, str, str, str | None]]]:
@@ -272,20 +282,24 @@ class _Gen:
         return out
 
     def cond_plan(self, t: str, c: str, op: str, value: Any) -> dict:
+        """A condition as the plan states it (dates in ISO form)."""
         v = value.isoformat() if isinstance(value, date) else list(value) if isinstance(value, tuple) else value
         if isinstance(v, list):
             v = [x.isoformat() if isinstance(x, date) else x for x in v]
         return {"field": self.field_plan(Field("row", t, c)), "op": op, "value": v}
 
     def opener(self) -> str:
+        """A varied start for a question."""
         ask = self.rng.choice(_ASK)
         return (ask + " " if ask else "") + self.rng.choice(_OPEN)
 
     def as_of(self) -> str:
+        """The world's as-of date as questions write it."""
         return self.words_date(self.spec.as_of_date)
 
     @staticmethod
     def words_date(d: date) -> str:
+        """A date as questions write it (``March 5, 2029``)."""
         return format_value(d, None, _STYLE)
 
     def pick_attrs(self, t: str, k: int, exclude: tuple[str, ...] = ()) -> list[str]:
@@ -298,6 +312,7 @@ class _Gen:
         return [c for c in pool if c in picked]
 
     def all_rows_inputs(self, t: str, cols: list[str]) -> list:
+        """The cells a task reads from every row of ``t``: the label and ``cols`` (filters read all rows)."""
         pk = self.spec.tables[t].primary_key
         lc = self.info[t].label_column
         return [(t, str(r[pk]), c, None) for r in self.rows[t] for c in [lc, *cols]]
