@@ -1,18 +1,7 @@
 import duckdb
-import pytest
 from typer.testing import CliRunner
 
-from tests.conftest_worlds import built_world
 from worldforge.cli import app
-from worldforge.tasks.store import build_tasks
-
-
-@pytest.fixture(scope="module")
-def world(specs, tmp_path_factory):
-    wh = tmp_path_factory.mktemp("wh")
-    path = built_world(specs["smartphones_2029"], wh)
-    build_tasks(path)
-    return wh, path
 
 
 def test_documented_views(world):

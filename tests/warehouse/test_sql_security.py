@@ -4,10 +4,8 @@ import duckdb
 import pytest
 from typer.testing import CliRunner
 
-from tests.conftest_worlds import built_world
 from worldforge.cli import app
 from worldforge.errors import WarehouseError
-from worldforge.tasks.store import build_tasks
 from worldforge.warehouse.duck import open_sandboxed, query_readonly
 
 SECRET = "top secret line"
@@ -194,15 +192,6 @@ def test_query_readonly_direct(wh):
     assert frame["name"].to_list() == ["alpha", "beta"] and more
     with pytest.raises(WarehouseError, match="COPY statements are refused"):
         query_readonly(wh / "tiny.duckdb", "COPY items TO 'x.csv'", 2)
-
-
-@pytest.fixture(scope="module")
-def world(specs, tmp_path_factory):
-    """A real world with its tasks (the documented views)."""
-    wh = tmp_path_factory.mktemp("wh")
-    path = built_world(specs["smartphones_2029"], wh)
-    build_tasks(path)
-    return wh, path
 
 
 def test_the_documented_views_work_in_the_sandbox(world):
