@@ -223,31 +223,33 @@ def test_episode_text_is_storable(tmp_path, warehouse):
     assert storable("plain ü") == "plain ü" and storable("a\ud800b") == "a\\ud800b"
 
 
-def test_flush_keeps_failed_episodes_and_goes_on(tmp_path, warehouse, monkeypatch, caplog):
+def test_flush_keeps_the_log_when_the_store_fails(tmp_path, warehouse, monkeypatch, caplog):
     import worldforge.simenv.episodes as episodes
 
-    sessions = Sessions(idle_timeout=600, max_sessions=10)
+    sessions = Sessions(idle_timeout=600, max_sessions=10, warehouse=tmp_path)
     env = SearchEnv(WORLD, warehouse=warehouse, session_id="kept-1")
     env.step({"name": "web_search", "arguments": {"query": "Titans"}})
     sessions.add(env)
-    sessions.close(env.session_id)
+    assert sessions.close(env.session_id)
+    assert '"kept-1"' in (tmp_path / "episodes.log.jsonl").read_text()  # durable before the close returns
     real = episodes.record_episodes
 
     def broken(*a, **k):
         raise OSError("disk full")
 
     monkeypatch.setattr(episodes, "record_episodes", broken)
-    assert sessions.flush(tmp_path) == 0
-    assert [e.session_id for e in sessions.finished] == ["kept-1"] and "disk full" in caplog.text
+    assert sessions.flush() == 0 and sessions.flush() == 0  # never raises: logged, the log kept
+    assert '"kept-1"' in (tmp_path / "episodes.log.jsonl").read_text() and "disk full" in caplog.text
     monkeypatch.setattr(episodes, "record_episodes", real)
-    assert sessions.flush(tmp_path) == 1
+    assert sessions.flush() == 1
     assert read_episodes(tmp_path)["episode_id"].to_list() == ["kept-1"]
+    assert not (tmp_path / "episodes.log.jsonl").exists()
 
 
 def test_a_poison_episode_does_not_block_the_others(tmp_path, warehouse, monkeypatch):
     import worldforge.simenv.episodes as episodes
 
-    sessions = Sessions(idle_timeout=600, max_sessions=10)
+    sessions = Sessions(idle_timeout=600, max_sessions=10, warehouse=tmp_path)
     for sid in ("good-1", "poison", "good-2"):
         env = SearchEnv(WORLD, warehouse=warehouse, session_id=sid)
         env.step({"name": "web_search", "arguments": {"query": "Titans"}})
@@ -261,10 +263,11 @@ def test_a_poison_episode_does_not_block_the_others(tmp_path, warehouse, monkeyp
         return real(wh, eps)
 
     monkeypatch.setattr(episodes, "record_episodes", picky)
-    for _ in range(Sessions.FLUSH_ATTEMPTS + 1):
-        sessions.flush(tmp_path)
+    assert sessions.flush() == 2
     assert sorted(read_episodes(tmp_path)["episode_id"].to_list()) == ["good-1", "good-2"]
-    assert sessions.finished == []  # the poison episode was dropped (and logged), not retried forever
+    rejected = [json.loads(line) for line in (tmp_path / "episodes.log.rejected.jsonl").read_text().splitlines()]
+    assert [json.loads(r["line"])["episode_id"] for r in rejected] == ["poison"]  # set aside with its reason, not lost
+    assert "cannot store this one" in rejected[0]["reason"]
 
 
 def test_http_episode_with_lone_surrogate_is_recorded(warehouse, tmp_path):
@@ -282,7 +285,7 @@ def test_http_episode_with_lone_surrogate_is_recorded(warehouse, tmp_path):
             assert c.post(f"/sessions/{sid}/step", content=payload).status_code == 200
             assert c.delete(f"/sessions/{sid}").status_code == 204
             sids.append(sid)
-            app.state.sessions.flush(wh)
+            app.state.sessions.flush()
     got = read_episodes(wh)
     assert sorted(got["episode_id"].to_list()) == sorted(sids)
     obs = load_store(wh / "episodes.duckdb").turns.filter(pl.col("trajectory_id") == sids[0])["action"][0]

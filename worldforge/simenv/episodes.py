@@ -12,7 +12,15 @@ real ones. Two more tables keep what only a simulator knows:
   the perturbation decisions that fired and the facts each turn's snippets revealed.
 
 Writers append under an exclusive file lock, rewriting the file atomically, so parallel
-runs never lose each other's episodes. Readers get typed rows: :func:`read_episodes` (the
+runs never lose each other's episodes.
+
+The search server does not write the store when a session closes: it appends the episode to
+``<warehouse>/episodes.log.jsonl`` (:func:`log_episodes`: one JSON line, ASCII, ``fsync``-ed
+before the close is acknowledged), and :func:`drain_episode_log` fills the store from that log
+in batches: every second while serving, at start-up (a restart replays what a crash left) and
+before each reader below. An episode the store refuses on its own is moved to
+``episodes.log.rejected.jsonl`` with the reason (logged), so it cannot hold back the others;
+a line torn by a crash mid-append is moved there too. Readers get typed rows: :func:`read_episodes` (the
 ``episodes`` table) and :func:`iter_episode_trajectories` (episodes as
 :class:`~worldforge.trajectories.model.StoredTrajectory`, with their loss-mask decisions).
 """
@@ -20,8 +28,11 @@ runs never lose each other's episodes. Readers get typed rows: :func:`read_episo
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
 import json
+import logging
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -34,7 +45,9 @@ from worldforge.trajectories.mask import MaskConfig, mask_turns
 from worldforge.trajectories.model import StoredTrajectory, tool_call_text
 from worldforge.trajectories.store import LOG_SCHEMA, QUARANTINE_SCHEMA, STORE_DDL, THRESHOLD_SCHEMA, TRAJECTORY_SCHEMA, TURN_SCHEMA, trajectories_from_batches
 from worldforge.warehouse.duck import atomic_duckdb, insert_frame, open_readonly, read_table, reading_store
-from worldforge.warehouse.layout import episode_store
+from worldforge.warehouse.layout import episode_log, episode_store
+
+log = logging.getLogger(__name__)
 
 EPISODE_SCHEMA = {
     "episode_id": pl.String, "world": pl.String, "scenario": pl.String, "task_id": pl.String, "seed": pl.Int64,
@@ -157,8 +170,222 @@ def record_episodes(warehouse: str | Path, episodes: list[Episode]) -> Path:
     return path
 
 
+# -- the append-only episode log ---------------------------------------------------------
+
+_FIELDS = ("episode_id", "world", "scenario", "task_id", "question", "seed", "perturbations_json", "agent",
+           "answer", "finished", "f1_by_row", "f1_by_item")
+_OBS_FIELDS = frozenset(f.name for f in dataclasses.fields(Observation))
+
+
+def _step_json(call: dict, obs: Observation) -> list:
+    try:
+        json.dumps(call, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):  # a caller's own object, or nested too deep
+        call = {"name": str(call.get("name") if isinstance(call, dict) else "?"), "arguments": {"raw": repr(call)[:2000]}}
+    return [call, dataclasses.asdict(obs)]
+
+
+def episode_line(episode: Episode) -> str:
+    """One log line for ``episode``: JSON (ASCII: lone surrogates escaped) ending in ``\n``.
+
+    Shape: ``{"episode_id", "world", ..., "steps": [[call, observation], ...]}`` with the
+    :class:`Episode` fields and each observation as the fields of
+    :class:`~worldforge.simenv.env.Observation`.
+    """
+    row = {f: getattr(episode, f) for f in _FIELDS}
+    row["steps"] = [_step_json(call, obs) for call, obs in episode.steps]
+    return json.dumps(row, ensure_ascii=True, default=repr) + "\n"
+
+
+def episode_from_line(line: str) -> Episode:
+    """The :class:`Episode` of one log line (:func:`episode_line`).
+
+    Raises:
+        ValueError: not JSON, or not the shape of an episode line.
+    """
+    row = json.loads(line)
+    if not isinstance(row, dict) or not isinstance(row.get("episode_id"), str) or not isinstance(row.get("steps"), list):
+        raise ValueError("not an episode line (episode_id or steps missing)")
+    try:
+        steps = [(call, Observation(**{k: v for k, v in obs.items() if k in _OBS_FIELDS})) for call, obs in row["steps"]]
+        return Episode(**{f: row[f] for f in _FIELDS if f in row}, steps=steps)
+    except (TypeError, AttributeError, ValueError) as exc:
+        raise ValueError(f"not an episode line ({exc})") from None
+
+
+def _rejected(log_path: Path) -> Path:
+    return log_path.with_name(log_path.name.removesuffix(".jsonl") + ".rejected.jsonl")
+
+
+def log_episodes(warehouse: str | Path, episodes: list[Episode]) -> Path:
+    """Append ``episodes`` to ``<warehouse>/episodes.log.jsonl`` durably (written and ``fsync``-ed
+    under the log's file lock before returning), for :func:`drain_episode_log` to record.
+
+    A line left unfinished by a crash is closed first, so it cannot swallow the next one.
+
+    Returns:
+        The log's path.
+
+    Raises:
+        OSError: the log cannot be written (nothing half-written is left as a valid line).
+    """
+    path = episode_log(warehouse)
+    if episodes:
+        with _locked(path):
+            log_episodes_unlocked(path, episodes)
+    return path
+
+
+def log_episodes_unlocked(path: Path, episodes: list[Episode]) -> None:
+    """Append ``episodes`` to the log file ``path`` and ``fsync`` it; the caller holds the log's lock.
+
+    Raises:
+        OSError: the log cannot be written.
+    """
+    if not episodes:
+        return
+    data = "".join(episode_line(e) for e in episodes).encode("ascii")
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            data = b"\n" + data  # a crash tore the last line: end it, so it is rejected alone
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+@dataclass(frozen=True)
+class LogDrain:
+    """What one :func:`drain_episode_log` did: episodes recorded in the store, and log lines
+    rejected (moved to ``episodes.log.rejected.jsonl``)."""
+
+    recorded: int = 0
+    rejected: int = 0
+
+
+DRAIN_ATTEMPTS = 5
+"""Drains an episode may fail (alone, with every other episode failing too) before it is rejected."""
+_failed_drains: dict[str, int] = {}
+
+
+def _take(path: Path) -> tuple[bytes, int]:
+    """The complete lines of the log and their byte count (an unfinished last line stays for later)."""
+    with _locked(path):
+        if not path.exists():
+            return b"", 0
+        data = path.read_bytes()
+    end = data.rfind(b"\n") + 1
+    return data[:end], end
+
+
+def _cut(path: Path, taken: int) -> None:
+    """Remove the first ``taken`` bytes of the log (what was just recorded), keeping what was appended since."""
+    with _locked(path):
+        rest = path.read_bytes()[taken:]
+        if not rest:
+            path.unlink()
+            return
+        tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+        try:
+            tmp.write_bytes(rest)
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
+
+
+def _reject(path: Path, lines: list[tuple[str, str]]) -> None:
+    if not lines:
+        return
+    with open(_rejected(path), "a", encoding="ascii", errors="backslashreplace") as fh:
+        for line, reason in lines:
+            log.error("episode log line rejected (%s): %.200s", reason, line)
+            fh.write(json.dumps({"reason": reason, "line": line}, ensure_ascii=True) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def drain_episode_log(warehouse: str | Path) -> LogDrain:
+    """Record the episodes of ``<warehouse>/episodes.log.jsonl`` in the episode store and take
+    them out of the log (one drainer at a time; appends go on meanwhile).
+
+    The batch is recorded with one store rewrite. When it fails, each episode is tried alone:
+    those the store refuses while others succeed are poison and are moved to
+    ``episodes.log.rejected.jsonl`` with the reason; when every one fails (a full disk, a
+    locked store) nothing is taken out and the error is raised, unless an episode has failed
+    so :data:`DRAIN_ATTEMPTS` times in this process: it is rejected then, so a lone poison
+    episode cannot block the log forever. Recording is idempotent (an episode id seen before
+    is replaced), so a crash between the store write and the log cut records nothing twice.
+
+    Returns:
+        The counts (:class:`LogDrain`).
+
+    Raises:
+        OSError, duckdb.Error: the store cannot be written at all; the log is untouched.
+    """
+    path = episode_log(warehouse)
+    if not path.exists():
+        return LogDrain()
+    with _locked(path.with_name(path.name + ".drain")):
+        data, taken = _take(path)
+        if not taken:
+            return LogDrain()
+        good: list[Episode] = []
+        bad: list[tuple[str, str]] = []
+        for raw in data.decode("ascii", "backslashreplace").splitlines():
+            if not raw.strip():
+                continue
+            try:
+                good.append(episode_from_line(raw))
+            except (ValueError, TypeError, KeyError) as exc:
+                bad.append((raw, f"unreadable line: {exc}"))
+        recorded = 0
+        if good:
+            try:
+                record_episodes(warehouse, good)
+                recorded = len(good)
+            except Exception:
+                failed: list[tuple[Episode, Exception]] = []
+                for e in good:
+                    try:
+                        record_episodes(warehouse, [e])
+                        recorded += 1
+                        _failed_drains.pop(e.episode_id, None)
+                    except Exception as exc:
+                        failed.append((e, exc))
+                if not recorded:  # the store, not the episodes: keep them, unless one failed too often
+                    for e, _ in failed:
+                        _failed_drains[e.episode_id] = _failed_drains.get(e.episode_id, 0) + 1
+                    if all(_failed_drains[e.episode_id] < DRAIN_ATTEMPTS for e, _ in failed):
+                        raise failed[0][1] from None
+                    keep = [e for e, _ in failed if _failed_drains[e.episode_id] < DRAIN_ATTEMPTS]
+                    failed = [(e, x) for e, x in failed if _failed_drains[e.episode_id] >= DRAIN_ATTEMPTS]
+                    with _locked(path):  # the kept ones go back to the log's end
+                        log_episodes_unlocked(path, keep)
+                for e, exc in failed:
+                    _failed_drains.pop(e.episode_id, None)
+                    bad.append((episode_line(e).rstrip("\n"), f"{type(exc).__name__}: {exc}"))
+        _reject(path, bad)
+        _cut(path, taken)
+    return LogDrain(recorded, len(bad))
+
+
+def settle_episode_log(warehouse: str | Path) -> None:
+    """Drain the episode log before reading the store; never raises (a read-only warehouse,
+    a store that cannot be written: the readers then see what the store holds, and it is logged)."""
+    try:
+        if episode_log(warehouse).exists():
+            drain_episode_log(warehouse)
+    except Exception:
+        log.exception("the episode log of %s could not be drained; reading the store as it is", warehouse)
+
+
 def read_episodes(warehouse: str | Path) -> pl.DataFrame:
-    """The ``episodes`` table (empty frame when nothing was recorded)."""
+    """The ``episodes`` table (empty frame when nothing was recorded); the episode log is drained first."""
+    settle_episode_log(warehouse)
     path = episode_store(warehouse)
     if not path.exists():
         return pl.DataFrame(schema=EPISODE_SCHEMA)
@@ -185,6 +412,7 @@ def episode_counts(warehouse: str | Path) -> EpisodeCounts:
     Raises:
         WarehouseError: the file exists but is not an episode store.
     """
+    settle_episode_log(warehouse)
     path = episode_store(warehouse)
     if not path.exists():
         return EpisodeCounts()
@@ -210,6 +438,7 @@ def iter_episode_trajectories(warehouse: str | Path, config: MaskConfig = MaskCo
     Raises:
         WarehouseError: the file exists but is not an episode store.
     """
+    settle_episode_log(warehouse)
     path = episode_store(warehouse)
     if not path.exists():
         return

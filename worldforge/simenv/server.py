@@ -11,7 +11,7 @@ HTTP endpoints (JSON):
                             object, or ``{"tool_call": ...}`` → ``{observation, error,
                             perturbations, revealed, turn}``
 ``POST /sessions/{id}/reset`` start the episode over
-``DELETE /sessions/{id}``   close the session; its episode is stored before the reply
+``DELETE /sessions/{id}``   close the session; its episode is logged before the reply
 =========================== ===========================================================
 
 A malformed tool call is an error *observation* (status 200), as a real tool would answer;
@@ -21,13 +21,18 @@ session, world, scenario or task (404), a body that is not UTF-8 JSON or is nest
 :data:`~worldforge.simenv.perturbations.MAX_INSTRUCTION_CHARS` characters (422), a body over
 :data:`MAX_BODY_BYTES` (413, refused before it is read). Lone surrogates in JSON strings
 (``"\\ud800"``) become their escape text. Sessions expire
-after ``idle_timeout`` seconds without a call. Closed and expired sessions are recorded in
-``<warehouse>/episodes.duckdb`` (agent ``http``) by a background flush every few seconds
-and at shutdown.
+after ``idle_timeout`` seconds without a call. A session that closes or expires is written to
+the append-only episode log ``<warehouse>/episodes.log.jsonl`` (``fsync``-ed before the close
+is answered; 503 if it cannot be written, the episode then kept in memory and retried), and a
+background flush records the log in ``<warehouse>/episodes.duckdb`` every second (agent
+``http``); a restart replays what a crash left in the log, and a stopping server closes and
+records its open sessions.
 
 The MCP server (official ``mcp`` SDK) is mounted on the same port at ``/mcp`` and exposes
 exactly ``web_search``, ``web_extractor`` and ``dict_memory``; each MCP session gets its own
-:class:`~worldforge.simenv.env.SearchEnv`. Both bind to 127.0.0.1 by default.
+:class:`~worldforge.simenv.env.SearchEnv`, closed (and recorded, agent ``mcp``) when the
+client deletes the MCP session, or when idle for ``idle_timeout`` seconds (the SDK's
+transport expires then too); at most ``max_sessions`` of each kind are open. Both bind to 127.0.0.1 by default.
 """
 
 from __future__ import annotations
@@ -171,94 +176,120 @@ class BodyLimit:
         await self.app(scope, counted, send)
 
 
+class EpisodeNotLogged(Exception):
+    """A closed session's episode could not be written to the episode log; it is kept in memory
+    and retried by :meth:`Sessions.flush` (the close is answered 503)."""
+
+
 class Sessions:
-    """Open sessions with their last-use time; idle ones expire. Closed and expired sessions
-    with at least one step wait in ``finished`` until :meth:`flush` records them as episodes.
+    """Open sessions with their last-use time; idle ones expire.
 
-    Each session has a lock: its steps run in worker threads, one at a time."""
+    A session that closes or expires with at least one step is written to the episode log
+    (:func:`worldforge.simenv.episodes.log_episodes`, ``fsync``-ed) before :meth:`close`
+    returns; :meth:`flush` then fills ``episodes.duckdb`` from the log. Each session has a lock:
+    its steps run in worker threads, one at a time.
 
-    FLUSH_ATTEMPTS = 5
-    """Failed flushes an episode waits through before it is tried alone, and dropped (logged) if that fails too."""
+    Args:
+        idle_timeout: seconds without a call before a session expires.
+        max_sessions: open sessions at most; :meth:`add` refuses more.
+        record: write closed sessions to the episode log (``False``: load tests).
+        warehouse: the warehouse of the log and the store.
+        agent: the ``agent`` of the recorded episodes (``http``, ``mcp``).
+    """
 
-    def __init__(self, idle_timeout: float, max_sessions: int, record: bool = True):
-        self.idle_timeout, self.max_sessions, self.record = idle_timeout, max_sessions, record
+    def __init__(self, idle_timeout: float, max_sessions: int, record: bool = True, warehouse: str | Path | None = None, agent: str = "http"):
+        self.idle_timeout, self.max_sessions, self.record, self.agent = idle_timeout, max_sessions, record, agent
+        self.warehouse = resolve(warehouse)
         self._items: dict[str, tuple[SearchEnv, float, threading.Lock]] = {}
         self._lock = threading.Lock()
         self.finished: list[SearchEnv] = []
-        self._failures: dict[str, int] = {}
-        self._flushing = threading.Lock()  # one writer of episodes.duckdb at a time (a close and the reaper may both flush)
+        """Closed sessions whose episode could not be logged yet (retried by :meth:`flush`)."""
 
-    def _retire(self, env: SearchEnv) -> None:
-        if self.record and env.history:
-            self.finished.append(env)
+    def _retire(self, envs: list[SearchEnv]) -> None:
+        """Log the episodes of closed sessions (called without the lock held).
 
-    def flush(self, warehouse: Path) -> int:
-        """Record finished sessions in ``episodes.duckdb`` (one rewrite for the batch); never raises.
+        Raises:
+            EpisodeNotLogged: the log could not be written; the sessions wait in :attr:`finished`.
+        """
+        from worldforge.simenv import episodes
 
-        A batch that cannot be recorded is logged and kept for the next flush; an episode that
-        failed :attr:`FLUSH_ATTEMPTS` times is then tried alone, so one bad episode cannot hold
-        back the others, and dropped (logged with its id) if it fails alone too.
+        envs = [env for env in envs if self.record and env.history]
+        if not envs:
+            return
+        try:
+            episodes.log_episodes(self.warehouse, [self._episode(env) for env in envs])
+        except Exception as exc:
+            log.exception("could not log %d episode(s) in %s; kept for the next flush", len(envs), self.warehouse)
+            with self._lock:
+                self.finished.extend(envs)
+            raise EpisodeNotLogged(f"the episode could not be stored ({type(exc).__name__}); it is kept and retried") from None
+
+    def flush(self, warehouse: Path | None = None) -> int:
+        """Log the sessions waiting in :attr:`finished`, then record the episode log in
+        ``episodes.duckdb`` (:func:`~worldforge.simenv.episodes.drain_episode_log`); never raises
+        (a failure is logged and retried at the next flush).
+
+        Args:
+            warehouse: unused, kept for callers of the earlier signature (the sessions' own warehouse is used).
 
         Returns:
-            How many episodes were recorded.
+            How many episodes were recorded in the store.
         """
-        with self._flushing:
-            return self._flush(warehouse)
-
-    def _flush(self, warehouse: Path) -> int:
         from worldforge.simenv import episodes
 
         with self._lock:
-            batch, self.finished = self.finished, []
-        if not batch:
-            return 0
+            waiting, self.finished = self.finished, []
+        with contextlib.suppress(EpisodeNotLogged):
+            self._retire(waiting)
         try:
-            episodes.record_episodes(warehouse, [self._episode(env) for env in batch])
+            return episodes.drain_episode_log(self.warehouse).recorded
         except Exception:
-            log.exception("could not record %d episode(s) in %s; kept for the next flush", len(batch), warehouse)
-        else:
-            for env in batch:
-                self._failures.pop(env.session_id, None)
-            return len(batch)
-        keep, recorded = [], 0
-        for env in batch:
-            tries = self._failures[env.session_id] = self._failures.get(env.session_id, 0) + 1
-            if tries < self.FLUSH_ATTEMPTS:
-                keep.append(env)
-                continue
-            self._failures.pop(env.session_id, None)
-            try:
-                episodes.record_episodes(warehouse, [self._episode(env)])
-                recorded += 1
-            except Exception:
-                log.exception("dropped episode %s after %d failed flushes", env.session_id, tries)
-        with self._lock:
-            self.finished[:0] = keep
-        return recorded
+            log.exception("could not record the episode log of %s; it is kept for the next flush", self.warehouse)
+            return 0
 
-    @staticmethod
-    def _episode(env: SearchEnv):
+    def _episode(self, env: SearchEnv):
         from worldforge.simenv.episodes import Episode
 
         return Episode(episode_id=env.session_id, world=env.world, scenario=env.scenario,
                        task_id=env.task.instance_id if env.task else None, question=env.task.question if env.task else "",
-                       seed=env.seed, perturbations_json=env.perturbations.model_dump_json(), agent="http",
+                       seed=env.seed, perturbations_json=env.perturbations.model_dump_json(), agent=self.agent,
                        steps=list(env.history), finished=True)
 
     def __len__(self) -> int:
         return len(self._items)
 
-    def add(self, env: SearchEnv) -> None:
-        """Register a new session, dropping idle ones first.
+    def add(self, env: SearchEnv, key: str | None = None) -> None:
+        """Register a new session under ``key`` (default: its ``session_id``), expiring idle ones first.
 
         Raises:
             WorldforgeError: ``max_sessions`` sessions are already open.
         """
         with self._lock:
-            self.expire()
-            if len(self._items) >= self.max_sessions:
-                raise WorldforgeError(f"too many open sessions ({self.max_sessions}); close some first")
-            self._items[env.session_id] = (env, time.monotonic(), threading.Lock())
+            stale = self._expired()
+            full = len(self._items) >= self.max_sessions
+            if not full:
+                self._items[key or env.session_id] = (env, time.monotonic(), threading.Lock())
+        with contextlib.suppress(EpisodeNotLogged):  # kept in `finished`, retried by flush
+            self._retire(stale)
+        if full:
+            raise WorldforgeError(f"too many open sessions ({self.max_sessions}); close some first")
+
+    def use_or_add(self, key: str, factory: Callable[[], SearchEnv]) -> tuple[SearchEnv, threading.Lock]:
+        """The session ``key`` and its lock (idle clock restarted), made by ``factory`` when there is none.
+
+        Raises:
+            WorldforgeError: a new session is needed and ``max_sessions`` are open.
+        """
+        item = self.use(key)
+        if item is not None:
+            return item
+        env = factory()
+        with self._lock:
+            if key not in self._items:  # another thread may have added it meanwhile: keep theirs
+                if len(self._items) >= self.max_sessions:
+                    raise WorldforgeError(f"too many open sessions ({self.max_sessions}); close some first")
+                self._items[key] = (env, time.monotonic(), threading.Lock())
+        return self.use(key) or (env, threading.Lock())
 
     def get(self, sid: str) -> SearchEnv | None:
         """The session ``sid``, its idle clock restarted; ``None`` when there is none (never opened, closed or expired)."""
@@ -275,25 +306,43 @@ class Sessions:
             return item[0], item[2]
 
     def close(self, sid: str) -> bool:
-        """Close session ``sid``, queuing it for :meth:`flush` when it took a step; ``False`` when there is no such session."""
+        """Close session ``sid``; when it took a step its episode is in the episode log on return.
+
+        Returns:
+            ``False`` when there is no such session.
+
+        Raises:
+            EpisodeNotLogged: the log could not be written (the episode is kept and retried).
+        """
         with self._lock:
             item = self._items.pop(sid, None)
-            if item is not None:
-                self._retire(item[0])
-            return item is not None
+        if item is None:
+            return False
+        with item[2]:  # a step in flight finishes first, so the episode is complete
+            self._retire([item[0]])
+        return True
+
+    def close_all(self) -> int:
+        """Close every open session (server shutdown); returns how many. Never raises."""
+        with self._lock:
+            items, self._items = list(self._items.values()), {}
+        with contextlib.suppress(EpisodeNotLogged):
+            self._retire([env for env, _, _ in items])
+        return len(items)
 
     def reap(self) -> int:
-        """Drop idle sessions; returns how many."""
+        """Expire idle sessions, logging their episodes; returns how many. Never raises."""
         with self._lock:
-            return self.expire()
+            stale = self._expired()
+        with contextlib.suppress(EpisodeNotLogged):
+            self._retire(stale)
+        return len(stale)
 
-    def expire(self) -> int:
-        """Drop idle sessions (called with the lock held)."""
+    def _expired(self) -> list[SearchEnv]:
+        """Take the idle sessions out (called with the lock held)."""
         now = time.monotonic()
         stale = [sid for sid, (_, used, _) in self._items.items() if now - used > self.idle_timeout]
-        for sid in stale:
-            self._retire(self._items.pop(sid)[0])
-        return len(stale)
+        return [self._items.pop(sid)[0] for sid in stale]
 
 
 def _task(warehouse: Path, world: str, task_id: str):
@@ -386,16 +435,18 @@ def _observation_json(env: SearchEnv, obs) -> dict[str, Any]:
             "leaks_blocked": obs.leaks_blocked, "turn": env.turn}
 
 
-def build_mcp(world: str, warehouse: Path, perturbations: PerturbationConfig | None = None, seed: int = 0) -> MCPServer:
+def build_mcp(world: str, warehouse: Path, perturbations: PerturbationConfig | None = None, seed: int = 0,
+              sessions: Sessions | None = None) -> MCPServer:
     """The MCP server: the three tools, one SearchEnv per MCP session.
 
     A stateful (2025-11-25) MCP session is identified by its ``mcp-session-id``. The
     stateless protocol (2026-07-28) has no session, so each tool also takes an optional
     ``session_id`` argument; calls without either share the server's default session.
+    The environments live in ``sessions`` (agent ``mcp``): they expire when idle, and
+    :func:`create_app` closes one when its MCP session is deleted, recording its episode.
     """
     server = MCPServer(name="worldforge-search", instructions=f"Simulated web search over the fictional world {world!r}.")
-    envs: dict[str, tuple[SearchEnv, threading.Lock]] = {}
-    lock = threading.Lock()
+    sessions = sessions if sessions is not None else Sessions(get_settings().session_idle_s, 10_000, record=False, warehouse=warehouse, agent="mcp")
 
     class _Env:
         """A session's env whose steps run one at a time (tools run in worker threads)."""
@@ -410,10 +461,7 @@ def build_mcp(world: str, warehouse: Path, perturbations: PerturbationConfig | N
 
     def env_for(ctx: Context, session_id: str | None) -> _Env:
         key = (ctx.headers or {}).get("mcp-session-id") or session_id or "default"
-        with lock:
-            if key not in envs:
-                envs[key] = (SearchEnv(world, perturbations=perturbations, seed=seed, warehouse=warehouse, session_id=key), threading.Lock())
-            return _Env(*envs[key])
+        return _Env(*sessions.use_or_add(key, lambda: SearchEnv(world, perturbations=perturbations, seed=seed, warehouse=warehouse)))
 
     @server.tool(name="web_search", description="Search the web. Returns 10 results per query: URL, title, snippet and date.")
     def web_search(ctx: Context, query: str | None = None, queries: list[str] | None = None, page: int | None = None, session_id: str | None = None) -> str:
@@ -436,6 +484,27 @@ def build_mcp(world: str, warehouse: Path, perturbations: PerturbationConfig | N
     return server
 
 
+class McpSessionEnd:
+    """ASGI middleware: a ``DELETE`` of an MCP session (the protocol's session end, header
+    ``mcp-session-id``) closes its environment in ``sessions`` once answered, recording its episode."""
+
+    def __init__(self, app: Any, sessions: Sessions):
+        self.app, self.sessions = app, sessions
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        """Pass the request on; after a ``DELETE`` close the session it named."""
+        await self.app(scope, receive, send)
+        if scope["type"] == "http" and scope.get("method") == "DELETE":
+            sid = next((v for k, v in scope.get("headers", []) if k == b"mcp-session-id"), None)
+            if sid:
+                with contextlib.suppress(EpisodeNotLogged):  # kept and retried by the flush
+                    await run_in_threadpool(self.sessions.close, sid.decode("latin-1"))
+
+
+FLUSH_INTERVAL_S = 1.0
+"""How often the server records the episode log in ``episodes.duckdb`` (seconds)."""
+
+
 def create_app(
     world: str,
     warehouse: str | Path | None = None,
@@ -454,18 +523,29 @@ def create_app(
     wh = resolve(warehouse)
     SearchEnv(world, warehouse=wh)  # fail at start-up, with a clear error, if the world cannot be searched
     idle_timeout = idle_timeout or get_settings().session_idle_s
-    sessions = Sessions(idle_timeout, max_sessions, record)
-    mcp_server = build_mcp(world, wh) if mcp else None
-    mcp_app = mcp_server.streamable_http_app(streamable_http_path="/mcp") if mcp_server else None
+    sessions = Sessions(idle_timeout, max_sessions, record, wh, agent="http")
+    mcp_sessions = Sessions(idle_timeout, max_sessions, record, wh, agent="mcp")
+    mcp_server = build_mcp(world, wh, sessions=mcp_sessions) if mcp else None
+    mcp_app = (mcp_server.streamable_http_app(streamable_http_path="/mcp", session_idle_timeout=idle_timeout, max_sessions=max_sessions)
+               if mcp_server else None)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI):
+        from worldforge.simenv.episodes import settle_episode_log
+
+        await asyncio.to_thread(settle_episode_log, wh)  # replay what a crash left in the episode log
+
         async def reaper() -> None:
+            reap_every, last_reap = max(1.0, min(10.0, idle_timeout / 2)), time.monotonic()
             while True:
-                await asyncio.sleep(max(1.0, min(10.0, idle_timeout / 2)))
+                await asyncio.sleep(FLUSH_INTERVAL_S)
                 try:
-                    sessions.reap()
-                    await asyncio.to_thread(sessions.flush, wh)  # never raises; logs and keeps what failed
+                    if time.monotonic() - last_reap >= reap_every:
+                        last_reap = time.monotonic()
+                        await asyncio.to_thread(sessions.reap)
+                        await asyncio.to_thread(mcp_sessions.reap)
+                    await asyncio.to_thread(mcp_sessions.flush)
+                    await asyncio.to_thread(sessions.flush)  # never raises; logs and keeps what failed
                 except Exception:  # the reaper must outlive any error
                     log.exception("session reaper")
 
@@ -478,10 +558,13 @@ def create_app(
                 yield
         finally:
             task.cancel()
-            sessions.flush(wh)  # what closed since the last flush is not lost at shutdown
+            for s in (sessions, mcp_sessions):  # a stopping server closes its sessions: nothing is lost
+                s.close_all()
+                s.flush()
 
     app = FastAPI(title="worldforge simulated search", lifespan=lifespan)
     app.state.sessions = sessions
+    app.state.mcp_sessions = mcp_sessions
     app.add_middleware(BodyLimit, limit=MAX_BODY_BYTES)
 
     @app.exception_handler(RequestError)
@@ -503,7 +586,7 @@ def create_app(
 
     @app.get("/health")
     def health() -> dict:
-        return {"status": "ok", "world": world, "sessions": len(sessions)}
+        return {"status": "ok", "world": world, "sessions": len(sessions), "mcp_sessions": len(mcp_sessions)}
 
     @app.get("/tools")
     def tools() -> list[dict]:
@@ -556,17 +639,19 @@ def create_app(
 
     @app.delete("/sessions/{sid}")
     def close(sid: str) -> Response:
-        if not sessions.close(sid):
-            return error(404, f"no session {sid!r}")
-        sessions.flush(wh)  # the episode is stored before the close is acknowledged (never raises)
+        try:
+            if not sessions.close(sid):  # the episode is in the (fsync-ed) episode log before the reply
+                return error(404, f"no session {sid!r}")
+        except EpisodeNotLogged as exc:
+            return error(503, str(exc))
         return Response(status_code=204)
 
     if mcp_app is not None:
-        app.mount("/", mcp_app)
+        app.mount("/", McpSessionEnd(mcp_app, mcp_sessions))
     return app
 
 
-__all__ = ["MAX_BODY_BYTES", "MAX_JSON_DEPTH", "BodyLimit", "RequestError", "Sessions", "build_mcp", "create_app", "new_session", "parse_body", "serve"]
+__all__ = ["FLUSH_INTERVAL_S", "MAX_BODY_BYTES", "MAX_JSON_DEPTH", "BodyLimit", "EpisodeNotLogged", "McpSessionEnd", "RequestError", "Sessions", "build_mcp", "create_app", "new_session", "parse_body", "serve"]
 
 
 def serve(world: str, warehouse: str | Path | None = None, host: str | None = None, port: int | None = None,

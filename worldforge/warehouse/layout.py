@@ -7,6 +7,7 @@
       <world>[.<scenario>].index tantivy indexes (worldforge.corpus.index)
       trajectories.duckdb        the trajectory store                          trajectory_store
       episodes.duckdb            the simulated episode store                   episode_store
+      episodes.log.jsonl         closed sessions not yet in the episode store  episode_log
       trajectories/<src>.parquet one source's turns                            shard_path
       tasks/<world>/             WideSearch-format task export                 tasks_dir
       datasets/<name>/           cpt, sft, agentworldbench, eval               dataset_dir
@@ -28,6 +29,7 @@ from worldforge.settings import get_settings
 
 TRAJECTORY_STORE = "trajectories.duckdb"
 EPISODE_STORE = "episodes.duckdb"
+EPISODE_LOG = "episodes.log.jsonl"
 STORES = (TRAJECTORY_STORE, EPISODE_STORE)
 """The warehouse's DuckDB files that are not worlds."""
 
@@ -58,6 +60,12 @@ def trajectory_store(warehouse: str | Path | None) -> Path:
 def episode_store(warehouse: str | Path | None) -> Path:
     """``<warehouse>/episodes.duckdb``."""
     return resolve(warehouse) / EPISODE_STORE
+
+
+def episode_log(warehouse: str | Path | None) -> Path:
+    """``<warehouse>/episodes.log.jsonl``: the append-only log of closed sessions
+    (:func:`worldforge.simenv.episodes.log_episodes`)."""
+    return resolve(warehouse) / EPISODE_LOG
 
 
 def shard_path(warehouse: str | Path | None, source: str) -> Path:

@@ -1,0 +1,204 @@
+"""Durable episodes: a closed session is in the append-only episode log before the close is
+answered, the store is filled from the log, a restart replays it, and neither a torn line, a
+poison episode nor several writing processes lose anything. MCP sessions are closed and
+recorded when the client deletes them, and expire when idle.
+"""
+
+import asyncio
+import json
+import multiprocessing
+import os
+import signal
+import time
+
+import httpx
+import polars as pl
+import pytest
+from fastapi.testclient import TestClient
+
+from tests.conftest_worlds import built_world
+from tests.simenv.test_server import Server
+from worldforge.simenv.env import Observation, SearchEnv
+from worldforge.simenv.episodes import DRAIN_ATTEMPTS, Episode, drain_episode_log, episode_from_line, episode_line, log_episodes, read_episodes
+from worldforge.simenv.server import Sessions, create_app
+from worldforge.tasks.store import build_tasks
+
+WORLD = "esports_2031"
+
+
+@pytest.fixture(scope="module")
+def warehouse(specs, tmp_path_factory):
+    wh = tmp_path_factory.mktemp("wh_log")
+    build_tasks(built_world(specs[WORLD], wh))
+    return wh
+
+
+@pytest.fixture
+def wh(warehouse, tmp_path):
+    """A fresh warehouse holding a link to the built world (each test its own episode log and store)."""
+    for p in warehouse.iterdir():
+        if p.name.startswith(WORLD):
+            (tmp_path / p.name).symlink_to(p)
+    return tmp_path
+
+
+def _episode(eid: str, n: int = 2, text: str = "obs") -> Episode:
+    steps = [({"name": "web_search", "arguments": {"query": f"q{i}"}}, Observation(f"{text} {i}", "web_search", revealed=[{"url": "u"}]))
+             for i in range(n)]
+    return Episode(episode_id=eid, world=WORLD, scenario=None, task_id=None, question="q", seed=3,
+                   perturbations_json="{}", agent="test", steps=steps, finished=True)
+
+
+def _log_lines(wh) -> list[str]:
+    path = wh / "episodes.log.jsonl"
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def test_episode_line_round_trips_every_field():
+    ep = _episode("e-1", text="lone \ud800 and ü")
+    line = episode_line(ep)
+    assert line.endswith("\n") and line.isascii() and "\n" not in line[:-1]
+    back = episode_from_line(line)
+    assert back == ep
+    for bad in ('{"episode_id": 1}', "[1, 2]", '{"episode_id": "x", "steps": [[{}, 3]]}', '{"episode_id": "x", "steps": [], "seed": 1, "bogus": 2}'):
+        with pytest.raises(ValueError):
+            episode_from_line(bad)
+
+
+def test_a_torn_line_is_rejected_alone(wh):
+    log_episodes(wh, [_episode("before")])
+    with open(wh / "episodes.log.jsonl", "a") as fh:
+        fh.write(episode_line(_episode("torn"))[:57])  # a crash in the middle of an append
+    log_episodes(wh, [_episode("after")])
+    report = drain_episode_log(wh)
+    assert (report.recorded, report.rejected) == (2, 1)
+    assert sorted(read_episodes(wh)["episode_id"].to_list()) == ["after", "before"]
+    rejected = (wh / "episodes.log.rejected.jsonl").read_text().splitlines()
+    assert len(rejected) == 1 and "unreadable line" in json.loads(rejected[0])["reason"]
+    assert not (wh / "episodes.log.jsonl").exists()
+
+
+def test_an_unfinished_last_line_waits_for_its_end(wh):
+    line = episode_line(_episode("slow"))
+    (wh / "episodes.log.jsonl").write_text(episode_line(_episode("done")) + line[:40])
+    assert drain_episode_log(wh).recorded == 1
+    assert _log_lines(wh) == [line[:40]]  # not rejected yet: the writer may still be writing
+
+
+def test_a_lone_poison_episode_is_set_aside_after_a_few_drains(wh, monkeypatch):
+    import worldforge.simenv.episodes as episodes
+
+    log_episodes(wh, [_episode("poison-only")])
+    monkeypatch.setattr(episodes, "record_episodes", lambda *a, **k: (_ for _ in ()).throw(ValueError("bad row")))
+    for _ in range(DRAIN_ATTEMPTS - 1):
+        with pytest.raises(ValueError):
+            drain_episode_log(wh)
+        assert len(_log_lines(wh)) == 1  # a store failure keeps the episode in the log
+    assert drain_episode_log(wh).rejected == 1
+    assert not _log_lines(wh) and "poison-only" in (wh / "episodes.log.rejected.jsonl").read_text()
+
+
+def _writer(wh: str, worker: int, n: int) -> None:
+    for i in range(n):
+        log_episodes(wh, [_episode(f"w{worker}-{i}", n=1)])
+        if i % 5 == 0:
+            drain_episode_log(wh)
+
+
+def test_processes_appending_and_draining_together_lose_nothing(wh):
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_writer, args=(str(wh), w, 15)) for w in range(3)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+        assert p.exitcode == 0
+    drain_episode_log(wh)
+    got = read_episodes(wh)["episode_id"].to_list()
+    assert len(got) == len(set(got)) == 45 and not _log_lines(wh)
+
+
+def test_expired_sessions_are_logged_when_they_expire(wh):
+    sessions = Sessions(idle_timeout=0.05, max_sessions=10, warehouse=wh)
+    env = SearchEnv(WORLD, warehouse=wh, session_id="idle-1")
+    env.step({"name": "web_search", "arguments": {"query": "Titans"}})
+    sessions.add(env)
+    sessions.add(SearchEnv(WORLD, warehouse=wh, session_id="no-steps"))
+    time.sleep(0.2)
+    assert sessions.reap() == 2 and len(sessions) == 0
+    assert [json.loads(line)["episode_id"] for line in _log_lines(wh)] == ["idle-1"]  # a session without steps is no episode
+
+
+def test_a_restart_replays_the_log_and_shutdown_records_open_sessions(wh):
+    log_episodes(wh, [_episode("left-by-a-crash")])
+    app = create_app(WORLD, wh, mcp=False)
+    with TestClient(app) as c:
+        assert read_episodes(wh)["episode_id"].to_list() == ["left-by-a-crash"]  # replayed at start-up
+        sid = c.post("/sessions", json={}).json()["session_id"]
+        assert c.post(f"/sessions/{sid}/step", json={"name": "web_search", "arguments": {"query": "Titans"}}).status_code == 200
+    # the server stopped with the session still open: it was closed and recorded
+    got = read_episodes(wh)
+    assert sorted(got["episode_id"].to_list()) == sorted(["left-by-a-crash", sid])
+    assert got.filter(pl.col("episode_id") == sid)["agent"].to_list() == ["http"]
+
+
+def test_a_close_the_log_cannot_take_is_503_and_retried(wh, monkeypatch):
+    import worldforge.simenv.episodes as episodes
+
+    app = create_app(WORLD, wh, mcp=False)
+    real = episodes.log_episodes_unlocked
+    with TestClient(app) as c:
+        sid = c.post("/sessions", json={}).json()["session_id"]
+        c.post(f"/sessions/{sid}/step", json={"name": "web_search", "arguments": {"query": "Titans"}})
+        monkeypatch.setattr(episodes, "log_episodes_unlocked", lambda *a: (_ for _ in ()).throw(OSError(28, "No space left on device")))
+        r = c.delete(f"/sessions/{sid}")
+        assert r.status_code == 503 and "kept and retried" in r.json()["error"]
+        assert [e.session_id for e in app.state.sessions.finished] == [sid]
+        monkeypatch.setattr(episodes, "log_episodes_unlocked", real)
+        assert app.state.sessions.flush() == 1
+    assert read_episodes(wh)["episode_id"].to_list() == [sid]
+
+
+def test_an_acknowledged_close_survives_kill_9(wh):
+    s = Server(wh)
+    try:
+        c = httpx.Client(base_url=s.url)
+        sids = []
+        for _ in range(3):
+            sid = c.post("/sessions", json={}).json()["session_id"]
+            c.post(f"/sessions/{sid}/step", json={"name": "web_search", "arguments": {"query": "Ravens"}})
+            assert c.delete(f"/sessions/{sid}").status_code == 204
+            sids.append(sid)
+        os.killpg(s.proc.pid, signal.SIGKILL)  # no shutdown hook runs
+        s.proc.wait(10)
+    finally:
+        s.stop()
+    assert sorted(read_episodes(wh)["episode_id"].to_list()) == sorted(sids)
+
+
+def test_mcp_sessions_are_recorded_on_delete_and_expire_when_idle(wh):
+    from mcp import Client
+
+    s = Server(wh, idle_timeout=2.0)
+
+    async def run() -> None:
+        for i in range(4):
+            async with Client(s.url + "/mcp", mode="legacy") as a:
+                await a.call_tool("web_search", {"query": f"Titans {i}"})
+                await a.call_tool("dict_memory", {"operation": "add", "dict": {"k": i}})
+        async with Client(s.url + "/mcp") as c:  # the stateless protocol: no DELETE, the session idles out
+            await c.call_tool("web_search", {"query": "Ravens", "session_id": "stateless-1"})
+
+    try:
+        asyncio.run(run())
+        health = httpx.get(s.url + "/health").json()
+        assert health["mcp_sessions"] == 1  # the four deleted sessions are closed; the stateless one is open
+        deadline = time.monotonic() + 15
+        while httpx.get(s.url + "/health").json()["mcp_sessions"] and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert httpx.get(s.url + "/health").json()["mcp_sessions"] == 0
+    finally:
+        s.stop()
+    got = read_episodes(wh)
+    assert got.height == 5 and set(got["agent"]) == {"mcp"}
+    assert sorted(got["episode_id"].str.len_chars().to_list()) == [32] * 5
