@@ -40,8 +40,10 @@ class InferReport:
     Attributes:
         output: the predictions file.
         tally: lines in = predicted + failed by reason class (``HTTP 500``, ``timeout``,
-            ``missing <predicted_observation> tag`` ...).
+            ``connection error``, ``malformed reply (HTML, status 200)``, ``missing <predicted_observation> tag`` ...).
         cached, generated: predictions taken from the cache and generated in this run.
+        unanswered: requests that got no completion (HTTP errors, timeouts, malformed replies ...):
+            nothing of them is cached, so a re-run retries exactly these.
         completion_tokens: tokens generated in this run, as the server counted them.
     """
 
@@ -49,6 +51,7 @@ class InferReport:
     tally: Tally = field(default_factory=lambda: Tally(unit="lines", kept_as="predicted", dropped_as="failed"))
     cached: int = 0
     generated: int = 0
+    unanswered: int = 0
     completion_tokens: int = 0
 
 
@@ -119,6 +122,7 @@ def infer_file(
         if isinstance(outcome, Failure):
             rows.append(base | {"status": "failed", "reason": outcome.reason})
             report.tally.drop(_reason_class(outcome.reason))
+            report.unanswered += 1
             continue
         c = outcome[0]
         report.cached += c.cached

@@ -46,7 +46,8 @@ def infer(
             task = bar.add_task("world model", total=None)
             report = infer_file(input_path, output, wm, params, cache, progress=lambda d, t: bar.update(task, completed=d, total=t))
     print_tally(report.tally)
-    out.print(f"-> {report.output}: {report.generated} generated, {report.cached} from cache")
+    retry = f"; {report.unanswered} got no reply (re-run to retry only those)" if report.unanswered else ""
+    out.print(f"-> {report.output}: {report.generated} generated, {report.cached} from cache{retry}")
 
 
 @app.command("judge")
