@@ -144,29 +144,36 @@ COMMENT ON TABLE episodes IS 'Simulated search episodes (worldforge.simenv); the
 def record_episodes(warehouse: str | Path, episodes: list[Episode]) -> Path:
     """Append episodes to ``<warehouse>/episodes.duckdb`` (an episode id seen before is replaced).
 
-    Text is stored as valid UTF-8: lone surrogates become their ``\\uXXXX`` escape (:func:`storable`).
+    The store is updated in a copy renamed over it (readers keep a consistent file; a failure
+    leaves it untouched); only the batch's rows are read and written, so the cost grows with the
+    batch, not with the store. Text is stored as valid UTF-8: lone surrogates become their
+    ``\\uXXXX`` escape (:func:`storable`). Within a batch the last episode with an id wins.
+
+    Raises:
+        OSError, duckdb.Error: the store cannot be written (it is left as it was).
     """
     path = episode_store(warehouse)
-    new = _frames(episodes)
-    ids = new["episodes"]["episode_id"].implode()
+    latest = {e.episode_id: e for e in episodes}  # the last one of an id wins
+    new = _frames(list(latest.values()))
     with _locked(path):
-        old = {}
-        if path.exists():
-            con = open_readonly(path)
-            try:
-                old = {t: read_table(con, t) for t in ("trajectories", "turns", "episodes", "steps")}
-            finally:
-                con.close()
-        merged = {}
-        for t, frame in new.items():
-            key = "trajectory_id" if t in ("trajectories", "turns") else "episode_id"
-            merged[t] = pl.concat([old[t].filter(~pl.col(key).is_in(ids)), frame]) if t in old else frame
-        with atomic_duckdb(path) as con:
-            con.execute(_DDL)
+        if not path.exists():
+            with atomic_duckdb(path) as con:
+                con.execute(_DDL)
+                for t, schema in (("quarantine", QUARANTINE_SCHEMA), ("mask_thresholds", THRESHOLD_SCHEMA), ("ingest_log", LOG_SCHEMA)):
+                    insert_frame(con, t, pl.DataFrame(schema=schema))  # empty: the store's shape, for its readers
+                for t in ("trajectories", "turns", "episodes", "steps"):
+                    insert_frame(con, t, new[t])
+            return path
+        with atomic_duckdb(path, update=True) as con:
+            _ids = new["episodes"].select("episode_id").to_arrow()  # noqa: F841 - read by name in the SQL below
+            known = con.execute("SELECT count(*) FROM episodes WHERE episode_id IN (SELECT episode_id FROM _ids)").fetchone()[0]
+            if known:  # children first (foreign keys), each delete committed apart: DuckDB checks keys eagerly
+                for t, key in (("steps", "episode_id"), ("episodes", "episode_id"), ("turns", "trajectory_id"), ("trajectories", "trajectory_id")):
+                    con.execute(f"DELETE FROM {t} WHERE {key} IN (SELECT episode_id FROM _ids)")
+                    con.execute("COMMIT")  # inside the copy: nothing is visible before the rename
+                    con.execute("BEGIN TRANSACTION")
             for t in ("trajectories", "turns", "episodes", "steps"):
-                insert_frame(con, t, merged[t])
-            for t, schema in (("quarantine", QUARANTINE_SCHEMA), ("mask_thresholds", THRESHOLD_SCHEMA), ("ingest_log", LOG_SCHEMA)):
-                insert_frame(con, t, pl.DataFrame(schema=schema))  # empty: the store's shape, for its readers
+                insert_frame(con, t, new[t])
     return path
 
 
