@@ -22,8 +22,8 @@ run) as the unloaded baseline. The server's RSS (``/proc/<pid>/status``) is read
 warm-up of both paths (the baseline), after each phase, and while idle for up to
 ``--idle-wait`` seconds until it is back within 10%.
 
-Targets: no 5xx and no request left without an answer; episodes stored = HTTP sessions
-closed (with at least one step); after the load the RSS within 10% of the baseline.
+Targets: no 5xx and no request left without an answer; episodes stored = sessions closed
+(HTTP: by id, with every step; MCP: episodes of agent ``mcp``); after the load the RSS within 10% of the baseline.
 Latency and throughput are reported, without a target (2 cores: the client shares them).
 
 Usage: python bench/load.py [--sessions 500] [--steps 20] [--world esports_2031]
@@ -47,6 +47,8 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import polars as pl
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -218,6 +220,11 @@ async def http_phase(url: str, plan: Plan, sessions: int, steps: int, concurrenc
         done.set()
         await watcher
     return phase
+
+
+def agent_episodes(warehouse: Path, agent: str) -> int:
+    """How many episodes of ``agent`` the episode store holds (the episode log drained first)."""
+    return read_episodes(warehouse).filter(pl.col("agent") == agent).height
 
 
 def stored_episodes(warehouse: Path, ids: set[str]) -> tuple[int, int]:
@@ -415,8 +422,12 @@ def main() -> None:
                 rss.append(("after HTTP", server.rss))
                 stored, stored_steps = stored_episodes(wh, set(phases[-1][0].closed))
             if args.only != "http":
+                mcp_before = agent_episodes(wh, "mcp")
                 phases.append((asyncio.run(mcp_phase(server.url, plan, args.sessions, args.steps, args.mcp_concurrency, 0)), "call", base_mcp))
                 rss.append(("after MCP", server.rss))
+                deadline = time.monotonic() + 10  # a deleted MCP session is closed just after the DELETE is answered
+                while (mcp_stored := agent_episodes(wh, "mcp") - mcp_before) < args.sessions and time.monotonic() < deadline:
+                    time.sleep(0.5)
             t = time.monotonic()
             while (now := server.rss) > baseline * (1 + RSS_TOLERANCE) and time.monotonic() - t < args.idle_wait:
                 time.sleep(1)
@@ -460,6 +471,8 @@ def main() -> None:
         expected_steps, closed = sum(http.closed.values()), sum(1 for n in http.closed.values() if n > 0)
         checks.append((stored == closed == args.sessions and stored_steps == expected_steps,
                        f"episodes stored = HTTP sessions closed: {stored} / {closed} (of {args.sessions}); steps stored {stored_steps:,} / {expected_steps:,}"))
+    if args.only != "http":
+        checks.append((mcp_stored == args.sessions, f"episodes stored = MCP sessions closed: {mcp_stored} / {args.sessions} (agent mcp)"))
     checks.append((ratio <= 1 + RSS_TOLERANCE, f"RSS back within {RSS_TOLERANCE:.0%}: {rss[-1][1]:.1f} MiB = {ratio:.3f}× the baseline {baseline:.1f} MiB"))
     for ok, line in checks:
         console.print(f"{'PASS' if ok else 'MISS'}  {line}")
