@@ -66,6 +66,7 @@ bench: $(STAMP)  ## bench/simenv.py reads the demo's warehouse: run make demo fi
 	$(BIN)/python bench/backfill.py
 	$(BIN)/python bench/world_model.py
 	$(BIN)/python bench/datasets.py
+	$(BIN)/python bench/fuzz.py
 
 ## The Dagster UI on http://WORLDFORGE_HOST:WORLDFORGE_UI_PORT (default http://127.0.0.1:3000)
 dev: $(STAMP)
