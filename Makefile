@@ -67,6 +67,7 @@ bench: $(STAMP)  ## bench/simenv.py and bench/load.py read the demo's warehouse:
 	$(BIN)/python bench/backfill.py
 	$(BIN)/python bench/world_model.py
 	$(BIN)/python bench/datasets.py
+	$(BIN)/python bench/fuzz.py
 
 ## The Dagster UI on http://WORLDFORGE_HOST:WORLDFORGE_UI_PORT (default http://127.0.0.1:3000)
 dev: $(STAMP)

@@ -66,3 +66,10 @@ def test_rejects(text, fragment):
     with pytest.raises(ExpressionError, match=None) as info:
         E.parse(text)
     assert fragment in str(info.value)
+
+
+@pytest.mark.parametrize("text", ["(not a) == b", "-(not a)", "(not a) + 1", "0.00001", "0.0000015"])
+def test_unparse_keeps_the_meaning_of_not_and_small_floats(text):
+    """Found by tests/fuzz: ``unparse`` wrote ``not a == b`` for ``(not a) == b``, ``-not a`` and ``1e-05``."""
+    node = E.parse(text)
+    assert E.parse(E.unparse(node)) == node

@@ -1,3 +1,5 @@
+import copy
+
 import pytest
 import yaml
 
@@ -113,3 +115,13 @@ def test_faker_template_tokens_must_be_providers(phone_doc):
     cols["name"] = {"kind": "faker", "template": "{{company}}", "provider": "company"}
     (path, msg), = problems_of(phone_doc)
     assert "exactly one of 'provider' or 'template'" in msg
+
+
+@pytest.mark.parametrize("world, table", [("smartphones_2029", "brands"), ("esports_2031", "leagues")])
+def test_a_missing_parent_table_is_a_spec_error(spec_docs, world, table):
+    """Found by tests/fuzz: with a parent table deleted, ``parent.col`` in a template or a check raised KeyError."""
+    doc = copy.deepcopy(spec_docs[world])
+    del doc["tables"][table]
+    problems = problems_of(doc)
+    assert any(msg == f"parent '{table}': no such table" for _, msg in problems), problems
+    assert any(f"no table '{table}'" in msg or "is not reachable" in msg for _, msg in problems[1:]), problems

@@ -42,6 +42,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
+from decimal import Decimal
 from typing import Union
 
 import polars as pl
@@ -479,6 +480,10 @@ def to_polars(node: Node, target_year: int = 2000, as_of: date | None = None) ->
 _PREC = {"or": 1, "and": 2, "==": 4, "!=": 4, "<": 4, "<=": 4, ">": 4, ">=": 4, "+": 5, "-": 5, "*": 6, "/": 6, "%": 6}
 
 
+def _is_not(node: Node) -> bool:
+    return isinstance(node, Unary) and node.op == "not"
+
+
 def unparse(node: Node) -> str:
     """An AST written back as expression text (fully parenthesised where precedence needs it)."""
     if isinstance(node, Literal):
@@ -489,12 +494,15 @@ def unparse(node: Node) -> str:
             return "true" if v else "false"
         if isinstance(v, str):
             return "'" + v.replace("\\", "\\\\").replace("'", "\\'") + "'"
+        if isinstance(v, float) and math.isfinite(v):  # positional: the grammar has no exponent (1e-05)
+            text = format(Decimal(repr(v)), "f")
+            return text if "." in text else text + ".0"
         return repr(v)
     if isinstance(node, Column):
         return node.name
     if isinstance(node, Unary):
         inner = unparse(node.operand)
-        if isinstance(node.operand, Binary):
+        if isinstance(node.operand, Binary) or (node.op == "-" and _is_not(node.operand)):
             inner = f"({inner})"
         return f"not {inner}" if node.op == "not" else f"-{inner}"
     if isinstance(node, Binary):
@@ -502,6 +510,8 @@ def unparse(node: Node) -> str:
         for side in (node.left, node.right):
             text = unparse(side)
             if isinstance(side, Binary) and _PREC[side.op] <= _PREC[node.op]:  # always safe, sometimes verbose
+                text = f"({text})"
+            elif _is_not(side) and node.op not in ("and", "or"):  # ``not`` binds looser than comparisons and arithmetic
                 text = f"({text})"
             parts.append(text)
         return f"{parts[0]} {node.op} {parts[1]}"

@@ -112,6 +112,8 @@ def column_inputs(spec: "WorldSpec", tname: str, cname: str) -> tuple[list[tuple
             ref = _parent_of_ref(table, parent)
             if ref is None:
                 problems.append(f"{what} {name!r}: table '{tname}' has no reference column to '{parent}'")
+            elif parent not in spec.tables:  # the reference column names a table that does not exist
+                problems.append(f"{what} {name!r}: no table '{parent}'")
             elif pcol not in spec.tables[parent].columns:
                 problems.append(f"{what} {name!r}: table '{parent}' has no column '{pcol}'")
             else:
@@ -292,7 +294,7 @@ def build_plan(spec: "WorldSpec") -> tuple[Plan | None, list[tuple[str, str]]]:
             for n in names:
                 if "." in n:
                     parent = n.split(".", 1)[0]
-                    if _parent_of_ref(table, parent) is None or n.split(".", 1)[1] not in spec.tables[parent].columns:
+                    if _parent_of_ref(table, parent) is None or parent not in spec.tables or n.split(".", 1)[1] not in spec.tables[parent].columns:
                         problems.append((path, f"{n!r} is not reachable from table '{tname}'"))
                 elif n not in table.columns:
                     problems.append((path, f"{n!r} is not a column of '{tname}'"))
