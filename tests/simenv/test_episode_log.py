@@ -202,3 +202,16 @@ def test_mcp_sessions_are_recorded_on_delete_and_expire_when_idle(wh):
     got = read_episodes(wh)
     assert got.height == 5 and set(got["agent"]) == {"mcp"}
     assert sorted(got["episode_id"].str.len_chars().to_list()) == [32] * 5
+
+
+def test_a_long_log_is_drained_in_bounded_batches(wh, monkeypatch):
+    import worldforge.simenv.episodes as episodes
+
+    batches: list[int] = []
+    real = episodes.record_episodes
+    monkeypatch.setattr(episodes, "DRAIN_BATCH_BYTES", 2_000)
+    monkeypatch.setattr(episodes, "record_episodes", lambda w, eps: (batches.append(len(eps)), real(w, eps))[1])
+    log_episodes(wh, [_episode(f"b{i}", n=2) for i in range(12)] + [_episode("long", n=40, text="x" * 100)])
+    assert drain_episode_log(wh).recorded == 13
+    assert len(batches) > 3 and max(batches) <= 4  # a line is about 600 bytes; the long one (> 2,000) alone
+    assert read_episodes(wh).height == 13 and not _log_lines(wh)

@@ -279,12 +279,25 @@ DRAIN_ATTEMPTS = 5
 _failed_drains: dict[str, int] = {}
 
 
-def _take(path: Path) -> tuple[bytes, int]:
-    """The complete lines of the log and their byte count (an unfinished last line stays for later)."""
+DRAIN_BATCH_BYTES = 4 << 20
+"""Log bytes recorded per store update (at least one whole line): bounds a drain's memory."""
+
+
+def _take(path: Path, limit: int | None = None) -> tuple[bytes, int]:
+    """The first complete lines of the log, about ``limit`` bytes of them (default
+    :data:`DRAIN_BATCH_BYTES`; at least one line), and their byte count; an unfinished last
+    line stays for later."""
+    limit = limit or DRAIN_BATCH_BYTES
     with _locked(path):
         if not path.exists():
             return b"", 0
-        data = path.read_bytes()
+        with open(path, "rb") as fh:
+            data = fh.read(limit)
+            while data and b"\n" not in data:  # one line longer than the limit: read to its end
+                more = fh.read(limit)
+                if not more:
+                    break
+                data += more
     end = data.rfind(b"\n") + 1
     return data[:end], end
 
@@ -336,48 +349,60 @@ def drain_episode_log(warehouse: str | Path) -> LogDrain:
     path = episode_log(warehouse)
     if not path.exists():
         return LogDrain()
+    recorded = rejected = 0
     with _locked(path.with_name(path.name + ".drain")):
-        data, taken = _take(path)
-        if not taken:
-            return LogDrain()
-        good: list[Episode] = []
-        bad: list[tuple[str, str]] = []
-        for raw in data.decode("ascii", "backslashreplace").splitlines():
-            if not raw.strip():
-                continue
-            try:
-                good.append(episode_from_line(raw))
-            except (ValueError, TypeError, KeyError) as exc:
-                bad.append((raw, f"unreadable line: {exc}"))
-        recorded = 0
-        if good:
-            try:
-                record_episodes(warehouse, good)
-                recorded = len(good)
-            except Exception:
-                failed: list[tuple[Episode, Exception]] = []
-                for e in good:
-                    try:
-                        record_episodes(warehouse, [e])
-                        recorded += 1
-                        _failed_drains.pop(e.episode_id, None)
-                    except Exception as exc:
-                        failed.append((e, exc))
-                if not recorded:  # the store, not the episodes: keep them, unless one failed too often
-                    for e, _ in failed:
-                        _failed_drains[e.episode_id] = _failed_drains.get(e.episode_id, 0) + 1
-                    if all(_failed_drains[e.episode_id] < DRAIN_ATTEMPTS for e, _ in failed):
-                        raise failed[0][1] from None
-                    keep = [e for e, _ in failed if _failed_drains[e.episode_id] < DRAIN_ATTEMPTS]
-                    failed = [(e, x) for e, x in failed if _failed_drains[e.episode_id] >= DRAIN_ATTEMPTS]
-                    with _locked(path):  # the kept ones go back to the log's end
-                        log_episodes_unlocked(path, keep)
-                for e, exc in failed:
+        while True:  # a batch of lines at a time, each cut from the log once recorded
+            done = _drain_batch(warehouse, path)
+            if done is None:
+                return LogDrain(recorded, rejected)
+            recorded, rejected = recorded + done[0], rejected + done[1]
+            if not done[0]:  # nothing recorded: the rest waits for the next drain
+                return LogDrain(recorded, rejected)
+
+
+def _drain_batch(warehouse: str | Path, path: Path) -> tuple[int, int] | None:
+    """Record and cut the log's first batch (:data:`DRAIN_BATCH_BYTES`); ``None`` when it has no complete line."""
+    data, taken = _take(path)
+    if not taken:
+        return None
+    good: list[Episode] = []
+    bad: list[tuple[str, str]] = []
+    for raw in data.decode("ascii", "backslashreplace").splitlines():
+        if not raw.strip():
+            continue
+        try:
+            good.append(episode_from_line(raw))
+        except (ValueError, TypeError, KeyError) as exc:
+            bad.append((raw, f"unreadable line: {exc}"))
+    recorded = 0
+    if good:
+        try:
+            record_episodes(warehouse, good)
+            recorded = len(good)
+        except Exception:
+            failed: list[tuple[Episode, Exception]] = []
+            for e in good:
+                try:
+                    record_episodes(warehouse, [e])
+                    recorded += 1
                     _failed_drains.pop(e.episode_id, None)
-                    bad.append((episode_line(e).rstrip("\n"), f"{type(exc).__name__}: {exc}"))
-        _reject(path, bad)
-        _cut(path, taken)
-    return LogDrain(recorded, len(bad))
+                except Exception as exc:
+                    failed.append((e, exc))
+            if not recorded:  # the store, not the episodes: keep them, unless one failed too often
+                for e, _ in failed:
+                    _failed_drains[e.episode_id] = _failed_drains.get(e.episode_id, 0) + 1
+                if all(_failed_drains[e.episode_id] < DRAIN_ATTEMPTS for e, _ in failed):
+                    raise failed[0][1] from None
+                keep = [e for e, _ in failed if _failed_drains[e.episode_id] < DRAIN_ATTEMPTS]
+                failed = [(e, x) for e, x in failed if _failed_drains[e.episode_id] >= DRAIN_ATTEMPTS]
+                with _locked(path):  # the kept ones go back to the log's end
+                    log_episodes_unlocked(path, keep)
+            for e, exc in failed:
+                _failed_drains.pop(e.episode_id, None)
+                bad.append((episode_line(e).rstrip("\n"), f"{type(exc).__name__}: {exc}"))
+    _reject(path, bad)
+    _cut(path, taken)
+    return recorded, len(bad)
 
 
 def settle_episode_log(warehouse: str | Path) -> None:

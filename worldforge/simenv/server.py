@@ -39,6 +39,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
+import ctypes.util
+import gc
 import json
 import logging
 import re
@@ -505,6 +508,29 @@ FLUSH_INTERVAL_S = 1.0
 """How often the server records the episode log in ``episodes.duckdb`` (seconds)."""
 
 
+def release_memory() -> None:
+    """Hand freed heap memory back to the OS (glibc ``malloc_trim``; a no-op elsewhere).
+
+    Closed sessions free their objects, but glibc keeps the freed pages of its per-thread
+    arenas mapped, so the server's RSS would stay at its peak after a burst of sessions. The
+    reaper calls this once sessions have closed since its last pass.
+    """
+    gc.collect()
+    if _LIBC is not None:
+        _LIBC.malloc_trim(0)
+
+
+def _libc() -> Any:
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        return libc if hasattr(libc, "malloc_trim") else None
+    except OSError:
+        return None
+
+
+_LIBC = _libc()
+
+
 def create_app(
     world: str,
     warehouse: str | Path | None = None,
@@ -537,6 +563,7 @@ def create_app(
 
         async def reaper() -> None:
             reap_every, last_reap = max(1.0, min(10.0, idle_timeout / 2)), time.monotonic()
+            peak = 0
             while True:
                 await asyncio.sleep(FLUSH_INTERVAL_S)
                 try:
@@ -546,6 +573,11 @@ def create_app(
                         await asyncio.to_thread(mcp_sessions.reap)
                     await asyncio.to_thread(mcp_sessions.flush)
                     await asyncio.to_thread(sessions.flush)  # never raises; logs and keeps what failed
+                    open_now = len(sessions) + len(mcp_sessions)
+                    if open_now < peak // 2:  # half the sessions of the last peak are gone: give their memory back
+                        await asyncio.to_thread(release_memory)
+                        peak = open_now
+                    peak = max(peak, open_now)
                 except Exception:  # the reaper must outlive any error
                     log.exception("session reaper")
 
