@@ -512,8 +512,9 @@ def release_memory() -> None:
     """Hand freed heap memory back to the OS (glibc ``malloc_trim``; a no-op elsewhere).
 
     Closed sessions free their objects, but glibc keeps the freed pages of its per-thread
-    arenas mapped, so the server's RSS would stay at its peak after a burst of sessions. The
-    reaper calls this once sessions have closed since its last pass.
+    arenas mapped, so the server's RSS would stay at its peak after a burst of sessions or an
+    update of the episode store (DuckDB loads the store's key indexes). The reaper calls this
+    after each store update and once half the sessions of the last peak have closed.
     """
     gc.collect()
     if _LIBC is not None:
@@ -571,10 +572,10 @@ def create_app(
                         last_reap = time.monotonic()
                         await asyncio.to_thread(sessions.reap)
                         await asyncio.to_thread(mcp_sessions.reap)
-                    await asyncio.to_thread(mcp_sessions.flush)
-                    await asyncio.to_thread(sessions.flush)  # never raises; logs and keeps what failed
+                    recorded = await asyncio.to_thread(mcp_sessions.flush)
+                    recorded += await asyncio.to_thread(sessions.flush)  # never raises; logs and keeps what failed
                     open_now = len(sessions) + len(mcp_sessions)
-                    if open_now < peak // 2:  # half the sessions of the last peak are gone: give their memory back
+                    if recorded or open_now < peak // 2:  # a store update, or half the sessions of the last peak gone
                         await asyncio.to_thread(release_memory)
                         peak = open_now
                     peak = max(peak, open_now)
