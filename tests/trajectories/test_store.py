@@ -71,3 +71,20 @@ def test_missing_path_and_foreign_file(tmp_path):
     duckdb.connect(str(tmp_path / "trajectories.duckdb")).execute("CREATE TABLE x (a INT)").close()
     with pytest.raises(WarehouseError, match="not a worldforge trajectory store"):
         ingest([TRAJECTORIES / "webvoyager"], tmp_path)
+
+
+def test_lone_surrogates_in_a_real_file_are_stored_escaped(tmp_path):
+    # found by bench/fuzz.py: a JSON "\ud800" in an InterCode query made read_batch raise UnicodeEncodeError
+    import json
+
+    real = json.loads((TRAJECTORIES / "intercode/data/results/ctf/ic_ctf_gpt-4_25_turns.json").read_text())
+    first = next(iter(real))
+    real[first]["query"] = "\ud800 find the flag"
+    real[first]["turn_history"]["observations"][0] = "out \udfff"
+    target = tmp_path / "intercode/data/results/ctf/ic_ctf_gpt-4_25_turns.json"
+    target.parent.mkdir(parents=True)
+    target.write_text(json.dumps(real))  # ASCII JSON: the surrogates as \ud800 escapes
+    batch = store_mod.read_batch([tmp_path])
+    assert batch.trajectories.height == len(real) and batch.quarantine.height == 0
+    assert batch.trajectories["task"].str.contains(r"\ud800 find the flag", literal=True).any()
+    assert batch.turns["observation"].str.contains(r"out \udfff", literal=True).any()

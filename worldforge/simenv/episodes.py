@@ -42,7 +42,7 @@ import polars as pl
 
 from worldforge.simenv.env import Observation
 from worldforge.trajectories.mask import MaskConfig, mask_turns
-from worldforge.trajectories.model import StoredTrajectory, tool_call_text
+from worldforge.trajectories.model import StoredTrajectory, storable, storable_row, tool_call_text  # noqa: F401 - storable re-exported (server)
 from worldforge.trajectories.store import LOG_SCHEMA, QUARANTINE_SCHEMA, STORE_DDL, THRESHOLD_SCHEMA, TRAJECTORY_SCHEMA, TURN_SCHEMA, trajectories_from_batches
 from worldforge.warehouse.duck import atomic_duckdb, insert_frame, open_readonly, read_table, reading_store
 from worldforge.warehouse.layout import episode_log, episode_store
@@ -90,18 +90,7 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def storable(text: str) -> str:
-    """``text`` as valid UTF-8: each lone surrogate (``"\\ud800"``, which JSON can carry but UTF-8
-    cannot) becomes its escape, the six characters ``\\ud800``; any other text is returned as is."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return text
-
-
-def _safe(row: tuple) -> tuple:
-    return tuple(storable(v) if isinstance(v, str) else v for v in row)
+_safe = storable_row
 
 
 def _action_text(call: dict) -> str:

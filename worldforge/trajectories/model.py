@@ -104,6 +104,22 @@ class Quarantined:
     file_sha1: str = ""
 
 
+def storable(text: str) -> str:
+    """``text`` as valid UTF-8: each lone surrogate (``"\\ud800"``, which JSON can carry and a
+    file name decoded with ``surrogateescape`` holds, but UTF-8 cannot) becomes its escape, the
+    six characters ``\\ud800``; any other text is returned as is."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
+def storable_row(row: tuple) -> tuple:
+    """``row`` with every string made :func:`storable` (other values as they are)."""
+    return tuple(storable(v) if isinstance(v, str) else v for v in row)
+
+
 def record_id(file_key: str, locator: str) -> str:
     """A stable record id: the first 16 hex digits of SHA-1 over ``<file_key>#<locator>``."""
     return hashlib.sha1(f"{file_key}#{locator}".encode()).hexdigest()[:16]

@@ -29,7 +29,7 @@ import polars as pl
 from worldforge.errors import WarehouseError
 from worldforge.tally import Tally
 from worldforge.trajectories.mask import MaskConfig, mask_turns
-from worldforge.trajectories.model import Quarantined, StoredTrajectory, StoredTurn, Trajectory
+from worldforge.trajectories.model import Quarantined, StoredTrajectory, StoredTurn, Trajectory, storable, storable_row
 from worldforge.trajectories.readers import discover, read_file
 from worldforge.warehouse.atomic import atomic_file
 from worldforge.warehouse.duck import atomic_duckdb, insert_frame, open_readonly, quote_str, read_table, reading_store
@@ -180,16 +180,17 @@ def read_batch(paths: Iterable[str | Path], progress: Callable[[int, int, str], 
         for rec in read_file(f, rel):
             records_in += 1
             if isinstance(rec, Quarantined):
-                q_rows.append((rec.source_path, rec.locator, rec.reason, rec.file_sha1))
+                q_rows.append(storable_row((rec.source_path, rec.locator, rec.reason, rec.file_sha1)))
                 continue
             assert isinstance(rec, Trajectory)
             tid = rec.trajectory_id
             if tid in seen:  # the same file reached through two given paths
-                q_rows.append((rec.source_path, rec.locator, "duplicate record (already read in this batch)", rec.file_sha1))
+                q_rows.append(storable_row((rec.source_path, rec.locator, "duplicate record (already read in this batch)", rec.file_sha1)))
                 continue
             seen.add(tid)
-            traj_rows.append((tid, rec.source, rec.source_path, rec.format, rec.domain, rec.task, len(rec.turns), rec.locator, rec.file_sha1))
-            turn_rows.extend((tid, i, t.action, t.observation) for i, t in enumerate(rec.turns))
+            # text as valid UTF-8 (a JSON "\ud800" is a lone surrogate polars cannot hold)
+            traj_rows.append(storable_row((tid, rec.source, rec.source_path, rec.format, rec.domain, rec.task, len(rec.turns), rec.locator, rec.file_sha1)))
+            turn_rows.extend((tid, i, storable(t.action), storable(t.observation)) for i, t in enumerate(rec.turns))
         if progress:
             progress(done, len(files), rel)
     base_turn = {k: TURN_SCHEMA[k] for k in ("trajectory_id", "turn_idx", "action", "observation")}
