@@ -400,8 +400,8 @@ def settle_episode_log(warehouse: str | Path) -> None:
     try:
         if episode_log(warehouse).exists():
             drain_episode_log(warehouse)
-    except Exception:
-        log.exception("the episode log of %s could not be drained; reading the store as it is", warehouse)
+    except Exception as exc:  # a warning, not a traceback: the reader goes on
+        log.warning("the episode log of %s could not be drained (%s: %s); reading the store as it is", warehouse, type(exc).__name__, exc)
 
 
 def read_episodes(warehouse: str | Path) -> pl.DataFrame:
