@@ -17,10 +17,11 @@ from fastapi.testclient import TestClient
 from tests.conftest_worlds import built_world
 from tests.simenv.test_server import Server
 from worldforge.simenv.env import SearchEnv
-from worldforge.simenv.episodes import Episode, read_episodes, record_episodes, storable
+from worldforge.simenv.episodes import Episode, read_episodes, record_episodes
 from worldforge.simenv.perturbations import MAX_INSTRUCTION_CHARS, from_instruction
 from worldforge.simenv.server import MAX_BODY_BYTES, MAX_JSON_DEPTH, Sessions, create_app
 from worldforge.tasks.store import build_tasks
+from worldforge.trajectories.model import storable
 from worldforge.trajectories.store import load_store
 
 WORLD = "esports_2031"

@@ -42,7 +42,7 @@ import polars as pl
 
 from worldforge.simenv.env import Observation
 from worldforge.trajectories.mask import MaskConfig, mask_turns
-from worldforge.trajectories.model import StoredTrajectory, storable, storable_row, tool_call_text  # noqa: F401 - storable re-exported (server)
+from worldforge.trajectories.model import StoredTrajectory, storable_row, tool_call_text
 from worldforge.trajectories.store import LOG_SCHEMA, QUARANTINE_SCHEMA, STORE_DDL, THRESHOLD_SCHEMA, TRAJECTORY_SCHEMA, TURN_SCHEMA, trajectories_from_batches
 from worldforge.warehouse.duck import atomic_duckdb, insert_frame, open_readonly, read_table, reading_store
 from worldforge.warehouse.layout import episode_log, episode_store
@@ -90,7 +90,6 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-_safe = storable_row
 
 
 def _action_text(call: dict) -> str:
@@ -106,11 +105,11 @@ def _frames(episodes: list[Episode]) -> dict[str, pl.DataFrame]:
     traj, turns, eps, steps = [], [], [], []
     for e in episodes:
         source_path = f"simenv/{e.world}" + (f"/{e.scenario}" if e.scenario else "")
-        traj.append(_safe((e.episode_id, "simenv", source_path, "simenv_episode", "search", e.question, len(e.steps), e.episode_id, "", 0)))
+        traj.append(storable_row((e.episode_id, "simenv", source_path, "simenv_episode", "search", e.question, len(e.steps), e.episode_id, "", 0)))
         for i, (call, obs) in enumerate(e.steps):
-            turns.append(_safe((e.episode_id, i, _action_text(call), obs.text, None, None, None, None, None, None)))
-            steps.append(_safe((e.episode_id, i, obs.tool, obs.error, json.dumps(obs.fired), json.dumps(obs.revealed), obs.leaks_blocked)))
-        eps.append(_safe((e.episode_id, e.world, e.scenario, e.task_id, e.seed, e.perturbations_json, e.agent, e.finished,
+            turns.append(storable_row((e.episode_id, i, _action_text(call), obs.text, None, None, None, None, None, None)))
+            steps.append(storable_row((e.episode_id, i, obs.tool, obs.error, json.dumps(obs.fired), json.dumps(obs.revealed), obs.leaks_blocked)))
+        eps.append(storable_row((e.episode_id, e.world, e.scenario, e.task_id, e.seed, e.perturbations_json, e.agent, e.finished,
                           e.f1_by_row, e.f1_by_item, e.answer, now)))
     return {
         "trajectories": pl.DataFrame(traj, schema=TRAJECTORY_SCHEMA, orient="row"),

@@ -61,9 +61,9 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from worldforge.errors import WorldforgeError
 from worldforge.settings import get_settings
 from worldforge.simenv.env import TOOL_SCHEMAS, SearchEnv
-from worldforge.simenv.episodes import storable
 from worldforge.simenv.perturbations import MAX_INSTRUCTION_CHARS, PerturbationConfig, from_instruction
 from worldforge.tasks.store import read_tasks
+from worldforge.trajectories.model import storable
 from worldforge.warehouse.duck import open_readonly
 from worldforge.warehouse.layout import resolve, world_files, world_path
 
@@ -227,13 +227,10 @@ class Sessions:
                 self.finished.extend(envs)
             raise EpisodeNotLogged(f"the episode could not be stored ({type(exc).__name__}); it is kept and retried") from None
 
-    def flush(self, warehouse: Path | None = None) -> int:
+    def flush(self) -> int:
         """Log the sessions waiting in :attr:`finished`, then record the episode log in
         ``episodes.duckdb`` (:func:`~worldforge.simenv.episodes.drain_episode_log`); never raises
         (a failure is logged and retried at the next flush).
-
-        Args:
-            warehouse: unused, kept for callers of the earlier signature (the sessions' own warehouse is used).
 
         Returns:
             How many episodes were recorded in the store.
@@ -293,11 +290,6 @@ class Sessions:
                     raise WorldforgeError(f"too many open sessions ({self.max_sessions}); close some first")
                 self._items[key] = (env, time.monotonic(), threading.Lock())
         return self.use(key) or (env, threading.Lock())
-
-    def get(self, sid: str) -> SearchEnv | None:
-        """The session ``sid``, its idle clock restarted; ``None`` when there is none (never opened, closed or expired)."""
-        item = self.use(sid)
-        return item[0] if item else None
 
     def use(self, sid: str) -> tuple[SearchEnv, threading.Lock] | None:
         """The session ``sid`` and the lock to hold while stepping it, its idle clock restarted; ``None`` when there is none."""
