@@ -116,13 +116,18 @@ def agentworldbench_export(context: AssetExecutionContext, warehouse: WarehouseR
 def world_model_eval(context: AssetExecutionContext, warehouse: WarehouseResource, datasets: DatasetsResource, world_model: WorldModelResource) -> MaterializeResult:
     """The world model on the AgentWorldBench export: eval infer, rule-metric judge and scores per domain (WAREHOUSE/datasets/eval)."""
     from worldforge.agentworldbench.evaluate import evaluate_export
+    from worldforge.agentworldbench.score import display_name
 
     result = evaluate_export(dataset_dir(warehouse.path, "agentworldbench"), dataset_dir(warehouse.path, "eval"),
                              world_model.backend(warehouse.path), max_records_per_source=datasets.eval_max_records_per_source)
-    overall = result.scores.get("overall", {})
-    rows = [{"domain": d, "lines": s["lines"], "failed": s["failed"], **{m: v for m, v in s["rules"].items()}} for d, s in result.scores.items()]
+    scores = result.scores
+    overall = scores["overall"]
+    rows = [{"domain": display_name(d), "lines": s["lines"], "failed": s["failed"], **s["rules"], "judge_total": s["total"]}
+            for d, s in scores["domains"].items()]
+    rows.append({"domain": "micro", "lines": overall["lines"], "failed": overall["failed"], **overall["rules"], "judge_total": overall["total"]})
     return MaterializeResult(
         metadata={"backend": result.backend, **tally_metadata(result.tally), "scores": md_table(rows),
-                  "token_f1_overall": (overall.get("rules") or {}).get("token_f1"), "path": MetadataValue.path(str(result.folder))},
+                  "token_f1_overall": overall["rules"].get("token_f1"), "judge_total_overall": overall["total"],
+                  "path": MetadataValue.path(str(result.folder))},
         check_results=[balance_check(result.tally, "predictions_balance")],
     )

@@ -41,7 +41,7 @@ class WarehouseSummary:
         trajectories: the trajectory store's counts.
         episodes: the episode store's counts.
         datasets: ``{name: report.json object}`` of the dataset folders built so far.
-        eval_scores: the ``overall`` entry of ``datasets/eval/scores.json``, when evaluated.
+        eval_scores: ``datasets/eval/scores.json`` (:func:`~worldforge.agentworldbench.score.score_lines`), when evaluated.
     """
 
     path: Path
@@ -75,5 +75,5 @@ def summarise(warehouse: str | Path | None = None) -> WarehouseSummary:
         if report.is_file():
             datasets[name] = json.loads(report.read_text(encoding="utf-8"))
     scores = dataset_dir(wh, "eval") / "scores.json"
-    overall = json.loads(scores.read_text(encoding="utf-8")).get("overall", {}) if scores.is_file() else None
-    return WarehouseSummary(wh, worlds, store_counts(store_path(wh)), episode_counts(wh), datasets, overall)
+    evaluation = json.loads(scores.read_text(encoding="utf-8")) if scores.is_file() else None
+    return WarehouseSummary(wh, worlds, store_counts(store_path(wh)), episode_counts(wh), datasets, evaluation)

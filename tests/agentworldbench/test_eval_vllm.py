@@ -43,7 +43,7 @@ def test_infer_judge_score_against_vllm_serve(small_wh, vllm_server, tmp_path):
     ok = [p for p in preds if p["status"] == "ok"]
     assert len(preds) == n and ok  # structured output: the random model's replies parse
     res = runner.invoke(app, ["eval", "judge", str(tmp_path / "pred.jsonl"), "-o", str(tmp_path / "judged.jsonl"),
-                              "--judge", "openai", "--base-url", url])
+                              "--judge", "openai", "--base-url", url, "--judge-structured", "--judge-max-tokens", "200"])
     assert res.exit_code == 0, res.output
     judged = [json.loads(x) for x in (tmp_path / "judged.jsonl").read_text().splitlines()]
     assert len(judged) == n
@@ -53,11 +53,15 @@ def test_infer_judge_score_against_vllm_serve(small_wh, vllm_server, tmp_path):
         if j["judge_status"] == "ok":  # schema-constrained: five integers 1-5, normalised to 0-100
             assert set(j["judge"]) == {"format", "factuality", "consistency", "realism", "quality"}
             assert all(j["judge_normalised"][d] == (s - 1) / 4 * 100 for d, s in j["judge"].items())
+            assert j["failed"] == 0.0 and j["total_score"] == sum(j["judge"].values()) / 5  # the reference's fields
+        assert j["judge_meta"]["structured"] and len(j["judge_meta"]["prompt_sha256"]) == 64
     res = runner.invoke(app, ["eval", "score", str(tmp_path / "judged.jsonl"), "--json", str(tmp_path / "scores.json")])
     assert res.exit_code == 0, res.output
     scores = json.loads((tmp_path / "scores.json").read_text())
     assert scores["overall"]["lines"] == n and scores["overall"]["judged"] == sum(j.get("judge_status") == "ok" for j in judged)
-    assert all(v is None or 0 <= v <= 100 for s in scores.values() for v in (*s["rules"].values(), *s["judge"].values()))
+    groups = [*scores["domains"].values(), scores["overall"]]
+    assert all(v is None or 0 <= v <= 100 for s in groups for v in (*s["rules"].values(), *s["judge"].values()))
+    assert scores["reference"]["valid"] == scores["overall"]["judged"] and set(scores["domains"]) <= {"mcp", "terminal"}
 
 
 def test_sft_rejection_sampling_with_the_served_model(small_wh, vllm_server, tiny_model, tmp_path):

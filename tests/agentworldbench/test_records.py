@@ -4,7 +4,6 @@ import pytest
 
 from tests.conftest import TRAJECTORIES
 from worldforge.agentworldbench import (
-    SYSTEM_PROMPTS,
     AgentWorldBenchRecord,
     ParseFailure,
     Prediction,
@@ -13,6 +12,7 @@ from worldforge.agentworldbench import (
     parse_prediction,
     read_records,
     records_from_turns,
+    system_prompt,
     write_records,
 )
 from worldforge.trajectories.readers import read_path
@@ -35,12 +35,47 @@ def test_records_follow_the_agentworldbench_contract(tau_trajectory):
     assert r.prompt[0].startswith("### Turn 1\n**Action:**\n```json\n") and json.loads(r.prompt[0].split("```json\n")[1].split("\n```")[0])["name"]
     assert all(x.startswith("**Environment Observation:**\n") for x in r.response)
     assert r.reference() == t.turns[2].observation.strip()
+    assert r.task == r.bench_domain() == "mcp" and t.domain == "tool"  # the reference's domain name for tool data
+    assert r.instruction() == t.task and r.model_extra["instruction"] == t.task
     msgs = build_messages(r)
-    assert msgs[0] == {"role": "system", "content": SYSTEM_PROMPTS[t.domain]}
-    # task exchange, then turns 1 and 2 as user/assistant pairs, then the current action
-    assert [m["role"] for m in msgs[3:]] == ["user", "assistant", "user", "assistant", "user"]
+    assert msgs[0] == {"role": "system", "content": system_prompt("mcp")}
+    # the reference's construction: turns 1 and 2 as user/assistant pairs, then the current action; no instruction
+    assert [m["role"] for m in msgs[1:]] == ["user", "assistant", "user", "assistant", "user"]
     assert msgs[-1]["content"] == r.prompt[2] and msgs[-2]["content"] == r.response[1]
+    assert t.task not in "".join(m["content"] for m in msgs)
     assert t.turns[2].observation not in "".join(m["content"] for m in msgs)  # the answer is not in the prompt
+    ours = build_messages(r, style="worldforge")  # the instruction as a first exchange
+    assert ours[1] == {"role": "user", "content": f"The agent's task: {t.task}"} and ours[3:] == msgs[1:]
+    with pytest.raises(ValueError, match="message style"):
+        build_messages(r, style="chatml")
+
+
+def test_the_reference_records_are_read_as_they_are(tmp_path):
+    """Integer ids, no current_prompt/system_str/total_turns, a string prompt: the reference's eval.py accepts these."""
+    lines = [
+        {"task": "terminal", "id": 7, "prompt": ["### Turn 1\n**Action:**\nls", "### Turn 2\n**Action:**\ntrue"],
+         "response": ["**Environment Observation:**\na.txt", "**Environment Observation:**\n"], "turn_idx": 2},
+        {"task": "agentworldbench/search", "id": "s-1", "prompt": "### Turn 1\n**Action:**\nq", "response": "**Environment Observation:**\nr", "turn_idx": 1},
+        {"id": 9, "prompt": ["p"], "turn_idx": 1},
+        {"id": 1.5, "prompt": ["p"], "turn_idx": 1},
+        {"id": 3, "prompt": ["p"], "turn_idx": 2},
+    ]
+    (tmp_path / "x_test.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    got = [r for _, r in read_records(tmp_path / "x_test.jsonl")]
+    term, search, bare = got[:3]
+    assert term.id == 7 and term.current_prompt == term.prompt[1] and term.total_turns == 2 and term.system_str == ""
+    assert term.reference() == "" and term.bench_domain() == "terminal"  # an empty next state is a next state
+    assert build_messages(term) == [{"role": "user", "content": term.prompt[0]}, {"role": "assistant", "content": term.response[0]},
+                                    {"role": "user", "content": term.prompt[1]}]
+    assert search.prompt == ["### Turn 1\n**Action:**\nq"] and search.bench_domain() == "search" and search.reference() == "r"
+    assert bare.task == "mcp" and bare.bench_domain() == "mcp" and bare.reference() == ""  # the reference's default domain
+    assert isinstance(got[3], str) and "id" in got[3]
+    assert isinstance(got[4], str) and "past the last of 1 prompts" in got[4]
+
+
+def test_older_exports_keep_their_domain():
+    rec = AgentWorldBenchRecord(task="Book me a flight", id="t:1", prompt=["p"], response=["r"], turn_idx=1, domain="tool")
+    assert rec.bench_domain() == "mcp" and rec.instruction() == "Book me a flight"
 
 
 def test_records_round_trip_and_malformed_lines_get_reasons(tau_trajectory, tmp_path):
@@ -60,6 +95,9 @@ def test_records_round_trip_and_malformed_lines_get_reasons(tau_trajectory, tmp_
     ("<predicted_observation>plain</predicted_observation>", None, "plain"),
     ("<think>a <predicted_observation>draft</predicted_observation></think><predicted_observation>final</predicted_observation>", None, "final"),
     ('{"think": "t", "predicted_observation": "from json"}', "t", "from json"),
+    ("<think>prints nothing</think><predicted_observation>\n\n</predicted_observation>", "prints nothing", ""),
+    ("<predicted_observation>**Environment Observation:**\n</predicted_observation>", None, ""),
+    ('{"think": "t", "predicted_observation": ""}', "t", ""),
 ])
 def test_parse_prediction(text, think, obs):
     p = parse_prediction(text)
@@ -73,7 +111,6 @@ def test_parse_prediction(text, think, obs):
     ("the file has 3 lines", "missing <predicted_observation> tag"),
     ("<think>x</think><predicted_observation>cut off here", "unclosed <predicted_observation> tag (truncated reply?)"),
     ("<think>never closed <predicted_observation>x</predicted_observation>", "unclosed <think> tag"),
-    ("<predicted_observation> \n </predicted_observation>", "empty <predicted_observation>"),
 ])
 def test_parse_failures_have_reasons(text, reason):
     p = parse_prediction(text)

@@ -89,4 +89,4 @@ def test_tagless_and_truncated_replies_are_recorded_failures(vllm_server, awb_fi
     assert report.tally.balanced and report.tally.kept + report.tally.dropped_total == report.tally.inputs
     assert set(report.tally.dropped) <= {"missing <predicted_observation> tag", "unclosed <predicted_observation> tag", "empty reply"}
     rows = [json.loads(x) for x in (tmp_path / "p.jsonl").read_text().splitlines()]
-    assert all("raw" in r and r["finish_reason"] in ("length", "stop") for r in rows if r["status"] == "failed")
+    assert all("gen" in r and r["finish_reason"] in ("length", "stop") for r in rows if r["status"] == "failed")

@@ -6,11 +6,16 @@ its tags). Completions are cached as they arrive (:class:`~worldforge.llm.cache.
 so a run that was killed or lost its server resumes where it stopped: a re-run generates only
 what has no completion yet, and ``lines in == predictions + failures`` always.
 
-Output line fields: ``line``, ``id``, ``turn_idx``, ``domain``, ``status`` (``ok`` |
-``failed``), ``think``, ``predicted_observation``, ``action`` (the current action prompt),
-``reference`` (the ground truth), ``reason``,
-``raw`` (the reply, for parse failures), ``finish_reason``, ``prompt_tokens``,
-``completion_tokens``, ``cached``, ``backend``.
+Output line fields: the input record's own fields (``task``, ``id``, ``prompt``, ``response``,
+``turn_idx`` …, as the reference's ``eval.py infer`` keeps them), ``gen`` (the raw reply, the
+reference's field: its ``eval.py judge`` reads our predictions), and ``line``, ``domain`` (the
+benchmark domain), ``status`` (``ok`` | ``failed``), ``think``, ``predicted_observation``,
+``reference`` (the ground truth, header stripped), ``reason``, ``finish_reason``,
+``prompt_tokens``, ``completion_tokens``, ``cached``, ``backend``, ``messages_style``.
+
+Records are read as the reference writes them too (integer ids, no ``current_prompt``;
+:class:`~worldforge.agentworldbench.records.AgentWorldBenchRecord`). The messages are the
+reference's construction by default (:func:`~worldforge.agentworldbench.messages.build_messages`).
 """
 
 from __future__ import annotations
@@ -20,8 +25,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from worldforge.agentworldbench.messages import build_messages
+from worldforge.agentworldbench.messages import MessageStyle, build_messages
 from worldforge.agentworldbench.parsing import ParseFailure, parse_prediction
+from worldforge.agentworldbench.prompts import PromptSet
 from worldforge.agentworldbench.records import AgentWorldBenchRecord, read_records
 from worldforge.errors import WorldforgeError
 from worldforge.llm.base import Failure, GenerationParams, WorldModelBackend, WorldModelRequest
@@ -79,6 +85,8 @@ def infer_file(
     params: GenerationParams | None = None,
     cache_path: str | Path | None = None,
     progress: Callable[[int, int], None] | None = None,
+    style: MessageStyle = "reference",
+    prompts: PromptSet | None = None,
 ) -> InferReport:
     """Run the world model on every record of an AgentWorldBench JSONL file.
 
@@ -90,6 +98,9 @@ def infer_file(
         params: sampling settings.
         cache_path: the completion cache (default ``<output>.cache.sqlite``).
         progress: called with ``(done, total)`` as requests finish.
+        style: the message construction (``reference`` or ``worldforge``).
+        prompts: system prompts used instead of each record's ``system_str`` where they come
+            from a user's files (``--prompts DIR``); worldforge's defaults never replace a record's.
 
     Raises:
         WorldforgeError: the input file is missing; BackendError when the backend cannot start.
@@ -103,7 +114,10 @@ def infer_file(
     by_id: dict[str, tuple[int, AgentWorldBenchRecord]] = {}
     for n, rec in lines:
         if isinstance(rec, AgentWorldBenchRecord):
-            req = WorldModelRequest(id=f"{n}:{rec.id}", messages=tuple(build_messages(rec)), grounding=grounding_of(rec))
+            system = None
+            if prompts is not None and prompts.source("system", rec.bench_domain()) != "worldforge":
+                system = prompts.system_prompt(rec.bench_domain())
+            req = WorldModelRequest(id=f"{n}:{rec.id}", messages=tuple(build_messages(rec, style=style, system=system)), grounding=grounding_of(rec))
             requests.append(req)
             by_id[req.id] = (n, rec)
     result, cached = generate_cached(backend, requests, params, cache_path or out.with_name(out.name + ".cache.sqlite"), progress)
@@ -116,8 +130,8 @@ def infer_file(
             report.tally.drop("malformed input")
             continue
         rid = f"{n}:{rec.id}"
-        base = {"line": n, "id": rec.id, "turn_idx": rec.turn_idx, "domain": (rec.model_extra or {}).get("domain"),
-                "action": rec.current_prompt, "reference": rec.reference(), "backend": cached.identity}
+        base = rec.model_dump(mode="json") | {"line": n, "domain": rec.bench_domain(), "gen": "", "reference": rec.reference(),
+                                              "backend": cached.identity, "messages_style": style}
         outcome = result.failures.get(rid) or result.completions[rid]
         if isinstance(outcome, Failure):
             rows.append(base | {"status": "failed", "reason": outcome.reason})
@@ -128,10 +142,10 @@ def infer_file(
         report.cached += c.cached
         report.generated += not c.cached
         report.completion_tokens += c.completion_tokens
-        meta = {"finish_reason": c.finish_reason, "prompt_tokens": c.prompt_tokens, "completion_tokens": c.completion_tokens, "cached": c.cached}
+        meta = {"gen": c.text, "finish_reason": c.finish_reason, "prompt_tokens": c.prompt_tokens, "completion_tokens": c.completion_tokens, "cached": c.cached}
         parsed = parse_prediction(c.text)
         if isinstance(parsed, ParseFailure):
-            rows.append(base | meta | {"status": "failed", "reason": parsed.reason, "raw": c.text})
+            rows.append(base | meta | {"status": "failed", "reason": parsed.reason})
             report.tally.drop(parsed.reason.split(" (")[0])
         else:
             rows.append(base | meta | {"status": "ok", "think": parsed.think, "predicted_observation": parsed.observation})

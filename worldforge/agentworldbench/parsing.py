@@ -50,12 +50,14 @@ def parse_prediction(text: str) -> Prediction | ParseFailure:
 
     Also accepts the structured-output form ``{"think": ..., "predicted_observation": ...}``.
     The last ``<predicted_observation>`` block wins (models sometimes draft one in their
-    reasoning). A leading ``**Environment Observation:**`` inside the block is dropped.
+    reasoning). A leading ``**Environment Observation:**`` inside the block is dropped. An empty
+    block is a valid prediction: the empty observation (a command that prints nothing, a tool
+    with no output).
 
     Returns:
         A :class:`Prediction`, or a :class:`ParseFailure` whose reason is one of: ``empty
         reply``, ``missing <predicted_observation> tag``, ``unclosed <predicted_observation> tag
-        (truncated reply?)``, ``unclosed <think> tag``, ``empty <predicted_observation>``.
+        (truncated reply?)``, ``unclosed <think> tag``.
     """
     stripped = text.strip()
     if not stripped:
@@ -67,8 +69,6 @@ def parse_prediction(text: str) -> Prediction | ParseFailure:
             obj = None
         if isinstance(obj, dict) and isinstance(obj.get("predicted_observation"), str):
             obs = strip_observation_header(obj["predicted_observation"])
-            if not obs:
-                return ParseFailure("empty <predicted_observation>", text)
             think = obj.get("think")
             return Prediction(think if isinstance(think, str) else None, obs)
     blocks = _PRED.findall(text)
@@ -81,8 +81,6 @@ def parse_prediction(text: str) -> Prediction | ParseFailure:
         return ParseFailure("unclosed <think> tag", text)
     think_blocks = _THINK.findall(head)
     obs = strip_observation_header(blocks[-1])
-    if not obs:
-        return ParseFailure("empty <predicted_observation>", text)
     return Prediction(think_blocks[-1].strip() if think_blocks else None, obs)
 
 

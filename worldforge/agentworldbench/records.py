@@ -7,7 +7,17 @@ An AgentWorldBench record (Qwen-AgentWorld, arXiv 2606.24597; one JSONL file per
   ``{"name", "arguments"}``;
 * ``response`` — the ground-truth observations, each starting ``**Environment Observation:**``;
 * ``current_prompt`` — ``prompt[turn_idx - 1]``; ``turn_idx`` is 1-based; ``total_turns``;
-* ``system_str`` — the domain's system prompt; ``task``, ``id``.
+* ``system_str`` — the domain's system prompt; ``id`` (a string or an integer);
+* ``task`` — the benchmark **domain** (``terminal``, ``swe``, ``search``, ``mcp``, ``android``,
+  ``web``, ``os``; a ``prefix/domain`` path is read as its last part), as the reference
+  evaluation (QwenLM/Qwen-AgentWorld ``eval/eval.py``) uses it: it picks the domain's judge rubric
+  and groups the scores. worldforge's exports add ``instruction`` (the agent's task), ``domain``
+  (the same benchmark domain) and ``source``.
+
+The reference's own records are read as they are: only ``prompt`` and ``turn_idx`` are required
+(``task`` defaults to ``mcp`` as in the reference, ``current_prompt`` to ``prompt[turn_idx - 1]``,
+``total_turns`` to the number of prompts); a ``prompt`` or ``response`` given as one string is one
+turn.
 """
 
 from __future__ import annotations
@@ -16,31 +26,68 @@ import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator, model_validator
 
-from worldforge.agentworldbench.prompts import system_prompt
+from worldforge.agentworldbench.prompts import BENCHMARK_DOMAINS, benchmark_domain, system_prompt
 from worldforge.warehouse.atomic import write_jsonl_atomic
 
 OBSERVATION_HEADER = "**Environment Observation:**"
 ACTION_HEADER = "**Action:**"
 
 class AgentWorldBenchRecord(BaseModel):
-    """One line of an AgentWorldBench ``<domain>_test.jsonl`` file (fields as published)."""
+    """One line of an AgentWorldBench ``<domain>_test.jsonl`` file (fields as published; extra fields kept).
+
+    Raises:
+        pydantic.ValidationError: ``turn_idx`` is below 1 or past the last prompt, a list holds a non-string.
+    """
 
     model_config = ConfigDict(extra="allow")
 
-    task: str
-    id: str
+    task: str = "mcp"
+    id: str | StrictInt
     prompt: list[str]
-    response: list[str]
-    current_prompt: str
-    system_str: str
+    response: list[str] = Field(default_factory=list)
+    current_prompt: str = ""
+    system_str: str = ""
     turn_idx: int = Field(ge=1)
-    total_turns: int = Field(ge=1)
+    total_turns: int | None = None
+
+    @field_validator("prompt", "response", mode="before")
+    @classmethod
+    def _one_turn(cls, v: object) -> object:
+        return [v] if isinstance(v, str) else v
+
+    @model_validator(mode="after")
+    def _defaults(self) -> AgentWorldBenchRecord:
+        if self.turn_idx > len(self.prompt):
+            raise ValueError(f"turn_idx {self.turn_idx} is past the last of {len(self.prompt)} prompts")
+        if not self.current_prompt:
+            self.current_prompt = self.prompt[self.turn_idx - 1]
+        if self.total_turns is None:
+            self.total_turns = len(self.prompt)
+        return self
 
     def reference(self) -> str:
-        """The ground-truth observation of the current turn, without its header."""
+        """The ground-truth observation of the current turn, without its header (``""`` when the record has none)."""
         return strip_observation_header(self.response[self.turn_idx - 1]) if self.turn_idx <= len(self.response) else ""
+
+    def bench_domain(self) -> str:
+        """The benchmark domain: ``task``'s last ``/`` part (the reference's ``get_subtask``) when it
+        names one of :data:`~worldforge.agentworldbench.prompts.BENCHMARK_DOMAINS`, else the record's
+        ``domain`` field mapped by :func:`~worldforge.agentworldbench.prompts.benchmark_domain`
+        (exports written before ``task`` held the domain), else that last part as it is."""
+        sub = self.task.split("/")[-1]
+        if sub in BENCHMARK_DOMAINS:
+            return sub
+        extra = (self.model_extra or {}).get("domain")
+        return benchmark_domain(extra) if isinstance(extra, str) and extra else sub
+
+    def instruction(self) -> str:
+        """The agent's instruction: the ``instruction`` field, else a ``task`` that names no domain (older exports), else ``""``."""
+        extra = (self.model_extra or {}).get("instruction")
+        if isinstance(extra, str):
+            return extra
+        return "" if self.task.split("/")[-1] in BENCHMARK_DOMAINS else self.task
 
 
 def action_prompt(turn: int, action: str) -> str:
@@ -66,7 +113,7 @@ def strip_observation_header(text: str) -> str:
 def records_from_turns(
     trajectory_id: str,
     domain: str,
-    task: str,
+    instruction: str,
     turns: Sequence[tuple[str, str]],
     **extra: object,
 ) -> list[AgentWorldBenchRecord]:
@@ -74,18 +121,21 @@ def records_from_turns(
 
     Args:
         trajectory_id: used for the record ids (``<trajectory_id>:<turn_idx>``).
-        domain: selects the system prompt (unknown domains get the generic contract).
-        task: the agent's instruction.
+        domain: a trajectory domain; mapped to the benchmark's
+            (:func:`~worldforge.agentworldbench.prompts.benchmark_domain`: ``tool`` → ``mcp``), which
+            becomes ``task`` and ``domain`` and selects the system prompt.
+        instruction: the agent's instruction (the ``instruction`` field).
         turns: ``(action, observation)`` pairs in order.
         extra: more fields on every record (``world`` and ``scenario`` for simulated search
             episodes, which lets the grounded backend re-render them).
     """
     prompts = [action_prompt(i + 1, a) for i, (a, _) in enumerate(turns)]
     responses = [observation_text(o) for _, o in turns]
-    system = system_prompt(domain)
+    bench = benchmark_domain(domain)
+    system = system_prompt(bench)
     return [
-        AgentWorldBenchRecord(task=task, id=f"{trajectory_id}:{i}", prompt=prompts, response=responses, current_prompt=prompts[i - 1],
-                              system_str=system, turn_idx=i, total_turns=len(turns), domain=domain, **extra)
+        AgentWorldBenchRecord(task=bench, id=f"{trajectory_id}:{i}", prompt=prompts, response=responses, current_prompt=prompts[i - 1],
+                              system_str=system, turn_idx=i, total_turns=len(turns), domain=bench, instruction=instruction, **extra)
         for i in range(1, len(turns) + 1)
     ]
 

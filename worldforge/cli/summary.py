@@ -35,7 +35,15 @@ def summary(warehouse: WarehouseOpt = None) -> None:
         extra += f"; {r['stats']['variant']} variant" if "variant" in r["stats"] else ""
         out.print(f"dataset {name}: {r['samples']} samples{extra} -> {s.path / 'datasets' / name}")
         print_tally(Tally.of(r["inputs"], r["written"], r["skipped"], unit="inputs", kept_as="written", dropped_as="skipped"))
-    if s.eval_scores is not None:
-        f1 = (s.eval_scores.get("rules") or {}).get("token_f1")
-        out.print(f"world-model eval: {s.eval_scores.get('lines', 0)} records, {s.eval_scores.get('failed', 0)} failed; token F1 "
-                  f"{'n/a' if f1 is None else f'{f1:.1f}'} (worldforge eval score {s.path / 'datasets' / 'eval' / 'judged.jsonl'})")
+    if s.eval_scores is not None and "domains" in s.eval_scores:
+        from worldforge.agentworldbench.score import display_name
+
+        def line(name: str, g: dict) -> str:
+            f1, total = g["rules"].get("token_f1"), g.get("total")
+            judged = f", judge total {total:.1f}" if total is not None else ""
+            return f"  {name:<9} {g['lines']:>5} records, {g['failed']} failed; token F1 {'n/a' if f1 is None else f'{f1:.1f}'}{judged}"
+
+        out.print(f"world-model eval per AgentWorldBench domain (worldforge eval score {s.path / 'datasets' / 'eval' / 'judged.jsonl'}):")
+        for d, g in s.eval_scores["domains"].items():
+            out.print(line(display_name(d), g), highlight=False)
+        out.print(line("Overall", s.eval_scores["overall"]), highlight=False)

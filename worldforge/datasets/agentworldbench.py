@@ -3,11 +3,14 @@
 The trajectories of the ``test`` split (:func:`~worldforge.datasets.sources.split_of`; never
 used by the CPT or SFT builders) become one AgentWorldBench record per turn (fields as
 published: ``task, id, prompt, response, current_prompt, system_str, turn_idx, total_turns``,
-plus ``domain``, ``source``, and ``world``/``scenario`` for simulated episodes so the grounded
-backend can re-render them). ``worldforge eval infer`` reads these files.
+plus ``instruction``, ``domain``, ``source``, and ``world``/``scenario`` for simulated episodes so
+the grounded backend can re-render them). ``task`` is the benchmark domain, as the reference
+evaluation (QwenLM/Qwen-AgentWorld ``eval/eval.py``) reads it: trajectories of the ``tool``
+domain are filed under ``mcp``. ``worldforge eval infer`` and the reference's ``eval.py`` read
+these files as they are.
 
-Files under ``<out>/``: ``<domain>_test.jsonl`` per domain, ``test.parquet`` (every record,
-the list fields as lists), ``README.md`` and ``report.json``.
+Files under ``<out>/``: ``<domain>_test.jsonl`` per benchmark domain, ``test.parquet`` (every
+record, the list fields as lists), ``README.md`` and ``report.json``.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from worldforge.agentworldbench.prompts import benchmark_domain
 from worldforge.agentworldbench.records import records_from_turns
 from worldforge.datasets.card import md_table, render_card
 from worldforge.datasets.config import ExportConfig
@@ -28,7 +32,7 @@ from worldforge.warehouse.atomic import atomic_dir
 from worldforge.warehouse.layout import dataset_dir
 
 SCHEMA = pa.schema([
-    ("id", pa.string()), ("task", pa.string()), ("domain", pa.string()), ("source", pa.string()),
+    ("id", pa.string()), ("task", pa.string()), ("instruction", pa.string()), ("domain", pa.string()), ("source", pa.string()),
     ("prompt", pa.list_(pa.string())), ("response", pa.list_(pa.string())), ("current_prompt", pa.string()),
     ("system_str", pa.string()), ("turn_idx", pa.int32()), ("total_turns", pa.int32()),
     ("world", pa.string()), ("scenario", pa.string()),
@@ -57,23 +61,24 @@ def build_agentworldbench(warehouse: str | Path, out: str | Path, config: Export
                 continue
             if not n:
                 continue
+            domain = benchmark_domain(traj.domain)
             cap = config.max_records_per_domain
-            room = n if cap is None else max(0, min(n, cap - per_domain[traj.domain]))
+            room = n if cap is None else max(0, min(n, cap - per_domain[domain]))
             if room < n:
                 report.tally.drop("over max_records_per_domain", n - room)
             if room == 0:
                 continue
             sources[traj.source] += room
-            trajs[traj.domain] += 1
+            trajs[domain] += 1
             recs = records_from_turns(traj.trajectory_id, traj.domain, traj.task, [(t.action, t.observation) for t in traj.turns],
                                       source=traj.source, **traj.extra)
-            sink = sinks.get(traj.domain) or sinks.setdefault(traj.domain, JsonlSink(tmp / f"{traj.domain}_test.jsonl"))
+            sink = sinks.get(domain) or sinks.setdefault(domain, JsonlSink(tmp / f"{domain}_test.jsonl"))
             for rec in recs[:room]:
                 sink.add(rec.model_dump())
                 parquet.add({k: v for k, v in rec.model_dump().items() if k in SCHEMA.names})
                 report.tally.keep()
                 report.samples += 1
-                per_domain[traj.domain] += 1
+                per_domain[domain] += 1
         for s in (parquet, *sinks.values()):
             s.close()
         report.files = {"test.parquet": parquet.count, **{s.path.name: s.count for s in sinks.values()}}
@@ -82,7 +87,8 @@ def build_agentworldbench(warehouse: str | Path, out: str | Path, config: Export
         write_report(tmp, report)
         rows = [{"domain": d, **v} for d, v in report.stats["by_domain"].items()]
         summary = ("Held-out next-state prediction records in the AgentWorldBench format (one `<domain>_test.jsonl` per domain, "
-                   "one record per turn of each test-split trajectory), for `worldforge eval infer | judge | score`. "
+                   "one record per turn of each test-split trajectory; `task` is the benchmark domain, the agent's instruction is "
+                   "in `instruction`), for `worldforge eval run` or the reference `eval.py` (QwenLM/Qwen-AgentWorld). "
                    "These trajectories are in neither the CPT nor the SFT dataset built with the same seed and test fraction.")
         (tmp / "README.md").write_text(render_card("worldforge AgentWorldBench export", summary, report, config.model_dump(), git_revision(),
                                                    {"test": "test.parquet"}, [("Records by domain", md_table(rows))]), encoding="utf-8")

@@ -202,6 +202,9 @@ class LLMSearchRenderer:
             if isinstance(parsed, ParseFailure):
                 rendering.rejections.append(f"unparsable: {parsed.reason}")
                 continue
+            if not parsed.observation:  # valid for a silent command, never for a search tool
+                rendering.rejections.append("empty observation")
+                continue
             verdict = verifier.verify(parsed.observation)
             if not verdict.ok:
                 rendering.rejections.append(f"contradicted: {verdict.summary()}")
