@@ -163,3 +163,48 @@ def test_reference_eval_reads_the_worldforge_export_as_benchmark_domains(checkou
     assert sum(d["total"] for d in domains.values()) == n
     assert_perfect(domains, overall, stdout)
     assert world.unmatched == 0 and len(world.answered) == n
+
+
+# ─── Case C: the two tools on each other's files, the same numbers ─────────────────────────────
+
+
+def _score_block(stdout: str) -> str:
+    """The report eval.py score prints (from its first rule of ``=``), without the log lines."""
+    start = stdout.index("=" * 70)
+    return stdout[start - 1:] if stdout[start - 1] == "\n" else "\n" + stdout[start:]
+
+
+def test_both_tools_print_the_same_figures_on_each_others_files(checkout, export, tmp_path):
+    from typer.testing import CliRunner
+
+    from worldforge.agentworldbench.score import reference_report, score_file
+    from worldforge.cli import app
+
+    runner = CliRunner()
+    records = [json.loads(x) for f in sorted(export.glob("*_test.jsonl")) for x in f.read_text(encoding="utf-8").splitlines()]
+    corrupt = [r["id"] for r in records[::7]]  # a wrong prediction in every domain, so the figures are not all 100
+    # 1: worldforge infers and judges (with the checkout's rubrics), the reference scores our judged file
+    ours = tmp_path / "ours"
+    with OracleServer("world", records=export, corrupt=corrupt) as world, OracleServer("judge", verdict="match") as judge:
+        res = runner.invoke(app, ["eval", "run", str(export), "--model", world.base_url, "-o", str(ours)])
+        assert res.exit_code == 0, res.output
+        res = runner.invoke(app, ["eval", "judge", str(ours / "predictions.jsonl"), "-o", str(ours / "judged.jsonl"), "--judge", judge.base_url,
+                                  "--prompts", str(checkout)])
+        assert res.exit_code == 0, res.output
+    judged = ours / "judged.jsonl"
+    theirs = run_reference(checkout, "score", "--predictions", str(judged))
+    domains, overall = parse_scores(theirs)
+    assert overall is not None and float(overall) < 100 and all(float(d["total_score"]) < 100 for d in domains.values())
+    assert _score_block(theirs) == reference_report(score_file(judged)["reference"])
+    # every judge request carried the checkout's rubric of its domain
+    assert None not in judged_domains(judge, checkout)
+    # 2: the reference judges our predictions, worldforge scores its judged file
+    with OracleServer("judge", verdict="match") as judge:
+        run_reference(checkout, "judge", "--predictions", str(ours / "predictions.jsonl"), "--judge-base-url", judge.base_url,
+                      "--judge-model", judge.model, "--output-dir", str(tmp_path / "ref"), "--max-tokens", "256", "--max-retries", "1")
+    theirs = run_reference(checkout, "score", "--predictions", str(tmp_path / "ref" / "judged.jsonl"))
+    res = runner.invoke(app, ["eval", "score", str(tmp_path / "ref" / "judged.jsonl"), "--json", str(tmp_path / "s.json")])
+    assert res.exit_code == 0, res.output
+    scores = json.loads((tmp_path / "s.json").read_text())
+    assert _score_block(theirs) == reference_report(scores["reference"])
+    assert f"{scores['reference']['overall']:.2f}" == overall  # same predictions, same verdicts: the same Overall either way
