@@ -9,8 +9,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from worldforge.agentworldbench.parsing import format_prediction, parse_prediction
+from worldforge.agentworldbench.prompts import system_prompt
 from worldforge.datasets.sft import SFTConfig, build_sft
 from worldforge.llm.base import Completion, Failure, GenerationResult, WorldModelBackend, record
+from worldforge.trajectories.model import DOMAINS
 
 
 class ScriptedWorldModel(WorldModelBackend):
@@ -91,7 +93,8 @@ def test_every_export_shape(plain):
 
 def test_rejection_sampling_keeps_the_best_candidates_reasoning(traj_wh, tokenizer, tmp_path, references):
     backend = ScriptedWorldModel(references=references)
-    report = build_sft(traj_wh, tmp_path / "sft", SFTConfig(tokenizer=tokenizer, k=3), backend)
+    # a budget with room for every sample: this test is about which candidate is kept, not about the budget
+    report = build_sft(traj_wh, tmp_path / "sft", SFTConfig(tokenizer=tokenizer, k=3, max_context_tokens=16384), backend)
     assert report.tally.balanced and report.stats["variant"] == "thinking"
     rows = pq.read_table(tmp_path / "sft" / "sft.parquet").to_pylist()
     assert rows and all(r["candidates"] == 3 for r in rows)
@@ -119,20 +122,26 @@ def test_rejected_and_failed_samples_are_counted_by_reason(traj_wh, tokenizer, t
 def test_a_failed_request_fails_alone(plain, traj_wh, tokenizer, tmp_path, references):
     out, _ = plain
     victim = pq.read_table(out / "sft.parquet", columns=["sample_id"]).column("sample_id")[0].as_py()
-    report = build_sft(traj_wh, tmp_path / "sft", SFTConfig(tokenizer=tokenizer, k=2), ScriptedWorldModel(references=references, fail=victim))
+    config = SFTConfig(tokenizer=tokenizer, k=2)
+    report = build_sft(traj_wh, tmp_path / "sft", config, ScriptedWorldModel(references=references, fail=victim))
     assert report.tally.balanced and report.tally.dropped["generation failed: HTTP 500"] == 1
-    assert report.tally.kept == plain[1].tally.kept - 1
+    healthy = build_sft(traj_wh, tmp_path / "healthy", config, ScriptedWorldModel(references=references))  # same budget and reasoning allowance
+    assert report.tally.kept == healthy.tally.kept - 1
 
 
 def test_the_budget_drops_old_context_then_skips(traj_wh, tokenizer, tmp_path):
-    report = build_sft(traj_wh, tmp_path / "sft", SFTConfig(tokenizer=tokenizer, max_context_tokens=600))
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(tokenizer)
+    budget = max(len(tok(system_prompt(d))["input_ids"]) for d in DOMAINS) + 400  # the system prompt and about 400 tokens more
+    report = build_sft(traj_wh, tmp_path / "sft", SFTConfig(tokenizer=tokenizer, max_context_tokens=budget))
     rows = pq.read_table(tmp_path / "sft" / "sft.parquet").to_pylist()
     assert report.tally.balanced
     assert any(r["dropped_turns"] > 0 for r in rows)
-    assert max(r["n_tokens"] for r in rows) <= 600
+    assert max(r["n_tokens"] for r in rows) <= budget
     assert report.tally.dropped["longer than the context budget even without context turns"] > 0
     kept = next(r for r in rows if r["dropped_turns"] > 0)
-    first_context = next(m["content"] for m in kept["messages"][3:] if m["role"] == "user")
+    first_context = next(m["content"] for m in kept["messages"][1:] if m["role"] == "user")
     assert first_context.startswith(f"### Turn {kept['dropped_turns'] + 1}\n")  # turn numbers stay the original ones
 
 

@@ -46,8 +46,8 @@ from worldforge.errors import WorldforgeError
 BENCHMARK_DOMAINS = ("terminal", "swe", "search", "mcp", "android", "web", "os")
 """AgentWorldBench's domains, in the reference's order (one prompt folder each)."""
 
-_DIMENSIONS = ("format", "factuality", "consistency", "realism", "quality")
 # the five dimensions a judge scores (worldforge.agentworldbench.judge holds the same tuple)
+_DIMENSIONS = ("format", "factuality", "consistency", "realism", "quality")
 
 _ALIASES = {"tool": "mcp"}
 
@@ -585,8 +585,8 @@ _SEARCH_RUBRIC = _rubric(
     "a search world model: a model that predicts what a research agent's web tools return — `web_search` result lists, "
     "`web_extractor` pages as Markdown and `dict_memory` replies",
     [("Facts about the world", "claims in titles, snippets and page text: where the real observation states them, they must "
-      "agree with it; where it does not, they must agree with the world (the real observation, the history and, for a fictional "
-      "world, the facts the context gives). Fabricated or contradicted facts are serious errors."),
+      "agree with it; where it does not, they must not contradict the history, well-established real-world knowledge or, for a "
+      "fictional world, the facts the context gives. Fabricated or contradicted facts are serious errors."),
      ("Free values", "exactly which URLs rank where beyond the decisive ones, publication dates of pages not shown, the wording "
       "of snippets for the same fact, page boilerplate; judge plausibility, not equality."),
      ("Memory replies", "determined by the operations so far: retrieved values, confirmations and not-found replies must match "
@@ -639,8 +639,8 @@ _MCP_RUBRIC = _rubric(
     [("Determined results", "must match exactly: success versus error, the error's kind and message, records and fields the "
       "session has shown, values the call computes (totals, refunds, counts, converted dates), public facts such as names and "
       "codes."),
-     ("Measured or live values", "prices, counts, measurements and statistics the session has not fixed; a reasonable difference "
-      "(roughly 10–20 %) is acceptable where the value is plausibly live."),
+     ("Measured or live values", "prices, counts, measurements and statistics the session has not fixed; a modest relative "
+      "difference (up to about a fifth of the value) is acceptable where the value is plausibly live."),
      ("Generated values", "new ids, UUIDs, tokens, timestamps, file paths, random draws; only format (matching the service's "
       "conventions) and plausibility count."),
      ("Structure", "the envelope (raw JSON, plain text, MCP content items, `isError`), key names, nesting, value types, array "
