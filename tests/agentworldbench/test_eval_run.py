@@ -113,3 +113,16 @@ def test_eval_run_errors_are_clear(export, tmp_path):
     assert res.exit_code == 2 and "--messages must be one of" in " ".join(res.output.split())
     res = runner.invoke(app, ["eval", "run", str(export), "--model", "http://127.0.0.1:9/v1", "--prompts", str(tmp_path / "none")])
     assert res.exit_code == 2 and "Traceback" not in res.output
+
+
+def test_the_summary_shows_the_evaluation_per_benchmark_domain(export, tmp_path):
+    wh = tmp_path / "wh"
+    with OracleServer("world", records=export) as world, OracleServer("judge", verdict="match") as judge:
+        res = runner.invoke(app, ["eval", "run", str(export), "--model", world.base_url, "--judge", judge.base_url, "-w", str(wh)])
+    assert res.exit_code == 0, res.output
+    assert (wh / "datasets" / "eval" / "scores.json").is_file()  # the default folder: WAREHOUSE/datasets/eval
+    res = runner.invoke(app, ["summary", "-w", str(wh)])
+    assert res.exit_code == 0, res.output
+    lines = [x.strip() for x in res.output.splitlines()]
+    assert any(x.startswith("MCP ") and "judge total 100.0" in x for x in lines), res.output
+    assert any(x.startswith("Overall ") for x in lines) and not any(x.startswith("Tool ") for x in lines)

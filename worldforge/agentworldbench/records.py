@@ -72,15 +72,8 @@ class AgentWorldBenchRecord(BaseModel):
         return strip_observation_header(self.response[self.turn_idx - 1]) if self.turn_idx <= len(self.response) else ""
 
     def bench_domain(self) -> str:
-        """The benchmark domain: ``task``'s last ``/`` part (the reference's ``get_subtask``) when it
-        names one of :data:`~worldforge.agentworldbench.prompts.BENCHMARK_DOMAINS`, else the record's
-        ``domain`` field mapped by :func:`~worldforge.agentworldbench.prompts.benchmark_domain`
-        (exports written before ``task`` held the domain), else that last part as it is."""
-        sub = self.task.split("/")[-1]
-        if sub in BENCHMARK_DOMAINS:
-            return sub
-        extra = (self.model_extra or {}).get("domain")
-        return benchmark_domain(extra) if isinstance(extra, str) and extra else sub
+        """The benchmark domain: :func:`domain_of` of ``task`` and the ``domain`` field."""
+        return domain_of(self.task, (self.model_extra or {}).get("domain"))
 
     def instruction(self) -> str:
         """The agent's instruction: the ``instruction`` field, else a ``task`` that names no domain (older exports), else ``""``."""
@@ -88,6 +81,17 @@ class AgentWorldBenchRecord(BaseModel):
         if isinstance(extra, str):
             return extra
         return "" if self.task.split("/")[-1] in BENCHMARK_DOMAINS else self.task
+
+
+def domain_of(task: str, domain: object = None) -> str:
+    """The benchmark domain of a record or judged line: ``task``'s last ``/`` part (the reference's
+    ``get_subtask``) when it names one of :data:`~worldforge.agentworldbench.prompts.BENCHMARK_DOMAINS`,
+    else ``domain`` mapped by :func:`~worldforge.agentworldbench.prompts.benchmark_domain` (exports
+    written before ``task`` held the domain), else that last part as it is."""
+    sub = task.split("/")[-1]
+    if sub in BENCHMARK_DOMAINS:
+        return sub
+    return benchmark_domain(domain) if isinstance(domain, str) and domain else sub
 
 
 def action_prompt(turn: int, action: str) -> str:

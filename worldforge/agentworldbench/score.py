@@ -34,7 +34,7 @@ from pathlib import Path
 from statistics import mean
 
 from worldforge.agentworldbench.judge import JUDGE_DIMENSIONS, normalised
-from worldforge.agentworldbench.prompts import BENCHMARK_DOMAINS, benchmark_domain
+from worldforge.agentworldbench.records import domain_of
 from worldforge.agentworldbench.verifiers import VERIFIERS
 from worldforge.errors import WorldforgeError
 
@@ -53,13 +53,8 @@ def display_name(domain: str) -> str:
 
 
 def line_domain(line: dict) -> str:
-    """The domain a judged line is scored under (see the module doc); ``mcp`` when it names none, as in the reference."""
-    sub = str(line.get("task", "mcp")).split("/")[-1]
-    if sub in BENCHMARK_DOMAINS:
-        return sub
-    if isinstance(line.get("domain"), str) and line["domain"]:
-        return benchmark_domain(line["domain"])
-    return sub
+    """The domain a judged line is scored under (:func:`~worldforge.agentworldbench.records.domain_of`; ``mcp`` without a ``task``, as in the reference)."""
+    return domain_of(str(line.get("task", "mcp")), line.get("domain"))
 
 
 def read_judged(path: str | Path) -> Iterator[dict]:
