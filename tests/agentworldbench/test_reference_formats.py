@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from worldforge.agentworldbench.judge import JUDGE_DIMENSIONS, Judgement, judge_input, parse_judgement, reference_extraction
 from worldforge.agentworldbench.score import agreement, bootstrap_ci, quadratic_kappa, reference_report, score_file, score_lines
 from worldforge.cli import app
+from worldforge.errors import WorldforgeError
 
 runner = CliRunner()
 
@@ -167,6 +168,6 @@ def test_judged_files_of_neither_kind_are_a_clear_error(tmp_path):
     (tmp_path / "p.jsonl").write_text('{"task": "mcp", "gen": "x"}\n')
     res = runner.invoke(app, ["eval", "score", str(tmp_path / "p.jsonl")])
     assert res.exit_code == 2 and "not a judged line" in " ".join(res.output.split())
-    with pytest.raises(Exception, match="not JSON"):
-        (tmp_path / "q.jsonl").write_text("{oops\n")
+    (tmp_path / "q.jsonl").write_text("{oops\n")
+    with pytest.raises(WorldforgeError, match="q.jsonl:1: not JSON"):
         score_file(tmp_path / "q.jsonl")
