@@ -125,3 +125,32 @@ def test_a_missing_parent_table_is_a_spec_error(spec_docs, world, table):
     problems = problems_of(doc)
     assert any(msg == f"parent '{table}': no such table" for _, msg in problems), problems
     assert any(f"no table '{table}'" in msg or "is not reachable" in msg for _, msg in problems[1:]), problems
+
+
+def test_unquoted_yaml_dates_are_accepted(tmp_path):
+    """``start: 2029-01-05`` written unquoted is a date; an impossible one is named on its field."""
+    text = open("world_specs/smartphones_2029.yaml", encoding="utf-8").read()
+    text = text.replace("start: Y-01-05, end: Y-10-31", "start: 2029-01-05, end: 2029-10-31").replace("as_of: Y-12-31", "as_of: 2029-12-30")
+    text = text.replace("{kind: range, column: launch_date, min: Y-01-01, max: Y-12-31}", "{kind: range, column: launch_date, min: 2029-01-01, max: 2029-12-31}")
+    assert "start: 2029-01-05" in text and "as_of: 2029-12-30" in text and "min: 2029-01-01" in text
+    path = tmp_path / "phones.yaml"
+    path.write_text(text, encoding="utf-8")
+    spec = load_spec(path)
+    announced = spec.tables["models"].columns["announced"]
+    assert (announced.start, announced.end) == ("2029-01-05", "2029-10-31")
+    assert spec.as_of == "2029-12-30" and str(spec.as_of_date) == "2029-12-30"
+    assert spec.tables["models"].constraints[3].min == "2029-01-01"
+    bad = text.replace("start: 2029-01-05", "start: 2029-02-30")  # not a date: PyYAML leaves it a string, the spec names it
+    path.write_text(bad, encoding="utf-8")
+    with pytest.raises(SpecError, match="not a date"):
+        load_spec(path)
+
+
+def test_a_parsed_date_object_is_read_as_its_iso_text(phone_doc):
+    """Documents parsed elsewhere (``yaml.safe_load``) carry ``datetime.date`` values: they validate too."""
+    import datetime
+
+    phone_doc["tables"]["models"]["columns"]["announced"]["start"] = datetime.date(2029, 1, 5)
+    phone_doc["as_of"] = datetime.date(2029, 12, 30)
+    spec = spec_from_dict(phone_doc)
+    assert spec.tables["models"].columns["announced"].start == "2029-01-05" and spec.as_of == "2029-12-30"

@@ -21,6 +21,16 @@ from worldforge.spec.limits import MAX_SPEC_BYTES, MAX_YAML_DEPTH, MAX_YAML_NODE
 from worldforge.spec.models import WorldSpec
 
 
+class _SpecLoader(yaml.SafeLoader):
+    """PyYAML's safe loader without its timestamp resolver: an unquoted ``2032-01-05`` stays the text the
+    spec language reads (so an impossible ``2032-02-30`` is a spec problem on its field, not a YAML error)."""
+
+
+_SpecLoader.yaml_implicit_resolvers = {
+    k: [(tag, rx) for tag, rx in v if tag != "tag:yaml.org,2002:timestamp"] for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
 def _yaml_depth_problem(text: str) -> str | None:
     """Scan the YAML event stream (no recursion) for nesting deeper than ``MAX_YAML_DEPTH``."""
     depth = 0
@@ -139,7 +149,7 @@ def load_spec(path: str | Path) -> WorldSpec:
         problem = _yaml_depth_problem(text)
         if problem:
             raise SpecError(str(p), [("", problem)])
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_SpecLoader)  # noqa: S506 (a SafeLoader subclass)
     except RecursionError:  # a backstop: the event scan above bounds the nesting
         raise SpecError(str(p), [("", "the document nests too deeply")]) from None
     except yaml.YAMLError as exc:

@@ -30,9 +30,10 @@ from __future__ import annotations
 
 import math
 import re
+from datetime import date as _date
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 from worldforge.spec import limits as L
 from worldforge.spec.dates import resolve_date
@@ -51,6 +52,15 @@ Int = Annotated[int, Field(ge=-_NUM, le=_NUM)]
 """A whole number within ±MAX_ABS_NUMBER."""
 Text = Annotated[str, Field(max_length=L.MAX_STRING_CHARS)]
 """A string of at most MAX_STRING_CHARS characters."""
+
+
+def _iso(v: Any) -> Any:
+    """A date YAML read unquoted (``start: 2032-01-05`` is a ``datetime.date`` to PyYAML) back to its ISO text."""
+    return v.isoformat()[:10] if isinstance(v, _date) else v
+
+
+DateText = Annotated[str, BeforeValidator(_iso)]
+"""A date field's text: ``YYYY-MM-DD`` or ``Y[+N|-N]-MM-DD``; unquoted YAML dates are accepted."""
 
 
 def _bounded_value(v: Any, where: str) -> None:
@@ -158,7 +168,7 @@ class ChoiceColumn(_ColumnBase):
     """
 
     kind: Literal["choice"]
-    values: list[Scalar] = Field(min_length=1, max_length=L.MAX_CHOICE_VALUES)
+    values: list[Annotated[Scalar, BeforeValidator(_iso)]] = Field(min_length=1, max_length=L.MAX_CHOICE_VALUES)
     weights: list[Num] | None = None
     unique: bool = False
 
@@ -233,8 +243,8 @@ class DateColumn(_ColumnBase):
     """
 
     kind: Literal["date"]
-    start: str
-    end: str
+    start: DateText
+    end: DateText
 
     @field_validator("start", "end")
     @classmethod
@@ -392,8 +402,8 @@ class RangeConstraint(_Strict):
 
     kind: Literal["range"]
     column: str
-    min: Num | str | None = None
-    max: Num | str | None = None
+    min: Annotated[Num | str | None, BeforeValidator(_iso)] = None
+    max: Annotated[Num | str | None, BeforeValidator(_iso)] = None
 
     @field_validator("min", "max")
     @classmethod
@@ -485,7 +495,7 @@ class ScenarioSpec(_Strict):
     name: str = Field(pattern=_IDENT)
     description: str | None = None
     shift_years: int = Field(0, ge=-L.MAX_SHIFT_YEARS, le=L.MAX_SHIFT_YEARS)
-    as_of: str | None = None
+    as_of: DateText | None = None
 
     @field_validator("as_of")
     @classmethod
@@ -513,9 +523,10 @@ class WorldSpec(_Strict):
     description: str | None = None
     seed: int = Field(0, ge=-L.MAX_ABS_INT64, le=L.MAX_ABS_INT64)
     target_year: int = Field(ge=1900, le=2200)
-    as_of: str = Field("Y-12-31", description="the date the world is observed at; as_of() in expressions")
+    as_of: DateText = Field("Y-12-31", description="the date the world is observed at; as_of() in expressions")
     tables: dict[str, TableSpec] = Field(min_length=1, max_length=L.MAX_TABLES)
     scenarios: list[ScenarioSpec] = Field(default_factory=list)
+    archetype: str | None = Field(None, pattern=_IDENT, description="the catalog archetype the spec was generated from (worldforge.catalog)")
 
     @field_validator("as_of")
     @classmethod
