@@ -34,6 +34,7 @@ from typing import Any
 
 from worldforge.corpus.pages import render_value
 from worldforge.corpus.quantity import parse_unit, parse_value
+from worldforge.corpus.vocab import singular
 from worldforge.simenv.env import Observation, SearchEnv, leakage_probe
 from worldforge.simenv.episodes import Episode, record_episodes
 from worldforge.simenv.perturbations import DEFAULT_MIX, PerturbationConfig
@@ -200,8 +201,10 @@ class Oracle:
         return rows
 
     def article(self, label: str, table_slug: str) -> str:
-        """The URL of a row's encyclopedia article, found by searching its label."""
-        return self.find([label, f"{label} encyclopedia"], lambda u, t: f"/wiki/{table_slug}/" in u and t.startswith(label + " - "))
+        """The URL of a row's encyclopedia article, found by searching its label, then its label and what it is
+        (``"Lava manufacturer"``: a maker whose models carry its name is outranked by their pages on its name alone)."""
+        return self.find([label, f"{label} encyclopedia", f"{label} {singular(table_slug.replace('-', '_'))}"],
+                         lambda u, t: f"/wiki/{table_slug}/" in u and t.startswith(label + " - "))
 
     def rows(self, plan: dict) -> list[_Row]:
         """The candidate rows of a plan (``plan['rows']``: dataset, children, timeline or ranking), before conditions.
