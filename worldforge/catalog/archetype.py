@@ -7,6 +7,8 @@ hierarchies as chains of 1:n) and every column that *can* appear, in the spec la
 
 =================== ====================================================================================
 ``titles``          title templates of the world (``{year}`` is the target year)
+``sites``           stems of the world's web-site names (``handsets`` -> ``handsets-2031pedia.org``);
+                    default: the archetype's name
 ``years``           the target-year window, ``{min: 2027, max: 2040}`` by default (time-shifted worlds)
 ``locales``         Faker locales a world draws from (``faker`` columns without their own ``locale``)
 ``words``           word pools by name, for invented names (``{kind: choice, words: series, pick: 8}``)
@@ -36,6 +38,7 @@ invented, so answers exist only in the world (the method of Qwen-AgentWorld, arX
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -79,8 +82,6 @@ class ArchetypeTable(_Strict):
     @field_validator("names")
     @classmethod
     def _idents(cls, v: list[str]) -> list[str]:
-        import re
-
         for n in v:
             if not re.match(_IDENT, n):
                 raise ValueError(f"table name {n!r} must match {_IDENT}")
@@ -105,11 +106,20 @@ class Archetype(_Strict):
     archetype: str = Field(pattern=_IDENT)
     domain: str
     titles: list[str] = Field(min_length=1)
+    sites: list[str] = Field(default_factory=list)
     description: str | None = None
     years: YearWindow = YearWindow()
     locales: list[str] = Field(default_factory=lambda: ["en_US"], min_length=1)
     words: dict[str, list[str]] = Field(default_factory=dict)
     tables: dict[str, ArchetypeTable] = Field(min_length=2)
+
+    @field_validator("sites")
+    @classmethod
+    def _site_idents(cls, v: list[str]) -> list[str]:
+        for n in v:
+            if not re.match(r"^[a-z][a-z0-9_]{0,40}$", n):
+                raise ValueError(f"site stem {n!r} must be a lowercase identifier")
+        return v
 
     @model_validator(mode="after")
     def _keys(self) -> "Archetype":

@@ -381,6 +381,7 @@ def draw_spec(arch: Archetype, rng: random.Random, world: str) -> dict[str, Any]
     doc: dict[str, Any] = {
         "world": world,
         "archetype": arch.archetype,
+        "site": f"{rng.choice(arch.sites or [arch.archetype])}_{year}",
         "title": title,
     }
     if arch.description:

@@ -157,9 +157,9 @@ class _Builder:
                  base: tuple[M.WorldSpec, dict[str, pl.DataFrame]] | None = None):
         self.spec, self.tables, self.scenario, self.seed = spec, tables, scenario, seed
         self.base = base
-        self.slug = slug(spec.world)
+        self.slug = slug(spec.site or spec.world)
         self.title = spec.title or spec.world.replace("_", " ")
-        self.topic = _cap(spec.world.split("_")[0])
+        self.topic = _cap((spec.site or spec.world).split("_")[0])
         self.as_of = spec.as_of_date
         self.rows = {t: f.to_dicts() for t, f in tables.items()}
         self.info: dict[str, TableInfo] = {t: table_info(spec, t, tables[t]) for t in spec.tables}

@@ -527,6 +527,9 @@ class WorldSpec(_Strict):
     tables: dict[str, TableSpec] = Field(min_length=1, max_length=L.MAX_TABLES)
     scenarios: list[ScenarioSpec] = Field(default_factory=list)
     archetype: str | None = Field(None, pattern=_IDENT, description="the catalog archetype the spec was generated from (worldforge.catalog)")
+    site: str | None = Field(None, pattern=_IDENT, description="the name the world's web sites are built from (default: world)")
+    """``handsets_2031`` gives ``handsets-2031pedia.org``, "Handsetspedia", ``forum.handsets-2031.io``...: catalog worlds,
+    whose names carry an index, read like the web with one."""
 
     @field_validator("as_of")
     @classmethod
