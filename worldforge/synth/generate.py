@@ -92,6 +92,8 @@ class _World:
         self.dtypes: dict[str, dict[str, pl.DataType]] = defaultdict(dict)
         # driving reference: child row -> parent row index
         self.parent_index: dict[tuple[str, str], list[int]] = {}
+        # resample checks: (table, constraint index) -> (columns read, polars expression)
+        self._check_exprs: dict[tuple[str, int], tuple[set[str], pl.Expr]] = {}
 
     def rng(self, *names: str) -> random.Random:
         """A random stream for one column, seeded by the world's seed and the names given."""
@@ -216,8 +218,11 @@ class _World:
         redrawn = {(t, c) for (t, _), cols in targets.items() for c in cols}
         dependents = self._downstream(plan, redrawn)
         rngs: dict[tuple[str, str], random.Random] = {}
+        by_table: dict[str, list[tuple[int, M.CheckConstraint]]] = defaultdict(list)
+        for t, i, con in checks:
+            by_table[t].append((i, con))
         for round_ in range(MAX_RESAMPLE_TRIES + 1):
-            failing = {(t, i): self._failing_rows(t, i, con) for t, i, con in checks}
+            failing = {(t, i): bad for t, cons in by_table.items() for i, bad in self._failing_rows(t, cons).items()}
             if not any(failing.values()):
                 return
             if round_ == MAX_RESAMPLE_TRIES:
@@ -237,6 +242,8 @@ class _World:
             f"{len(failing[(t, i)])} of {self.n[t]} rows after {MAX_RESAMPLE_TRIES} redraws of {', '.join(targets[(t, i)])}"
             for t, i, con in checks if failing[(t, i)]
         ]
+        if len(problems) > 3:
+            problems[3:] = [f"{len(problems) - 3} more resample checks"]
         raise GenerationError(
             f"world '{self.spec.world}' (seed {self.seed}): " + "; ".join(problems)
             + f" (the bound is MAX_RESAMPLE_TRIES = {MAX_RESAMPLE_TRIES}); loosen the check or widen the columns it redraws"
@@ -257,18 +264,39 @@ class _World:
                     stack.append(user)
         return [node for node in plan.column_order if node in found and node not in roots]
 
-    def _failing_rows(self, t: str, i: int, con: M.CheckConstraint) -> list[int]:
-        """Indices of the rows of ``t`` for which the check is false (null, as in the final check, is not a failure)."""
-        node = E.parse(con.expr)
-        frame = self.frame(t, E.columns_of(node))
-        try:
-            holds = frame.with_columns(E.to_polars(node, self.spec.target_year, self.spec.as_of_date).alias("__holds__")).get_column("__holds__")
-        except (pl.exceptions.PolarsError, pl.exceptions.PanicException, ValueError, OverflowError, TypeError) as exc:
+    def _failing_rows(self, t: str, checks: list[tuple[int, M.CheckConstraint]]) -> dict[int, list[int]]:
+        """Per check (by its index in the table's constraints), the rows of ``t`` for which it is false
+        (null, as in the final check, is not a failure). The checks are evaluated on one frame, at once."""
+        errors = (pl.exceptions.PolarsError, pl.exceptions.PanicException, ValueError, OverflowError, TypeError)
+
+        def cannot(i: int, con: M.CheckConstraint, exc: Exception) -> GenerationError:
             detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise GenerationError(
+            return GenerationError(
                 f"world '{self.spec.world}' (seed {self.seed}), tables.{t}.constraints.{i}: check {con.expr!r} cannot be evaluated: {detail[:300]}"
-            ) from None
-        return [r for r, ok in enumerate(holds.to_list()) if ok is False]
+            )
+
+        exprs: dict[int, pl.Expr] = {}
+        names: set[str] = set()
+        for i, con in checks:
+            if (t, i) not in self._check_exprs:  # parsed and compiled once per world
+                node = E.parse(con.expr)
+                try:
+                    self._check_exprs[(t, i)] = (E.columns_of(node), E.to_polars(node, self.spec.target_year, self.spec.as_of_date).alias(f"__holds_{i}__"))
+                except errors as exc:
+                    raise cannot(i, con, exc) from None
+            reads, exprs[i] = self._check_exprs[(t, i)]
+            names |= reads
+        frame = self.frame(t, names)
+        try:
+            holds = frame.with_columns(list(exprs.values()))
+        except errors:
+            for i, con in checks:  # name the check that cannot be evaluated
+                try:
+                    frame.with_columns(exprs[i])
+                except errors as exc:
+                    raise cannot(i, con, exc) from None
+            raise  # pragma: no cover - each evaluates alone but not all together
+        return {i: holds.get_column(f"__holds_{i}__").cast(pl.Boolean).not_().arg_true().to_list() for i in exprs}
 
     def _redraw(self, t: str, c: str, rows: list[int], rng: random.Random) -> None:
         """Draw new values of base column ``c`` for ``rows`` from its generator; the other rows keep theirs.
