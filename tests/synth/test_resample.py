@@ -146,6 +146,15 @@ def test_an_impossible_check_names_table_check_rows_and_bound(phone_doc):
     assert "MAX_RESAMPLE_TRIES" in msg
 
 
+def test_the_error_lists_at_most_three_checks(phone_doc):
+    for expr in ["discount_pct < 0", "days_after_launch < 0", "discount_pct > 30", "days_after_launch > 60", "discount_pct == 31"]:
+        phone_doc["tables"]["listings"]["constraints"].append({"kind": "check", "expr": expr, "enforce": "resample"})
+    with pytest.raises(GenerationError) as info:
+        build_world(spec_from_dict(phone_doc))
+    msg = str(info.value)
+    assert msg.count("still fails for") == 3 and "2 more resample checks" in msg
+
+
 def test_unknown_enforce_value_names_the_field(phone_doc):
     phone_doc["tables"]["models"]["constraints"][2]["enforce"] = "always"
     with pytest.raises(SpecError) as info:
@@ -190,7 +199,9 @@ def test_cli_build_resample_and_an_impossible_check(phone_doc, tmp_path):
 
     ok = build(good, tmp_path / "wh1")
     assert ok.returncode == 0, ok.stderr
-    assert (tmp_path / "wh1" / "smartphones_2029.duckdb").is_file()
+    world = tmp_path / "wh1" / "smartphones_2029.duckdb"
+    check = subprocess.run([sys.executable, "-m", "worldforge.cli", "world", "check", str(world)], capture_output=True, text=True, cwd=ROOT)
+    assert check.returncode == 0 and "no violations" in check.stdout, check.stdout + check.stderr  # the stored spec keeps enforce
     proc = build(bad, tmp_path / "wh2")
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr + proc.stdout
