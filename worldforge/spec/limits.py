@@ -61,3 +61,7 @@ MAX_YEAR_OFFSET = 1_000
 
 MAX_SHIFT_YEARS = 1_000
 """Largest ``shift_years`` of a scenario, either way."""
+
+MAX_RESAMPLE_TRIES = 50
+"""Most redraws of the rows that break a ``check`` with ``enforce: resample`` before generation fails
+with a :class:`~worldforge.errors.GenerationError` naming the table, the check and the rows left."""

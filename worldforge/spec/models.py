@@ -422,11 +422,34 @@ class MonotoneConstraint(_Strict):
 
 
 class CheckConstraint(_Strict):
-    """A boolean expression every row must satisfy (``launch_date >= announced``)."""
+    """A boolean expression every row must satisfy (``launch_date >= announced``).
+
+    ``enforce`` says what happens to rows that break it:
+
+    * ``verify`` (the default): the generated world is checked; any such row fails the build.
+    * ``resample``: such rows are redrawn while the world is generated. The check's *redrawable*
+      inputs are the ``faker``, ``choice``, ``number`` and ``date`` columns of this table it reads,
+      directly or through derived columns (``derive``, ``format``, ``rank``, ``share``,
+      ``aggregate``), except the primary key. ``sequence`` and ``reference`` columns are never redrawn,
+      so row counts and parent assignment stay; values of ``parent.column`` are read, never redrawn.
+      Only the failing rows' redrawable inputs are redrawn, from the same generators (a ``unique``
+      column keeps unique: a redrawn value is none of the kept rows'), and every column derived from
+      them is recomputed, in parent tables too. Redraws repeat up to
+      :data:`~worldforge.spec.limits.MAX_RESAMPLE_TRIES` times, from streams of their own, so the same
+      seed still gives the same tables (and a spec without resample checks the tables it always gave);
+      rows that still break the check then fail generation with a
+      :class:`~worldforge.errors.GenerationError`. A resample check that reads no redrawable column is a
+      spec error.
+
+    YAML: ``{kind: check, expr: "launch_date >= announced", enforce: resample}``.
+    """
 
     kind: Literal["check"]
     expr: str
     description: str | None = None
+    enforce: Literal["verify", "resample"] = Field("verify", exclude_if=lambda v: v == "verify")
+    """``verify`` (check the generated world) or ``resample`` (redraw failing rows while generating).
+    Left out of dumps when ``verify``, so the hashes of specs written before it existed do not change."""
 
     @field_validator("expr")
     @classmethod

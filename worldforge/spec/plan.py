@@ -186,6 +186,66 @@ def column_inputs(spec: "WorldSpec", tname: str, cname: str) -> tuple[list[tuple
     return deps, problems
 
 
+REDRAWABLE_KINDS = frozenset({"faker", "choice", "number", "date"})
+"""Column kinds a ``check`` with ``enforce: resample`` may redraw (never the primary key)."""
+
+
+def check_inputs(spec: "WorldSpec", tname: str, expr: str) -> list[tuple[str, str]]:
+    """The ``(table, column)`` nodes a check expression of ``tname`` reads (``parent.column`` -> the parent's node)."""
+    table = spec.tables[tname]
+    out = []
+    for name in sorted(E.columns_of(E.parse(expr))):
+        if "." in name:
+            parent, pcol = name.split(".", 1)
+            out.append((parent, pcol))
+        else:
+            out.append((tname, name))
+    return [n for n in out if n[0] in spec.tables and n[1] in spec.tables[n[0]].columns and (n[0] == tname or n[0] in {r.parent for r in table.references.values()})]
+
+
+def resample_columns(spec: "WorldSpec", tname: str, expr: str) -> list[str]:
+    """The columns of ``tname`` a check with ``enforce: resample`` redraws, in declared order.
+
+    These are the check's inputs, followed through derived columns (in any table: a parent's
+    aggregate of this table, a ``parent.column`` that aggregates this table), that are of this
+    table, of a kind in :data:`REDRAWABLE_KINDS` and not its primary key.
+    """
+    from worldforge.spec import models as M
+
+    seen: set[tuple[str, str]] = set()
+    stack = check_inputs(spec, tname, expr)
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        col = spec.tables[node[0]].columns[node[1]]
+        if col.kind in REDRAWABLE_KINDS or isinstance(col, (M.SequenceColumn, M.ReferenceColumn)):
+            continue  # drawn, not derived: its inputs are not the check's
+        deps, _ = column_inputs(spec, *node)
+        stack.extend(d for d in deps if d[0] in spec.tables and d[1] in spec.tables[d[0]].columns)
+    table = spec.tables[tname]
+    return [
+        c for c, col in table.columns.items()
+        if (tname, c) in seen and col.kind in REDRAWABLE_KINDS and c != table.primary_key
+    ]
+
+
+def _resample_problems(spec: "WorldSpec") -> list[tuple[str, str]]:
+    """A check with ``enforce: resample`` must read (directly or through derived columns) a column it can redraw."""
+    problems = []
+    for tname, table in spec.tables.items():
+        for i, con in enumerate(table.constraints):
+            if con.kind == "check" and con.enforce == "resample" and not resample_columns(spec, tname, con.expr):
+                problems.append((
+                    f"tables.{tname}.constraints.{i}.enforce",
+                    f"resample: {con.expr!r} reads no column of '{tname}' that can be redrawn "
+                    f"(a {', '.join(sorted(REDRAWABLE_KINDS))} column other than the primary key, read directly "
+                    "or through derived columns); use enforce: verify",
+                ))
+    return problems
+
+
 def _row_ranges(spec: "WorldSpec", order: list[str], problems: list[tuple[str, str]]) -> dict[str, tuple[int, int]]:
     ranges: dict[str, tuple[int, int]] = {}
     for tname in order:
@@ -311,6 +371,7 @@ def build_plan(spec: "WorldSpec") -> tuple[Plan | None, list[tuple[str, str]]]:
     _, type_problems = column_types(spec, corder)
     problems.extend(type_problems)
     problems.extend(_date_problems(spec))
+    problems.extend(_resample_problems(spec))
     if problems:
         return None, problems
 

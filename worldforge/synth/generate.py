@@ -5,7 +5,9 @@ Every column draws from its own random stream, seeded by SHA-256 of
 machine (with the same Faker version, which the warehouse records), and editing one column
 leaves the others unchanged. Row counts are fixed first (parents before children, children
 spread over parents within the reference's cardinality); columns are then generated in the
-dependency order of :func:`worldforge.spec.plan.build_plan`.
+dependency order of :func:`worldforge.spec.plan.build_plan`. Rows that break a ``check`` with
+``enforce: resample`` are then redrawn (:meth:`_World.resample`) from streams of their own, so a
+spec without such checks gives exactly the tables it gave before they existed.
 
 Whatever a spec asks for is bounded before generation (:mod:`worldforge.spec.limits`); as a
 backstop, every generated column is checked here too (64-bit integers, strings of at most
@@ -31,8 +33,8 @@ from worldforge.errors import GenerationError
 from worldforge.spec import expr as E
 from worldforge.spec import models as M
 from worldforge.spec.dates import resolve_date
-from worldforge.spec.limits import MAX_ABS_INT64, MAX_STRING_CHARS
-from worldforge.spec.plan import template_fields, validate_spec
+from worldforge.spec.limits import MAX_ABS_INT64, MAX_RESAMPLE_TRIES, MAX_STRING_CHARS
+from worldforge.spec.plan import Plan, column_inputs, resample_columns, template_fields, validate_spec
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +92,8 @@ class _World:
         self.dtypes: dict[str, dict[str, pl.DataType]] = defaultdict(dict)
         # driving reference: child row -> parent row index
         self.parent_index: dict[tuple[str, str], list[int]] = {}
+        # resample checks: (table, constraint index) -> (columns read, polars expression)
+        self._check_exprs: dict[tuple[str, int], tuple[set[str], pl.Expr]] = {}
 
     def rng(self, *names: str) -> random.Random:
         """A random stream for one column, seeded by the world's seed and the names given."""
@@ -169,8 +173,16 @@ class _World:
         n = self.n[tname]
         rng = self.rng(tname, cname)
         handler = getattr(self, "_" + col.kind)
+        values, dtype = self._guarded(tname, cname, lambda: handler(tname, cname, col, n, rng))
+        self.values[tname][cname] = values
+        self.dtypes[tname][cname] = dtype
+
+    def _guarded(self, tname: str, cname: str, make) -> tuple[list[Any], pl.DataType]:
+        """``make()``'s ``(values, dtype)`` for a whole column, checked by :meth:`_bounded`; a failure
+        while making them is a :class:`GenerationError` naming the column."""
+        n = self.n[tname]
         try:
-            values, dtype = handler(tname, cname, col, n, rng)
+            values, dtype = make()
             if len(values) != n:  # pragma: no cover - internal invariant
                 raise self.fail(tname, cname, f"generated {len(values)} values for {n} rows")
             self._bounded(tname, cname, values, dtype)
@@ -179,8 +191,147 @@ class _World:
         except (ArithmeticError, ValueError, TypeError, pl.exceptions.PolarsError, pl.exceptions.PanicException) as exc:
             detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise self.fail(tname, cname, f"cannot be generated: {detail[:300]}") from None
-        self.values[tname][cname] = values
-        self.dtypes[tname][cname] = dtype
+        return values, dtype
+
+    # ---- checks with enforce: resample -------------------------------------------------
+    def resample(self, plan: Plan) -> None:
+        """Redraw the rows that break a ``check`` with ``enforce: resample`` until none does.
+
+        Runs once every column is generated, so the first draw of every column is the one a spec
+        without resample checks gives. Each round evaluates every resample check of the world, redraws the
+        failing rows' redrawable inputs (:func:`~worldforge.spec.plan.resample_columns`) from a stream of
+        their own per column, then recomputes every derived column downstream of them, in plan order (in
+        any table: a parent's aggregates, a child's ``parent.column`` reads). At most
+        :data:`~worldforge.spec.limits.MAX_RESAMPLE_TRIES` rounds.
+
+        Raises:
+            GenerationError: rows still break a check after the last round; it names the table, the
+                check, how many rows and the bound.
+        """
+        checks = [
+            (t, i, con) for t in plan.table_order for i, con in enumerate(self.spec.tables[t].constraints)
+            if isinstance(con, M.CheckConstraint) and con.enforce == "resample"
+        ]
+        if not checks:
+            return
+        targets = {(t, i): resample_columns(self.spec, t, con.expr) for t, i, con in checks}
+        redrawn = {(t, c) for (t, _), cols in targets.items() for c in cols}
+        dependents = self._downstream(plan, redrawn)
+        rngs: dict[tuple[str, str], random.Random] = {}
+        by_table: dict[str, list[tuple[int, M.CheckConstraint]]] = defaultdict(list)
+        for t, i, con in checks:
+            by_table[t].append((i, con))
+        for round_ in range(MAX_RESAMPLE_TRIES + 1):
+            failing = {(t, i): bad for t, cons in by_table.items() for i, bad in self._failing_rows(t, cons).items()}
+            if not any(failing.values()):
+                return
+            if round_ == MAX_RESAMPLE_TRIES:
+                break
+            rows: dict[tuple[str, str], set[int]] = defaultdict(set)
+            for (t, i), bad in failing.items():
+                for c in targets[(t, i)]:
+                    rows[(t, c)].update(bad)
+            for node in plan.column_order:  # a fixed order: the same seed redraws the same way
+                if rows.get(node):
+                    rng = rngs.setdefault(node, self.rng(*node, "resample"))
+                    self._redraw(*node, sorted(rows[node]), rng)
+            for node in dependents:
+                self.generate(*node)
+        problems = [
+            f"table '{t}': check {con.expr!r} (tables.{t}.constraints.{i}, enforce: resample) still fails for "
+            f"{len(failing[(t, i)])} of {self.n[t]} rows after {MAX_RESAMPLE_TRIES} redraws of {', '.join(targets[(t, i)])}"
+            for t, i, con in checks if failing[(t, i)]
+        ]
+        if len(problems) > 3:
+            problems[3:] = [f"{len(problems) - 3} more resample checks"]
+        raise GenerationError(
+            f"world '{self.spec.world}' (seed {self.seed}): " + "; ".join(problems)
+            + f" (the bound is MAX_RESAMPLE_TRIES = {MAX_RESAMPLE_TRIES}); loosen the check or widen the columns it redraws"
+        )
+
+    def _downstream(self, plan: Plan, roots: set[tuple[str, str]]) -> list[tuple[str, str]]:
+        """The columns that read any of ``roots``, directly or not, in plan order (``roots`` left out)."""
+        users: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)
+        for node in plan.column_order:
+            for dep in column_inputs(self.spec, *node)[0]:
+                users[dep].append(node)
+        found: set[tuple[str, str]] = set()
+        stack = list(roots)
+        while stack:
+            for user in users[stack.pop()]:
+                if user not in found:
+                    found.add(user)
+                    stack.append(user)
+        return [node for node in plan.column_order if node in found and node not in roots]
+
+    def _failing_rows(self, t: str, checks: list[tuple[int, M.CheckConstraint]]) -> dict[int, list[int]]:
+        """Per check (by its index in the table's constraints), the rows of ``t`` for which it is false
+        (null, as in the final check, is not a failure). The checks are evaluated on one frame, at once."""
+        errors = (pl.exceptions.PolarsError, pl.exceptions.PanicException, ValueError, OverflowError, TypeError)
+
+        def cannot(i: int, con: M.CheckConstraint, exc: Exception) -> GenerationError:
+            detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            return GenerationError(
+                f"world '{self.spec.world}' (seed {self.seed}), tables.{t}.constraints.{i}: check {con.expr!r} cannot be evaluated: {detail[:300]}"
+            )
+
+        exprs: dict[int, pl.Expr] = {}
+        names: set[str] = set()
+        for i, con in checks:
+            if (t, i) not in self._check_exprs:  # parsed and compiled once per world
+                node = E.parse(con.expr)
+                try:
+                    self._check_exprs[(t, i)] = (E.columns_of(node), E.to_polars(node, self.spec.target_year, self.spec.as_of_date).alias(f"__holds_{i}__"))
+                except errors as exc:
+                    raise cannot(i, con, exc) from None
+            reads, exprs[i] = self._check_exprs[(t, i)]
+            names |= reads
+        frame = self.frame(t, names)
+        try:
+            holds = frame.with_columns(list(exprs.values()))
+        except errors:
+            for i, con in checks:  # name the check that cannot be evaluated
+                try:
+                    frame.with_columns(exprs[i])
+                except errors as exc:
+                    raise cannot(i, con, exc) from None
+            raise  # pragma: no cover - each evaluates alone but not all together
+        return {i: holds.get_column(f"__holds_{i}__").cast(pl.Boolean).not_().arg_true().to_list() for i in exprs}
+
+    def _redraw(self, t: str, c: str, rows: list[int], rng: random.Random) -> None:
+        """Draw new values of base column ``c`` for ``rows`` from its generator; the other rows keep theirs.
+
+        A unique column (``unique: true``, or alone in a ``unique`` constraint) stays unique: a new value
+        is none of the kept rows' values.
+        """
+        table = self.spec.tables[t]
+        col = table.columns[c]
+        old = self.values[t][c]
+        chosen = set(rows)
+        unique = getattr(col, "unique", False) or any(
+            isinstance(con, M.UniqueConstraint) and con.columns == [c] for con in table.constraints
+        )
+        kept = {v for r, v in enumerate(old) if r not in chosen} if unique else set()
+
+        def make() -> tuple[list[Any], pl.DataType]:
+            if isinstance(col, M.FakerColumn):
+                new, _ = self._faker(t, c, col, len(rows), rng, taken=kept)
+            elif isinstance(col, M.ChoiceColumn) and unique:
+                free = [k for k, v in enumerate(col.values) if v not in kept]
+                pool = col.model_copy(update={
+                    "values": [col.values[k] for k in free],
+                    "weights": None if col.weights is None else [col.weights[k] for k in free],
+                    "unique": True,
+                })
+                new, _ = self._choice(t, c, pool, len(rows), rng)
+            else:
+                new, _ = getattr(self, "_" + col.kind)(t, c, col, len(rows), rng)
+            values = list(old)
+            for r, v in zip(rows, new):
+                values[r] = v
+            return values, _dtype_of(values) if isinstance(col, M.FakerColumn) else self.dtypes[t][c]
+
+        self.values[t][c], self.dtypes[t][c] = self._guarded(t, c, make)
 
     def _bounded(self, t: str, c: str, values: list[Any], dtype: pl.DataType) -> None:
         """Raise unless the values fit their column: one polars series of ``dtype`` (so 64-bit ints), bounded strings."""
@@ -196,7 +347,7 @@ class _World:
     def _sequence(self, t, c, col: M.SequenceColumn, n, rng):
         return [col.start + i * col.step for i in range(n)], pl.Int64()
 
-    def _faker(self, t, c, col: M.FakerColumn, n, rng):
+    def _faker(self, t, c, col: M.FakerColumn, n, rng, taken: set[Any] | frozenset[Any] = frozenset()):
         fake = _faker(col.locale, col.weighted)
         fake.seed_instance(rng.getrandbits(64))
         if col.template is not None:
@@ -205,7 +356,7 @@ class _World:
         else:
             method = getattr(fake, col.provider)
         out: list[Any] = []
-        seen: set[Any] = set()
+        seen: set[Any] = set(taken)  # a unique column's values so far (and those of rows a resample keeps)
         def draw() -> Any:
             v = _normalise(method(**col.args))
             if isinstance(v, str) and len(v) > MAX_STRING_CHARS:
@@ -414,7 +565,8 @@ def build_world(spec: M.WorldSpec, seed: int | None = None) -> dict[str, pl.Data
     Raises:
         SpecError: the spec's cross-references are invalid.
         GenerationError: a valid spec cannot be realised (e.g. a unique Faker column runs
-            out of values, or an expression fails on the generated types).
+            out of values, an expression fails on the generated types, or rows still break a
+            ``check`` with ``enforce: resample`` after ``MAX_RESAMPLE_TRIES`` redraws).
     """
     plan = validate_spec(spec)
     if seed is not None and not -MAX_ABS_INT64 <= seed <= MAX_ABS_INT64:
@@ -423,6 +575,7 @@ def build_world(spec: M.WorldSpec, seed: int | None = None) -> dict[str, pl.Data
     world.count_rows(plan.table_order)
     for tname, cname in plan.column_order:
         world.generate(tname, cname)
+    world.resample(plan)
     log.debug("built world %s seed=%s rows=%s", spec.world, world.seed, world.n)
     return world.frames(plan.table_order)
 
