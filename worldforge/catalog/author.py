@@ -286,7 +286,7 @@ def author_spec(
         temperature: sampling temperature.
         max_tokens: the most tokens per reply (a cut-off reply is no JSON: a failed round).
         timeout: seconds per request attempt.
-        seed: the sampling seed of the first round (later rounds add the round number); ``None``: unseeded.
+        seed: the sampling seed of round 1 (round N uses ``seed + N - 1``); ``None``: unseeded.
         out: where to write the YAML (atomically, after reading it back); ``None``: nothing is written.
         example: the example spec file shown to the model (:func:`author_messages`).
 
