@@ -44,8 +44,9 @@ def build_checked_corpus(path: str | Path, seed: int | None = None) -> CorpusBui
     Raises:
         WarehouseError: the file is not a world.
     """
-    report = build_corpus(path, seed)
-    bad = check_corpus(path)
+    wf = read_world(path)  # once for both: the corpus build does not change the tables
+    report = build_corpus(path, seed, world=wf)
+    bad = check_corpus(path, world=wf)
     return CorpusBuild(report, bad, fact_tally(report.facts, bad))
 
 
