@@ -269,7 +269,8 @@ def check_corpus(path: str | Path, world: WorldFile | None = None) -> pl.DataFra
             problem = "the page does not state it"
         if problem:
             out.append((url, scenario, t, k, c, text, actual, problem))
-    return pl.DataFrame(out, schema=["url", "scenario", "table_name", "row_key", "column_name", "stated", "actual", "problem"], orient="row")
+    names = ["url", "scenario", "table_name", "row_key", "column_name", "stated", "actual", "problem"]
+    return pl.DataFrame(out, schema={n: pl.String for n in names}, orient="row")  # typed: a null scenario may come first
 
 
 __all__ = ["CorpusReport", "all_pages", "fact_tally", "page_count", "build_corpus", "check_corpus", "corpus_frames", "corpus_hash", "read_corpus", "stored_hash", "write_corpus"]
