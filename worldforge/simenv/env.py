@@ -21,6 +21,7 @@ are logged, so leakage is measured, not assumed.
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from dataclasses import dataclass, field
 from datetime import date
@@ -502,7 +503,13 @@ def leakage_probe(env: SearchEnv, queries: int = 8) -> tuple[int, int]:
     """
     if env.task is None:
         raise ValueError("leakage_probe needs an env with a task attached")
-    others = [label for label in env.corpus.labels if label.lower() not in env.targets and not any(t in label.lower() for t in env.targets)]
+    # a label is another entity's when no target is a substring of it (a label equal to a target included);
+    # one alternation of the escaped targets answers "any target in it" in a single scan per label
+    if env.targets:
+        hit = re.compile("|".join(re.escape(t) for t in env.targets)).search
+        others = [label for label, low in zip(env.corpus.labels, env.corpus.labels_lower) if hit(low) is None]
+    else:
+        others = list(env.corpus.labels)
     step = max(1, len(others) // queries)
     leaked = sent = 0
     for label in others[::step][:queries]:
