@@ -8,16 +8,21 @@ assets ``search_corpus`` and ``search_index`` call the first two as steps of the
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import duckdb
 import polars as pl
 
 from worldforge.corpus.index import build_index
 from worldforge.corpus.store import CorpusReport, build_corpus, check_corpus, fact_tally
+from worldforge.errors import WarehouseError
 from worldforge.tally import Tally
 from worldforge.warehouse import read_world
+from worldforge.warehouse.duck import open_readonly
+from worldforge.warehouse.worlds import scenario_schema
 
 
 @dataclass(frozen=True)
@@ -44,8 +49,9 @@ def build_checked_corpus(path: str | Path, seed: int | None = None) -> CorpusBui
     Raises:
         WarehouseError: the file is not a world.
     """
-    report = build_corpus(path, seed)
-    bad = check_corpus(path)
+    wf = read_world(path)  # once for both: the corpus build does not change the tables
+    report = build_corpus(path, seed, world=wf)
+    bad = check_corpus(path, world=wf)
     return CorpusBuild(report, bad, fact_tally(report.facts, bad))
 
 
@@ -55,7 +61,39 @@ def index_corpora(path: str | Path) -> list[Path]:
     Raises:
         WarehouseError: the file is not a world or has no corpus.
     """
-    return [build_index(path)] + [build_index(path, s) for s in read_world(path).scenarios]
+    scenarios, pages, hashes = _stored_corpora(path)
+    def corpus(s: str | None) -> tuple[pl.DataFrame, str | None]:
+        return pages.filter(pl.col("scenario").is_null() if s is None else pl.col("scenario") == s), hashes.get(s)
+    return [build_index(path, None, corpus(None))] + [build_index(path, s, corpus(s)) for s in scenarios]
+
+
+def _stored_corpora(path: str | Path) -> tuple[list[str], pl.DataFrame, dict[str | None, str]]:
+    """With one read-only connection: the file's stored scenarios (``read_world(path).scenarios``'s
+    names: the spec's scenarios, in order, that have tables in the file), every corpus page ordered
+    by URL, and the corpus hashes by scenario.
+
+    Raises:
+        WarehouseError: the file is not a world or has no corpus.
+    """
+    con = open_readonly(path)
+    try:
+        present = {(r[0], r[1]) for r in con.execute("SELECT schema_name, table_name FROM duckdb_tables()").fetchall()}
+        try:
+            spec = json.loads(con.execute("SELECT spec_json FROM _world").fetchall()[0][0])
+            names = [sc["name"] for sc in spec.get("scenarios") or []]
+        except (duckdb.Error, IndexError, KeyError, TypeError, AttributeError, json.JSONDecodeError):
+            names = None  # not a readable world: read_world below says why
+        pages, hashes = pl.DataFrame(), {}
+        if ("main", "corpus_pages") in present:
+            pages = con.sql("SELECT * FROM corpus_pages ORDER BY url").pl()
+            hashes = dict(con.execute("SELECT scenario, corpus_hash FROM _corpus").fetchall()) if ("main", "_corpus") in present else {}
+    finally:
+        con.close()
+    if names is None:
+        names = list(read_world(path).scenarios)  # raises the reader's own error
+    if ("main", "corpus_pages") not in present:
+        raise WarehouseError(f"{path}: no corpus yet (run `worldforge corpus build`)")
+    return [n for n in names if any(s_ == scenario_schema(n) for s_, _ in present)], pages, hashes
 
 
 def publish_corpus(path: str | Path, progress: Callable[[str], None] | None = None) -> CorpusBuild:

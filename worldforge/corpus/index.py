@@ -17,6 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
 
+import polars as pl
 import tantivy
 
 from worldforge.corpus.store import read_corpus, stored_hash
@@ -66,13 +67,16 @@ def plain(markdown: str) -> str:
     return re.sub(r"[*_|#>]+", " ", _MD_LINK.sub(r"\1", markdown))
 
 
-def build_index(world_file: str | Path, scenario: str | None = None) -> Path:
+def build_index(world_file: str | Path, scenario: str | None = None, corpus: tuple[pl.DataFrame, str | None] | None = None) -> Path:
     """(Re)build the index of one corpus; the new index replaces the old one when complete.
+
+    ``corpus``: ``(pages ordered by URL, stored corpus hash)`` when the caller has read them from
+    the file (:func:`~worldforge.corpus.build.index_corpora` reads every corpus of a file at once).
 
     Raises:
         WarehouseError: the world file has no corpus.
     """
-    pages, _ = read_corpus(world_file, scenario)
+    pages = read_corpus(world_file, scenario)[0] if corpus is None else corpus[0]
     target = index_dir(world_file, scenario)
     with atomic_dir(target) as tmp:
         index = tantivy.Index(_schema(), path=str(tmp))
@@ -84,7 +88,8 @@ def build_index(world_file: str | Path, scenario: str | None = None) -> Path:
             ))
         writer.commit()
         writer.wait_merging_threads()
-        (tmp / "corpus.sha256").write_text(stored_hash(world_file, scenario) or "")
+        digest = stored_hash(world_file, scenario) if corpus is None else corpus[1]
+        (tmp / "corpus.sha256").write_text(digest or "")
     _OPEN.pop(world_file, scenario)
     return target
 

@@ -158,7 +158,8 @@ def _amount(base: float, unit: Unit, style: Style) -> tuple[str, str]:
 
 
 def format_value(value: object, unit: Unit | None = None, style: Style = Style()) -> str:
-    """A cell as a site writes it.
+    """A cell as a site writes it (:func:`_format_value`, remembered per ``(type, value, unit, style)``:
+    a world's pages write the same cells again and again).
 
     Args:
         value: the cell (date, int, float, bool or text).
@@ -169,6 +170,20 @@ def format_value(value: object, unit: Unit | None = None, style: Style = Style()
         ``Mar 05, 2029``, ``$1,099``, ``1,099 USD``, ``2.65 million units``, ``12.34%``, ``28.5 GWh`` ...
         Text is returned as it is; ``None`` as ``n/a``.
     """
+    try:
+        return _format_cached(type(value), value, unit, style)
+    except TypeError:  # an unhashable value: written without the memo
+        return _format_value(value, unit, style)
+
+
+@lru_cache(maxsize=65536)
+def _format_cached(kind: type, value: object, unit: Unit | None, style: Style) -> str:
+    """:func:`_format_value`, memoised; ``kind`` keeps equal values of other types apart (``True``/``1``/``1.0``)."""
+    return _format_value(value, unit, style)
+
+
+def _format_value(value: object, unit: Unit | None, style: Style) -> str:
+    """:func:`format_value`'s writing of a cell."""
     if value is None:
         return "n/a"
     if isinstance(value, bool):

@@ -26,7 +26,7 @@ from worldforge.corpus.vocab import table_info
 from worldforge.errors import WarehouseError
 from worldforge.scenarios import scenario_spec
 from worldforge.tally import Tally
-from worldforge.warehouse import read_world
+from worldforge.warehouse import WorldFile, read_world
 from worldforge.warehouse.duck import atomic_duckdb, count_rows, insert_frame, open_readonly
 
 PAGE_SCHEMA = {
@@ -107,13 +107,15 @@ def fact_tally(stated: int, contradictions: pl.DataFrame) -> Tally:
     return Tally.of(stated, stated - contradictions.height, reasons, unit="facts", kept_as="consistent", dropped_as="contradicted")
 
 
-def build_corpus(path: str | Path, seed: int | None = None) -> CorpusReport:
+def build_corpus(path: str | Path, seed: int | None = None, world: WorldFile | None = None) -> CorpusReport:
     """Generate the corpus of a world file (the world and each stored scenario) and store it.
+
+    ``world``: the file's ``read_world`` when the caller has already read it.
 
     Raises:
         WarehouseError: the file is not a world.
     """
-    wf = read_world(path)
+    wf = read_world(path) if world is None else world
     pages = build_pages(wf.spec, wf.tables, None, seed)
     by_scenario = {None: pages}
     for sc in wf.spec.scenarios:
@@ -205,7 +207,7 @@ def stored_hash(path: str | Path, scenario: str | None = None) -> str | None:
         con.close()
 
 
-def check_corpus(path: str | Path) -> pl.DataFrame:
+def check_corpus(path: str | Path, world: WorldFile | None = None) -> pl.DataFrame:
     """Re-read every stated fact against the DuckDB rows.
 
     A fact is *contradicted* when its row is missing, its stated text is not a faithful writing of
@@ -213,11 +215,14 @@ def check_corpus(path: str | Path) -> pl.DataFrame:
     the rounding its digits show), or the page body does not contain the stated text. A fact with
     ``scope = 'world'`` on a scenario page is checked against the base world's tables.
 
+    ``world``: the file's ``read_world`` when the caller has just read it (the tables are read
+    from the file otherwise).
+
     Returns:
         Frame ``(url, scenario, table_name, row_key, column_name, stated, actual, problem)``,
         empty when the corpus agrees with the tables.
     """
-    wf = read_world(path)
+    wf = read_world(path) if world is None else world
     con = open_readonly(path)
     try:
         facts = con.sql(
@@ -240,24 +245,32 @@ def check_corpus(path: str | Path) -> pl.DataFrame:
                 infos[(scen, t, c)] = ci
             for row in tables[t].iter_rows(named=True):
                 rows[(scen, t, str(row[pk]))] = row
+    # The same cell is stated in the same words on many pages: each distinct (cell, text) is read
+    # back once; whether a page's body holds the text is still looked at per fact.
+    verdicts: dict[tuple, tuple[str | None, str | None]] = {}
     out = []
-    for r in facts.iter_rows(named=True):
-        scen = None if r["scope"] == "world" else r["scenario"]
-        row = rows.get((scen, r["table_name"], r["row_key"]))
-        ci = infos.get((scen, r["table_name"], r["column_name"]))
-        problem, actual = None, None
-        if row is None or ci is None or r["column_name"] not in row:
-            problem = "no such row or column"
-        else:
-            actual = render_value(row[r["column_name"]])
-            stated = r["value_text"].replace("\\|", "|")
-            if not denotes(stated, row[r["column_name"]], ci.unit, ci.kind if ci.kind in ("date", "number", "rank", "share") else "text"):
-                problem = "value differs"
-            elif not r["in_body"]:
-                problem = "the page does not state it"
+    cols = ("url", "scenario", "scope", "table_name", "row_key", "column_name", "value_text", "in_body")
+    for url, scenario, scope, t, k, c, text, in_body in facts.select(cols).iter_rows():
+        scen = None if scope == "world" else scenario
+        key = (scen, t, k, c, text)
+        verdict = verdicts.get(key)
+        if verdict is None:
+            row = rows.get((scen, t, k))
+            ci = infos.get((scen, t, c))
+            if row is None or ci is None or c not in row:
+                verdict = ("no such row or column", None)
+            else:
+                stated = text.replace("\\|", "|")
+                ok = denotes(stated, row[c], ci.unit, ci.kind if ci.kind in ("date", "number", "rank", "share") else "text")
+                verdict = (None if ok else "value differs", render_value(row[c]))
+            verdicts[key] = verdict
+        problem, actual = verdict
+        if problem is None and not in_body:
+            problem = "the page does not state it"
         if problem:
-            out.append((r["url"], r["scenario"], r["table_name"], r["row_key"], r["column_name"], r["value_text"], actual, problem))
-    return pl.DataFrame(out, schema=["url", "scenario", "table_name", "row_key", "column_name", "stated", "actual", "problem"], orient="row")
+            out.append((url, scenario, t, k, c, text, actual, problem))
+    names = ["url", "scenario", "table_name", "row_key", "column_name", "stated", "actual", "problem"]
+    return pl.DataFrame(out, schema={n: pl.String for n in names}, orient="row")  # typed: a null scenario may come first
 
 
 __all__ = ["CorpusReport", "all_pages", "fact_tally", "page_count", "build_corpus", "check_corpus", "corpus_frames", "corpus_hash", "read_corpus", "stored_hash", "write_corpus"]

@@ -21,6 +21,7 @@ are logged, so leakage is measured, not assumed.
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from dataclasses import dataclass, field
 from datetime import date
@@ -139,6 +140,17 @@ class _Corpus:
     labels: tuple[str, ...]
     labels_lower: tuple[str, ...]  # the labels lower-cased, in the same order
     page_rows: dict[str, list[tuple[str, str]]]  # url -> (table, row key) of every row it states
+    named: dict[str, frozenset[str]] = field(default_factory=dict)  # lower-cased question -> the labels it names (filled by SearchEnv)
+
+    def labels_in(self, question: str) -> frozenset[str]:
+        """The labels a lower-cased question names (contains), worked out once per question: a task's
+        sessions (the oracle's clean and perturbed episodes, the leakage probe) share it."""
+        got = self.named.get(question)
+        if got is None:
+            if len(self.named) >= 4096:  # bounded: a long-running server sees many questions
+                self.named.clear()
+            got = self.named[question] = frozenset(label for label, low in zip(self.labels, self.labels_lower) if low in question)
+        return got
 
 
 _CORPORA: FileCache[_Corpus] = FileCache()
@@ -224,7 +236,7 @@ class SearchEnv:
             self.gold_cells = {tuple(x.split("|")[:3]) for cells in prov.get("rows", []) for x in cells}
             gold_labels = {row[c] for row in task.gold for c in task.unique_columns}
             question = task.question.lower()
-            named = {label for label, low in zip(self.corpus.labels, self.corpus.labels_lower) if low in question}
+            named = self.corpus.labels_in(question)
             self.targets = tuple(sorted({x.lower() for x in gold_labels | named if x}))
         self.reset()
 
@@ -502,7 +514,13 @@ def leakage_probe(env: SearchEnv, queries: int = 8) -> tuple[int, int]:
     """
     if env.task is None:
         raise ValueError("leakage_probe needs an env with a task attached")
-    others = [label for label in env.corpus.labels if label.lower() not in env.targets and not any(t in label.lower() for t in env.targets)]
+    # a label is another entity's when no target is a substring of it (a label equal to a target included);
+    # one alternation of the escaped targets answers "any target in it" in a single scan per label
+    if env.targets:
+        hit = re.compile("|".join(re.escape(t) for t in env.targets)).search
+        others = [label for label, low in zip(env.corpus.labels, env.corpus.labels_lower) if hit(low) is None]
+    else:
+        others = list(env.corpus.labels)
     step = max(1, len(others) // queries)
     leaked = sent = 0
     for label in others[::step][:queries]:

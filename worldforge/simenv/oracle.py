@@ -25,6 +25,7 @@ the task's column order.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from dataclasses import dataclass, field
@@ -72,17 +73,24 @@ class OracleRun:
 
 def markdown_tables(text: str) -> list[tuple[list[str], list[list[str]]]]:
     """Every Markdown table of a page as ``(header cells, body rows)``; ``\\|`` inside a cell is kept as ``|``."""
+    return [(list(header), [list(r) for r in body]) for header, body in _parsed_tables(text)]
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed_tables(text: str) -> tuple[tuple[tuple[str, ...], tuple[tuple[str, ...], ...]], ...]:
+    """:func:`markdown_tables` as immutable tuples, parsed once per page text: the oracle's sessions
+    (clean and perturbed, every task of a world) read the same pages again and again."""
     out, block = [], []
     for line in text.splitlines() + [""]:
         if line.lstrip().startswith("|"):
-            block.append([c.strip().replace("\\|", "|") for c in _CELL_SPLIT.split(line.strip().strip("|"))])
+            block.append(tuple(c.strip().replace("\\|", "|") for c in _CELL_SPLIT.split(line.strip().strip("|"))))
             continue
         if block:
             rows = [r for r in block if not all(re.fullmatch(r":?-{2,}:?", c) or not c for c in r)]
             if rows:
-                out.append((rows[0], rows[1:]))
+                out.append((rows[0], tuple(rows[1:])))
             block = []
-    return out
+    return tuple(out)
 
 
 def link(cell: str) -> tuple[str, str | None]:
@@ -93,12 +101,17 @@ def link(cell: str) -> tuple[str, str | None]:
 
 def infobox(text: str) -> dict[str, str]:
     """``{key: value}`` of the two-cell rows of a page's tables (an encyclopedia infobox), header row included."""
+    return dict(_infobox(text))
+
+
+@functools.lru_cache(maxsize=4096)
+def _infobox(text: str) -> tuple[tuple[str, str], ...]:
     box: dict[str, str] = {}
-    for header, rows in markdown_tables(text):
-        for r in [header, *rows]:
+    for header, rows in _parsed_tables(text):
+        for r in (header, *rows):
             if len(r) == 2:
                 box.setdefault(r[0], r[1])
-    return box
+    return tuple(box.items())
 
 
 def read(text: str, fplan: dict) -> Any:

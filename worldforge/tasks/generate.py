@@ -49,7 +49,7 @@ from worldforge.spec import models as M
 from worldforge.synth import column_rng
 from worldforge.tasks.io import Task, norm_column
 
-__all__ = ["KINDS", "check_solvable", "generate_tasks"]
+__all__ = ["KINDS", "CorpusCells", "check_solvable", "generate_tasks"]
 
 KINDS = ("lookup", "filter", "join", "aggregate", "top_k", "ranking", "window", "deep_wide", "scenario_diff")
 """Task kinds, in generation order."""
@@ -868,19 +868,44 @@ def generate_tasks(
     return g.tasks
 
 
-def check_solvable(task: Task, pages: pl.DataFrame, facts: pl.DataFrame) -> list[str]:
+class CorpusCells:
+    """What :func:`check_solvable` looks up in one corpus, built once for all of its tasks.
+
+    Attributes:
+        urls: the corpus's page URLs.
+        sections: ``{(table, row key, column, scope or ""): {sections stating it}}`` from ``corpus_facts``.
+    """
+
+    __slots__ = ("sections", "urls")
+
+    def __init__(self, pages: pl.DataFrame, facts: pl.DataFrame) -> None:
+        self.urls: set[str] = set(pages["url"].to_list())
+        grouped = (
+            facts.lazy()
+            .select("table_name", "row_key", "column_name", pl.col("scope").fill_null(""), "section")
+            .group_by("table_name", "row_key", "column_name", "scope")
+            .agg(pl.col("section").unique())
+            .collect()
+        )
+        self.sections: dict[tuple[str, str, str, str], set[str]] = {
+            (t, k, c, s): set(secs) for t, k, c, s, secs in grouped.iter_rows()
+        }
+
+
+def check_solvable(task: Task, pages: pl.DataFrame, facts: pl.DataFrame, cells: CorpusCells | None = None) -> list[str]:
     """Why a task cannot be solved inside its corpus (empty list: solvable).
 
     Every cell the task is computed from (``provenance.cells``: ``[table, row key, column, scope]``)
     must be stated by at least one page (``corpus_facts``, same scope), every URL cell must be a page
     of the corpus, and every gold row must be computed from at least one cell that is stated only in
     page bodies, never in a lead (from which snippets are cut).
+
+    ``cells``: ``CorpusCells(pages, facts)`` when many tasks of one corpus are checked (built here otherwise).
     """
     prov = task.extra["provenance"]
-    urls = set(pages["url"].to_list())
-    sections: dict[tuple[str, str, str, str], set[str]] = {}
-    for t, k, c, s, sec in facts.select("table_name", "row_key", "column_name", "scope", "section").iter_rows():
-        sections.setdefault((t, k, c, s or ""), set()).add(sec)
+    if cells is None:
+        cells = CorpusCells(pages, facts)
+    urls, sections = cells.urls, cells.sections
     problems = []
     for t, k, c, s in prov["cells"]:
         if (t, k, c, s or "") not in sections:

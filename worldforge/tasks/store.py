@@ -22,7 +22,7 @@ from worldforge.corpus.store import read_corpus
 from worldforge.errors import WarehouseError
 from worldforge.scenarios import scenario_spec
 from worldforge.tally import Tally
-from worldforge.tasks.generate import check_solvable, generate_tasks
+from worldforge.tasks.generate import CorpusCells, check_solvable, generate_tasks
 from worldforge.tasks.io import Task, write_tasks
 from worldforge.warehouse import read_world
 from worldforge.warehouse.cache import FileCache
@@ -87,8 +87,9 @@ def build_tasks(path: str | Path, per_kind: int = 4, include_scenarios: bool = T
     for scen, spec, tables in sources:
         pages, facts = read_corpus(path, scen)
         base = (wf.spec, wf.tables) if scen else None
+        cells = CorpusCells(pages, facts)  # once per corpus, not once per task
         for t in generate_tasks(spec, tables, pages, facts, scen, per_kind=per_kind, base=base):
-            problems = check_solvable(t, pages, facts)
+            problems = check_solvable(t, pages, facts, cells)
             if problems:
                 unsolvable[t.instance_id] = problems
             tasks.append(t)
