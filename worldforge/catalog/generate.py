@@ -252,6 +252,16 @@ def _row_counts(draw: _Draw, order: list[str], cols: dict[str, set[str]]) -> dic
     target = rng.randint(*TARGET_ROWS)
     scale = target / max(sum(weight.values()), 1)
     rows = {t: max(2, min(caps[t], round(w * scale))) for t, w in weight.items()}
+
+    def within_cardinality() -> None:
+        # children per parent stay inside the archetype's cardinality (a 13th month, a 5th quarter must not appear)
+        for t in order:
+            drive = _driving(arch.tables[t])
+            if drive is not None and drive[1]["parent"] in rows:
+                card, parents = drive[1]["cardinality"], rows[drive[1]["parent"]]
+                rows[t] = max(parents * int(card.get("min", 0)), min(parents * int(card["max"]), rows[t]))
+
+    within_cardinality()
     for _ in range(4):  # capped tables leave a gap: the others take it
         gap = target - sum(rows.values())
         free = [t for t in order if rows[t] < caps[t]]
@@ -260,6 +270,12 @@ def _row_counts(draw: _Draw, order: list[str], cols: dict[str, set[str]]) -> dic
         share = sum(rows[t] for t in free)
         for t in free:
             rows[t] = max(2, min(caps[t], rows[t] + round(gap * rows[t] / max(share, 1))))
+        within_cardinality()
+    short = ROW_BUDGET[0] + 5 - sum(rows.values())
+    if short > 0:  # the cardinalities cannot reach the budget: the largest uncapped table goes past its maximum
+        free = [t for t in order if rows[t] + short <= caps[t]]
+        if free:
+            rows[max(free, key=lambda t: rows[t])] += short
     return rows
 
 
