@@ -343,6 +343,25 @@ def _world_clashes(specs: list[Path], kept: list[Path]) -> tuple[list[Path], lis
     return ok, clashes
 
 
+def build_entry(spec_path: str | Path, warehouse: str | Path | None = None, force: bool = False) -> tuple[CatalogRow, str]:
+    """One spec as a catalog entry, in this process: skipped when unchanged and built, else built end to end
+    (:func:`build_world_entry`) and its row written to ``catalog.duckdb`` (what the Dagster asset ``catalog_world`` runs).
+
+    Returns:
+        The spec's row (the kept one when skipped) and the outcome: ``built``, ``failed`` or ``skipped``.
+    """
+    from worldforge.warehouse.layout import resolve
+
+    wh = resolve(warehouse)
+    spec = Path(spec_path).resolve()
+    previous = {r.spec_path: r for r in read_catalog(wh)}.get(str(spec))
+    if not force and _unchanged(spec, previous, wh):
+        return previous, "skipped"
+    row = build_world_entry(spec, wh)
+    write_row(wh, row)
+    return row, row.status
+
+
 def build_catalog(
     spec_dir: str | Path,
     warehouse: str | Path | None = None,
