@@ -5,7 +5,10 @@ Per world, exactly the steps of the Dagster world assets (``assets/worlds.py``, 
 :func:`~worldforge.scenarios.build_scenarios` + :func:`~worldforge.warehouse.write_scenarios`,
 :func:`~worldforge.corpus.build_checked_corpus` (pages and the fact check),
 :func:`~worldforge.corpus.index_corpora`, :func:`~worldforge.tasks.store.build_and_export_tasks` and
-:func:`~worldforge.simenv.oracle.run_oracle_suite` (F1 = 1.0 on every task, no leakage).
+:func:`~worldforge.simenv.oracle.run_oracle_suite` (F1 = 1.0 on every task, no leakage). The oracle's
+episodes go to the episode store (``WAREHOUSE/episodes.duckdb``, under its own file lock) as the
+``oracle_episodes`` asset's do; the store is updated as a copy renamed over it, so that write grows
+with the store (about 2 MB of episodes per world).
 
 A world that fails (invalid spec, invariant violation, contradicted fact, unsolvable task, oracle
 F1 below 1, leakage, any exception) gets a ``failed`` row with its error; the others go on. A spec
@@ -166,7 +169,8 @@ def build_world_entry(spec_path: str | Path, warehouse: str | Path) -> CatalogRo
 
     Never raises for a world's failure: an invalid spec, an invariant violation, a contradicted fact,
     an unsolvable task, an oracle F1 below 1, leakage or any exception gives a ``failed`` row with the
-    error (what was counted until then is kept in the row).
+    error (what was counted until then is kept in the row). The written world file is re-checked (keys,
+    declared constraints, scenario invariants), as the assets' checks do.
     """
     from worldforge.catalog.signature import schema_signature
     from worldforge.corpus import build_checked_corpus, index_corpora
@@ -174,7 +178,7 @@ def build_world_entry(spec_path: str | Path, warehouse: str | Path) -> CatalogRo
     from worldforge.simenv.oracle import run_oracle_suite
     from worldforge.spec import load_spec
     from worldforge.tasks.store import build_and_export_tasks
-    from worldforge.warehouse import build_world_file, write_scenarios
+    from worldforge.warehouse import build_world_file, check_world_file, write_scenarios
     from worldforge.warehouse.layout import tasks_dir
 
     spec_path = Path(spec_path).resolve()
@@ -198,6 +202,9 @@ def build_world_entry(spec_path: str | Path, warehouse: str | Path) -> CatalogRo
             return row("failed", f"breaks {len(built.violations)} invariant(s): " + "; ".join(map(str, built.violations[:5])))
         path = built.path
         write_scenarios(path, built.spec, build_scenarios(built.spec, built.tables))
+        _, found = check_world_file(path)  # re-read from DuckDB, world and scenarios: the file itself is what is checked
+        if found:
+            return row("failed", f"the written file breaks {len(found)} invariant(s): " + "; ".join(map(str, found[:5])))
         corpus = build_checked_corpus(path)
         got.update(pages=sum(corpus.report.pages.values()), facts=corpus.report.facts, contradictions=corpus.contradictions.height)
         if corpus.contradictions.height:
