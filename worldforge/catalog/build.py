@@ -300,8 +300,13 @@ def _unchanged(spec: Path, previous: CatalogRow | None, warehouse: Path) -> bool
 
 def _worker_init(threads: int) -> None:
     """A fresh worker: its share of the CPUs for polars' thread pool (n workers on n cores would
-    otherwise each start one thread per core), unless the environment already says."""
+    otherwise each start one thread per core), unless the environment already says; its standard
+    output goes nowhere (DuckDB draws progress bars there for long queries, over the caller's own);
+    errors still reach standard error and every result comes back as a row."""
     os.environ.setdefault("POLARS_MAX_THREADS", str(threads))
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.close(devnull)
 
 
 def _run_pool(specs: list[Path], wh: Path, n: int, recycle: int, record: Callable[[CatalogRow], None]) -> list[Path]:
