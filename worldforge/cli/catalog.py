@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from worldforge.cli._common import err, fail, out, progress, user_errors
+from worldforge.cli._common import WarehouseOpt, err, fail, out, print_frame, progress, user_errors, warehouse_of
 
 app = typer.Typer(help="Generate, author, build and report a catalog of distinct fictional worlds.", no_args_is_help=True)
 
@@ -92,13 +92,6 @@ def author(
 
 # --- build ----------------------------------------------------------------------------------------
 
-from pathlib import Path  # noqa: E402 - each section imports what it uses (the sections are written apart)
-from typing import Annotated, Optional  # noqa: E402
-
-from rich.markup import escape  # noqa: E402
-
-from worldforge.cli._common import WarehouseOpt, out, print_frame, user_errors, warehouse_of  # noqa: E402
-
 
 @app.command("build")
 def build(
@@ -118,7 +111,6 @@ def build(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     from worldforge.catalog.build import build_catalog, catalog_specs, default_workers
-    from worldforge.cli._common import err, fail
 
     with user_errors():
         specs = catalog_specs(spec_dir)
@@ -161,7 +153,6 @@ def build(
 def report(warehouse: WarehouseOpt = None) -> None:
     """The catalog's diversity: archetypes, schema signatures, table/column names, entity-name overlap, rows, tasks, years."""
     import polars as pl
-    from rich.table import Table
 
     from worldforge.catalog.report import catalog_report
 
