@@ -13,7 +13,7 @@ ifdef WAREHOUSE
 export WORLDFORGE_WAREHOUSE := $(abspath $(WAREHOUSE))
 endif
 
-.PHONY: demo test bench dev clean install browser
+.PHONY: demo test bench dev clean install browser catalog
 
 install: $(STAMP)
 
@@ -43,7 +43,21 @@ demo: $(STAMP)
 	if $(BIN)/dagster asset materialize -m assets.definitions --select 'cpt_dataset,sft_dataset,agentworldbench_export,world_model_eval' > "$$logs/demo-datasets.log" 2>&1; \
 	then echo ok; else echo FAILED; tail -n 30 "$$logs/demo-datasets.log"; exit 1; fi && \
 	$(WF) summary && \
+	catalog="$$($(WF) settings catalog_specs)" && \
+	echo "generating and building a catalog of 12 worlds in $$catalog ..." && \
+	$(WF) catalog generate --n 12 --seed 0 "$$catalog" && \
+	$(WF) catalog build "$$catalog" && \
+	$(WF) catalog report && \
 	echo "Dagster run logs: $$logs/   UI: make dev   SQL: see README (Inspecting with SQL)"
+
+## The catalog: 1,000 world specs (seed 0) generated into the catalog spec folder (WORLDFORGE_CATALOG_SPECS), each built
+## end to end on WORLDFORGE_CATALOG_WORKERS processes (default one per CPU) into WAREHOUSE/catalog.duckdb; unchanged
+## specs already built are skipped, so a second run resumes.
+catalog: $(STAMP)
+	@catalog="$$($(WF) settings catalog_specs)" && \
+	$(WF) catalog generate --n 1000 --seed 0 "$$catalog" && \
+	$(WF) catalog build "$$catalog" && \
+	$(WF) catalog report
 
 test: $(STAMP) browser
 	$(BIN)/python -m pytest

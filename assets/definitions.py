@@ -3,6 +3,7 @@
 from dagster import Definitions, ExecutorDefinition
 
 from assets.automation import datasets_job, landing_trajectories, nightly_dataset_build, world_build_job, world_spec_changes
+from assets.catalog import catalog_job, catalog_report, catalog_spec_folder, catalog_world
 from assets.datasets import agentworldbench_export, cpt_dataset, sft_dataset, world_model_eval
 from assets.executors import executor_for
 from assets.resources import DatasetsResource, SourcesResource, WarehouseResource, WorldModelResource
@@ -15,10 +16,10 @@ def build_definitions(executor: ExecutorDefinition | None = None) -> Definitions
     """The code location; ``executor`` defaults to the one ``WORLDFORGE_EXECUTOR`` names (see assets/executors.py)."""
     return Definitions(
         assets=[world_tables, scenario_tables, search_corpus, search_index, search_tasks, oracle_episodes, trajectory_turns, turn_mask_stats, trajectory_shards,
-                cpt_dataset, sft_dataset, agentworldbench_export, world_model_eval],
-        jobs=[world_build_job, datasets_job],
+                cpt_dataset, sft_dataset, agentworldbench_export, world_model_eval, catalog_world, catalog_report],
+        jobs=[world_build_job, datasets_job, catalog_job],
         schedules=[nightly_dataset_build],
-        sensors=[landing_trajectories, world_spec_changes],
+        sensors=[landing_trajectories, world_spec_changes, catalog_spec_folder],
         executor=executor or executor_for(),
         resources={"warehouse": WarehouseResource(), "sources": SourcesResource(), "datasets": DatasetsResource(),
                    "world_model": WorldModelResource.for_environment()},

@@ -26,9 +26,10 @@ class WarehouseResource(ConfigurableResource):
 
 
 class SourcesResource(ConfigurableResource):
-    """Inputs: the world spec folder and the trajectory folders to ingest."""
+    """Inputs: the world spec folder, the catalog's spec folder and the trajectory folders to ingest."""
 
     world_specs: str = str(_SETTINGS.specs)
+    catalog_specs: str = str(_SETTINGS.catalog_specs)
     trajectories: list[str] = [str(p) for p in _SETTINGS.trajectories]
 
     def spec_file(self, world: str) -> Path:
@@ -43,6 +44,20 @@ class SourcesResource(ConfigurableResource):
         if world not in specs:
             raise FileNotFoundError(f"no spec for world partition '{world}' in {self.world_specs}")
         return specs[world]
+
+
+    def catalog_spec_file(self, world: str) -> Path:
+        """The spec file of a ``catalog_worlds`` partition (its file stem in the catalog's spec folder).
+
+        Raises:
+            FileNotFoundError: no spec of that name in the catalog's spec folder.
+        """
+        from worldforge.catalog.build import catalog_specs
+
+        found = [p for p in (catalog_specs(self.catalog_specs) if Path(self.catalog_specs).is_dir() else []) if p.stem == world]
+        if not found:
+            raise FileNotFoundError(f"no spec for catalog partition '{world}' in {self.catalog_specs}")
+        return found[0]
 
 
 class WorldModelResource(ConfigurableResource):

@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from worldforge.errors import WorldforgeError
@@ -45,6 +45,9 @@ class Settings(BaseSettings):
             absolute when the settings are read: a relative one is relative to the current
             directory at that moment.
         specs: the world spec folder (one Dagster partition per YAML file).
+        catalog_specs: the catalog's spec folder (``worldforge catalog generate`` writes it, the
+            ``catalog_worlds`` partitions follow it); default ``<warehouse>/catalog_specs``.
+        catalog_workers: processes ``worldforge catalog build`` builds worlds on (0: one per CPU).
         trajectories: folders or files of real trajectories that ``trajectory_turns`` ingests;
             several separated by ``os.pathsep`` (``:``) in the environment variable.
         env: ``local`` (the grounded world model) or ``gpu`` (a ``vllm serve`` at ``vllm_url``).
@@ -72,6 +75,8 @@ class Settings(BaseSettings):
 
     warehouse: Path = Path("warehouse")
     specs: Path = PROJECT_ROOT / "world_specs"
+    catalog_specs: Path | None = None  # None: <warehouse>/catalog_specs (set by _catalog_specs)
+    catalog_workers: int = Field(0, ge=0)
     trajectories: Annotated[list[Path], NoDecode] = [PROJECT_ROOT.parent / "shared" / "data" / "trajectories"]
     env: Literal["local", "gpu"] = "local"
     vllm_url: str = "http://127.0.0.1:8000/v1"
@@ -91,7 +96,7 @@ class Settings(BaseSettings):
     celery_backend: str = "rpc://"
     k8s_namespace: str = "worldforge"
 
-    @field_validator("warehouse", "specs", "cache_dir", mode="before")
+    @field_validator("warehouse", "specs", "catalog_specs", "cache_dir", mode="before")
     @classmethod
     def _not_empty(cls, value: object) -> object:
         if isinstance(value, (str, os.PathLike)) and not str(value).strip():
@@ -102,6 +107,12 @@ class Settings(BaseSettings):
     @classmethod
     def _absolute(cls, value: Path) -> Path:
         return Path(os.path.abspath(value.expanduser()))
+
+    @model_validator(mode="after")
+    def _catalog_specs(self) -> "Settings":
+        where = self.warehouse / "catalog_specs" if self.catalog_specs is None else Path(os.path.abspath(self.catalog_specs.expanduser()))
+        object.__setattr__(self, "catalog_specs", where)  # frozen: set once, while validating
+        return self
 
     @field_validator("trajectories")
     @classmethod

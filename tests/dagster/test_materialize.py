@@ -19,7 +19,8 @@ def test_definitions_load():
     repo = defs.get_repository_def()
     keys = {k.to_user_string() for k in repo.asset_graph.get_all_asset_keys()}
     assert keys == {"world_tables", "scenario_tables", "search_corpus", "search_index", "search_tasks", "oracle_episodes",
-                    "trajectory_turns", "turn_mask_stats", "trajectory_shards", "cpt_dataset", "sft_dataset", "agentworldbench_export", "world_model_eval"}
+                    "trajectory_turns", "turn_mask_stats", "trajectory_shards", "cpt_dataset", "sft_dataset", "agentworldbench_export", "world_model_eval",
+                    "catalog_world", "catalog_report"}
     assert world_partitions.get_partition_keys() == BUNDLED
 
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from worldforge.cli._common import err, fail, out, progress, user_errors
+from worldforge.cli._common import WarehouseOpt, err, fail, out, print_frame, progress, user_errors, warehouse_of
 
 app = typer.Typer(help="Generate, author, build and report a catalog of distinct fictional worlds.", no_args_is_help=True)
 
@@ -92,4 +92,80 @@ def author(
 
 # --- build ----------------------------------------------------------------------------------------
 
+
+@app.command("build")
+def build(
+    spec_dir: Annotated[Path, typer.Argument(help="Folder of world specs (*.yaml, *.yml).")],
+    warehouse: WarehouseOpt = None,
+    workers: Annotated[Optional[int], typer.Option("--workers", "-j", min=1, help="Worker processes (default: WORLDFORGE_CATALOG_WORKERS, else one per CPU).", show_default=False)] = None,
+    force: Annotated[bool, typer.Option("--force", help="Rebuild unchanged specs too.")] = False,
+) -> None:
+    """Build every spec of SPEC_DIR end to end (world, scenarios, corpus, index, tasks, oracle) into WAREHOUSE/catalog.duckdb.
+
+    Unchanged specs already built are skipped; a failing world is recorded with its error and the others go on.
+    Exit 1 when any world failed, 2 on a missing folder or a folder without specs.
+    """
+    import time
+
+    import polars as pl
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    from worldforge.catalog.build import build_catalog, catalog_specs, default_workers
+
+    with user_errors():
+        specs = catalog_specs(spec_dir)
+    if not specs:
+        raise fail(f"{spec_dir}: no world specs (*.yaml, *.yml) in this folder")
+    counts = {"built": 0, "failed": 0, "skipped": 0}
+    start = time.perf_counter()
+    bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   TextColumn("{task.fields[rate]}"), console=err, transient=True, disable=not err.is_terminal)
+
+    def tick(row, outcome: str) -> None:
+        counts[outcome] += 1
+        done = counts["built"] + counts["failed"]
+        minutes = (time.perf_counter() - start) / 60
+        bar.update(task, advance=1, description=f"built {counts['built']}  failed {counts['failed']}  skipped {counts['skipped']}",
+                   rate=f"{done / minutes:.1f} worlds/min" if minutes > 0 and done else "")
+        if outcome == "failed" and bar.live.is_started:
+            bar.console.print(f"[red]failed[/] {escape(row.world)}: {escape((row.error or '').splitlines()[0] if row.error else '')}", soft_wrap=True)
+
+    n = workers or default_workers()
+    with user_errors(), bar:
+        task = bar.add_task(f"building {len(specs)} worlds on {n} workers", total=len(specs), rate="")
+        result = build_catalog(spec_dir, warehouse_of(warehouse), workers=n, progress=tick, force=force)
+    if result.rows:
+        print_frame(pl.DataFrame([{"world": r.world, "status": r.status, "archetype": r.archetype, "rows": r.rows, "pages": r.pages,
+                                   "tasks": r.tasks, "oracle F1 min": r.oracle_f1_min, "build s": r.build_s}
+                                  for r in result.rows]).sort("world"),
+                    f"{result.path}: {len(result.rows)} world(s) this run")
+    for r in sorted(result.failed, key=lambda r: r.world):
+        out.print(f"[red]failed[/] {escape(r.world)}: {escape(r.error or '')}", soft_wrap=True)
+    out.print(f"built {result.built}, failed {len(result.failed)}, skipped {len(result.skipped)} (unchanged) in {result.wall_s:.1f} s"
+              f" on {result.workers} worker(s): {result.worlds_per_min:.1f} worlds/min")
+    if result.failed:
+        raise typer.Exit(1)
+
 # --- report ---------------------------------------------------------------------------------------
+
+
+@app.command("report")
+def report(warehouse: WarehouseOpt = None) -> None:
+    """The catalog's diversity: archetypes, schema signatures, table/column names, entity-name overlap, rows, tasks, years."""
+    import polars as pl
+
+    from worldforge.catalog.report import catalog_report
+
+    with user_errors():
+        rep = catalog_report(warehouse_of(warehouse))
+    table = Table(title="catalog diversity")
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    for name, value in rep.figures().items():
+        table.add_row(escape(name), escape(value))
+    out.print(table)
+    if rep.archetypes:
+        print_frame(pl.DataFrame({"archetype": list(rep.archetypes), "worlds": list(rep.archetypes.values())}), "built worlds per archetype")
+    if rep.failures:
+        print_frame(pl.DataFrame({"world": [w for w, _ in rep.failures], "error": [e[:160] for _, e in rep.failures]}),
+                    f"{len(rep.failures)} failed world(s)")

@@ -1,0 +1,103 @@
+"""The catalog: ``catalog_world``, one dynamic partition per spec in the catalog's spec folder
+(``WORLDFORGE_CATALOG_SPECS``), and ``catalog_report``, the catalog's diversity.
+
+The sensor ``catalog_spec_folder`` adds a partition for every new spec file (and removes those of deleted
+files), and requests a run for every spec that is new or changed since its catalog row. A backfill over the
+partitions runs through the configured executor (``assets/executors.py``): multiprocess here, Celery or
+Kubernetes for a cluster. Each run builds one world end to end with the library
+(:func:`worldforge.catalog.build.build_entry`) and writes its row to ``WAREHOUSE/catalog.duckdb`` under a
+file lock, so concurrent runs take turns; a failing world fails its own run and touches no other row.
+"""
+
+import hashlib
+
+from dagster import (
+    AssetExecutionContext,
+    DefaultSensorStatus,
+    DynamicPartitionsDefinition,
+    Failure,
+    MaterializeResult,
+    MetadataValue,
+    RunRequest,
+    SensorEvaluationContext,
+    SensorResult,
+    SkipReason,
+    asset,
+    define_asset_job,
+    sensor,
+)
+
+from assets.resources import SourcesResource, WarehouseResource
+
+catalog_partitions = DynamicPartitionsDefinition(name="catalog_worlds")
+
+
+def _md(rows: list[tuple[str, object]], head: tuple[str, str]) -> MetadataValue:
+    lines = [f"| {head[0]} | {head[1]} |", "|---|---|"] + [f"| {k} | {v} |" for k, v in rows]
+    return MetadataValue.md("\n".join(lines))
+
+
+@asset(partitions_def=catalog_partitions, group_name="catalog")
+def catalog_world(context: AssetExecutionContext, warehouse: WarehouseResource, sources: SourcesResource) -> MaterializeResult:
+    """One catalog world end to end (world, scenarios, corpus, index, tasks, oracle) and its row in WAREHOUSE/catalog.duckdb;
+    an unchanged spec already built is skipped."""
+    from worldforge.catalog.build import build_entry
+
+    try:
+        spec = sources.catalog_spec_file(context.partition_key)
+    except FileNotFoundError as exc:
+        raise Failure(description=str(exc)) from None
+    row, outcome = build_entry(spec, warehouse.path)
+    meta = {
+        "outcome": outcome, "world": row.world, "spec": MetadataValue.path(row.spec_path), "spec_hash": row.spec_hash,
+        "archetype": row.archetype or "", "schema_signature": row.schema_signature or "", "build_s": row.build_s,
+        "figures": MetadataValue.json({k: getattr(row, k) for k in ("tables", "rows", "scenarios", "pages", "facts", "contradictions", "tasks", "oracle_f1_min")}),
+    }
+    if row.status != "built":
+        raise Failure(description=f"catalog world {row.world} failed: {row.error}", metadata=meta)
+    context.log.info("%s %s in %.1f s", outcome, row.world, row.build_s)
+    return MaterializeResult(metadata=meta)
+
+
+@asset(group_name="catalog", deps=[catalog_world])
+def catalog_report(warehouse: WarehouseResource) -> MaterializeResult:
+    """The catalog's diversity: archetypes, schema signatures, table/column names, entity-name overlap, rows, tasks, years."""
+    from worldforge.catalog.report import catalog_report as report
+
+    rep = report(warehouse.path)
+    return MaterializeResult(metadata={
+        "worlds": rep.worlds, "built": rep.built, "failed": rep.failed, "signatures": rep.signatures,
+        "entity_overlap": rep.entity_overlap,
+        "figures": _md(list(rep.figures().items()), ("figure", "value")),
+        "archetypes": _md(list(rep.archetypes.items()), ("archetype", "worlds")),
+        "failures": MetadataValue.json([{"world": w, "error": e[:500]} for w, e in rep.failures]),
+    })
+
+
+catalog_job = define_asset_job("catalog_build", selection=[catalog_world],
+                               description="One catalog world, end to end, and its catalog row.")
+
+
+@sensor(job=catalog_job, minimum_interval_seconds=30, default_status=DefaultSensorStatus.STOPPED)
+def catalog_spec_folder(context: SensorEvaluationContext, warehouse: WarehouseResource, sources: SourcesResource):
+    """A partition per spec file in the catalog's spec folder (added and removed as files come and go), and a run
+    for every spec that is new or changed since its catalog row."""
+    from pathlib import Path
+
+    from worldforge.catalog.build import catalog_specs, read_catalog
+
+    folder = Path(sources.catalog_specs)
+    specs = {p.stem: p for p in catalog_specs(folder)} if folder.is_dir() else {}
+    known = set(context.instance.get_dynamic_partitions(catalog_partitions.name))
+    rows = {r.spec_path: r for r in read_catalog(warehouse.path)}
+    requests = []
+    for key, path in specs.items():
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        row = rows.get(str(path))
+        if row is None or row.spec_hash != digest:
+            requests.append(RunRequest(partition_key=key, run_key=f"{key}-{digest[:24]}", tags={"trigger": "catalog_spec"}))
+    add, gone = sorted(set(specs) - known), sorted(known - set(specs))
+    changes = ([catalog_partitions.build_add_request(add)] if add else []) + ([catalog_partitions.build_delete_request(gone)] if gone else [])
+    if not requests and not changes:
+        return SkipReason(f"every spec in {folder} has its partition and is built from its current content")
+    return SensorResult(run_requests=requests, dynamic_partitions_requests=changes)

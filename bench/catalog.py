@@ -1,0 +1,194 @@
+"""Benchmark: a catalog of N worlds (default 1,000) built end to end on K worker processes.
+
+worldforge path: ``build_catalog`` (worldforge/catalog/build.py) over N generated specs — per world the
+Dagster assets' steps (tables, scenarios, corpus + fact check, indexes, tasks, oracle suite) on a
+forkserver pool, one ``catalog.duckdb`` row per world as it finishes.
+
+Specs: ``worldforge.catalog.generate.generate_catalog(n, seed, out_dir)`` when it exists; with
+``--from-dir DIR`` (or without the generator) copies of DIR's specs with other world names and seeds
+(``archetype`` = the source spec's world).
+
+Baseline, measured in the same run: the same steps one world after another in one process
+(``build_world_entry``) over a sample of the same specs (``--baseline``, default 10), extrapolated to N.
+Figures: wall time, worlds/min, peak RSS of the whole process tree (parent + workers, sampled),
+warehouse size on disk, parallel speedup (sum of the per-world build_s over the wall time) and the
+ratio against the baseline. Target (issue 14): 1,000 worlds in under 30 minutes.
+
+Usage: python bench/catalog.py [--n 1000] [--seed 0] [--workers K] [--from-dir world_specs] [--baseline 10] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from worldforge.catalog.build import build_catalog, build_world_entry, catalog_specs, default_workers  # noqa: E402
+
+TARGET_N, TARGET_S = 1000, 30 * 60
+
+
+def copies_of(src: Path, n: int, seed: int, out: Path) -> None:
+    """``n`` specs from ``src``'s: the i-th is spec ``i mod len`` with world ``<world>_c<i>`` and seed ``seed*100003 + i``."""
+    docs = [yaml.safe_load(p.read_text()) for p in catalog_specs(src)]
+    out.mkdir(parents=True, exist_ok=True)
+    for i in range(n):
+        doc = dict(docs[i % len(docs)])
+        doc.update(world=f"{doc['world']}_c{i:04d}", seed=seed * 100003 + i, archetype=doc.get("archetype") or doc["world"])
+        (out / f"{doc['world']}.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+
+
+def make_specs(n: int, seed: int, from_dir: Path | None, out: Path) -> str:
+    """Write the specs; returns how they were made."""
+    if from_dir is None:
+        try:
+            from worldforge.catalog.generate import generate_catalog
+        except ImportError:
+            from_dir = ROOT / "world_specs"
+        else:
+            generate_catalog(n, seed, out)
+            return f"generate_catalog({n}, seed={seed})"
+    copies_of(from_dir, n, seed, out)
+    return f"{n} copies of the specs in {from_dir} with other names and seeds"
+
+
+class TreeRSS:
+    """Samples the resident memory of this process and all its descendants; keeps the peak."""
+
+    def __init__(self, every_s: float = 0.25):
+        """Start sampling every ``every_s`` seconds."""
+        self.peak, self.every, self._stop = 0, every_s, threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _sample(self) -> int:
+        try:
+            import psutil
+        except ImportError:
+            return _proc_tree_rss(os.getpid())
+        me = psutil.Process()
+        total = 0
+        for p in [me, *me.children(recursive=True)]:
+            try:
+                total += p.memory_info().rss
+            except psutil.Error:
+                pass
+        return total
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.peak = max(self.peak, self._sample())
+            self._stop.wait(self.every)
+
+    def stop(self) -> int:
+        """Stop sampling; returns the peak in bytes."""
+        self._stop.set()
+        self._thread.join()
+        return self.peak
+
+
+def _proc_tree_rss(root: int) -> int:
+    """RSS of ``root`` and its descendants from /proc (without psutil)."""
+    children: dict[int, list[int]] = {}
+    rss: dict[int, int] = {}
+    page = os.sysconf("SC_PAGE_SIZE")
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            stat = (d / "stat").read_text().rsplit(")", 1)[1].split()
+            children.setdefault(int(stat[1]), []).append(int(d.name))
+            rss[int(d.name)] = int((d / "statm").read_text().split()[1]) * page
+        except (OSError, IndexError, ValueError):
+            continue
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        total += rss.get(pid, 0)
+        todo.extend(children.get(pid, []))
+    return total
+
+
+def du(path: Path) -> int:
+    """Bytes on disk under ``path``."""
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def main() -> int:
+    """Run the benchmark; exit status 0 when the target is met (or extrapolated to be), 1 otherwise."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--n", type=int, default=TARGET_N)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--workers", type=int, default=None)
+    ap.add_argument("--from-dir", type=Path, default=None)
+    ap.add_argument("--baseline", type=int, default=10, help="specs built one by one in one process (0: no baseline)")
+    ap.add_argument("--keep", type=Path, default=None, help="build into this folder and keep it")
+    ap.add_argument("--no-fail", action="store_true", help="exit 0 on a MISS")
+    args = ap.parse_args()
+    workers = args.workers or default_workers()
+    base = Path(tempfile.mkdtemp(prefix="bench-catalog-")) if args.keep is None else args.keep
+    specs, wh = base / "specs", base / "warehouse"
+    try:
+        how = make_specs(args.n, args.seed, args.from_dir, specs)
+        files = catalog_specs(specs)
+        print(f"{len(files)} specs: {how}")
+
+        base_s = None
+        if args.baseline:
+            sample = files[:: max(1, len(files) // args.baseline)][: args.baseline]
+            times = []
+            for p in sample:
+                t0 = time.perf_counter()
+                row = build_world_entry(p, base / "baseline")
+                times.append(time.perf_counter() - t0)
+                print(f"  baseline {row.world}: {times[-1]:.1f} s ({row.status})", flush=True)
+            base_s = statistics.mean(times) * len(files)
+            print(f"baseline (one process, one world after another): {statistics.mean(times):.1f} s per world over {len(sample)} "
+                  f"-> {base_s / 60:.1f} min for {len(files)} worlds (extrapolated)")
+            shutil.rmtree(base / "baseline", ignore_errors=True)
+
+        rss = TreeRSS()
+        done = [0]
+
+        def tick(row, outcome):
+            done[0] += 1
+            if done[0] % max(1, len(files) // 20) == 0 or outcome == "failed":
+                print(f"  {done[0]}/{len(files)} {outcome} {row.world} {row.build_s:.1f} s {row.error or ''}"[:200], flush=True)
+
+        result = build_catalog(specs, wh, workers=workers, progress=tick)
+        peak = rss.stop()
+        wall = result.wall_s
+        per = [r.build_s for r in result.rows]
+        print(f"worldforge: {len(result.rows)} worlds on {result.workers} workers in {wall / 60:.1f} min "
+              f"({result.worlds_per_min:.1f} worlds/min); built {result.built}, failed {len(result.failed)}")
+        if per:
+            print(f"  per world build_s: mean {statistics.mean(per):.1f} s, median {statistics.median(per):.1f} s, max {max(per):.1f} s; "
+                  f"parallel speedup (sum build_s / wall): {sum(per) / wall:.2f}x on {result.workers} workers")
+        print(f"  peak RSS of the process tree: {peak / 2**20:.0f} MiB; warehouse on disk: {du(wh) / 2**30:.2f} GiB "
+              f"({du(wh) / max(len(files), 1) / 2**20:.1f} MiB per world)")
+        if base_s is not None:
+            print(f"ratio baseline/worldforge (wall): {base_s / wall:.2f}x")
+        projected = wall * TARGET_N / max(len(files), 1)
+        ok = projected < TARGET_S and not result.failed
+        print(f"target: {TARGET_N} worlds < {TARGET_S / 60:.0f} min; measured {len(files)} -> {projected / 60:.1f} min for {TARGET_N}"
+              f"{' (extrapolated)' if len(files) != TARGET_N else ''}, {len(result.failed)} failed")
+        print("OK" if ok else "MISS")
+        return 0 if ok or args.no_fail else 1
+    finally:
+        if args.keep is None:
+            shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

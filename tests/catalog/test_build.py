@@ -1,0 +1,130 @@
+"""The catalog build (worldforge.catalog.build) and its diversity report, on copies of a bundled spec.
+
+One session-scoped catalog of four specs is built once (two workers): the bundled esports world, a copy
+with another world name, seed and archetype, a spec that fails validation and a spec that reuses a world
+name. Every world takes seconds (end to end, oracle included), so the tests share it and build at most
+two more worlds each.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from tests.conftest import SPECS_DIR
+from worldforge.catalog.build import build_catalog, read_catalog
+from worldforge.catalog.report import catalog_report
+from worldforge.cli import app
+
+TIMING = ("build_s", "built_at")
+
+
+def _specs(folder):
+    folder.mkdir(parents=True, exist_ok=True)
+    text = (SPECS_DIR / "esports_2031.yaml").read_text()
+    (folder / "esports_2031.yaml").write_text(text)
+    doc = yaml.safe_load(text)
+    doc.update(world="esports_copy", seed=77, archetype="esports")
+    (folder / "esports_copy.yml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    (folder / "broken.yaml").write_text(text.replace("world: esports_2031", "world: broken\nbogus: 1"))
+    (folder / "z_clash.yaml").write_text(text)  # the same world name as esports_2031.yaml
+    return folder
+
+
+@pytest.fixture(scope="session")
+def catalog(tmp_path_factory):
+    root = tmp_path_factory.mktemp("catalog")
+    specs, wh = _specs(root / "specs"), root / "wh"
+    seen = []
+    result = build_catalog(specs, wh, workers=2, progress=lambda row, outcome: seen.append((row.world, outcome)))
+    return specs, wh, result, seen
+
+
+def _stable(rows):
+    return sorted((dataclasses.replace(r, build_s=0.0, built_at=None) for r in rows), key=lambda r: r.spec_path)
+
+
+def test_failures_are_rows_and_the_others_are_built(catalog):
+    specs, wh, result, seen = catalog
+    rows = {r.spec_path.rsplit("/", 1)[1]: r for r in read_catalog(wh)}
+    assert set(rows) == {"esports_2031.yaml", "esports_copy.yml", "broken.yaml", "z_clash.yaml"}
+    for name in ("esports_2031.yaml", "esports_copy.yml"):
+        r = rows[name]
+        assert r.status == "built" and r.error is None and r.oracle_f1_min == 1.0 and r.contradictions == 0
+        assert r.tables == 4 and 300 <= r.rows <= 500 and r.scenarios == 1 and r.pages > 1000 and r.facts > 10000 and r.tasks > 20
+        assert (wh / f"{r.world}.duckdb").is_file() and (wh / "tasks" / r.world / "tasks.jsonl").is_file() and r.build_s > 0
+        assert len(r.spec_hash) == 64 and len(r.schema_signature) == 16
+    assert rows["esports_copy.yml"].archetype == "esports" and rows["esports_2031.yaml"].archetype is None
+    assert rows["broken.yaml"].status == "failed" and "bogus: unknown field" in rows["broken.yaml"].error
+    assert rows["broken.yaml"].world == "broken" and rows["broken.yaml"].rows is None
+    assert rows["z_clash.yaml"].status == "failed" and "also the world of" in rows["z_clash.yaml"].error
+    assert result.built == 2 and len(result.failed) == 2 and not result.skipped and result.workers == 2
+    assert sorted(o for _, o in seen) == ["built", "built", "failed", "failed"]
+
+
+def test_an_unchanged_spec_is_skipped_and_a_changed_one_rebuilt(catalog, tmp_path):
+    specs, wh, first, _ = catalog
+    shutil.copytree(wh, tmp_path / "wh")
+    again = build_catalog(specs, tmp_path / "wh", workers=1)
+    assert {r.world for r in again.skipped} == {"esports_2031", "esports_copy"}
+    assert sorted(r.world for r in again.rows) == ["broken", "z_clash"]  # failed ones are tried again
+    assert all(r.status == "failed" for r in again.rows)
+    kept = {r.world: r for r in read_catalog(tmp_path / "wh") if r.status == "built"}
+    assert kept == {r.world: r for r in read_catalog(wh) if r.status == "built"}  # the kept rows are untouched
+
+
+
+def test_a_changed_spec_is_rebuilt(tmp_path, spec_docs):
+    specs, wh = tmp_path / "specs", tmp_path / "wh"
+    specs.mkdir()
+    doc = dict(spec_docs["esports_2031"], world="esports_changed")
+    (specs / "w.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    first = build_catalog(specs, wh, workers=1)
+    assert [r.status for r in first.rows] == ["built"]
+    assert not build_catalog(specs, wh, workers=1).rows  # unchanged: nothing rebuilt
+    (specs / "w.yaml").write_text(yaml.safe_dump(dict(doc, seed=5), sort_keys=False))
+    third = build_catalog(specs, wh, workers=1)
+    assert [r.status for r in third.rows] == ["built"] and third.rows[0].spec_hash != first.rows[0].spec_hash
+    assert third.rows[0].rows != first.rows[0].rows or third.rows[0].facts != first.rows[0].facts  # another seed, another world
+    assert [r.spec_hash for r in read_catalog(wh)] == [third.rows[0].spec_hash]
+
+
+def test_rows_are_deterministic_and_the_same_on_one_worker(catalog, tmp_path):
+    specs, wh, first, _ = catalog
+    one = build_catalog(specs, tmp_path / "wh", workers=1)
+    assert one.workers == 1
+    assert _stable(read_catalog(tmp_path / "wh")) == _stable(read_catalog(wh))
+
+
+def test_the_cli_builds_skips_and_exits_1_on_a_failed_world(catalog, tmp_path):
+    specs, wh, _, _ = catalog
+    shutil.copytree(wh, tmp_path / "wh")
+    r = CliRunner().invoke(app, ["catalog", "build", str(specs), "--warehouse", str(tmp_path / "wh"), "--workers", "2"])
+    assert r.exit_code == 1, r.output
+    assert "built 0, failed 2, skipped 2 (unchanged)" in r.output and "bogus: unknown field" in r.output
+    r = CliRunner().invoke(app, ["catalog", "build", str(tmp_path / "missing"), "--warehouse", str(tmp_path / "wh")])
+    assert r.exit_code == 2 and "no such spec folder" in r.output
+    (tmp_path / "empty").mkdir()
+    r = CliRunner().invoke(app, ["catalog", "build", str(tmp_path / "empty"), "--warehouse", str(tmp_path / "wh")])
+    assert r.exit_code == 2 and "no world specs" in r.output
+    r = CliRunner().invoke(app, ["catalog", "report", "--warehouse", str(tmp_path / "wh")])
+    assert r.exit_code == 0 and "distinct schema signatures" in r.output and "esports" in r.output
+
+
+def test_the_report(catalog):
+    _, wh, _, _ = catalog
+    rep = catalog_report(wh)
+    assert (rep.worlds, rep.built, rep.failed) == (4, 2, 2)
+    assert rep.archetypes == {"(none)": 1, "esports": 1}
+    assert rep.signatures == 1 and rep.table_sets == 1 and rep.table_names == 4 and rep.column_names > 20
+    assert 0 < rep.shared_entity_names < rep.entity_names and 0 < rep.entity_overlap < 1
+    rows = sorted(r.rows for r in read_catalog(wh) if r.status == "built")
+    assert rep.rows == (rows[0], sum(rows) / 2, rows[1]) and rep.years == [2031]
+    assert {w for w, _ in rep.failures} == {"broken", "z_clash"}
+    figures = rep.figures()
+    assert figures["worlds"] == "4" and figures["distinct schema signatures"] == "1" and "%" in figures["entity names in more than one world"]
+    assert catalog_report(wh.parent / "nothing").worlds == 0

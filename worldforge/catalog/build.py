@@ -1,0 +1,433 @@
+"""Every spec of a folder built end to end into the warehouse, one row per spec in ``WAREHOUSE/catalog.duckdb``.
+
+Per world, exactly the steps of the Dagster world assets (``assets/worlds.py``, ``assets/search.py``):
+:func:`~worldforge.warehouse.build_world_file` (tables and invariants),
+:func:`~worldforge.scenarios.build_scenarios` + :func:`~worldforge.warehouse.write_scenarios`,
+:func:`~worldforge.corpus.build_checked_corpus` (pages and the fact check),
+:func:`~worldforge.corpus.index_corpora`, :func:`~worldforge.tasks.store.build_and_export_tasks` and
+:func:`~worldforge.simenv.oracle.run_oracle_suite` (F1 = 1.0 on every task, no leakage). The oracle's
+episodes go to the episode store (``WAREHOUSE/episodes.duckdb``, under its own file lock) as the
+``oracle_episodes`` asset's do; the store is updated as a copy renamed over it, so that write grows
+with the store (about 2 MB of episodes per world).
+
+A world that fails (invalid spec, invariant violation, contradicted fact, unsolvable task, oracle
+F1 below 1, leakage, any exception) gets a ``failed`` row with its error; the others go on. A spec
+whose content hash equals that of its last ``built`` row, and whose world file still exists, is
+skipped: its row is kept as it is (``status`` stays ``built``; the run counts it as skipped).
+
+Workers are processes (a ``forkserver`` pool, each worker builds whole worlds and is replaced after
+``recycle`` worlds, so memory does not grow with the catalog); the calling process alone writes
+``catalog.duckdb``, one row as each world finishes (under a file lock beside it, so concurrent
+writers such as Dagster runs take turns), so an interrupted build keeps every finished row.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import multiprocessing
+import os
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, fields
+from datetime import datetime, timezone
+from pathlib import Path
+
+import duckdb
+
+from worldforge.settings import get_settings
+
+CATALOG_FILE = "catalog.duckdb"
+STATUSES = ("built", "failed")
+"""A row's status; a skipped spec keeps its previous ``built`` row."""
+
+_DDL = """
+CREATE TABLE IF NOT EXISTS catalog (
+  world VARCHAR, spec_path VARCHAR PRIMARY KEY, spec_hash VARCHAR, archetype VARCHAR, schema_signature VARCHAR,
+  target_year INTEGER, tables INTEGER, rows INTEGER, scenarios INTEGER, pages INTEGER, facts INTEGER,
+  contradictions INTEGER, tasks INTEGER, oracle_f1_min DOUBLE, build_s DOUBLE, status VARCHAR, error VARCHAR,
+  built_at TIMESTAMP
+)
+"""
+_MAX_ERROR = 4000
+
+
+@dataclass(frozen=True)
+class CatalogRow:
+    """One spec's row of the ``catalog`` table.
+
+    Attributes:
+        world: the spec's world name (the file stem when the spec cannot be read).
+        spec_path: the spec file (absolute); the table's key.
+        spec_hash: SHA-256 of the spec file's bytes (the content hash that decides skipping).
+        archetype: the spec's ``archetype`` (``None`` for a hand-written spec).
+        schema_signature: :func:`~worldforge.catalog.signature.schema_signature` of the spec.
+        target_year, tables, rows, scenarios, pages, facts, contradictions, tasks: what was built
+            (``None`` where the build did not get that far).
+        oracle_f1_min: the lowest item-F1 of the oracle's clean episodes (1.0 when every task is solved).
+        build_s: seconds the world took, end to end.
+        status: ``built`` or ``failed``.
+        error: why it failed (``None`` when built).
+        built_at: when the row was made (UTC).
+    """
+
+    world: str
+    spec_path: str
+    spec_hash: str
+    archetype: str | None = None
+    schema_signature: str | None = None
+    target_year: int | None = None
+    tables: int | None = None
+    rows: int | None = None
+    scenarios: int | None = None
+    pages: int | None = None
+    facts: int | None = None
+    contradictions: int | None = None
+    tasks: int | None = None
+    oracle_f1_min: float | None = None
+    build_s: float = 0.0
+    status: str = "failed"
+    error: str | None = None
+    built_at: datetime | None = None
+
+
+COLUMNS = tuple(f.name for f in fields(CatalogRow))
+"""The ``catalog`` table's columns, in order."""
+
+
+@dataclass(frozen=True)
+class CatalogBuild:
+    """What one :func:`build_catalog` run did.
+
+    Attributes:
+        path: ``WAREHOUSE/catalog.duckdb``.
+        rows: the row of every spec the run built or tried (finishing order).
+        skipped: the kept rows of the specs the run skipped (unchanged and built).
+        wall_s: seconds the run took.
+        workers: processes that built worlds.
+    """
+
+    path: Path
+    rows: list[CatalogRow]
+    skipped: list[CatalogRow]
+    wall_s: float
+    workers: int
+
+    @property
+    def built(self) -> int:
+        """Worlds built in this run."""
+        return sum(r.status == "built" for r in self.rows)
+
+    @property
+    def failed(self) -> list[CatalogRow]:
+        """The rows of the worlds that failed in this run."""
+        return [r for r in self.rows if r.status != "built"]
+
+    @property
+    def worlds_per_min(self) -> float:
+        """Worlds built or tried per minute of wall time (skipped ones not counted)."""
+        return 60.0 * len(self.rows) / self.wall_s if self.wall_s > 0 else 0.0
+
+
+def catalog_path(warehouse: str | Path | None = None) -> Path:
+    """``WAREHOUSE/catalog.duckdb`` (default: the configured warehouse)."""
+    from worldforge.warehouse.layout import resolve
+
+    return resolve(warehouse) / CATALOG_FILE
+
+
+def catalog_specs(spec_dir: str | Path) -> list[Path]:
+    """The spec files of a folder (``*.yaml`` and ``*.yml``), absolute and sorted.
+
+    Raises:
+        FileNotFoundError: no such folder.
+    """
+    d = Path(spec_dir)
+    if not d.is_dir():
+        raise FileNotFoundError(f"{d}: no such spec folder")
+    return sorted(p.resolve() for p in [*d.glob("*.yaml"), *d.glob("*.yml")] if p.is_file())
+
+
+def content_hash(spec_path: str | Path) -> str:
+    """SHA-256 of a spec file's bytes."""
+    return hashlib.sha256(Path(spec_path).read_bytes()).hexdigest()
+
+
+def default_workers() -> int:
+    """``WORLDFORGE_CATALOG_WORKERS``, or one worker per CPU when it is 0."""
+    return get_settings().catalog_workers or os.cpu_count() or 1
+
+
+# -- one world ----------------------------------------------------------------------------------
+
+
+def build_world_entry(spec_path: str | Path, warehouse: str | Path) -> CatalogRow:
+    """Build one spec end to end (the Dagster world assets' steps) and return its catalog row.
+
+    Never raises for a world's failure: an invalid spec, an invariant violation, a contradicted fact,
+    an unsolvable task, an oracle F1 below 1, leakage or any exception gives a ``failed`` row with the
+    error (what was counted until then is kept in the row). The written world file is re-checked (keys,
+    declared constraints, scenario invariants), as the assets' checks do.
+    """
+    from worldforge.catalog.signature import schema_signature
+    from worldforge.corpus import build_checked_corpus, index_corpora
+    from worldforge.scenarios import build_scenarios
+    from worldforge.simenv.oracle import run_oracle_suite
+    from worldforge.spec import load_spec
+    from worldforge.tasks.store import build_and_export_tasks
+    from worldforge.warehouse import build_world_file, check_world_file, write_scenarios
+    from worldforge.warehouse.layout import tasks_dir
+
+    spec_path = Path(spec_path).resolve()
+    wh = Path(warehouse)
+    t0 = time.perf_counter()
+    got: dict = {"world": spec_path.stem, "spec_path": str(spec_path), "spec_hash": ""}
+
+    def row(status: str, error: str | None = None) -> CatalogRow:
+        if error is not None and len(error) > _MAX_ERROR:
+            error = error[:_MAX_ERROR] + " ..."
+        return CatalogRow(**got, build_s=round(time.perf_counter() - t0, 3), status=status, error=error, built_at=_now())
+
+    try:
+        got["spec_hash"] = content_hash(spec_path)
+        spec = load_spec(spec_path)
+        got.update(world=spec.world, archetype=spec.archetype, schema_signature=schema_signature(spec),
+                   target_year=spec.target_year, tables=len(spec.tables), scenarios=len(spec.scenarios))
+        built = build_world_file(spec_path, wh, with_scenarios=False)
+        got["rows"] = sum(f.height for f in built.tables.values())
+        if built.violations:
+            return row("failed", f"breaks {len(built.violations)} invariant(s): " + "; ".join(map(str, built.violations[:5])))
+        path = built.path
+        write_scenarios(path, built.spec, build_scenarios(built.spec, built.tables))
+        _, found = check_world_file(path)  # re-read from DuckDB, world and scenarios: the file itself is what is checked
+        if found:
+            return row("failed", f"the written file breaks {len(found)} invariant(s): " + "; ".join(map(str, found[:5])))
+        corpus = build_checked_corpus(path)
+        got.update(pages=sum(corpus.report.pages.values()), facts=corpus.report.facts, contradictions=corpus.contradictions.height)
+        if corpus.contradictions.height:
+            first = corpus.contradictions.row(0, named=True)
+            return row("failed", f"{corpus.contradictions.height} contradicted fact(s), e.g. {first}")
+        index_corpora(path)
+        tasks = build_and_export_tasks(path, tasks_dir(wh, spec.world))
+        got["tasks"] = len(tasks.tasks)
+        if not tasks.tasks:
+            return row("failed", "no task was generated")
+        if tasks.unsolvable:
+            tid, problems = next(iter(tasks.unsolvable.items()))
+            return row("failed", f"{len(tasks.unsolvable)} unsolvable task(s), e.g. {tid}: {'; '.join(problems[:3])}")
+        suite = run_oracle_suite(spec.world, wh)
+        got["oracle_f1_min"] = min((e.f1_by_item or 0.0 for e in suite.clean), default=0.0)
+        if not suite.solved:
+            below = [e.task_id for e in suite.clean if e.f1_by_item != 1.0]
+            unfinished = [e.task_id for e in suite.perturbed if not e.finished]
+            return row("failed", f"oracle: F1 below 1 on {below[:5]} ({len(below)}), perturbed unfinished {unfinished[:5]} ({len(unfinished)})")
+        if not suite.leak_free:
+            return row("failed", f"leakage: {suite.leaked} gold cell(s) revealed by {suite.probed} unrelated queries")
+        return row("built")
+    except Exception as exc:  # noqa: BLE001 - one world's failure, whatever it is, is that world's row
+        from worldforge.errors import WorldforgeError
+
+        return row("failed", str(exc) if isinstance(exc, (WorldforgeError, FileNotFoundError)) else f"{type(exc).__name__}: {exc}")
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc).replace(tzinfo=None, microsecond=0)
+
+
+# -- the catalog table ----------------------------------------------------------------------------
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(path.name + ".lock"), "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def write_row(warehouse: str | Path, row: CatalogRow) -> Path:
+    """Insert or replace a spec's row in ``WAREHOUSE/catalog.duckdb`` (created when missing), under a file lock.
+
+    Returns:
+        The catalog file.
+    """
+    path = catalog_path(warehouse)
+    values = asdict(row)
+    with _locked(path):
+        con = duckdb.connect(str(path))
+        try:
+            con.execute(_DDL)
+            con.execute("BEGIN TRANSACTION")
+            con.execute("DELETE FROM catalog WHERE spec_path = ?", [row.spec_path])
+            con.execute(f"INSERT INTO catalog ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})",
+                        [values[c] for c in COLUMNS])
+            con.execute("COMMIT")
+        finally:
+            con.close()
+    return path
+
+
+def read_catalog(warehouse: str | Path | None = None) -> list[CatalogRow]:
+    """Every row of ``WAREHOUSE/catalog.duckdb``, by world then spec path (empty when there is no catalog yet)."""
+    path = catalog_path(warehouse)
+    if not path.is_file():
+        return []
+    with _locked(path):
+        con = duckdb.connect(str(path), read_only=True)
+        try:
+            has = con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'catalog'").fetchone()[0]
+            data = con.execute(f"SELECT {', '.join(COLUMNS)} FROM catalog ORDER BY world, spec_path").fetchall() if has else []
+        finally:
+            con.close()
+    return [CatalogRow(*r) for r in data]
+
+
+# -- the whole folder -----------------------------------------------------------------------------
+
+
+def _unchanged(spec: Path, previous: CatalogRow | None, warehouse: Path) -> bool:
+    from worldforge.warehouse import world_path
+
+    return (previous is not None and previous.status == "built" and previous.spec_hash == content_hash(spec)
+            and world_path(warehouse, previous.world).is_file())
+
+
+def _worker_init(threads: int) -> None:
+    """A fresh worker: its share of the CPUs for polars' thread pool (n workers on n cores would
+    otherwise each start one thread per core), unless the environment already says; its standard
+    output goes nowhere (DuckDB draws progress bars there for long queries, over the caller's own);
+    errors still reach standard error and every result comes back as a row."""
+    os.environ.setdefault("POLARS_MAX_THREADS", str(threads))
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.close(devnull)
+
+
+def _run_pool(specs: list[Path], wh: Path, n: int, recycle: int, record: Callable[[CatalogRow], None]) -> list[Path]:
+    """Build ``specs`` on ``n`` worker processes, recording each row as it comes; returns the specs whose worker died."""
+    if not specs:
+        return []
+    broken: list[Path] = []
+    ctx = multiprocessing.get_context("forkserver")
+    threads = max(1, (os.cpu_count() or 1) // n)
+    with ProcessPoolExecutor(max_workers=n, mp_context=ctx, max_tasks_per_child=max(1, recycle),
+                             initializer=_worker_init, initargs=(threads,)) as pool:
+        pending = {pool.submit(build_world_entry, str(s), str(wh)): s for s in specs}
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in done:
+                spec = pending.pop(fut)
+                try:
+                    row = fut.result()
+                except BrokenProcessPool:  # a worker died: every world in flight or queued is retried
+                    broken.append(spec)
+                    continue
+                record(row)
+    return broken
+
+
+def _world_clashes(specs: list[Path], kept: list[Path]) -> tuple[list[Path], list[tuple[Path, Path]]]:
+    """Specs that name the same world as an earlier one (or a kept one) are left out with that one."""
+    import yaml
+
+    def world_of(p: Path) -> str:
+        try:
+            doc = yaml.safe_load(p.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            return f"\0{p}"  # unreadable: the build reports it
+        return str(doc["world"]) if isinstance(doc, dict) and "world" in doc else f"\0{p}"
+
+    owner = {world_of(p): p for p in kept}
+    ok, clashes = [], []
+    for p in specs:
+        w = world_of(p)
+        if w in owner:
+            clashes.append((p, owner[w]))
+        else:
+            owner[w] = p
+            ok.append(p)
+    return ok, clashes
+
+
+def build_entry(spec_path: str | Path, warehouse: str | Path | None = None, force: bool = False) -> tuple[CatalogRow, str]:
+    """One spec as a catalog entry, in this process: skipped when unchanged and built, else built end to end
+    (:func:`build_world_entry`) and its row written to ``catalog.duckdb`` (what the Dagster asset ``catalog_world`` runs).
+
+    Returns:
+        The spec's row (the kept one when skipped) and the outcome: ``built``, ``failed`` or ``skipped``.
+    """
+    from worldforge.warehouse.layout import resolve
+
+    wh = resolve(warehouse)
+    spec = Path(spec_path).resolve()
+    previous = {r.spec_path: r for r in read_catalog(wh)}.get(str(spec))
+    if not force and _unchanged(spec, previous, wh):
+        return previous, "skipped"
+    row = build_world_entry(spec, wh)
+    write_row(wh, row)
+    return row, row.status
+
+
+def build_catalog(
+    spec_dir: str | Path,
+    warehouse: str | Path | None = None,
+    *,
+    workers: int | None = None,
+    progress: Callable[[CatalogRow, str], None] | None = None,
+    recycle: int = 10,
+    force: bool = False,
+) -> CatalogBuild:
+    """Build every spec of ``spec_dir`` end to end into ``warehouse`` and record one row per spec in ``catalog.duckdb``.
+
+    Args:
+        spec_dir: the folder of world specs (``*.yaml``, ``*.yml``).
+        warehouse: the warehouse folder (default: the configured one).
+        workers: processes building worlds (default :func:`default_workers`); at most one per spec.
+        progress: called in this process with each row and its outcome (``built``, ``failed`` or
+            ``skipped``) as it comes; first with every skipped spec.
+        recycle: worlds a worker builds before it is replaced by a fresh process.
+        force: rebuild unchanged specs too.
+
+    Returns:
+        The run's rows; failures are rows, never exceptions.
+
+    Raises:
+        FileNotFoundError: no such spec folder.
+    """
+    from worldforge.warehouse.layout import resolve
+
+    t0 = time.perf_counter()
+    wh = resolve(warehouse)
+    wh.mkdir(parents=True, exist_ok=True)
+    specs = catalog_specs(spec_dir)
+    previous = {r.spec_path: r for r in read_catalog(wh)}
+    tell = progress or (lambda _row, _outcome: None)
+    skipped = [previous[str(s)] for s in specs if not force and _unchanged(s, previous.get(str(s)), wh)]
+    for r in skipped:
+        tell(r, "skipped")
+    kept = {r.spec_path for r in skipped}
+    todo = [s for s in specs if str(s) not in kept]
+    n = max(1, min(workers or default_workers(), len(todo) or 1))
+    rows: list[CatalogRow] = []
+
+    def record(row: CatalogRow) -> None:
+        write_row(wh, row)
+        rows.append(row)
+        tell(row, row.status)
+
+    todo, clashes = _world_clashes(todo, [Path(r.spec_path) for r in skipped])
+    for spec, other in clashes:
+        record(CatalogRow(world=spec.stem, spec_path=str(spec), spec_hash=content_hash(spec), status="failed", built_at=_now(),
+                          error=f"its world name is also the world of {other}: one world file per name"))
+    retry = _run_pool(todo, wh, n, recycle, record)
+    for spec in retry:  # each alone in a fresh process: a world that kills its worker again fails
+        for again in _run_pool([spec], wh, 1, 1, record):
+            record(CatalogRow(world=again.stem, spec_path=str(again), spec_hash=content_hash(again), status="failed", built_at=_now(),
+                              error="worker process died while building this world (killed, or out of memory)"))
+    return CatalogBuild(catalog_path(wh), rows, skipped, time.perf_counter() - t0, n if todo else 0)

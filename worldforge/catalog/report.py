@@ -1,0 +1,133 @@
+"""The catalog's diversity report: how different the worlds of ``WAREHOUSE/catalog.duckdb`` are.
+
+Read from the ``catalog`` table (archetypes, schema signatures, rows, tasks, years, statuses) and from
+the built worlds' files (table and column names, and the entity names: the values of each table's label
+column, :func:`~worldforge.corpus.vocab.label_column`, where it holds text).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from worldforge.catalog.build import CatalogRow, read_catalog
+
+
+def _spread(values: list[int | float]) -> tuple[float, float, float] | None:
+    return (min(values), statistics.median(values), max(values)) if values else None
+
+
+@dataclass(frozen=True)
+class CatalogReport:
+    """Diversity figures of a catalog.
+
+    Attributes:
+        worlds: rows in the catalog (one per spec).
+        built, failed: rows by status.
+        archetypes: built worlds per archetype (``(none)`` for specs without one).
+        signatures: distinct schema signatures among the built worlds.
+        table_names: distinct table names over the built worlds.
+        table_sets: distinct sets of table names (one set per world).
+        column_names: distinct column names over the built worlds.
+        entity_names: distinct entity names (text values of the label columns, case-folded).
+        shared_entity_names: those that appear in more than one world.
+        rows: (min, median, max) rows per built world.
+        tasks: (min, median, max) tasks per built world.
+        years: distinct target years of the built worlds, sorted.
+        failures: ``(world, error)`` of every failed row.
+    """
+
+    worlds: int
+    built: int
+    failed: int
+    archetypes: dict[str, int]
+    signatures: int
+    table_names: int
+    table_sets: int
+    column_names: int
+    entity_names: int
+    shared_entity_names: int
+    rows: tuple[float, float, float] | None
+    tasks: tuple[float, float, float] | None
+    years: list[int] = field(default_factory=list)
+    failures: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def entity_overlap(self) -> float:
+        """Share of the entity names that appear in more than one world (0.0 without names)."""
+        return self.shared_entity_names / self.entity_names if self.entity_names else 0.0
+
+    def figures(self) -> dict[str, str]:
+        """Every figure as ``{name: text}``, in a fixed order (what the CLI and the Dagster asset show)."""
+
+        def spread(s: tuple[float, float, float] | None) -> str:
+            return "-" if s is None else f"{s[0]:g} / {s[1]:g} / {s[2]:g}"
+
+        return {
+            "worlds": str(self.worlds),
+            "built": str(self.built),
+            "failed": str(self.failed),
+            "archetypes": str(len(self.archetypes)),
+            "distinct schema signatures": str(self.signatures),
+            "distinct table names": str(self.table_names),
+            "distinct table-name sets": str(self.table_sets),
+            "distinct column names": str(self.column_names),
+            "entity names": str(self.entity_names),
+            "entity names in more than one world": f"{self.shared_entity_names} ({self.entity_overlap:.1%})",
+            "rows per world (min / median / max)": spread(self.rows),
+            "tasks per world (min / median / max)": spread(self.tasks),
+            "target years": "-" if not self.years else f"{self.years[0]}–{self.years[-1]} ({len(self.years)} distinct)",
+        }
+
+
+def catalog_report(warehouse: str | Path | None = None) -> CatalogReport:
+    """The diversity report of ``WAREHOUSE/catalog.duckdb`` (an empty report when there is no catalog).
+
+    A built row whose world file is gone or unreadable counts in the catalog figures but adds no names.
+    """
+    import polars as pl
+
+    from worldforge.corpus.vocab import label_column
+    from worldforge.errors import WarehouseError
+    from worldforge.warehouse import read_world, world_path
+    from worldforge.warehouse.layout import resolve
+
+    wh = resolve(warehouse)
+    rows = read_catalog(wh)
+    built = [r for r in rows if r.status == "built"]
+    tables: set[str] = set()
+    table_sets: set[frozenset[str]] = set()
+    columns: set[str] = set()
+    seen_in: Counter[str] = Counter()
+    for r in built:
+        try:
+            wf = read_world(world_path(wh, r.world))
+        except WarehouseError:
+            continue
+        tables |= set(wf.spec.tables)
+        table_sets.add(frozenset(wf.spec.tables))
+        names: set[str] = set()
+        for tname, tspec in wf.spec.tables.items():
+            columns |= set(tspec.columns)
+            frame = wf.tables.get(tname)
+            col = label_column(tspec)
+            if frame is None or col not in frame.columns or frame.schema[col] != pl.String:
+                continue  # numeric keys (1, 2, ...) would overlap between any two worlds: only names count
+            names |= {str(v).casefold() for v in frame[col].drop_nulls().to_list()}
+        seen_in.update(names)  # once per world
+    return CatalogReport(
+        worlds=len(rows), built=len(built), failed=len(rows) - len(built),
+        archetypes=dict(sorted(Counter(r.archetype or "(none)" for r in built).items())),
+        signatures=len({r.schema_signature for r in built if r.schema_signature}),
+        table_names=len(tables), table_sets=len(table_sets), column_names=len(columns),
+        entity_names=len(seen_in), shared_entity_names=sum(1 for n in seen_in.values() if n > 1),
+        rows=_spread([r.rows for r in built if r.rows is not None]),
+        tasks=_spread([r.tasks for r in built if r.tasks is not None]),
+        years=sorted({r.target_year for r in built if r.target_year is not None}),
+        failures=[(r.world, r.error or "") for r in rows if r.status != "built"],
+    )
+
+
+__all__ = ["CatalogReport", "CatalogRow", "catalog_report"]
