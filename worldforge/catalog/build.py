@@ -6,9 +6,9 @@ Per world, exactly the steps of the Dagster world assets (``assets/worlds.py``, 
 :func:`~worldforge.corpus.build_checked_corpus` (pages and the fact check),
 :func:`~worldforge.corpus.index_corpora`, :func:`~worldforge.tasks.store.build_and_export_tasks` and
 :func:`~worldforge.simenv.oracle.run_oracle_suite` (F1 = 1.0 on every task, no leakage). The oracle's
-episodes go to the episode store (``WAREHOUSE/episodes.duckdb``, under its own file lock) as the
-``oracle_episodes`` asset's do; the store is updated as a copy renamed over it, so that write grows
-with the store (about 2 MB of episodes per world).
+episodes go to one store per world, ``WAREHOUSE/catalog_episodes/<world>.duckdb`` (the episode store's
+schema): the shared ``episodes.duckdb`` is updated as a copy renamed over it, a write that would grow
+with the catalog (about 2 MB of episodes per world).
 
 A world that fails (invalid spec, invariant violation, contradicted fact, unsolvable task, oracle
 F1 below 1, leakage, any exception) gets a ``failed`` row with its error; the others go on. A spec
@@ -179,7 +179,7 @@ def build_world_entry(spec_path: str | Path, warehouse: str | Path) -> CatalogRo
     from worldforge.spec import load_spec
     from worldforge.tasks.store import build_and_export_tasks
     from worldforge.warehouse import build_world_file, check_world_file, write_scenarios
-    from worldforge.warehouse.layout import tasks_dir
+    from worldforge.warehouse.layout import catalog_episode_store, tasks_dir
 
     spec_path = Path(spec_path).resolve()
     wh = Path(warehouse)
@@ -218,7 +218,7 @@ def build_world_entry(spec_path: str | Path, warehouse: str | Path) -> CatalogRo
         if tasks.unsolvable:
             tid, problems = next(iter(tasks.unsolvable.items()))
             return row("failed", f"{len(tasks.unsolvable)} unsolvable task(s), e.g. {tid}: {'; '.join(problems[:3])}")
-        suite = run_oracle_suite(spec.world, wh)
+        suite = run_oracle_suite(spec.world, wh, catalog_episode_store(wh, spec.world))
         got["oracle_f1_min"] = min((e.f1_by_item or 0.0 for e in suite.clean), default=0.0)
         if not suite.solved:
             below = [e.task_id for e in suite.clean if e.f1_by_item != 1.0]

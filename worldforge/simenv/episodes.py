@@ -139,8 +139,8 @@ COMMENT ON TABLE episodes IS 'Simulated search episodes (worldforge.simenv); the
 """
 
 
-def record_episodes(warehouse: str | Path, episodes: list[Episode]) -> Path:
-    """Append episodes to ``<warehouse>/episodes.duckdb`` (an episode id seen before is replaced).
+def record_episodes(warehouse: str | Path, episodes: list[Episode], store: Path | None = None) -> Path:
+    """Append episodes to ``<warehouse>/episodes.duckdb``, or to ``store`` when given (an episode id seen before is replaced).
 
     The store is updated in a copy renamed over it (readers keep a consistent file; a failure
     leaves it untouched); only the batch's rows are read and written, so the cost grows with the
@@ -150,7 +150,7 @@ def record_episodes(warehouse: str | Path, episodes: list[Episode]) -> Path:
     Raises:
         OSError, duckdb.Error: the store cannot be written (it is left as it was).
     """
-    path = episode_store(warehouse)
+    path = store or episode_store(warehouse)
     latest = {e.episode_id: e for e in episodes}  # the last one of an id wins
     new = _frames(list(latest.values()))
     with _locked(path):

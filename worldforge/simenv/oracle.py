@@ -440,9 +440,9 @@ class OracleSuite:
         return self.leaked == 0 and self.probed > 0
 
 
-def run_oracle_suite(world: str, warehouse: str | Path | None = None) -> OracleSuite:
+def run_oracle_suite(world: str, warehouse: str | Path | None = None, store: Path | None = None) -> OracleSuite:
     """Run the oracle on every stored task of a world, clean and perturbed, record the episodes
-    in the episode store, and probe every task for leakage.
+    in the episode store (``store``, default ``WAREHOUSE/episodes.duckdb``), and probe every task for leakage.
 
     Raises:
         WarehouseError: the world has no tasks or no corpus yet.
@@ -451,6 +451,6 @@ def run_oracle_suite(world: str, warehouse: str | Path | None = None) -> OracleS
     tasks = read_tasks(world_path(wh, world))
     clean = [oracle_episode(world, t, wh, None, seed=1) for t in tasks]
     perturbed = [oracle_episode(world, t, wh, DEFAULT_MIX, seed=i) for i, t in enumerate(tasks)]
-    path = record_episodes(wh, clean + perturbed)
+    path = record_episodes(wh, clean + perturbed, store)
     probes = [leakage_probe(SearchEnv(world, t.extra.get("scenario"), t, warehouse=wh, seed=5)) for t in tasks]
     return OracleSuite(path, clean, perturbed, probed=sum(p[1] for p in probes), leaked=sum(p[0] for p in probes))

@@ -62,6 +62,12 @@ def episode_store(warehouse: str | Path | None) -> Path:
     return resolve(warehouse) / EPISODE_STORE
 
 
+def catalog_episode_store(warehouse: str | Path | None, world: str) -> Path:
+    """``<warehouse>/catalog_episodes/<world>.duckdb``: a catalog world's oracle episodes, one store per world
+    (the shared store is rewritten as a copy on each write, which would grow with the catalog)."""
+    return resolve(warehouse) / "catalog_episodes" / f"{world}.duckdb"
+
+
 def episode_log(warehouse: str | Path | None) -> Path:
     """``<warehouse>/episodes.log.jsonl``: the append-only log of closed sessions
     (:func:`worldforge.simenv.episodes.log_episodes`)."""
