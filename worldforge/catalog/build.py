@@ -310,25 +310,29 @@ def _worker_init(threads: int) -> None:
 
 
 def _run_pool(specs: list[Path], wh: Path, n: int, recycle: int, record: Callable[[CatalogRow], None]) -> list[Path]:
-    """Build ``specs`` on ``n`` worker processes, recording each row as it comes; returns the specs whose worker died."""
-    if not specs:
-        return []
+    """Build ``specs`` on ``n`` worker processes, recording each row as it comes; returns the specs whose worker died.
+
+    Workers are recycled by giving each batch of ``n * recycle`` worlds a fresh pool, not with
+    ``max_tasks_per_child``: on Python 3.11 an executor whose workers exit at that limit may never start
+    their replacements, and the build hangs with worlds still queued.
+    """
     broken: list[Path] = []
     ctx = multiprocessing.get_context("forkserver")
     threads = max(1, (os.cpu_count() or 1) // n)
-    with ProcessPoolExecutor(max_workers=n, mp_context=ctx, max_tasks_per_child=max(1, recycle),
-                             initializer=_worker_init, initargs=(threads,)) as pool:
-        pending = {pool.submit(build_world_entry, str(s), str(wh)): s for s in specs}
-        while pending:
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in done:
-                spec = pending.pop(fut)
-                try:
-                    row = fut.result()
-                except BrokenProcessPool:  # a worker died: every world in flight or queued is retried
-                    broken.append(spec)
-                    continue
-                record(row)
+    batch = n * max(1, recycle)
+    for start in range(0, len(specs), batch):
+        with ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_worker_init, initargs=(threads,)) as pool:
+            pending = {pool.submit(build_world_entry, str(s), str(wh)): s for s in specs[start:start + batch]}
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    spec = pending.pop(fut)
+                    try:
+                        row = fut.result()
+                    except BrokenProcessPool:  # a worker died: every world in flight or queued is retried
+                        broken.append(spec)
+                        continue
+                    record(row)
     return broken
 
 
