@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import math
 import re
 from dataclasses import dataclass, field
 from datetime import date
@@ -352,7 +353,8 @@ class Oracle:
                         rec[c["name"]] = str(len(groups[g]))
                     else:
                         vals = [float(self.value(r, c["field"], plan)) for r in groups[g]]
-                        agg = {"sum": round(sum(vals), 2), "mean": round(sum(vals) / len(vals), 2), "max": max(vals), "min": min(vals)}[c["agg"]]
+                        total = math.fsum(vals)  # as the gold's: exactly rounded, independent of the order rows were read in
+                        agg = {"sum": round(total, 2), "mean": round(total / len(vals), 2), "max": max(vals), "min": min(vals)}[c["agg"]]
                         rec[c["name"]] = cell_text(agg)
                 out.append(rec)
             return out

@@ -552,7 +552,8 @@ class _Gen:
                 for k in sorted(buckets, key=lambda k: glabel[k]):
                     rs = buckets[k]
                     vals = [float(r[c]) for r in rs]
-                    agg = {"sum": _round2(sum(vals)), "mean": _round2(sum(vals) / len(vals)), "max": max(vals)}
+                    total = math.fsum(vals)  # exactly rounded: the same whatever order a solver adds the values in
+                    agg = {"sum": _round2(total), "mean": _round2(total / len(vals)), "max": max(vals)}
                     gold.append({norm_column(cols[0].name): glabel[k], norm_column(cols[1].name): str(len(rs)),
                                  **{norm_column(col.name): render_value(agg[col.agg]) for col in cols[2:]}})
                     cells = []
