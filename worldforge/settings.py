@@ -47,7 +47,7 @@ class Settings(BaseSettings):
         specs: the world spec folder (one Dagster partition per YAML file).
         catalog_specs: the catalog's spec folder (``worldforge catalog generate`` writes it, the
             ``catalog_worlds`` partitions follow it); default ``<warehouse>/catalog_specs``.
-        catalog_workers: processes ``worldforge catalog build`` builds worlds on (0: one per CPU).
+        catalog_workers: processes ``worldforge catalog build`` builds worlds on (0: one per CPU, plus one).
         trajectories: folders or files of real trajectories that ``trajectory_turns`` ingests;
             several separated by ``os.pathsep`` (``:``) in the environment variable.
         env: ``local`` (the grounded world model) or ``gpu`` (a ``vllm serve`` at ``vllm_url``).
