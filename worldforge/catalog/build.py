@@ -23,15 +23,13 @@ writers such as Dagster runs take turns), so an interrupted build keeps every fi
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import multiprocessing
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass, fields
 from datetime import datetime, timezone
 from pathlib import Path
@@ -39,6 +37,7 @@ from pathlib import Path
 import duckdb
 
 from worldforge.settings import get_settings
+from worldforge.warehouse.atomic import file_lock
 
 CATALOG_FILE = "catalog.duckdb"
 STATUSES = ("built", "failed")
@@ -242,17 +241,6 @@ def _now() -> datetime:
 # -- the catalog table ----------------------------------------------------------------------------
 
 
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_name(path.name + ".lock"), "w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
-
-
 def write_row(warehouse: str | Path, row: CatalogRow) -> Path:
     """Insert or replace a spec's row in ``WAREHOUSE/catalog.duckdb`` (created when missing), under a file lock.
 
@@ -261,7 +249,7 @@ def write_row(warehouse: str | Path, row: CatalogRow) -> Path:
     """
     path = catalog_path(warehouse)
     values = asdict(row)
-    with _locked(path):
+    with file_lock(path):
         con = duckdb.connect(str(path))
         try:
             con.execute(_DDL)
@@ -280,7 +268,7 @@ def read_catalog(warehouse: str | Path | None = None) -> list[CatalogRow]:
     path = catalog_path(warehouse)
     if not path.is_file():
         return []
-    with _locked(path):
+    with file_lock(path):
         con = duckdb.connect(str(path), read_only=True)
         try:
             has = con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'catalog'").fetchone()[0]

@@ -27,9 +27,7 @@ a line torn by a crash mid-append is moved there too. Readers get typed rows: :f
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import fcntl
 import json
 import logging
 import os
@@ -44,6 +42,7 @@ from worldforge.simenv.env import Observation, SearchEnv
 from worldforge.trajectories.mask import MaskConfig, mask_turns
 from worldforge.trajectories.model import StoredTrajectory, storable_row, tool_call_text
 from worldforge.trajectories.store import LOG_SCHEMA, QUARANTINE_SCHEMA, STORE_DDL, THRESHOLD_SCHEMA, TRAJECTORY_SCHEMA, TURN_SCHEMA, trajectories_from_batches
+from worldforge.warehouse.atomic import file_lock
 from worldforge.warehouse.duck import atomic_duckdb, insert_frame, open_readonly, read_table, reading_store
 from worldforge.warehouse.layout import episode_log, episode_store
 
@@ -87,19 +86,6 @@ def episode_of(env: SearchEnv, agent: str, finished: bool = True) -> Episode:
                    seed=env.seed, perturbations_json=env.perturbations.model_dump_json(), agent=agent,
                    steps=list(env.history), answer=env.answer, finished=finished,
                    f1_by_row=score.f1_by_row if score else None, f1_by_item=score.f1_by_item if score else None)
-
-
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_name(path.name + ".lock"), "w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
-
-
 
 
 def _action_text(call: dict) -> str:
@@ -153,7 +139,7 @@ def record_episodes(warehouse: str | Path, episodes: list[Episode], store: Path 
     path = store or episode_store(warehouse)
     latest = {e.episode_id: e for e in episodes}  # the last one of an id wins
     new = _frames(list(latest.values()))
-    with _locked(path):
+    with file_lock(path):
         if not path.exists():
             with atomic_duckdb(path) as con:
                 con.execute(_DDL)
@@ -237,7 +223,7 @@ def log_episodes(warehouse: str | Path, episodes: list[Episode]) -> Path:
     """
     path = episode_log(warehouse)
     if episodes:
-        with _locked(path):
+        with file_lock(path):
             log_episodes_unlocked(path, episodes)
     return path
 
@@ -287,7 +273,7 @@ def _take(path: Path, limit: int | None = None) -> tuple[bytes, int]:
     :data:`DRAIN_BATCH_BYTES`; at least one line), and their byte count; an unfinished last
     line stays for later."""
     limit = limit or DRAIN_BATCH_BYTES
-    with _locked(path):
+    with file_lock(path):
         if not path.exists():
             return b"", 0
         with open(path, "rb") as fh:
@@ -303,7 +289,7 @@ def _take(path: Path, limit: int | None = None) -> tuple[bytes, int]:
 
 def _cut(path: Path, taken: int) -> None:
     """Remove the first ``taken`` bytes of the log (what was just recorded), keeping what was appended since."""
-    with _locked(path):
+    with file_lock(path):
         rest = path.read_bytes()[taken:]
         if not rest:
             path.unlink()
@@ -349,7 +335,7 @@ def drain_episode_log(warehouse: str | Path) -> LogDrain:
     if not path.exists():
         return LogDrain()
     recorded = rejected = 0
-    with _locked(path.with_name(path.name + ".drain")):
+    with file_lock(path.with_name(path.name + ".drain")):
         while True:  # a batch of lines at a time, each cut from the log once recorded
             done = _drain_batch(warehouse, path)
             if done is None:
@@ -394,7 +380,7 @@ def _drain_batch(warehouse: str | Path, path: Path) -> tuple[int, int] | None:
                     raise failed[0][1] from None
                 keep = [e for e, _ in failed if _failed_drains[e.episode_id] < DRAIN_ATTEMPTS]
                 failed = [(e, x) for e, x in failed if _failed_drains[e.episode_id] >= DRAIN_ATTEMPTS]
-                with _locked(path):  # the kept ones go back to the log's end
+                with file_lock(path):  # the kept ones go back to the log's end
                     log_episodes_unlocked(path, keep)
             for e, exc in failed:
                 _failed_drains.pop(e.episode_id, None)
