@@ -9,7 +9,6 @@ Kubernetes for a cluster. Each run builds one world end to end with the library
 file lock, so concurrent runs take turns; a failing world fails its own run and touches no other row.
 """
 
-import hashlib
 
 from dagster import (
     AssetExecutionContext,
@@ -27,14 +26,10 @@ from dagster import (
     sensor,
 )
 
+from assets.metadata import md_table
 from assets.resources import SourcesResource, WarehouseResource
 
 catalog_partitions = DynamicPartitionsDefinition(name="catalog_worlds")
-
-
-def _md(rows: list[tuple[str, object]], head: tuple[str, str]) -> MetadataValue:
-    lines = [f"| {head[0]} | {head[1]} |", "|---|---|"] + [f"| {k} | {v} |" for k, v in rows]
-    return MetadataValue.md("\n".join(lines))
 
 
 @asset(partitions_def=catalog_partitions, group_name="catalog")
@@ -68,8 +63,8 @@ def catalog_report(warehouse: WarehouseResource) -> MaterializeResult:
     return MaterializeResult(metadata={
         "worlds": rep.worlds, "built": rep.built, "failed": rep.failed, "signatures": rep.signatures,
         "entity_overlap": rep.entity_overlap,
-        "figures": _md(list(rep.figures().items()), ("figure", "value")),
-        "archetypes": _md(list(rep.archetypes.items()), ("archetype", "worlds")),
+        "figures": md_table([{"figure": k, "value": v} for k, v in rep.figures().items()]),
+        "archetypes": md_table([{"archetype": k, "worlds": v} for k, v in rep.archetypes.items()] or [{"archetype": "none", "worlds": 0}]),
         "failures": MetadataValue.json([{"world": w, "error": e[:500]} for w, e in rep.failures]),
     })
 
@@ -84,7 +79,7 @@ def catalog_spec_folder(context: SensorEvaluationContext, warehouse: WarehouseRe
     for every spec that is new or changed since its catalog row."""
     from pathlib import Path
 
-    from worldforge.catalog.build import catalog_specs, read_catalog
+    from worldforge.catalog.build import catalog_specs, content_hash, read_catalog
 
     folder = Path(sources.catalog_specs)
     specs = {p.stem: p for p in catalog_specs(folder)} if folder.is_dir() else {}
@@ -92,7 +87,7 @@ def catalog_spec_folder(context: SensorEvaluationContext, warehouse: WarehouseRe
     rows = {r.spec_path: r for r in read_catalog(warehouse.path)}
     requests = []
     for key, path in specs.items():
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        digest = content_hash(path)
         row = rows.get(str(path))
         if row is None or row.spec_hash != digest:
             requests.append(RunRequest(partition_key=key, run_key=f"{key}-{digest[:24]}", tags={"trigger": "catalog_spec"}))

@@ -35,14 +35,12 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from worldforge.errors import SpecError, WorldforgeError
 from worldforge.llm.base import BackendError, GenerationParams, WorldModelRequest
 from worldforge.llm.openai_backend import OpenAIBackend
 from worldforge.settings import PROJECT_ROOT, get_settings
 from worldforge.spec.expr import FUNCTIONS
-from worldforge.spec.load import load_spec, spec_from_dict, spec_hash
+from worldforge.spec.load import load_spec, spec_from_dict, spec_hash, spec_yaml
 from worldforge.spec.models import ROW_BUDGET, WorldSpec
 from worldforge.warehouse.atomic import atomic_file
 
@@ -250,12 +248,6 @@ def check_reply(text: str, finish_reason: str | None = None, max_tokens: int | N
         return spec_from_dict(data, "<reply>"), []
     except SpecError as exc:
         return None, list(exc.problems) or [("", "invalid world spec")]
-
-
-def spec_yaml(spec: WorldSpec) -> str:
-    """A spec as YAML text in the bundled files' field order, without unset fields; :func:`~worldforge.spec.load.load_spec` reads it back to the same spec."""
-    data = spec.model_dump(mode="json", exclude_unset=True, exclude_none=True)
-    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=120, default_flow_style=False)
 
 
 # --- the loop ---------------------------------------------------------------------------------------

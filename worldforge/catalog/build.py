@@ -40,8 +40,6 @@ from worldforge.settings import get_settings
 from worldforge.warehouse.atomic import file_lock
 
 CATALOG_FILE = "catalog.duckdb"
-STATUSES = ("built", "failed")
-"""A row's status; a skipped spec keeps its previous ``built`` row."""
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS catalog (

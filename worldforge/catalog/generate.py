@@ -24,13 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from worldforge.catalog.archetype import Archetype, ArchetypeTable, anchors, load_archetypes
 from worldforge.catalog.signature import schema_signature
 from worldforge.errors import SpecError, WorldforgeError
 from worldforge.spec import expr as E
-from worldforge.spec.load import spec_from_dict
+from worldforge.spec.load import spec_from_dict, spec_yaml
 from worldforge.spec.models import ROW_BUDGET
 from worldforge.spec.plan import template_fields
 
@@ -414,20 +412,6 @@ def draw_spec(arch: Archetype, rng: random.Random, world: str) -> dict[str, Any]
         "tables": out_tables,
     }
     return doc
-
-
-def spec_yaml(doc: dict[str, Any], header: str = "") -> str:
-    """A spec document as YAML: block style for tables, flow style for each column (as the bundled specs)."""
-
-    class _Dumper(yaml.SafeDumper):
-        pass
-
-    def _mapping(dumper: yaml.SafeDumper, data: dict) -> yaml.Node:
-        return dumper.represent_mapping("tag:yaml.org,2002:map", data.items(), flow_style="kind" in data)
-
-    _Dumper.add_representer(dict, _mapping)
-    body = yaml.dump(doc, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=120, default_flow_style=False)
-    return (header + body) if header else body
 
 
 @dataclass

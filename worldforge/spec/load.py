@@ -163,6 +163,22 @@ def load_spec(path: str | Path) -> WorldSpec:
     return spec_from_dict(data, str(p))
 
 
+class _SpecDumper(yaml.SafeDumper):
+    """Block style for the spec and its tables, flow style for each column and constraint (a mapping with a
+    ``kind``), as the bundled specs are written."""
+
+
+_SpecDumper.add_representer(
+    dict, lambda dumper, data: dumper.represent_mapping("tag:yaml.org,2002:map", data.items(), flow_style="kind" in data))
+
+
+def spec_yaml(spec: "WorldSpec | dict[str, Any]", header: str = "") -> str:
+    """A spec (a :class:`WorldSpec`, dumped without unset fields, or a spec document) as YAML text that
+    :func:`load_spec` reads back to the same spec; ``header`` (comment lines) goes first."""
+    doc = spec.model_dump(mode="json", exclude_unset=True, exclude_none=True) if isinstance(spec, WorldSpec) else spec
+    return header + yaml.dump(doc, Dumper=_SpecDumper, sort_keys=False, allow_unicode=True, width=120, default_flow_style=False)
+
+
 def discover_specs(directory: str | Path) -> dict[str, Path]:
     """World spec files in a folder, by file stem (``*.yaml`` and ``*.yml``), sorted."""
     d = Path(directory)
