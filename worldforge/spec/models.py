@@ -102,6 +102,18 @@ class _ColumnBase(_Strict):
     label: str | None = Field(None, min_length=1, max_length=80)
     """The words pages and task columns use for the column (``price_usd_kwh`` -> "price per kWh");
     derived from the name and unit when absent (:func:`worldforge.corpus.vocab.column_info`)."""
+    verb: str | None = Field(None, min_length=3, max_length=80, pattern=r"\{value\}")
+    """How prose states the value of one row, as a predicate in the present or past tense with
+    ``{value}`` where the value goes (``launched on {value}``, ``seats {value}``, ``is priced at
+    {value}``); the sentence planner conjugates it for plural subjects. Derived from the label,
+    unit and kind when absent (:mod:`worldforge.corpus.lexicon`)."""
+    additive: bool | None = None
+    """Whether values of different rows can be added up (counts, money, quantities: ``true``;
+    means, rates, grades, ranks, depths, ages: ``false``); tasks never sum or total a
+    non-additive column. Derived from the kind, unit and label when absent."""
+    compose_only: bool = False
+    """The column exists only to compose another (the parts of a generated name): never a task
+    column, an infobox row or a stated fact."""
 
 
 class SequenceColumn(_ColumnBase):
@@ -482,6 +494,10 @@ class TableSpec(_Strict):
     description: str | None = None
     label: str | None = Field(None, min_length=1, max_length=60)
     """What one row is, as a singular noun ("phone model"); derived from the table name when absent."""
+    designation: str | None = Field(None, min_length=3, max_length=120)
+    """How pages and tasks call a row of a table without a name column: a template over the row's
+    columns and its parents' (``the {rocket_id.name} launch of {launch_date}``, ``launch {n} of
+    {mission_id.name}``); derived from the parent's name and the row's event date when absent."""
     columns: dict[str, ColumnSpec] = Field(min_length=1, max_length=L.MAX_COLUMNS)
     constraints: list[ConstraintSpec] = Field(default_factory=list, max_length=L.MAX_COLUMNS)
 
