@@ -49,6 +49,9 @@ from typing import Any
 
 import polars as pl
 
+from worldforge.corpus.chrome import Chrome, background_pool, related_block
+from worldforge.corpus.lexicon import Frame, Referent, a_or_an, frame_for, person_table
+from worldforge.corpus.planner import Said, realise
 from worldforge.corpus.quantity import Style, format_value
 from worldforge.corpus.vocab import ColumnInfo, TableInfo, label_column, singular, table_info
 from worldforge.spec import models as M
@@ -102,6 +105,7 @@ class Page:
     lead: str
     body_md: str
     facts: list[Fact] = field(default_factory=list)
+    site: str = ""
 
 
 def render_value(value: Any) -> str:
@@ -138,6 +142,22 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
+def _base_verb(word: str) -> str:
+    """``arrived`` -> ``arrive``, ``first`` stays (lemminflect's verb lemma, else the word)."""
+    from lemminflect import getLemma
+
+    lemma = getLemma(word, upos="VERB")
+    return lemma[0] if lemma else word
+
+
+def _faker_person(col: Any) -> bool:
+    """A naming column made of Faker person names (``name``, ``first_name``/``last_name`` templates)."""
+    if not isinstance(col, M.FakerColumn):
+        return False
+    text = (col.provider or "") + " " + (col.template or "")
+    return any(w in text for w in ("first_name", "last_name", "name_male", "name_female")) or (col.provider or "") == "name"
+
+
 @dataclass(frozen=True)
 class Site:
     """One fictional site: its domain, its name as a publisher, and how it writes values."""
@@ -149,6 +169,10 @@ class Site:
 
 _NEWS_NAMES = ("{T} Daily", "The {T} Wire", "{T} Insider", "{T} Times", "The {T} Ledger", "{T} Today", "{T} Dispatch", "{T} Report")
 _SOURCES = ("sources confirmed", "according to a statement", "officials said", "the company said", "records show", "a filing shows")
+_NEWS_OPENERS = ("Update:", "In brief:", "Confirmed:", "Just in:", "Catching up:", "From the wires:", "Quick take:", "For the record:",
+                 "Worth knowing:", "This week:")
+_PRESS_TRAILERS = (", the organisation said in a statement", ", in line with its published plans", ", as planned",
+                   ", following months of preparation", ", according to the announcement", ", with further details to follow")
 _BYLINE_ROLES = ("staff writer", "correspondent", "senior reporter", "data editor")
 
 
@@ -169,6 +193,10 @@ class _Builder:
             lc, pk = self.info[t].label_column, table.primary_key
             self.labels[t] = {r[pk]: (render_value(r[lc]) if lc != pk else f"{_cap(self.info[t].noun)} #{r[pk]}") for r in self.rows[t]}
         self.children = {t: [(c, ref) for c, tab in spec.tables.items() for ref, col in tab.references.items() if col.parent == t] for t in spec.tables}
+        self.person = {t: person_table(self.info[t].noun, _faker_person(spec.tables[t].columns.get(self.info[t].label_column))) for t in spec.tables}
+        self._frames: dict[tuple[str, str], Frame] = {}
+        self.topics = [_cap(self.info[t].plural) for t in spec.tables] + ["Latest", "Analysis", "Features", "Data", "Guides", "Archive"]
+        self.background_pool = background_pool(spec.archetype or re.sub(r"_\d{4}$", "", spec.world))
         self.pages: list[Page] = []
         self.urls: set[str] = set()
         from faker import Faker
@@ -270,45 +298,96 @@ class _Builder:
             return [r for r in self.rows[t] if r[ref] == row[ref] and r[pk] != row[pk]]
         return []
 
-    def sentence(self, rng, t: str, c: str, subject: str, value: str, voice: str = "news") -> str:
-        """One sentence stating one cell, phrased for the column's kind and the page's voice."""
-        ci = self.col(t, c)
-        label, its = ci.label, "its"
-        low = label
-        if ci.kind == "date":
-            if ci.event:
-                options = [f"{subject} {ci.event} on {value}.", f"{_cap(its)} {low} date was {value}." if voice != "forum" else f"it {ci.event} on {value}"]
+    # -- prose -------------------------------------------------------------------------
+    def frame(self, t: str, c: str) -> Frame:
+        """How sentences state column ``c`` of ``t`` (:func:`~worldforge.corpus.lexicon.frame_for`, cached)."""
+        key = (t, c)
+        fr = self._frames.get(key)
+        if fr is None:
+            ci, col = self.col(t, c), self.spec.tables[t].columns[c]
+            of = self.col(t, col.of).label if isinstance(col, M.RankColumn) else None
+            fr = frame_for(ci.label, ci.kind, ci.unit.base if ci.unit else None, ci.unit.kind if ci.unit else None, name=c,
+                           verb=getattr(col, "verb", None), event=ci.event, of_label=of, person=self.person[t])
+            self._frames[key] = fr
+        return fr
+
+    def referent(self, t: str, row: dict, kind_word: str | None = None) -> Referent:
+        """A fresh :class:`~worldforge.corpus.lexicon.Referent` for a row (no mention yet)."""
+        return Referent(self.labels[t][row[self.spec.tables[t].primary_key]], self.info[t].noun, self.person[t], kind_word)
+
+    def prose(self, rng, t: str, row: dict, cols: list[str], style: Style, section: str, voice: str = "encyclopedia",
+              ref: Referent | None = None, scope: str | None = None, base: "_Builder | None" = None) -> tuple[list[str], list[Fact]]:
+        """Sentences stating ``cols`` of ``row`` (sentence-planned, :func:`~worldforge.corpus.planner.realise`) and their facts.
+
+        ``base``: the builder the row belongs to (the base world's for an archive page), default this one.
+        """
+        src = base or self
+        items, facts = [], []
+        for c in cols:
+            if row.get(c) is None:
+                continue
+            fr = src.frame(t, c)
+            if not (fr.vps or fr.noun):
+                continue
+            text, f = src.say(t, row, c, style, section, scope)
+            items.append(Said(fr, text))
+            facts.append(f)
+        if not items:
+            return [], []
+        return realise(rng, ref or src.referent(t, row), items, voice, first_by_name=ref is None or ref.mentions == 0), facts
+
+    def event_clause(self, rng, t: str, row: dict, dc: str, dtext: str) -> str:
+        """``<verb phrase> on <date>`` for a row's dated event: the frame's event verb, else a neutral phrase."""
+        fr = self.frame(t, dc)
+        if fr.vps:
+            return rng.choice(fr.vps).format(value=dtext)
+        return f"has {self.col(t, dc).label} {dtext}"
+
+    def background(self, rng, k: int) -> list[str]:
+        """``k`` sentences of general knowledge of the world's domain (no world fact), as one paragraph."""
+        pool = self.background_pool
+        return [" ".join(rng.sample(pool, min(k, len(pool))))] if pool and k > 0 else []
+
+    def dress(self, page: Page, site: Site, genre: str, rng, crumbs: list[str], *, background: int = 0, comments: int = 0,
+              subject: str = "") -> Page:
+        """Put the article of ``page`` in its site's chrome: navigation, breadcrumbs, background, comments, footer."""
+        chrome = Chrome(site.domain, site.name, genre, self.as_of.year)
+        parts = chrome.header(rng, crumbs, rng.sample(self.topics, min(len(self.topics), rng.randint(3, 8)))) + [page.body_md]
+        if background and self.background_pool:
+            head = rng.choice(("## Background", "## Context", "## About the sector", "## Why it matters", ""))
+            parts += ["", head, ""] if head else [""]
+            parts += self.background(rng, background)
+        if comments:
+            parts += chrome.comments(rng, self.fake, subject, comments)
+        parts += chrome.footer(rng, crumbs[:-1] if len(crumbs) > 1 else crumbs)
+        page.body_md = "\n".join(parts)
+        page.site = site.domain
+        return page
+
+    def question(self, rng, t: str, c: str, name: str) -> str:
+        """A forum question asking for column ``c`` of the row called ``name``."""
+        fr, ci = self.frame(t, c), self.col(t, c)
+        words = ci.label.lower().split()
+        if fr.event and fr.vps:
+            verb = fr.vps[0].split(" on ")[0]
+            head, _, rest = verb.partition(" ")
+            if head in ("was", "is"):
+                q = [f"When {head} {name} {rest}?", f"Does anyone know when {name} {head} {rest}?"]
             else:
-                options = [f"{_cap(its)} {low} was {value}.", f"{_cap(low)}: {value}."]
-        elif ci.kind == "rank":
-            of = self.spec.tables[t].columns[c]
-            by = self.col(t, of.of).label if isinstance(of, M.RankColumn) else low
-            options = [f"{subject} ranks No. {value} by {by}.", f"By {by}, {subject} sits at No. {value}."]
-        elif ci.kind in ("number", "share"):
-            if any(w in low for w in ("price", "cost", "fee", "fare")):
-                options = [f"{subject} is priced at {value}.", f"{_cap(its)} {low} is {value}.", f"{subject} costs {value}."]
-            elif any(w in low for w in ("shipment", "sales", "sold", "units")):
-                options = [f"{subject} shipped {value}.", f"{_cap(its)} {low} came to {value}.", f"{_cap(low)} reached {value}."]
-            elif any(w in low for w in ("revenue", "income", "profit", "budget", "value", "funding", "valuation", "spend")):
-                options = [f"{subject} reported {low} of {value}.", f"{_cap(its)} {low} stands at {value}.", f"{_cap(low)} totalled {value}."]
-            elif "capacity" in low:
-                options = [f"{subject} has a capacity of {value}.", f"{_cap(its)} {low} is {value}."]
-            elif "share" in low or (ci.unit is not None and ci.unit.kind == "percent"):
-                options = [f"{subject} holds a {low} of {value}.", f"{_cap(its)} {low} is {value}."]
-            else:
-                options = [f"{_cap(its)} {low} stands at {value}.", f"{subject} has a {low} of {value}.", f"The {low} figure is {value}.",
-                           f"Figures put its {low} at {value}."]
-        elif ci.kind == "bool":
-            options = [f"{_cap(low)}: {value}."]
+                base = _base_verb(head)
+                q = [f"When did {name} {base}{(' ' + rest) if rest else ''}?", f"Anyone know when {name} {head}{(' ' + rest) if rest else ''}?"]
+        elif words[:2] == ["number", "of"]:
+            q = [f"How many {' '.join(words[2:])} does {name} have?", f"Anyone counted the {' '.join(words[2:])} of {name}?"]
+        elif fr.noun:
+            q = [f"What's the {ci.label} of {name}?", f"Does anyone know {name}'s {ci.label}?", f"{name}: {ci.label}?",
+                 f"Looking for the {ci.label} of {name}"]
         else:
-            options = [f"{_cap(its)} {low} is {value}.", f"{_cap(low)}: {value}.", f"It is listed with {low} {value}."]
-        if voice == "forum":
-            options = [f"The {low} is {value}.", f"Pretty sure the {low} is {value}.", f"Last I checked the {low} was {value}."] if ci.kind != "date" or not ci.event else [f"It {ci.event} on {value}.", f"Pretty sure it {ci.event} on {value}."]
-        return rng.choice(options)
+            q = [f"Question about {name} ({ci.label})", f"Need a number for {name}: {ci.label}"]
+        return rng.choice(q)
 
     # -- genres -------------------------------------------------------------------------
     def encyclopedia(self) -> None:
-        """One article per row of every table: lead with category and parents, infobox, children, see also."""
+        """One article per row of every table: lead with category and parents, infobox, overview, children, see also."""
         site = self.sites["wiki"]
         self._wiki_urls: dict[tuple[str, Any], str] = {}
         for t in self.spec.tables:
@@ -321,26 +400,44 @@ class _Builder:
             for row in self.rows[t]:
                 label = self.labels[t][row[pk]]
                 facts = self.name_fact(t, row, "lead")
-                kind_word = info.noun
+                what = info.noun
                 if cats and row[cats[0]] is not None:
                     ctext, cfact = self.say(t, row, cats[0], site.style, "lead")
-                    kind_word = f"{ctext} {info.noun}"
+                    clabel = self.col(t, cats[0]).label
+                    what = rng.choice([f"{ctext} {info.noun}", f"{info.noun} whose {clabel} is {ctext}", f"{info.noun} ({clabel}: {ctext})"])
                     facts.append(cfact)
-                lead = f"**{label}** is {'an' if kind_word[:1].lower() in 'aeiou' else 'a'} {kind_word} in *{self.title}*."
+                parents = []
                 for ref, col in table.references.items():
                     prow = self.by_key[col.parent][row[ref]]
-                    plabel = self.labels[col.parent][row[ref]]
-                    lead += f" {rng.choice(['It belongs to', 'It is part of', 'It is listed under'])} [{plabel}]({self.wiki_url(col.parent, row[ref])})."
+                    parents.append(f"[{self.labels[col.parent][row[ref]]}]({self.wiki_url(col.parent, row[ref])})")
                     facts += self.name_fact(col.parent, prow, "lead")
+                a_what = a_or_an(what)
+                if not parents:
+                    lead = rng.choice([f"**{label}** is {a_what} in *{self.title}*.", f"**{label}** is {a_what} covered by *{self.title}*.",
+                                       f"In *{self.title}*, **{label}** is {a_what}."])
+                else:
+                    ps = " and ".join(parents)
+                    lead = rng.choice([f"**{label}** is {a_what} of {ps} in *{self.title}*.",
+                                       f"**{label}** is {a_what} in *{self.title}*, listed under {ps}.",
+                                       f"**{label}** ({ps}) is {a_what} recorded in *{self.title}*.",
+                                       f"Listed under {ps}, **{label}** is {a_what} in *{self.title}*."])
                 lines = [lead, "", f"| {_cap(info.noun)} | {_cell(label)} |", "|---|---|"]
+                shown = []
                 for c in self.attributes(t):
                     if row[c] is None or c == (cats[0] if cats else None):
                         continue
                     text, f = self.say(t, row, c, site.style, "body")
                     lines.append(f"| {_cap(self.col(t, c).label)} | {text} |")
                     facts.append(f)
+                    shown.append(c)
                 if cats and row[cats[0]] is not None:
                     lines.append(f"| {_cap(self.col(t, cats[0]).label)} | {self.say(t, row, cats[0], site.style, 'lead')[0]} |")
+                prose_cols = [c for c in shown if self.col(t, c).kind != "bool"]
+                if prose_cols:
+                    said, pf = self.prose(rng, t, row, rng.sample(prose_cols, min(len(prose_cols), rng.randint(2, 5))), site.style, "body")
+                    if said:
+                        lines += ["", rng.choice(("## Overview", "## Profile", "## Details", "## Summary")), "", " ".join(said)]
+                        facts += pf
                 for child, ref in self.children[t]:
                     kids = [r for r in self.rows[child] if r[ref] == row[pk]]
                     if not kids:
@@ -356,8 +453,9 @@ class _Builder:
                     lines += ["", "## See also", ""] + [f"- [{self.labels[t][s[pk]]}]({self.wiki_url(t, s[pk])})" for s in see]
                     for s in see:
                         facts += self.name_fact(t, s, "body")
-                self.add(Page(self.wiki_url(t, row[pk]), self.spec.world, self.scenario, "encyclopedia", f"{label} - {site.name}",
-                              None, lead, "\n".join(lines), facts))
+                page = Page(self.wiki_url(t, row[pk]), self.spec.world, self.scenario, "encyclopedia", f"{label} - {site.name}",
+                            None, lead, "\n".join(lines), facts)
+                self.add(self.dress(page, site, "wiki", rng, [_cap(info.plural), label], background=rng.randint(7, 12)))
 
     def news(self) -> None:
         """A news story per row with a dated event, on one of the news sites."""
@@ -373,33 +471,55 @@ class _Builder:
                     continue
                 site = rng.choice(self.sites["news"])
                 label = self.labels[t][row[pk]]
-                ev = self.col(t, dc).event or f"has a {self.col(t, dc).label} of"
                 dtext, dfact = self.say(t, row, dc, site.style, "lead")
+                clause = self.event_clause(rng, t, row, dc, dtext)
                 published = min(row[dc] + timedelta(days=rng.randint(0, 3)), self.as_of) if isinstance(row[dc], date) else None
                 parent = self.parent_of(t, row)
-                by = f"{self.labels[parent[0]][parent[1][self.spec.tables[parent[0]].primary_key]]}'s " if parent and rng.random() < 0.5 else ""
-                on = "" if ev.endswith(" of") else " on"
-                title = rng.choice([f"{label} {ev}{on} {dtext}", f"{label}: what we know"] + ([f"{by}{label} {ev}", f"Report: {label} {ev}"] if on else []))
-                lead = f"{by}{label} {ev}{on} {dtext}, {rng.choice(_SOURCES)}."
-                facts = [dfact] + self.name_fact(t, row, "lead") + (self.name_fact(parent[0], parent[1], "lead") if by else [])
+                plabel = self.labels[parent[0]][parent[1][self.spec.tables[parent[0]].primary_key]] if parent else None
+                by = f"{plabel}'s " if plabel and rng.random() < 0.5 else ""
+                short = clause.replace(f" on {dtext}", "") if self.frame(t, dc).event else clause
+                title = rng.choice([f"{by}{label} {clause}", f"{label}: what we know", f"{_cap(by)}{label} {short}", f"Report: {label} {short}",
+                                    f"{label} {short}, {rng.choice(_SOURCES)}"])
+                ref = self.referent(t, row)
+                leads = [f"{by}{label} {clause}, {rng.choice(_SOURCES)}.", f"{_cap(by)}{label} {clause}.",
+                         f"{rng.choice(('Sources confirmed', 'Officials said', 'Records show', 'A filing shows'))} that {by}{label} {clause}.", f"We can now confirm that {by}{label} {clause}.",
+                         f"It is official: {by}{label} {clause}.", f"{by}{label} {clause}, a date that had been expected for some time."]
+                if self.frame(t, dc).event:
+                    leads += [f"On {dtext}, {by}{label} {short}.", f"It was on {dtext} that {by}{label} {short}."]
+                if plabel and not by:
+                    leads += [f"{label}, {a_or_an(self.info[t].noun)} of {plabel}, {clause}.", f"{plabel} said {label} {clause}."]
+                lead = rng.choice(leads)
+                if rng.random() < 0.5:  # a news opener: "Update:", "In brief:" ...
+                    lead = rng.choice(_NEWS_OPENERS) + " " + lead
+                lead = _cap(lead)
+                ref.mentions = 1
+                facts = [dfact] + self.name_fact(t, row, "lead") + (self.name_fact(parent[0], parent[1], "lead") if plabel and plabel in lead else [])
                 body = [lead, ""]
-                for c in rng.sample(nums, min(len(nums), rng.randint(2, 3))):
-                    if row[c] is None:
-                        continue
-                    text, f = self.say(t, row, c, site.style, "body")
-                    body.append(self.sentence(rng, t, c, "It", text))
-                    facts.append(f)
+                said, pf = self.prose(rng, t, row, rng.sample(nums, min(len(nums), rng.randint(2, 4))), site.style, "body", "news", ref=ref)
+                if said:
+                    body.append(" ".join(said))
+                    facts += pf
                 sibs = self.siblings(t, row)
                 if sibs and rng.random() < 0.6:  # a related row: more entities than the one asked about
                     s = rng.choice(sibs)
                     if s[dc] is not None:
                         stext, sfact = self.say(t, s, dc, site.style, "body")
-                        body.append(f"For comparison, [{self.labels[t][s[pk]]}]({self.wiki_url(t, s[pk])}) {ev}{on} {stext}.")
+                        slink = f"[{self.labels[t][s[pk]]}]({self.wiki_url(t, s[pk])})"
+                        sclause = self.event_clause(rng, t, s, dc, stext)
+                        who = "who" if self.person[t] else "which"
+                        body += ["", rng.choice(("", "", "Context: ", "Worth noting: ", "In the same vein, ")) + rng.choice([f"For comparison, {slink} {sclause}.", f"{slink}, by contrast, {sclause}.",
+                                                 f"The story recalls {slink}, {who} {sclause}.", f"It is not the only one: {slink} {sclause}.",
+                                                 f"Readers may remember {slink}, {who} {sclause}.", f"A similar case is {slink}, {who} {sclause}.",
+                                                 f"Compare that with {slink}, {who} {sclause}.", f"Earlier coverage noted that {slink} {sclause}.",
+                                                 f"{slink} is another example: it {sclause}." if not self.person[t] else
+                                                 f"Another name in the same group, {slink}, {sclause}."])]
                         facts += [sfact] + self.name_fact(t, s, "body")
                 author = f"{self.fake.first_name()} {self.fake.last_name()}"
                 body += ["", f"*{author}, {rng.choice(_BYLINE_ROLES)}, {site.name}*"]
                 path = f"{row[dc].year}/{row[dc].month:02d}/{slug(title)}" if isinstance(row[dc], date) else slug(title)
-                self.add(Page(self.url(site, path), self.spec.world, self.scenario, "news", title, published, lead, "\n".join(body), facts))
+                page = Page(self.url(site, path), self.spec.world, self.scenario, "news", title, published, lead, "\n".join(body), facts)
+                self.add(self.dress(page, site, "news", rng, [_cap(self.info[t].plural)], background=rng.randint(6, 10),
+                                    comments=rng.randint(1, 7), subject=label))
 
     def press_releases(self) -> None:
         """Announcements of about half the dated rows by their top-level organisation's newsroom."""
@@ -419,29 +539,53 @@ class _Builder:
                 plabel = self.labels[pt][prow[ppk]]
                 site = Site(f"newsroom.{slug(plabel)}.com", f"{plabel} Newsroom", Style("mdy_long", "symbol", False))
                 label = self.labels[t][row[pk]]
-                ev = self.col(t, dc).event or f"has a {self.col(t, dc).label} of"
                 dtext, dfact = self.say(t, row, dc, site.style, "lead")
-                lead = f"{dtext} — {plabel} today announced that {label} {ev}{'' if ev.endswith(' of') else ' on'} {dtext}."
+                clause = self.event_clause(rng, t, row, dc, dtext)
+                lead = rng.choice([f"{dtext} — {plabel} today announced that {label} {clause}.",
+                                   f"{plabel} announced today that {label} {clause}.",
+                                   f"{dtext} — {plabel} is pleased to confirm that {label} {clause}.",
+                                   f"{plabel} confirmed that {label} {clause}, marking a milestone for the organisation.",
+                                   f"In a statement released today, {plabel} said that {label} {clause}.",
+                                   f"FOR IMMEDIATE RELEASE — {label} {clause}, {plabel} announced.",
+                                   f"{plabel} is sharing an update: {label} {clause}.",
+                                   f"Today {plabel} can report that {label} {clause}."])
+                if rng.random() < 0.5:
+                    lead = lead[:-1] + rng.choice(_PRESS_TRAILERS) + "."
                 facts = [dfact] + self.name_fact(t, row, "lead") + self.name_fact(pt, prow, "lead")
                 body = [lead, ""]
-                for c in rng.sample(self.numbers(t), min(len(self.numbers(t)), 3)):
-                    if row[c] is None:
-                        continue
-                    text, f = self.say(t, row, c, site.style, "body")
-                    body.append(f"- {_cap(self.col(t, c).label)}: {text}")
-                    facts.append(f)
-                about = [f"## About {plabel}", ""]
-                pnums = [c for c in self.attributes(pt, ("number", "category")) if prow[c] is not None][:2]
-                sent = f"{plabel} is a {self.info[pt].noun} in *{self.title}*."
-                for c in pnums:
-                    text, f = self.say(pt, prow, c, site.style, "body")
-                    sent += " " + self.sentence(rng, pt, c, plabel, text)
-                    facts.append(f)
-                body += [""] + about + [sent, "", f"Media contact: press@{slug(plabel)}.com"]
-                title = f"{plabel} announces {label}"
+                ref = self.referent(t, row)
+                ref.mentions = 1
+                cols = rng.sample(self.numbers(t), min(len(self.numbers(t)), 3))
+                said, pf = self.prose(rng, t, row, cols, site.style, "body", "encyclopedia", ref=ref)
+                if said:
+                    body += [" ".join(said), ""]
+                    facts += pf
+                highlights = [c for c in cols if row[c] is not None]
+                if highlights:
+                    body += [rng.choice(("**Highlights**", "**At a glance**", "**Key facts**")), ""]
+                    for c in highlights:
+                        text, f = self.say(t, row, c, site.style, "body")
+                        body.append(f"- {_cap(self.col(t, c).label)}: {text}")
+                        facts.append(f)
+                    body.append("")
+                exec_name = f"{self.fake.first_name()} {self.fake.last_name()}"
+                role = rng.choice(("chief executive", "head of communications", "managing director", "chief operating officer", "programme lead"))
+                body.append(rng.choice([f"\u201cWe are proud of what the team has achieved with {label},\u201d said {exec_name}, {role} at {plabel}.",
+                                        f"\u201c{label} reflects years of careful work,\u201d said {exec_name}, {role}.",
+                                        f"{exec_name}, {role} at {plabel}, called {label} \u201can important step for everyone involved.\u201d"]))
+                about = ["", f"## About {plabel}", ""]
+                pref = self.referent(pt, prow)
+                pref.mentions = 1  # named by the first sentence of the paragraph
+                pcols = [c for c in self.attributes(pt, ("number", "category")) if prow[c] is not None][:3]
+                psaid, pfacts = self.prose(rng, pt, prow, pcols, site.style, "body", "encyclopedia", ref=pref)
+                sent = " ".join([f"{plabel} is {a_or_an(self.info[pt].noun)} in *{self.title}*."] + psaid)
+                facts += pfacts
+                body += about + [sent, "", f"Media contact: press@{slug(plabel)}.com"]
+                title = rng.choice([f"{plabel} announces {label}", f"{label}: an announcement from {plabel}", f"{plabel} confirms {label}"])
                 published = min(row[dc], self.as_of) if isinstance(row[dc], date) else None
-                self.add(Page(self.url(site, f"press/{slug(label)}"), self.spec.world, self.scenario, "press_release", title, published, lead,
-                              "\n".join(body), facts))
+                page = Page(self.url(site, f"press/{slug(label)}"), self.spec.world, self.scenario, "press_release", title, published, lead,
+                            "\n".join(body), facts)
+                self.add(self.dress(page, site, "press", rng, ["Press releases"], background=rng.randint(5, 8)))
 
     def rankings(self) -> None:
         """A ranking page per rank column and group: rank, linked label and ranked value of every row."""
@@ -475,7 +619,13 @@ class _Builder:
                         lines.append(f"| {rt} | [{self.labels[t][r[pk]]}]({self.wiki_url(t, r[pk])}) | {vt} |")
                         facts += [f1, f2] + self.name_fact(t, r, "body")
                     url = self.url(site, f"rankings/{slug(title)}")
-                    self.add(Page(url, self.spec.world, self.scenario, "ranking", title, self.as_of, lead, "\n".join(lines), facts))
+                    rng = self.rng("ranking", t, rc, str(g))
+                    lines += ["", rng.choice(("*How we rank:* positions follow the figures published by each organisation; ties keep the order of the "
+                                              "previous edition.", "*Methodology:* we compile the list from public records and update it when "
+                                              "new figures appear.", "*Note:* rankings are refreshed as new data comes in; earlier editions are "
+                                              "kept in our archive."))]
+                    page = Page(url, self.spec.world, self.scenario, "ranking", title, self.as_of, lead, "\n".join(lines), facts)
+                    self.add(self.dress(page, site, "ranking", rng, ["Rankings", _cap(info.plural)], background=rng.randint(6, 10)))
 
     def profiles(self) -> None:
         """A spec-sheet page per row with three or more attributes (some left out per page)."""
@@ -490,7 +640,8 @@ class _Builder:
                 label = self.labels[t][row[pk]]
                 shown = [c for c in attrs if row[c] is not None]
                 shown = sorted(rng.sample(shown, max(3, len(shown) - rng.randint(0, 2))), key=attrs.index) if len(shown) > 3 else shown
-                lead = f"{label}: full specifications and key facts."
+                lead = rng.choice([f"{label}: full specifications and key facts.", f"Everything we know about {label}, in one sheet.",
+                                   f"The {info.noun} {label} at a glance: the key specifications.", f"{label} — specifications and details."])
                 facts = self.name_fact(t, row, "lead")
                 lines = [lead, "", "## Key specs", ""]
                 for c in shown:
@@ -502,8 +653,10 @@ class _Builder:
                     ppk = self.spec.tables[parent[0]].primary_key
                     lines += ["", f"More from [{self.labels[parent[0]][parent[1][ppk]]}]({self.wiki_url(parent[0], parent[1][ppk])})."]
                     facts += self.name_fact(parent[0], parent[1], "body")
-                self.add(Page(self.url(site, f"{slug(info.noun)}/{slug(label)}"), self.spec.world, self.scenario, "profile",
-                              f"{label} specs | {site.name}", None, lead, "\n".join(lines), facts))
+                page = Page(self.url(site, f"{slug(info.noun)}/{slug(label)}"), self.spec.world, self.scenario, "profile",
+                            f"{label} specs | {site.name}", None, lead, "\n".join(lines), facts)
+                self.add(self.dress(page, site, "profile", rng, [_cap(info.plural), label], background=rng.randint(6, 9), comments=rng.randint(0, 3),
+                                    subject=label))
 
     def comparisons(self) -> None:
         """Side-by-side pages of two or three consecutive rows' numeric attributes."""
@@ -523,7 +676,9 @@ class _Builder:
                 names = [self.labels[t][r[pk]] for r in group]
                 cols = rng.sample(nums, min(len(nums), 4))
                 title = f"{' vs '.join(names)}: {', '.join(self.col(t, c).label for c in cols[:2])} compared"
-                lead = f"How do {', '.join(names[:-1])} and {names[-1]} compare? We put them side by side."
+                lead = rng.choice([f"How do {', '.join(names[:-1])} and {names[-1]} compare? We put them side by side.",
+                                   f"{', '.join(names[:-1])} or {names[-1]}? Here is how they stack up.",
+                                   f"We compared {', '.join(names[:-1])} and {names[-1]} on the figures that matter."])
                 lines = [lead, "", "| | " + " | ".join(_cell(n) for n in names) + " |", "|---|" + "---|" * len(group)]
                 facts = [f for r in group for f in self.name_fact(t, r, "lead")]
                 for c in cols:
@@ -535,13 +690,18 @@ class _Builder:
                             facts.append(f)
                     lines.append(f"| {_cap(self.col(t, c).label)} | " + " | ".join(cells) + " |")
                 url = self.url(site, "-vs-".join(slug(n) for n in names))
-                self.add(Page(url, self.spec.world, self.scenario, "comparison", title, self.as_of, lead, "\n".join(lines), facts))
+                lines += ["", rng.choice(("Which one is right for you depends on what you value most; the table only shows the published figures.",
+                                          "Figures come from official sources where available. Spotted an error? Let us know.",
+                                          "Our verdict: there is no clear winner, and the right choice depends on your priorities."))]
+                page = Page(url, self.spec.world, self.scenario, "comparison", title, self.as_of, lead, "\n".join(lines), facts)
+                self.add(self.dress(page, site, "compare", rng, ["Compare", _cap(self.info[t].plural)], background=rng.randint(5, 9),
+                                    comments=rng.randint(0, 4), subject=names[0]))
 
     def forum(self) -> None:
         """Q&A threads about one or two attributes of about a third of the rows."""
         site = self.sites["forum"]
         for t, table in self.spec.tables.items():
-            cols = self.numbers(t) + self.attributes(t, ("date",))
+            cols = [c for c in self.numbers(t) + self.attributes(t, ("date",)) if self.frame(t, c).vps or self.frame(t, c).noun]
             if not cols:
                 continue
             pk = table.primary_key
@@ -553,25 +713,32 @@ class _Builder:
                 if row[c] is None:
                     continue
                 label = self.labels[t][row[pk]]
-                text, f = self.say(t, row, c, site.style, "body")
                 asker, answerer = self.fake.user_name(), self.fake.user_name()
-                what = self.col(t, c).label
-                title = rng.choice([f"What is the {what} of {label}?", f"{label} {what}?", f"Question about {label}"])
-                lead = f"**{asker}** asks: {rng.choice(['Does anyone know', 'Quick question:', 'I keep wondering'])} what the {what} of {label} is?"
-                body = [lead, "", f"> **{answerer}** replied: {self.sentence(rng, t, c, 'it', text, voice='forum')}"]
-                facts = [f] + self.name_fact(t, row, "lead")
+                question = self.question(rng, t, c, label)
+                title = question if rng.random() < 0.7 else rng.choice([f"Question about {label}", f"{label} — need help", f"Help: {label}"])
+                lead = f"**{asker}** {rng.choice(['asks', 'wrote', 'posted'])}: {rng.choice(['', 'Quick one. ', 'Sorry if this was asked before. ', 'Hi all, '])}{question}"
+                ref = self.referent(t, row)
+                ref.mentions = 1
+                said, facts = self.prose(rng, t, row, [c], site.style, "body", "forum", ref=ref)
+                body = [lead, "", f"> **{answerer}** replied: {' '.join(said)}"]
+                facts += self.name_fact(t, row, "lead")
                 others = [o for o in cols if o != c and row[o] is not None]
                 if others and rng.random() < 0.4:
-                    o = rng.choice(others)
-                    otext, ofact = self.say(t, row, o, site.style, "body")
-                    said = self.sentence(rng, t, o, "it", otext, voice="forum")
-                    body += ["", f"> **{self.fake.user_name()}**: Also, {said[:1].lower()}{said[1:]}"]
-                    facts.append(ofact)
-                body += ["", f"> **{asker}**: {rng.choice(['Thanks!', 'Great, that helps.', 'Cheers.'])}"]
+                    more, mf = self.prose(rng, t, row, [rng.choice(others)], site.style, "body", "forum", ref=ref)
+                    if more:
+                        text = " ".join(more)
+                        lead_in = rng.choice(["Also, ", "Adding to that: ", "And ", ""])
+                        if lead_in and text.startswith(("It ", "The ", "Pretty ", "From ", "Last ", "If ", "Going ", "According ", "IIRC ")):
+                            text = text[:1].lower() + text[1:]
+                        body += ["", f"> **{self.fake.user_name()}**: {lead_in}{text}"]
+                        facts += mf
+                body += Chrome(site.domain, site.name, "forum", self.as_of.year).forum_replies(rng, self.fake, rng.randint(1, 4))
+                body += ["", f"> **{asker}**: {rng.choice(['Thanks!', 'Great, that helps.', 'Cheers.', 'Perfect, thank you.', 'Appreciated.'])}"]
                 url = self.url(site, f"t/{slug(title)}")
-                self.add(Page(url, self.spec.world, self.scenario, "forum", title, self.as_of, lead, "\n".join(body), facts))
+                page = Page(url, self.spec.world, self.scenario, "forum", title, self.as_of, lead, "\n".join(body), facts)
+                self.add(self.dress(page, site, "forum", rng, ["Forums", _cap(self.info[t].plural)], background=rng.randint(4, 7)))
 
-    def datasets(self, per_page: int = 25) -> None:
+    def datasets(self, per_page: int = 20) -> None:
         """One statistics-portal dataset per labelled table: every row with its parent and up to six columns."""
         site = self.sites["data"]
         for t in self.spec.tables:
@@ -581,7 +748,7 @@ class _Builder:
             self.dataset_pages(self, t, cols, site, f"Dataset: {self.info[t].plural} in {self.title}", slug(t), None, per_page)
 
     def dataset_pages(self, src: "_Builder", t: str, cols: list[str], site: Site, title0: str, path: str, scope: str | None,
-                      per_page: int = 25, lead0: str | None = None) -> None:
+                      per_page: int = 20, lead0: str | None = None) -> None:
         """Paginated dataset pages of ``src``'s rows of ``t`` (``src`` is this builder, or the base world's for an archive).
 
         Each row gives its label (a link to this corpus's encyclopedia page of it, when there is one), its parent's
@@ -622,7 +789,22 @@ class _Builder:
                 nav = ([f"[previous page]({root}/page-{p})"] if p else []) + ([f"[next page]({root}/page-{p + 2})"] if p + 1 < pages else [])
                 lines += ["", " · ".join(nav)]
             url = self.url(site, f"{path}/page-{p + 1}")
-            self.add(Page(url, self.spec.world, self.scenario, "dataset", title, self.as_of, lead, "\n".join(lines), facts))
+            rng = self.rng("dataset", path, str(p))
+            about = ["", rng.choice(("## About this dataset", "## Dataset notes", "## Metadata")), ""]
+            for c in cols:
+                desc = src.spec.tables[t].columns[c].description
+                ci = src.col(t, c)
+                about.append(f"- **{_cap(ci.label)}**: {desc.rstrip('.') if desc else 'as published by the source'}"
+                             + (f" (unit: {ci.unit.text})" if ci.unit is not None and ci.unit.kind not in ("share",) else "") + ".")
+            about += ["", rng.choice(("License: open data, free to reuse with attribution.", "Licence: reuse permitted with attribution to the publisher.",
+                                      "Terms: free for research and non-commercial use; please cite the portal.")),
+                      "", rng.choice(("Downloads: CSV · JSON · XLSX", "Formats: CSV, JSON", "Export: CSV · Parquet · API")),
+                      "", rng.choice(("Values are as reported by each organisation and may be revised.",
+                                      "Report an error in this dataset through the feedback form.",
+                                      "Some figures are provisional and are updated as new returns arrive."))]
+            lines += about
+            page = Page(url, self.spec.world, self.scenario, "dataset", title, self.as_of, lead, "\n".join(lines), facts)
+            self.add(self.dress(page, site, "data", rng, ["Datasets", _cap(info.plural)], background=rng.randint(5, 8)))
 
     def timelines(self) -> None:
         """One page per table and quarter listing the rows whose event date falls in it."""
@@ -653,7 +835,9 @@ class _Builder:
                     lines.append(f"- [{self.labels[t][r[pk]]}]({self.wiki_url(t, r[pk])}): {dtext}")
                     facts += [f] + self.name_fact(t, r, "body")
                 url = self.url(site, f"{slug(t)}/{y}-q{q}")
-                self.add(Page(url, self.spec.world, self.scenario, "timeline", title, None, lead, "\n".join(lines), facts))
+                rng = self.rng("timeline", t, str(y), str(q))
+                page = Page(url, self.spec.world, self.scenario, "timeline", title, None, lead, "\n".join(lines), facts)
+                self.add(self.dress(page, site, "archive", rng, ["Timelines", _cap(info.plural), str(y)], background=rng.randint(5, 8)))
 
     def rumors(self) -> None:
         """Near misses: a page about a successor that does not exist, whose title names a real row."""
@@ -669,16 +853,22 @@ class _Builder:
                     continue
                 label = self.labels[t][row[pk]]
                 title = rng.choice([f"Rumor: a successor to {label} is in the works", f"{label} successor spotted?", f"Leak: what comes after {label}"])
-                lead = f"Word is that a successor to {label} is being prepared. Nothing is confirmed."
+                lead = rng.choice([f"Word is that a successor to {label} is being prepared. Nothing is confirmed.",
+                                   f"Our sources hint at a follow-up to {label}, though nobody will say so on the record.",
+                                   f"A tipster claims that something new is coming after {label}. Take it with a grain of salt."])
                 facts = self.name_fact(t, row, "lead")
                 body = [lead, ""]
                 if dc and row[dc] is not None:
                     dtext, f = self.say(t, row, dc, site.style, "body")
-                    body.append(f"For reference, {label} itself {self.col(t, dc).event or 'dates from'} {'on ' if self.col(t, dc).event else ''}{dtext}.")
+                    body.append(rng.choice([f"For reference, {label} {self.event_clause(rng, t, row, dc, dtext)}.",
+                                            f"Recall that {label} {self.event_clause(rng, t, row, dc, dtext)}.",
+                                            f"{label} {self.event_clause(rng, t, row, dc, dtext)}, so a successor would not be unusual."]))
                     facts.append(f)
-                body += ["", "*Treat this as speculation until an official announcement.*"]
-                self.add(Page(self.url(site, f"{slug(label)}-successor"), self.spec.world, self.scenario, "rumor", title, self.as_of, lead,
-                              "\n".join(body), facts))
+                body += ["", rng.choice(["*Treat this as speculation until an official announcement.*", "*Unconfirmed. We will update this post.*",
+                                         "*This is a rumor; none of it has been confirmed.*"])]
+                page = Page(self.url(site, f"{slug(label)}-successor"), self.spec.world, self.scenario, "rumor", title, self.as_of, lead,
+                            "\n".join(body), facts)
+                self.add(self.dress(page, site, "rumor", rng, ["Leaks"], background=rng.randint(5, 8), comments=rng.randint(1, 6), subject=label))
 
     def archive(self) -> None:
         """A scenario's past: news pages dated in the base year that state the base world's values."""
@@ -698,23 +888,24 @@ class _Builder:
                 if row[dc] is None or not isinstance(row[dc], date) or rng.random() > 0.3:
                     continue
                 label = base.labels[t][row[pk]]
-                ev = base.col(t, dc).event or f"has a {base.col(t, dc).label} of"
-                on = "" if ev.endswith(" of") else " on"
                 dtext, dfact = base.say(t, row, dc, site.style, "lead", scope="world")
-                title = f"[{row[dc].year}] {label} {ev}{on} {dtext}" if not on else f"[{row[dc].year}] {label} {ev}"
-                lead = f"From our {row[dc].year} archive: {label} {ev}{on} {dtext}."
+                clause = base.event_clause(rng, t, row, dc, dtext)
+                short = clause.replace(f" on {dtext}", "") if base.frame(t, dc).event else clause
+                title = f"[{row[dc].year}] {label} {short}"
+                lead = rng.choice([f"From our {row[dc].year} archive: {label} {clause}.", f"{row[dc].year}, from the archive: {label} {clause}."])
                 facts = [dfact] + base.name_fact(t, row, "lead", scope="world")
                 body = [lead, ""]
-                for c in rng.sample(nums, min(len(nums), 2)):
-                    if row[c] is None:
-                        continue
-                    text, f = base.say(t, row, c, site.style, "body", scope="world")
-                    said = base.sentence(rng, t, c, "it", text)
-                    body.append(f"At the time, {said[:1].lower()}{said[1:]}")
-                    facts.append(f)
+                ref = base.referent(t, row)
+                ref.mentions = 1
+                said, pf = self.prose(rng, t, row, rng.sample(nums, min(len(nums), 2)), site.style, "body", "news", ref=ref, scope="world", base=base)
+                if said:
+                    body.append("At the time, " + said[0][:1].lower() + said[0][1:] if said[0].startswith(("It ", "The ")) else said[0])
+                    body += said[1:]
+                    facts += pf
                 body += ["", f"*This article is from {row[dc].year} and is kept for the record; figures may have changed since.*"]
-                self.add(Page(self.url(site, f"{row[dc].year}/{slug(label)}"), self.spec.world, self.scenario, "news", title,
-                              row[dc], lead, "\n".join(body), facts))
+                page = Page(self.url(site, f"{row[dc].year}/{slug(label)}"), self.spec.world, self.scenario, "news", title,
+                            row[dc], lead, "\n".join(body), facts)
+                self.add(self.dress(page, site, "news", rng, ["Archive", str(row[dc].year)], background=rng.randint(5, 8)))
         self.snapshots(base)
 
     def snapshots(self, base: "_Builder") -> None:
@@ -763,4 +954,26 @@ def build_pages(spec: M.WorldSpec, tables: dict[str, pl.DataFrame], scenario: st
     b.timelines()
     b.rumors()
     b.archive()
+    _link_related(b)
     return b.pages
+
+
+def _link_related(b: _Builder) -> None:
+    """Add a "related" list of 3-6 other pages of the same site above each page's footer (real URLs and titles
+    of this corpus: what a reader tool returns from a real page's sidebar)."""
+    by_site: dict[str, list[Page]] = {}
+    for p in b.pages:
+        by_site.setdefault(p.site, []).append(p)
+    rng = b.rng("related")
+    heads = (("Related", "Read more", "You may also like", "More on this topic"), ("Popular now", "Most read", "Trending", "Editors' picks"))
+    for site, pages in by_site.items():
+        if len(pages) < 2:
+            continue
+        for p in pages:
+            picks = [q for q in rng.sample(pages, min(len(pages), 13)) if q is not p]
+            first = picks[: rng.randint(3, 6)]
+            second = picks[len(first):len(first) + rng.randint(3, 6)] if rng.random() < 0.8 else []
+            block = "\n".join(related_block(rng, rng.choice(heads[0]), [(q.title, q.url) for q in first])
+                              + related_block(rng, rng.choice(heads[1]), [(q.title, q.url) for q in second]))
+            cut = p.body_md.rfind("\n---\n")
+            p.body_md = p.body_md[:cut] + block + "\n" + p.body_md[cut:] if cut >= 0 else p.body_md + block

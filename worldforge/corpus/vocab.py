@@ -20,6 +20,7 @@ from functools import lru_cache
 
 import polars as pl
 
+from worldforge.corpus.lexicon import _INTRANSITIVE
 from worldforge.corpus.quantity import Unit, parse_unit
 from worldforge.spec import models as M
 
@@ -190,6 +191,8 @@ def column_info(table: M.TableSpec, name: str, frame: pl.DataFrame | None = None
         if event is None:
             stem = re.sub(r"_(on|at|date)$", "", name)
             event = _EVENTS.get(stem) or (f"was {stem.replace('_', ' ')}" if stem.endswith("ed") and "_" not in stem else None)
+    if event is not None and event.startswith("was ") and event.split()[-1] in _INTRANSITIVE:
+        event = event[4:]  # "was departed" -> "departed": an intransitive verb has no passive
     return ColumnInfo(name, label, unit, kind, event)
 
 

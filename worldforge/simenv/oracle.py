@@ -251,7 +251,8 @@ class Oracle:
             out = []
             for title in src["titles"]:
                 url = self.find([title], lambda u, t, title=title: t == title)
-                out += [_Row(lab, u) for lab, u in _LINK.findall(self.page(url))]
+                items = "\n".join(line for line in self.page(url).splitlines() if line.startswith("- ["))  # the list, not the page's chrome
+                out += [_Row(lab, u) for lab, u in _LINK.findall(items)]
             return out
         if src["from"] == "ranking":
             url = self.find([src["title"]], lambda u, t: t == src["title"])

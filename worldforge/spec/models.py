@@ -102,11 +102,23 @@ class _ColumnBase(_Strict):
     label: str | None = Field(None, min_length=1, max_length=80)
     """The words pages and task columns use for the column (``price_usd_kwh`` -> "price per kWh");
     derived from the name and unit when absent (:func:`worldforge.corpus.vocab.column_info`)."""
-    verb: str | None = Field(None, min_length=3, max_length=80, pattern=r"\{value\}")
+    verb: str | None = Field(None, min_length=3, max_length=400)
     """How prose states the value of one row, as a predicate in the present or past tense with
     ``{value}`` where the value goes (``launched on {value}``, ``seats {value}``, ``is priced at
-    {value}``); the sentence planner conjugates it for plural subjects. Derived from the label,
+    {value}``); alternatives separated by `` | `` are picked by seed (``lasted {value} | ran for
+    {value}``); the sentence planner conjugates them for plural subjects. Derived from the label,
     unit and kind when absent (:mod:`worldforge.corpus.lexicon`)."""
+
+    @field_validator("verb")
+    @classmethod
+    def _verb(cls, v: str | None) -> str | None:
+        if v is None:
+            return v
+        for alt in v.split("|"):
+            alt = alt.strip()
+            if alt.count("{value}") != 1 or re.search(r"\{(?!value\})", alt):
+                raise ValueError(f"each alternative of 'verb' needs '{{value}}' exactly once and no other braces: {alt!r}")
+        return v
     additive: bool | None = None
     """Whether values of different rows can be added up (counts, money, quantities: ``true``;
     means, rates, grades, ranks, depths, ages: ``false``); tasks never sum or total a

@@ -1,0 +1,229 @@
+"""What a reader tool returns around a page's article: navigation, breadcrumbs, comments, footers, background.
+
+Real pages as ``web_extractor``-style reader tools return them run to about 1,400 words, most of
+it not the answer. This module writes that part for the generated corpus, per site and
+deterministic by seed: a navigation bar and breadcrumbs above the article, cookie and
+subscription lines, share and tag lines, comment threads under news and forum posts, "related"
+link lists (filled with real URLs of the same corpus by :func:`related_block`), a footer, and
+background paragraphs of general, real-world knowledge of the domain (``background/*.yaml``, one
+pool per catalog archetype and bundled world, ``generic.yaml`` for any other spec). None of it
+states a world fact: chrome has no digits but the copyright year, background sentences have
+none at all, and comments react without figures.
+
+Links in chrome never point into an encyclopedia's ``/wiki/<table>/`` space, so agents and the
+oracle that follow an article's links by section are not misled, and chrome holds no Markdown
+table (table readers see only the article's).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
+
+__all__ = ["Chrome", "background_pool", "related_block"]
+
+_NAV = {
+    "wiki": ("Main page", "Contents", "Current events", "Random article", "About", "Contact us", "Help", "Community portal", "Recent changes"),
+    "news": ("Home", "Latest", "Business", "Technology", "Markets", "Opinion", "Features", "Video", "Podcasts", "Newsletters", "Events"),
+    "press": ("Newsroom", "Press releases", "Media kit", "Leadership", "Investors", "Careers", "Contact"),
+    "ranking": ("Home", "Rankings", "Methodology", "Lists", "Newsletter", "About"),
+    "profile": ("Home", "Browse", "Compare", "Specs", "Guides", "Deals", "Reviews"),
+    "compare": ("Home", "Compare", "Popular comparisons", "Guides", "About"),
+    "forum": ("Forums", "What's new", "Latest activity", "Members", "Search", "Log in", "Register"),
+    "data": ("Home", "Datasets", "Topics", "API", "Documentation", "About the portal"),
+    "archive": ("Home", "Archive", "Timelines", "Collections", "Search", "About"),
+    "rumor": ("Home", "Leaks", "Rumors", "Tips", "About"),
+}
+_COOKIES = (
+    "We use cookies to personalise content and ads and to analyse our traffic. [Accept all] [Manage preferences]",
+    "This site uses cookies. By continuing to browse you agree to our use of cookies. [OK] [Learn more]",
+    "Cookies help us deliver our services. Some are essential, others help us improve your experience. [Accept] [Reject non-essential]",
+    "We and our partners store and access information on your device. [I agree] [Show purposes]",
+    "Our website uses cookies to remember your settings and measure how the site is used. [Got it]",
+)
+_SUBSCRIBE = (
+    "Sign up for our newsletter and get the week's top stories in your inbox.",
+    "Subscribe for unlimited access. Cancel anytime.",
+    "Enjoying this article? Support independent reporting by becoming a member.",
+    "Get our morning briefing: the stories that matter, before your first coffee.",
+    "Create a free account to save articles and follow topics.",
+    "Want more like this? Join readers who get our daily digest.",
+)
+_SHARE = ("Share: Facebook · X · LinkedIn · Email · Copy link", "Share this article", "Share on: Reddit · WhatsApp · Email",
+          "Print · Share · Save for later")
+_FOOTER_LINKS = ("About us", "Contact", "Privacy policy", "Terms of use", "Cookie settings", "Advertise", "Careers", "Accessibility",
+                 "Sitemap", "Editorial standards", "Corrections")
+_COMMENTS = (
+    "Interesting read, thanks for putting this together.",
+    "I'd like to see a follow-up on this once more details come out.",
+    "Not sure I agree with the framing here, but the facts are useful.",
+    "Been following {name} for a while now and this matches what I've heard.",
+    "Does anyone have a link to the original source?",
+    "Great piece. The background section was especially helpful.",
+    "This is the kind of coverage I come here for.",
+    "Wow, I had no idea about {name}.",
+    "Can someone explain why this matters? Genuinely curious.",
+    "Finally some proper reporting on {name}.",
+    "I wonder how this compares with last year.",
+    "The comments section is going to be fun today.",
+    "Bookmarking this for later.",
+    "Good summary, though I think the headline oversells it a bit.",
+    "My cousin works in this area and says the same thing.",
+    "Honestly {name} deserves more attention than it gets.",
+    "Somebody should make a proper list of these.",
+    "Thanks, this cleared up a few things for me.",
+    "Reported. Oh wait, wrong thread.",
+    "Any word on what happens next?",
+)
+_FORUM_REPLIES = (
+    "Following this thread.",
+    "Same question here, glad someone asked.",
+    "Check the official page, it usually has the latest details.",
+    "Mods, can we pin this? It comes up every week.",
+    "Thanks for the answer, that saved me a search.",
+    "Old thread but still useful.",
+    "+1, had the same problem finding this.",
+    "Search is your friend, but fair enough.",
+    "Welcome to the forum, by the way!",
+    "Does anyone know if that has changed recently?",
+)
+_SEARCH = ("Search this site", "Search articles, people and topics", "Type to search", "Search the archive")
+_BLURBS = {
+    "wiki": ("{name} is a free encyclopedia that anyone can edit. Articles are written by volunteers and checked against published "
+             "sources; if you spot a mistake, you are welcome to fix it or raise it on the talk page.",
+             "{name} is a community reference work. Content is available under a free licence unless otherwise noted, and every "
+             "article cites the records it draws on."),
+    "news": ("{name} is an independent newsroom. Our reporters follow the story wherever it leads, and our journalism is paid for by "
+             "readers and advertisers, never by the people we cover.",
+             "{name} publishes news, analysis and opinion every day. Corrections are listed on our corrections page, and our "
+             "editorial standards explain how we verify what we report.",
+             "Founded by a small group of journalists, {name} covers the sector with a focus on accuracy and clarity. Tips are "
+             "welcome through our secure contact form."),
+    "press": ("This newsroom publishes official announcements. Journalists can request interviews, images and background "
+              "material through the media contact listed on each release.",),
+    "ranking": ("{name} compiles rankings from public records and official statements. Lists are updated as new figures are "
+                "published; see our methodology page for how positions are decided.",),
+    "profile": ("{name} collects specifications from official sources and keeps them up to date. We may earn a commission when you "
+                "buy through links on this site, which does not affect how we present the data.",),
+    "compare": ("{name} helps readers weigh their options side by side. Our comparisons use published figures only, and we update "
+                "them when the underlying data changes.",),
+    "forum": ("{name} is a community of enthusiasts. Be kind, stay on topic, and search before posting: the question may already "
+              "have an answer. Moderators may remove posts that break the rules.",),
+    "data": ("{name} publishes open data for reuse. Datasets are provided as they are received from the reporting organisations, "
+             "with documentation of each field; quality notes accompany each release.",),
+    "archive": ("{name} preserves what was published so that it can be read later. Pages are kept as they appeared and are not "
+                "updated, so figures may since have changed.",),
+    "rumor": ("{name} reports leaks and rumours from around the sector. Nothing here is official until it is confirmed, and we "
+              "label speculation as such.",),
+}
+_EXTRAS = {
+    "wiki": ("This article is a stub. You can help {name} by expanding it with material from reliable sources.",
+             "This page was last edited by a volunteer. Text is available under a free licence; additional terms may apply.",
+             "Some statements in this article may need additional citations. Please help improve it by adding references.",
+             "The neutrality of this section is disputed. Relevant discussion may be found on the talk page."),
+    "news": ("Have a tip or a correction? Our newsroom reads every message, and sources can reach us confidentially.",
+             "This story has been updated with additional reporting. An earlier version did not include comment from the organisation.",
+             "Our coverage of {topics} is supported by readers. If you value independent reporting, consider a subscription."),
+    "forum": ("Similar threads are listed below. Posting in an old thread? Consider starting a new one instead.",
+              "You must log in or register to reply here.", "Thread status: not open for further replies."),
+    "profile": ("Specifications may vary by market and configuration. Always check with the manufacturer before you buy.",
+                "Spotted an error in these specs? Tell us and we will check it against the official sheet."),
+    "data": ("Cite this dataset as: {name}, open data release. Machine-readable metadata is available on request.",),
+    "rumor": ("Have a tip? Our inbox is open and we protect our sources.",),
+}
+_LEGAL = ("Use of this site constitutes acceptance of our terms of use and privacy policy.",
+          "Content on {name} is for information only and is not professional advice.",
+          "Reproduction of material from {name} without written permission is prohibited.",
+          "{name} is not responsible for the content of external sites.")
+_AGO = ("just now", "an hour ago", "a few hours ago", "yesterday", "two days ago", "last week", "three weeks ago", "a month ago")
+
+
+@lru_cache(maxsize=64)
+def background_pool(name: str | None) -> tuple[str, ...]:
+    """General-knowledge sentences of a domain: ``background/<name>.yaml`` (a catalog archetype or a bundled
+    world's stem), else ``generic.yaml``. Sentences carry no digits (no world fact can hide in them)."""
+    folder = Path(__file__).with_name("background")
+    path = folder / f"{name}.yaml" if name else None
+    if path is None or not path.is_file():
+        path = folder / "generic.yaml"
+    if not path.is_file():
+        return ()
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    return tuple(str(s) for s in data.get("sentences") or () if not any(ch.isdigit() for ch in str(s)))
+
+
+class Chrome:
+    """The page furniture of one site: deterministic by the page's random stream.
+
+    Args:
+        domain: the site's domain (``marsdaily.com``).
+        name: its name (``Mars Daily``).
+        genre: the site's genre key in ``_NAV`` (``news``, ``wiki``, ``forum`` ...).
+        year: the copyright year of the footer.
+    """
+
+    def __init__(self, domain: str, name: str, genre: str, year: int):
+        self.domain, self.name, self.genre, self.year = domain, name, genre, year
+
+    def _link(self, text: str) -> str:
+        path = text.lower().replace("'", "").replace(" ", "-")
+        return f"[{text}](https://{self.domain}/{path})"
+
+    def header(self, rng, crumbs: list[str], topics: list[str] = ()) -> list[str]:
+        """Navigation, a topics line, an optional cookie line, breadcrumbs: Markdown lines above the article."""
+        items = _NAV.get(self.genre, _NAV["news"])
+        nav = rng.sample(items, min(len(items), rng.randint(4, len(items))))
+        lines = [f"**{self.name}**", "", " · ".join(self._link(x) for x in nav), ""]
+        if topics:
+            lines += [rng.choice(("Topics: ", "Sections: ", "Browse: ", "In this section: ")) + " · ".join(self._link(t) for t in topics), ""]
+        if rng.random() < 0.5:
+            lines += [rng.choice(_SEARCH), ""]
+        if rng.random() < 0.8:
+            lines += [rng.choice(_COOKIES), ""]
+        if crumbs:
+            lines += [" › ".join(["Home", *crumbs]), ""]
+        return lines
+
+    def footer(self, rng, topics: list[str] = ()) -> list[str]:
+        """Genre extras (categories, tags, edit notes), subscription, share line and footer links: Markdown lines below the article."""
+        lines = [""]
+        extra = _EXTRAS.get(self.genre)
+        if extra:
+            lines += [rng.choice(extra).format(name=self.name, topics=", ".join(topics) or self.name), ""]
+        if topics:
+            lines += [rng.choice(("Categories: ", "Tags: ", "Filed under: ", "More in: ")) + " · ".join(topics), ""]
+        if self.genre in ("news", "rumor", "ranking", "compare", "profile") and rng.random() < 0.8:
+            lines += [rng.choice(_SHARE), ""]
+        if rng.random() < 0.7:
+            lines += [rng.choice(_SUBSCRIBE), ""]
+        links = rng.sample(_FOOTER_LINKS, rng.randint(6, len(_FOOTER_LINKS)))
+        blurb = rng.choice(_BLURBS.get(self.genre, _BLURBS["news"])).format(name=self.name)
+        lines += ["---", "", blurb, "", " · ".join(self._link(x) for x in links), ""]
+        lines += [x.format(name=self.name) for x in rng.sample(_LEGAL, 2)] + ["", f"© {self.year} {self.name}. All rights reserved."]
+        return lines
+
+    def comments(self, rng, fake, name: str, n: int) -> list[str]:
+        """A comment thread of ``n`` comments (no figures in them); ``name`` is the page's subject."""
+        if n <= 0:
+            return []
+        lines = ["", f"## {rng.choice(('Comments', 'Reader comments', 'Join the discussion', 'Discussion'))} ({n})" if rng.random() < 0.5
+                 else f"## {rng.choice(('Comments', 'Reader comments', 'Join the discussion', 'Discussion'))}", ""]
+        for text in rng.sample(_COMMENTS, min(n, len(_COMMENTS))):
+            lines += [f"**{fake.user_name()}** · {rng.choice(_AGO)}", "", text.format(name=name), ""]
+        return lines
+
+    def forum_replies(self, rng, fake, n: int) -> list[str]:
+        """Replies that add nothing (forum threads carry many)."""
+        out = []
+        for text in rng.sample(_FORUM_REPLIES, min(n, len(_FORUM_REPLIES))):
+            out += ["", f"> **{fake.user_name()}**: {text}"]
+        return out
+
+
+def related_block(rng, heading: str, links: list[tuple[str, str]]) -> list[str]:
+    """A "related" list of ``(title, url)`` links, as ``* [title](url)`` lines under ``heading``."""
+    if not links:
+        return []
+    return ["", f"### {heading}", ""] + [f"* [{t.replace('[', '(').replace(']', ')')}]({u})" for t, u in links]

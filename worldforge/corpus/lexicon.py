@@ -1,0 +1,346 @@
+"""How a value is said: verb frames for columns, referring expressions for rows, conjugation.
+
+The surface-realisation layer of the corpus's data-to-text pipeline (content selection →
+document plan → sentence plan → realisation, after Reiter & Dale, *Building Natural Language
+Generation Systems*, 2000). Each column gets a :class:`Frame`: the ways a sentence may state
+one of its values about one row, as verb phrases (``launched on {value}``, ``costs {value}``,
+``has {value} models``) and, where the label is a plain noun phrase, a copula on the possessive
+(``Nova X's screen size is {value}``). A spec's column ``verb`` wins; otherwise the frame is
+derived from the column's label, unit and kind, choosing a neutral construction (``has a
+<label> of``, a possessive copula) when no verb fits, and never a construction that glues a
+label where a noun or verb must go ("its number of models stands at", "was departed on").
+
+Verbs are conjugated for plural subjects with lemminflect (``has`` → ``have``, ``costs`` →
+``cost``, ``was`` → ``were``); articles and plurals come from inflect.
+
+:class:`Referent` gives a row's referring expressions: its name on first mention, then a
+pronoun or a definite description (``the habitat``), and possessives (``Ares Dome's``,
+``its``, ``the resident's``). People (rows named by a person-name column, or tables whose noun
+is a person noun) are never "it": they are called by surname or description.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+__all__ = ["Frame", "Referent", "a_or_an", "conjugate", "frame_for", "person_table", "plural_noun"]
+
+_PREPS = {"of", "at", "after", "before", "since", "on", "in", "per", "by", "from", "to", "within", "for", "with", "into", "under", "over"}
+_TIME_UNITS = {"day", "days", "hour", "hours", "minute", "minutes", "second", "seconds", "week", "weeks", "month", "months",
+               "year", "years", "sol", "sols"}
+# verbs that take no object: their date column reads "<row> departed on ...", never "was departed"
+_INTRANSITIVE = {"arrived", "departed", "started", "ended", "opened", "closed", "launched", "began", "finished", "expired", "retired",
+                 "died", "debuted", "premiered", "landed", "docked", "returned", "occurred", "happened", "sailed", "joined", "left",
+                 "graduated", "resigned", "peaked", "matured", "relocated", "merged", "folded", "emerged", "originated", "failed",
+                 "concluded", "commenced", "aired", "shipped", "went"}
+# "<noun> date" -> the event's verb phrase
+_NOUN_EVENTS = {
+    "launch": "launched", "release": "was released", "start": "started", "end": "ended", "arrival": "arrived",
+    "departure": "departed", "completion": "was completed", "delivery": "was delivered", "opening": "opened",
+    "closing": "closed", "closure": "closed", "signing": "was signed", "founding": "was founded", "registration": "was registered",
+    "publication": "was published", "approval": "was approved", "retirement": "retired", "expiry": "expires",
+    "expiration": "expires", "inspection": "was inspected", "installation": "was installed", "commission": "was commissioned",
+    "commissioning": "was commissioned", "birth": "was born", "death": "died", "debut": "debuted", "premiere": "premiered",
+    "announcement": "was announced", "listing": "was listed", "filing": "was filed", "submission": "was submitted",
+    "award": "was awarded", "enrollment": "enrolled", "hire": "was hired", "hiring": "was hired", "grant": "was granted",
+    "kickoff": "kicked off", "maturity": "matures", "due": "is due", "deadline": "is due", "graduation": "graduated",
+    "ipo": "went public", "acquisition": "was acquired", "construction": "was built", "discovery": "was discovered",
+    "inauguration": "was inaugurated", "landing": "landed", "return": "returned", "recall": "was recalled",
+    "renewal": "is up for renewal", "last inspection": "was last inspected", "first flight": "first flew",
+    "maiden flight": "first flew", "harvest": "was harvested", "vintage": "was produced", "diagnosis": "was diagnosed",
+    "treatment": "was treated", "admission": "was admitted", "discharge": "was discharged",
+}
+_PERSON_NOUNS = {
+    "person", "people", "resident", "player", "employee", "author", "artist", "athlete", "driver", "pilot", "member", "customer",
+    "patient", "student", "teacher", "doctor", "coach", "manager", "founder", "director", "scientist", "researcher", "astronaut",
+    "crew member", "captain", "chef", "winemaker", "brewer", "farmer", "designer", "musician", "singer", "actor", "writer",
+    "investor", "ceo", "executive", "official", "volunteer", "participant", "candidate", "referee", "umpire", "keeper",
+    "zookeeper", "ranger", "host", "presenter", "producer", "engineer", "analyst", "trader", "broker", "agent", "nurse",
+    "surgeon", "physician", "worker", "miner", "colonist", "settler", "passenger", "traveller", "traveler", "guest", "competitor",
+    "grandmaster", "streamer", "creator", "podcaster", "juror", "judge", "principal investigator", "curator", "captain",
+}
+_MASS = {"revenue", "income", "profit", "funding", "output", "power", "traffic", "attendance", "turnover", "spending", "debt",
+         "investment", "production", "consumption", "throughput", "demand", "supply", "equity", "capital", "rainfall", "footfall"}
+_DIMENSIONS = {"size", "length", "height", "width", "diameter", "depth", "span", "wingspan", "thickness", "elevation", "altitude"}
+
+
+@lru_cache(maxsize=1)
+def _inflect_engine():
+    import inflect
+
+    return inflect.engine()
+
+
+@lru_cache(maxsize=8192)
+def a_or_an(phrase: str) -> str:
+    """``"an hour"``, ``"a unit"``, ``"an 8-core chip"``: the indefinite article (inflect) and the phrase."""
+    return _inflect_engine().a(phrase)
+
+
+@lru_cache(maxsize=8192)
+def plural_noun(noun: str) -> str:
+    """``spacecraft`` -> ``spacecraft``, ``analysis`` -> ``analyses``, ``phone model`` -> ``phone models`` (inflect)."""
+    return _inflect_engine().plural_noun(noun) or noun
+
+
+_IRREGULAR_PLURAL_VERBS = {"is": "are", "was": "were", "has": "have", "does": "do"}
+
+
+@lru_cache(maxsize=4096)
+def conjugate(phrase: str, plural: bool) -> str:
+    """A verb phrase written for one subject, conjugated for ``plural`` subjects: ``has 3 models`` ->
+    ``have 3 models``, ``costs $399`` -> ``cost $399``, ``was announced`` -> ``were announced``; past tenses and
+    modals stay (lemminflect gives the base form of a third-person -s verb)."""
+    if not plural or not phrase:
+        return phrase
+    head, _, rest = phrase.partition(" ")
+    if head in _IRREGULAR_PLURAL_VERBS:
+        new = _IRREGULAR_PLURAL_VERBS[head]
+    elif head.endswith("s") and not head.endswith("ss"):
+        from lemminflect import getLemma
+
+        lemma = getLemma(head, upos="VERB")
+        new = lemma[0] if lemma else head
+    else:
+        new = head
+    return f"{new} {rest}".strip()
+
+
+@dataclass(frozen=True)
+class Frame:
+    """The ways a sentence may state one column's value about one row.
+
+    Attributes:
+        vps: verb phrases with ``{value}`` (``launched on {value}``), third person singular; the first is the
+            default, the planner picks among them by seed.
+        noun: the label as a noun phrase for a possessive copula (``screen size`` -> "its screen size is
+            {value}"), or ``None`` when the label is not one (``number of models``, ``days after launch``).
+        with_phrase: a ``with``-phrase for aggregation (``with a capacity of {value}``), or ``None``.
+        event: the frame states when something happened (a date with a verb): news leads on it.
+    """
+
+    vps: tuple[str, ...]
+    noun: str | None = None
+    with_phrase: str | None = None
+    event: bool = False
+    plural: bool = False
+    """The noun's head is plural ("shifts per month"): its copula is "are"."""
+
+
+def _label_words(label: str) -> list[str]:
+    return label.lower().split()
+
+
+def _noun_phrase_ok(words: list[str]) -> bool:
+    """A label usable as a noun phrase after a possessive: not "number of ...", not starting with a unit,
+    not ending with a participle or a preposition."""
+    if not words or words[0] in ("number", "no.", "count") or words[0] in _TIME_UNITS or words[-1] in _PREPS:
+        return False
+    if words[0] in ("year", "date") and len(words) > 1 and words[1].endswith("ed"):
+        return False  # "year founded", "date announced"
+    return not (len(words) > 1 and words[-1].endswith("ed") and words[-1] not in ("speed", "seed", "need", "feed", "bed", "shed", "red"))
+
+
+def _event_for(label: str, name: str, event: str | None) -> str | None:
+    """The verb phrase of a date column's event (``launched``, ``was announced``), or ``None``."""
+    words = _label_words(label)
+    if event:
+        head = event.split()[-1]
+        if event.startswith("was ") and head in _INTRANSITIVE:
+            return head  # "was departed" -> "departed"
+        return event
+    stem = [w for w in words if w not in ("date", "day", "on", "at")]
+    key = " ".join(stem)
+    if key in _NOUN_EVENTS:
+        return _NOUN_EVENTS[key]
+    if len(stem) == 1 and stem[0].endswith("ed"):
+        return stem[0] if stem[0] in _INTRANSITIVE else f"was {stem[0]}"
+    if stem and stem[-1] in _NOUN_EVENTS and len(stem) <= 2:
+        return _NOUN_EVENTS[stem[-1]]
+    if stem and stem[0] in _NOUN_EVENTS and len(stem) <= 2:
+        return _NOUN_EVENTS[stem[0]]
+    return None
+
+
+def frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | None, *, name: str = "", verb: str | None = None,
+              event: str | None = None, of_label: str | None = None, person: bool = False) -> Frame:
+    """The :class:`Frame` of one column.
+
+    Args:
+        label: the column's label (``launch price``).
+        kind: its :class:`~worldforge.corpus.vocab.ColumnInfo` kind (``date``, ``number``, ``share``, ``rank``, ``category``, ``text``, ``bool``).
+        unit_base: the unit's base (``USD``, ``days``, ``people``) or ``None``.
+        unit_kind: ``money``, ``percent``, ``share``, ``time``, ``measure`` or ``None``.
+        name: the column identifier (``announced``), for date events.
+        verb: the spec's ``verb`` (``launched on {value} | went on sale {value}``): its alternatives are the only verb phrases.
+        event: the event verb :mod:`~worldforge.corpus.vocab` derived from the name, if any.
+        of_label: for a rank, the label of the ranked column.
+        person: the rows are people (ages read "is 41 years old").
+
+    Returns:
+        The frame; never raises: an unknown label gets a neutral construction.
+    """
+    fr = _frame_for(label, kind, unit_base, unit_kind, name=name, verb=verb, event=event, of_label=of_label, person=person)
+    words = _label_words(label)
+    head = next((words[:i] for i, w in enumerate(words) if w in _PREPS), words)
+    if fr.noun and head and _is_plural(head[-1]):
+        return Frame(fr.vps, fr.noun, fr.with_phrase, fr.event, True)
+    return fr
+
+
+@lru_cache(maxsize=4096)
+def _is_plural(word: str) -> bool:
+    """A plural noun (inflect's ``singular_noun`` finds a singular; ``-ss``, ``-us``, ``-is`` words are singular)."""
+    if word.endswith(("ss", "us", "is", "ics")) or not word.endswith("s"):
+        return False
+    return bool(_inflect_engine().singular_noun(word))
+
+
+def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | None, *, name: str = "", verb: str | None = None,
+              event: str | None = None, of_label: str | None = None, person: bool = False) -> Frame:
+    """:func:`frame_for` before the plural check."""
+    words = _label_words(label)
+    np_ok = _noun_phrase_ok(words)
+    simple = np_ok and not any(w in _PREPS for w in words)  # "a screen size of", never "a time on Mars of"
+    noun = label if np_ok else None
+    art = a_or_an(label) if np_ok else None
+    head_words = next((words[:i] for i, w in enumerate(words) if w in _PREPS), words)
+    plural = bool(np_ok and head_words and _is_plural(head_words[-1]))
+    if plural:
+        art = label  # "has shifts per month of" is not English either way: plural heads get no "has a ... of"
+        simple = False
+    has_a = f"has {label if words[-1] in _MASS else art} of {{value}}" if simple else None
+    with_a = f"with {label if words[-1] in _MASS else art} of {{value}}" if simple else None
+    if verb:
+        return Frame(tuple(v.strip() for v in verb.split("|") if v.strip()), noun, with_a, kind == "date")
+    if kind == "date":
+        ev = _event_for(label, name, event)
+        if ev:
+            return Frame((f"{ev} on {{value}}",), None, None, True)
+        if words and words[-1] in _PREPS:  # "in service since", "due by"
+            return Frame((f"has been {label} {{value}}",) if words[-1] == "since" else (f"is {label} {{value}}",), None, None)
+        return Frame((has_a,) if has_a else () if np_ok else (f"is dated {{value}} ({label})",), noun, with_a)
+    if kind == "rank":
+        by = of_label or re.sub(r"^rank\s*(by|in|within)?\s*", "", label) or "rank"
+        return Frame((f"ranks No. {{value}} by {by}", f"sits at No. {{value}} by {by}", f"is ranked No. {{value}} by {by}"), None, None)
+    if kind == "share":
+        m = re.match(r"(?:share|percentage|proportion) of (.+)", label)
+        if m:
+            return Frame((f"accounts for {{value}} of {m.group(1)}", f"takes {{value}} of {m.group(1)}"), None, None)
+        return Frame(tuple(x for x in (has_a, f"holds {art} of {{value}}" if np_ok else None) if x) or (f"is at {{value}} ({label})",), noun, with_a)
+    if kind in ("category", "text"):
+        return Frame(() if np_ok else (f"is listed under {{value}} for {label}",), noun, None)
+    if kind == "bool":
+        return Frame((), None, None)
+    # numbers
+    vps: list[str] = []
+    head = words[-1] if words else ""
+    if words[:2] == ["number", "of"] and len(words) > 2:
+        things = " ".join(words[2:])
+        vps = [f"has {{value}} {things}" if unit_base is None else "has {value}", f"counts {{value}} {things}" if unit_base is None else "counts {value}"]
+        return Frame(tuple(vps), None, None)
+    if words and words[-1] == "count" and len(words) > 1 and unit_base is None:
+        things = plural_noun(" ".join(words[:-1]))
+        return Frame((f"has {{value}} {things}",), None, None)
+    if words and words[0] == "age":
+        rest = " ".join(words[1:])
+        old = "{value} old" if unit_base in ("years", "year") else "{value}"
+        if rest.startswith("at "):
+            aged = "aged {value}"
+            return Frame((f"was {old} at the {rest[3:]}", f"was {aged} at the {rest[3:]}", f"was {old} when the {rest[3:]} was taken"
+                          if rest[3:] in ("census", "survey", "count") else f"had reached {{value}} of age at the {rest[3:]}"), None, None)
+        return Frame((f"is {old}",) if not rest else (f"is {old} ({label})",), None, None)
+    if words and words[0] in _TIME_UNITS and len(words) > 1:
+        rest = " ".join(words[1:])
+        if words[1] in ("without", "with", "under", "over"):
+            return Frame((f"went {{value}} {rest}", f"spent {{value}} {rest}"), None, None)
+        if words[1] == "of":
+            return Frame((f"counts {{value}} {rest}", f"has {{value}} {rest}", f"has put in {{value}} {rest}"), None, None)
+        if words[1] in ("after", "before"):
+            return Frame((f"came {{value}} {rest}", f"is dated {{value}} {rest}", f"fell {{value}} {rest}"), None, None)
+        if words[1] == "on":
+            return Frame((f"has spent {{value}} {rest}",), None, None)
+        if words[1] in ("since", "in", "of", "to", "until"):
+            return Frame((f"counts {{value}} {rest}",), None, None)
+        return Frame((f"is listed at {{value}} ({label})",), None, None)
+    if len(words) >= 2 and words[0] == "year" and words[1].endswith("ed"):
+        part = words[1]
+        return Frame((f"{part} in {{value}}" if part in _INTRANSITIVE else f"was {part} in {{value}}",), None, None)
+    if unit_kind == "money" and head in ("price", "fare", "fee", "cost", "rent", "tuition", "msrp"):
+        vps = ["costs {value}", "is priced at {value}"] if words == [head] or words[0] in ("launch", "list", "retail", "base", "average", "ticket") else []
+    elif head in ("revenue", "sales", "income", "profit", "turnover", "earnings") and unit_kind == "money":
+        vps = [f"reported {label} of {{value}}", f"brought in {{value}} in {label}"]
+    elif head in ("shipments", "shipped"):
+        vps = ["shipped {value}"]
+    elif words[-2:] == ["units", "sold"] or head == "sold":
+        vps = ["sold {value}"]
+    elif head == "valuation":
+        vps = ["is valued at {value}"]
+    elif head == "population" and unit_base in ("people", "residents", "inhabitants", None):
+        vps = ["is home to {value}" if unit_base else "has a population of {value}"]
+    elif head == "capacity" and unit_base in ("people", "seats", "passengers", "beds", "guests", "visitors", "spectators"):
+        vps = ["can hold {value}", "has room for {value}"]
+    elif head in _DIMENSIONS and unit_kind == "measure":
+        vps = ["measures {value}"] if words == [head] or len(words) == 2 else []
+    elif head in ("duration", "runtime") and unit_kind == "time":
+        vps = ["lasts {value}", "runs for {value}"]
+    elif head in ("score", "rating") and unit_kind is None:
+        vps = ["scores {value}" if head == "score" else "is rated {value}"]
+    elif head in ("employees", "staff", "workers", "headcount"):
+        vps = ["employs {value}" if unit_base else f"employs {{value}} {'people' if head == 'headcount' else head}"]
+    if has_a:
+        vps.append(has_a)
+        if len(vps) == 1:  # only the neutral construction: its variants
+            a_label = label if words[-1] in _MASS else art
+            vps += [f"is listed with {a_label} of {{value}}", f"shows {a_label} of {{value}}"]
+    if not vps and not np_ok:
+        vps = [f"is listed with {{value}} for {label}"]
+    return Frame(tuple(vps), noun, with_a)
+
+
+@dataclass
+class Referent:
+    """How a page refers to one row: the name first, then pronouns and definite descriptions.
+
+    Attributes:
+        name: the row's label (``Ares Dome``).
+        noun: what the row is (``habitat``).
+        person: a person: never "it"; later mentions use the surname or the description.
+        kind_word: a classifying modifier for the description (``medic``: "the medic"), optional.
+    """
+
+    name: str
+    noun: str
+    person: bool = False
+    kind_word: str | None = None
+    mentions: int = field(default=0)
+
+    def subject(self, rng, first: bool = False) -> str:
+        """The subject of the next sentence: the name on the first mention (or when ``first``), then by seed
+        a pronoun, the surname (people), the description or the name again."""
+        self.mentions += 1
+        if first or self.mentions == 1:
+            return self.name
+        options = [self.name, f"the {self.noun}", f"the {self.noun}"]
+        if self.person:
+            parts = self.name.split()
+            if len(parts) > 1 and parts[-1][:1].isupper():
+                options += [parts[-1], parts[-1]]
+        else:
+            options += ["it", "it", "it"]
+        return rng.choice(options)
+
+    def possessive(self, subject: str) -> str:
+        """The possessive of a subject form: ``it`` -> ``its``, ``Ares Dome`` -> ``Ares Dome's``, ``Davies`` -> ``Davies'``."""
+        if subject == "it":
+            return "its"
+        if subject == "It":
+            return "Its"
+        return subject + ("'" if subject.endswith("s") else "'s")
+
+
+def person_table(noun: str, label_faker: bool) -> bool:
+    """Whether a table's rows are people: its naming column is a Faker person name, or its noun is a person noun."""
+    return label_faker or noun.lower() in _PERSON_NOUNS or noun.lower().split()[-1] in _PERSON_NOUNS

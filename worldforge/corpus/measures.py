@@ -1,0 +1,106 @@
+"""Measures of generated text: sentence-skeleton variety, page length, answer share, template constructions.
+
+*Sentence-skeleton variety* is distinct skeletons / sentences, where a sentence's skeleton is its
+text with every capitalised word masked as ``C``, every number (digits with their separators,
+currency signs, ``%``) as ``0`` and every Markdown link as ``L``, lower-cased: ``Ares Dome has a
+capacity of 79 people.`` and ``Gale Ring has a capacity of 24 people.`` share one skeleton. 1.0
+means no two sentences are built alike; template text scores near 0. It is computed over *prose
+sentences*: paragraph text, not tables, list items, headings, links lists or chrome lines
+without a full stop. :func:`fact_sentences` keeps those that state a registered fact of the page
+(a ``corpus_facts`` value text occurs in them): the sentences the generator plans from the world,
+as opposed to boilerplate.
+
+*Page words* counts the words a reader sees in ``web_extractor``'s Markdown (link text, not URLs).
+*Answer share* is the words of the page's distinct stated values over its words.
+
+:data:`BAD_CONSTRUCTIONS` lists the constructions people would not write that template text
+produced (label glue, passives of intransitive verbs, people called "it"); :func:`bad_constructions`
+finds them in a text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+__all__ = ["BAD_CONSTRUCTIONS", "bad_constructions", "fact_sentences", "page_words", "prose_sentences", "skeleton", "variety"]
+
+_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+_NUM = re.compile(r"[$€£¥₹₩]?\d[\d,.]*%?")
+_CAP = re.compile(r"\b[A-Z][\w'’-]*")
+_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z*\"“])")
+_WORD = re.compile(r"\w+")
+
+BAD_CONSTRUCTIONS: dict[str, re.Pattern] = {
+    "its <label> stands at": re.compile(r"\b[Ii]ts [a-z ]+ stands at\b"),
+    "its number of": re.compile(r"\b[Ii]ts number of\b"),
+    "has a number of <things> of": re.compile(r"\bhas a number of [a-z ]+ of\b"),
+    "the <label> figure is": re.compile(r"\b[Tt]he [a-z ]+ figure is\b"),
+    "figures put its": re.compile(r"\bFigures put its\b"),
+    "<time> stands at <n> years": re.compile(r"\bstands at [\d,.]+ years\b"),
+    "passive of an intransitive verb": re.compile(r"\b(was|were) (departed|arrived|started|ended|launched|opened|closed|retired|debuted|premiered|"
+                                                  r"landed|docked|returned|began|finished|expired|died)\b"),
+    "what the <label> of <entity> is?": re.compile(r"\bwhat the [a-z ]+ of .{1,80} is\?"),
+    "it is part of [X].": re.compile(r"\bIt is part of \["),
+    "it is listed with <label> <value>": re.compile(r"\bis listed with (?!a |an |the )[a-z]+ [a-z0-9]"),
+    "its <days/years ...> figure": re.compile(r"\b(days|years|hours) after [a-z]+ figure\b"),
+    "<person> itself": re.compile(r"\b[A-Z][a-z]+ [A-Z][a-z]+ itself\b"),
+    "has <value> as its <label>": re.compile(r"\bhas [\w ,.-]+ as its [a-z ]+\b"),
+    "doubled article": re.compile(r"\b(a|an|the) (a|an|the)\b"),
+    "a/an mismatch": re.compile(r"\ba [aeiou][a-z]+\b(?<!\ba one)(?<!\ba user)(?<!\ba unit)(?<!\ba uni)(?<!\ba euro)"),
+}
+
+
+def bad_constructions(text: str) -> dict[str, int]:
+    """``{name: count}`` of :data:`BAD_CONSTRUCTIONS` found in ``text`` (only those found)."""
+    out = {}
+    for name, pat in BAD_CONSTRUCTIONS.items():
+        n = len(pat.findall(text))
+        if n:
+            out[name] = n
+    return out
+
+
+def prose_sentences(markdown: str) -> list[str]:
+    """The prose sentences of a Markdown page: paragraph lines (and quoted replies) that end like sentences,
+    split at sentence ends; tables, headings, list items and link-only lines are left out."""
+    out = []
+    for line in markdown.splitlines():
+        line = line.strip()
+        if line.startswith(">"):
+            line = re.sub(r"^>\s*(\*\*[^*]+\*\*[^:]*:\s*)?", "", line)
+        if not line or line[0] in "|#-*!" and not line.startswith("**") or line.startswith("---"):
+            continue
+        line = re.sub(r"^\*\*[^*]+\*\* (asks|wrote|posted|replied):\s*", "", line)
+        text = _LINK.sub(r"\1", line).strip()
+        if not text or text[-1] not in ".?!\u201d\"" or len(_WORD.findall(text)) < 4:
+            continue
+        out += [s.strip() for s in _SPLIT.split(text) if len(_WORD.findall(s)) >= 3]
+    return out
+
+
+def fact_sentences(markdown: str, value_texts: Iterable[str]) -> list[str]:
+    """The prose sentences of a page that state one of its facts (a value text of length 2 or more occurs in them)."""
+    vals = [v for v in set(value_texts) if len(v) >= 2]
+    if not vals:
+        return []
+    pat = re.compile(r"(?<![\w.,])(?:" + "|".join(re.escape(v) for v in sorted(vals, key=len, reverse=True)) + r")(?![\w])")
+    return [s for s in prose_sentences(markdown) if pat.search(s)]
+
+
+def skeleton(sentence: str) -> str:
+    """A sentence with links, numbers and capitalised words masked, lower-cased (see the module docstring)."""
+    s = _LINK.sub("L", sentence)
+    s = _NUM.sub("0", s)
+    s = _CAP.sub("C", s)
+    return re.sub(r"\s+", " ", s).strip()
+
+
+def variety(sentences: list[str]) -> float:
+    """Distinct skeletons / sentences (1.0 for no sentence; see the module docstring)."""
+    return len({skeleton(s) for s in sentences}) / len(sentences) if sentences else 1.0
+
+
+def page_words(markdown: str) -> int:
+    """Words a reader sees on a Markdown page: link texts count, URLs do not."""
+    return len(_WORD.findall(_LINK.sub(r"\1", markdown)))
