@@ -229,3 +229,28 @@ def test_the_tiny_model_through_vllm_serve(world, vllm_server):
     w = built.writer
     assert w.balanced and w.tally.balanced and w.written + w.repaired + sum(n for r, n in w.kept.items() if r.startswith(("rejected", "request"))) == 4
     assert built.contradictions.height == 0 and check_corpus(world).height == 0
+
+
+# -- the Dagster asset ---------------------------------------------------------------------------
+
+
+@pytest.mark.dagster
+@pytest.mark.parametrize("server", ["echo"], indirect=True)
+def test_the_search_corpus_asset_takes_the_writer_from_its_run_config(world, server):
+    from dagster import DagsterInstance, materialize
+
+    from assets.resources import WarehouseResource
+    from assets.search import search_corpus
+
+    config = {"writer": "openai", "base_url": server.url + "/v1", "model": "fake-writer", "limit": 3}
+    result = materialize([search_corpus], partition_key=WORLD, resources={"warehouse": WarehouseResource(root=str(world.parent))},
+                         run_config={"ops": {"search_corpus": {"config": config}}}, instance=DagsterInstance.ephemeral())
+    assert result.success
+    meta = result.asset_materializations_for_node("search_corpus")[0].metadata
+    assert meta["writer"].value["written"] == 3 and meta["writer"].value["balanced"] and "written by the model 3" in meta["writer_balance"].value
+    assert {e.check_name: e.passed for e in result.get_asset_check_evaluations()} == {"no_contradicted_fact": True}
+
+    config["model"] = "nope"
+    result = materialize([search_corpus], partition_key=WORLD, resources={"warehouse": WarehouseResource(root=str(world.parent))},
+                         run_config={"ops": {"search_corpus": {"config": config}}}, instance=DagsterInstance.ephemeral(), raise_on_error=False)
+    assert not result.success

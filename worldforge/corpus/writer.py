@@ -36,7 +36,7 @@ from worldforge.corpus.quantity import parse_date
 from worldforge.tally import Tally
 
 __all__ = [
-    "PROSE_GENRES", "Problem", "WriterConfig", "WriterReport", "check_reply", "clean_reply", "mentions", "writer_config", "write_corpus_pages",
+    "PROSE_GENRES", "Problem", "WriterConfig", "WriterReport", "check_reply", "clean_reply", "mentions", "resolve_writer", "writer_config", "write_corpus_pages",
     "write_pages",
 ]
 
@@ -120,6 +120,19 @@ def writer_config(writer: str = "template", **options) -> WriterConfig | None:
     options.setdefault("base_url", settings.vllm_url)
     options.setdefault("model", settings.vllm_model)
     return WriterConfig(**options)
+
+
+def resolve_writer(config: WriterConfig) -> WriterConfig:
+    """Check the writer's server once (``GET /models``) and settle its model: the config with ``model`` set to the one served.
+
+    Raises:
+        BackendError: the server is unreachable, answers with an error, serves no model, or does not serve ``config.model``.
+    """
+    from worldforge.llm.openai_backend import OpenAIBackend
+
+    backend = OpenAIBackend(base_url=config.base_url, model=config.model, api_key=config.api_key, timeout_s=config.timeout_s, max_retries=2)
+    backend.load()
+    return config.model_copy(update={"model": backend.model})
 
 
 @dataclass(frozen=True)
