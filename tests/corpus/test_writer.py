@@ -54,7 +54,7 @@ class FakeServer:
         return httpx.get(self.url + "/count", timeout=5).json()["chat"]
 
     def config(self, **kw) -> WriterConfig:
-        return WriterConfig(base_url=self.url + "/v1", model="fake-writer", limit=LIMIT, **kw)
+        return WriterConfig(**({"base_url": self.url + "/v1", "model": "fake-writer", "limit": LIMIT} | kw))
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -254,3 +254,30 @@ def test_the_search_corpus_asset_takes_the_writer_from_its_run_config(world, ser
     result = materialize([search_corpus], partition_key=WORLD, resources={"warehouse": WarehouseResource(root=str(world.parent))},
                          run_config={"ops": {"search_corpus": {"config": config}}}, instance=DagsterInstance.ephemeral(), raise_on_error=False)
     assert not result.success
+
+
+# -- the catalog build ---------------------------------------------------------------------------
+
+
+def test_catalog_build_checks_the_writer_server_once_before_building(tmp_path):
+    from tests.conftest import SPECS_DIR
+
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    shutil.copy(SPECS_DIR / f"{WORLD}.yaml", specs)
+    dead = f"http://127.0.0.1:{free_port()}/v1"
+    r = CliRunner().invoke(app, ["catalog", "build", str(specs), "-w", str(tmp_path / "wh"), "--writer", "openai", "--base-url", dead, "--model", "m"])
+    assert r.exit_code == 2, r.output
+    lines = [x for x in r.output.strip().splitlines() if x.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error:") and "cannot reach" in lines[0]
+    assert not (tmp_path / "wh" / f"{WORLD}.duckdb").exists() and not (tmp_path / "wh" / "catalog.duckdb").exists()
+
+
+@pytest.mark.parametrize("server", ["echo"], indirect=True)
+def test_a_catalog_world_built_with_the_writer(tmp_path, server):
+    from tests.conftest import SPECS_DIR
+    from worldforge.catalog.build import build_entry
+
+    row, outcome = build_entry(SPECS_DIR / f"{WORLD}.yaml", tmp_path, writer=server.config(limit=4))
+    assert outcome == "built" and row.contradictions == 0, row.error
+    assert server.chats == 4
