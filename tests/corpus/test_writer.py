@@ -147,9 +147,11 @@ def test_a_model_that_alters_every_number_is_rejected(world, server):
 @pytest.mark.parametrize("server", ["echo"], indirect=True)
 def test_a_model_that_keeps_every_value_is_accepted_and_cached(world, server):
     generated = _generated(world)
-    built = build_checked_corpus(world, writer=server.config())
+    ticks = []
+    built = build_checked_corpus(world, writer=server.config(), on_page=lambda done, total: ticks.append((done, total)))
     w = built.writer
     assert w.balanced and w.written == LIMIT and w.repaired == 0 and w.requests == server.chats == LIMIT, w.summary()
+    assert ticks[-1] == (w.inputs, w.inputs) and [d for d, _ in ticks] == sorted(d for d, _ in ticks) and len(ticks) >= LIMIT
     assert "written by the model 8 + repaired 0" in w.summary()
     assert built.contradictions.height == 0
     stored = _bodies(world)

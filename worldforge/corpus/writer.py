@@ -368,7 +368,7 @@ def write_pages(
             or does not serve ``config.model``. Nothing is returned then: callers write nothing.
         ValueError: no cache path.
     """
-    from worldforge.llm.base import GenerationParams, WorldModelRequest
+    from worldforge.llm.base import Completion, Failure, GenerationParams, WorldModelRequest
     from worldforge.llm.cache import KVCache
     from worldforge.llm.openai_backend import OpenAIBackend
 
@@ -411,36 +411,17 @@ def write_pages(
         conversations.setdefault(key, messages)
         members.setdefault(key, []).append(i)
     cache = KVCache(where, "writer")
+    order = {k: n for n, k in enumerate(conversations)}
     try:
         open_ = list(conversations)
         for round_ in range(1, config.max_rounds + 1):
-            requests = {k: WorldModelRequest(id=k, messages=tuple(conversations[k])) for k in open_}
-            keys = {k: r.key(backend.identity, 1, params) for k, r in requests.items()}
-            replies: dict[str, str | None] = {}
-            misses = []
-            for k, r in requests.items():
-                hit = cache.get(keys[k])
-                if hit is None:
-                    misses.append(r)
-                else:
-                    replies[k] = str(hit)
-                    report.cached += 1
-            if misses:
-                result = backend.generate(misses, 1, params)
-                report.requests += len(misses)
-                for k, cs in result.completions.items():
-                    replies[k] = cs[0].text
-                    cache.put(keys[k], cs[0].text)
-                for k, failure in result.failures.items():
-                    replies[k] = None
-                    for i in members[k]:
-                        report.failures[pages[i].url] = failure.reason
-            still = []
-            for k in open_:
-                text = replies.get(k)
+            still: list[str] = []
+
+            def answer(k: str, text: str | None, round_: int = round_, still: list[str] = still) -> None:
+                """Settle or send back one conversation as soon as its reply is in (``None``: the request failed)."""
                 if text is None:
                     settle(members[k], "request failed")
-                    continue
+                    return
                 body = clean_reply(text)
                 problems = check_reply(body, pages[members[k][0]])
                 if not problems:
@@ -456,7 +437,31 @@ def write_pages(
                 else:
                     conversations[k] = conversations[k] + [{"role": "assistant", "content": text}, repair_message(problems)]
                     still.append(k)
-            open_ = still
+
+            requests = {k: WorldModelRequest(id=k, messages=tuple(conversations[k])) for k in open_}
+            keys = {k: r.key(backend.identity, 1, params) for k, r in requests.items()}
+            misses = []
+            for k, r in requests.items():
+                hit = cache.get(keys[k])
+                if hit is None:
+                    misses.append(r)
+                else:
+                    report.cached += 1
+                    answer(k, str(hit))
+
+            def arrived(req: WorldModelRequest, outcome: list[Completion] | Failure, keys: dict[str, str] = keys) -> None:
+                if isinstance(outcome, Failure):
+                    for i in members[req.id]:
+                        report.failures[pages[i].url] = outcome.reason
+                    answer(req.id, None)
+                else:
+                    cache.put(keys[req.id], outcome[0].text)
+                    answer(req.id, outcome[0].text)
+
+            if misses:
+                report.requests += len(misses)
+                backend.generate(misses, 1, params, on_result=arrived)
+            open_ = sorted(still, key=order.__getitem__)
             if not open_:
                 break
     finally:
