@@ -1,13 +1,14 @@
 """Search assets, one partition per world: scenarios, corpus, index, tasks and oracle episodes."""
 
 import polars as pl
-from dagster import AssetCheckResult, AssetCheckSpec, AssetExecutionContext, Failure, MaterializeResult, MetadataValue, asset
+from dagster import AssetCheckResult, AssetCheckSpec, AssetExecutionContext, Config, Failure, MaterializeResult, MetadataValue, asset
 
 from assets.metadata import md_table, tally_metadata
 from assets.resources import WarehouseResource
 from assets.worlds import world_partitions, world_tables
-from worldforge.corpus import build_checked_corpus, index_corpora
+from worldforge.corpus import build_checked_corpus, index_corpora, writer_config
 from worldforge.errors import WorldforgeError
+from worldforge.llm import BackendError
 from worldforge.scenarios import build_scenarios
 from worldforge.simenv.oracle import run_oracle_suite
 from worldforge.tasks.store import build_and_export_tasks
@@ -39,20 +40,39 @@ def scenario_tables(context: AssetExecutionContext, warehouse: WarehouseResource
     )
 
 
+class CorpusConfig(Config):
+    """Who writes the prose pages (``worldforge corpus build --writer``): ``template``, or ``openai`` (a model behind an
+    OpenAI-compatible server at ``base_url``, empty: ``WORLDFORGE_VLLM_URL``; ``model`` empty: ``WORLDFORGE_VLLM_MODEL``,
+    else the first one served). A page is kept only when every value checks out; replies are cached under the warehouse."""
+
+    writer: str = "template"
+    base_url: str = ""
+    model: str = ""
+    max_rounds: int = 2
+    concurrency: int = 8
+    limit: int | None = None
+
+
 @asset(
     partitions_def=world_partitions,
     group_name="corpora",
     deps=[scenario_tables],
     check_specs=[AssetCheckSpec("no_contradicted_fact", asset="search_corpus")],
 )
-def search_corpus(context: AssetExecutionContext, warehouse: WarehouseResource) -> MaterializeResult:
+def search_corpus(context: AssetExecutionContext, warehouse: WarehouseResource, config: CorpusConfig) -> MaterializeResult:
     """Pages in eleven web genres (encyclopedia, news, press release, ranking, profile, comparison, forum, dataset, timeline,
     rumor, archive) with cell provenance: corpus_pages, corpus_facts."""
-    built = build_checked_corpus(world_path(warehouse.path, context.partition_key))
+    try:
+        writer = writer_config(config.writer, base_url=config.base_url or None, model=config.model or None, max_rounds=config.max_rounds,
+                               concurrency=config.concurrency, limit=config.limit)
+        built = build_checked_corpus(world_path(warehouse.path, context.partition_key), writer=writer)
+    except (BackendError, ValueError) as exc:  # a bad writer config or an unreachable server: one line, nothing written
+        raise Failure(description=str(exc)) from None
     bad = built.contradictions
+    written = {} if built.writer is None else {"writer": MetadataValue.json(built.writer.to_dict()), "writer_balance": built.writer.summary()}
     return MaterializeResult(
         metadata={"pages": MetadataValue.json({s or "(world)": n for s, n in built.report.pages.items()}), "facts": built.report.facts,
-                  **tally_metadata(built.tally)},
+                  **tally_metadata(built.tally), **written},
         check_results=[AssetCheckResult(check_name="no_contradicted_fact", passed=bad.height == 0,
                                         metadata={"contradicted": bad.height, "examples": md_table(bad, 10)})],
     )

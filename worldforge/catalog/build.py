@@ -33,11 +33,15 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, fields
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
 
 from worldforge.settings import get_settings
 from worldforge.warehouse.atomic import file_lock
+
+if TYPE_CHECKING:
+    from worldforge.corpus.writer import WriterConfig
 
 CATALOG_FILE = "catalog.duckdb"
 
@@ -163,8 +167,10 @@ def default_workers() -> int:
 # -- one world ----------------------------------------------------------------------------------
 
 
-def build_world_entry(spec_path: str | Path, warehouse: str | Path) -> CatalogRow:
+def build_world_entry(spec_path: str | Path, warehouse: str | Path, writer: WriterConfig | None = None) -> CatalogRow:
     """Build one spec end to end (the Dagster world assets' steps) and return its catalog row.
+
+    ``writer``: rewrite the corpus's prose pages with a model (:mod:`worldforge.corpus.writer`); ``None``: template pages.
 
     Never raises for a world's failure: an invalid spec, an invariant violation, a contradicted fact,
     an unsolvable task, an oracle F1 below 1, leakage or any exception gives a ``failed`` row with the
@@ -204,7 +210,7 @@ def build_world_entry(spec_path: str | Path, warehouse: str | Path) -> CatalogRo
         _, found = check_world_file(path)  # re-read from DuckDB, world and scenarios: the file itself is what is checked
         if found:
             return row("failed", f"the written file breaks {len(found)} invariant(s): " + "; ".join(map(str, found[:5])))
-        corpus = build_checked_corpus(path)
+        corpus = build_checked_corpus(path, writer=writer)
         got.update(pages=sum(corpus.report.pages.values()), facts=corpus.report.facts, contradictions=corpus.contradictions.height)
         if corpus.contradictions.height:
             first = corpus.contradictions.row(0, named=True)
@@ -297,7 +303,8 @@ def _worker_init(threads: int) -> None:
     os.close(devnull)
 
 
-def _run_pool(specs: list[Path], wh: Path, n: int, recycle: int, record: Callable[[CatalogRow], None]) -> list[Path]:
+def _run_pool(specs: list[Path], wh: Path, n: int, recycle: int, record: Callable[[CatalogRow], None],
+              writer: WriterConfig | None = None) -> list[Path]:
     """Build ``specs`` on ``n`` worker processes, recording each row as it comes; returns the specs whose worker died.
 
     Workers are recycled by giving each batch of ``n * recycle`` worlds a fresh pool, not with
@@ -310,7 +317,7 @@ def _run_pool(specs: list[Path], wh: Path, n: int, recycle: int, record: Callabl
     batch = n * max(1, recycle)
     for start in range(0, len(specs), batch):
         with ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_worker_init, initargs=(threads,)) as pool:
-            pending = {pool.submit(build_world_entry, str(s), str(wh)): s for s in specs[start:start + batch]}
+            pending = {pool.submit(build_world_entry, str(s), str(wh), writer): s for s in specs[start:start + batch]}
             while pending:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for fut in done:
@@ -347,9 +354,10 @@ def _world_clashes(specs: list[Path], kept: list[Path]) -> tuple[list[Path], lis
     return ok, clashes
 
 
-def build_entry(spec_path: str | Path, warehouse: str | Path | None = None, force: bool = False) -> tuple[CatalogRow, str]:
+def build_entry(spec_path: str | Path, warehouse: str | Path | None = None, force: bool = False,
+                writer: WriterConfig | None = None) -> tuple[CatalogRow, str]:
     """One spec as a catalog entry, in this process: skipped when unchanged and built, else built end to end
-    (:func:`build_world_entry`) and its row written to ``catalog.duckdb`` (what the Dagster asset ``catalog_world`` runs).
+    (:func:`build_world_entry`, with ``writer``) and its row written to ``catalog.duckdb`` (what the Dagster asset ``catalog_world`` runs).
 
     Returns:
         The spec's row (the kept one when skipped) and the outcome: ``built``, ``failed`` or ``skipped``.
@@ -361,7 +369,7 @@ def build_entry(spec_path: str | Path, warehouse: str | Path | None = None, forc
     previous = {r.spec_path: r for r in read_catalog(wh)}.get(str(spec))
     if not force and _unchanged(spec, previous, wh):
         return previous, "skipped"
-    row = build_world_entry(spec, wh)
+    row = build_world_entry(spec, wh, writer)
     write_row(wh, row)
     return row, row.status
 
@@ -374,6 +382,7 @@ def build_catalog(
     progress: Callable[[CatalogRow, str], None] | None = None,
     recycle: int = 10,
     force: bool = False,
+    writer: WriterConfig | None = None,
 ) -> CatalogBuild:
     """Build every spec of ``spec_dir`` end to end into ``warehouse`` and record one row per spec in ``catalog.duckdb``.
 
@@ -385,12 +394,15 @@ def build_catalog(
             ``skipped``) as it comes; first with every skipped spec.
         recycle: worlds a worker builds before it is replaced by a fresh process.
         force: rebuild unchanged specs too.
+        writer: rewrite each corpus's prose pages with a model (:mod:`worldforge.corpus.writer`); ``None``: template pages.
+            Its server is checked once before any world is built.
 
     Returns:
         The run's rows; failures are rows, never exceptions.
 
     Raises:
         FileNotFoundError: no such spec folder.
+        BackendError: ``writer``'s server is unreachable or does not serve its model (nothing is built).
     """
     from worldforge.warehouse.layout import resolve
 
@@ -413,13 +425,17 @@ def build_catalog(
         rows.append(row)
         tell(row, row.status)
 
+    if writer is not None and todo:  # one server check for the whole run: an unreachable server is one error, nothing built
+        from worldforge.corpus.writer import resolve_writer
+
+        writer = resolve_writer(writer)
     todo, clashes = _world_clashes(todo, [Path(r.spec_path) for r in skipped])
     for spec, other in clashes:
         record(CatalogRow(world=spec.stem, spec_path=str(spec), spec_hash=content_hash(spec), status="failed", built_at=_now(),
                           error=f"its world name is also the world of {other}: one world file per name"))
-    retry = _run_pool(todo, wh, n, recycle, record)
+    retry = _run_pool(todo, wh, n, recycle, record, writer)
     for spec in retry:  # each alone in a fresh process: a world that kills its worker again fails
-        for again in _run_pool([spec], wh, 1, 1, record):
+        for again in _run_pool([spec], wh, 1, 1, record, writer):
             record(CatalogRow(world=again.stem, spec_path=str(again), spec_hash=content_hash(again), status="failed", built_at=_now(),
                               error="worker process died while building this world (killed, or out of memory)"))
     return CatalogBuild(catalog_path(wh), rows, skipped, time.perf_counter() - t0, n if todo else 0)

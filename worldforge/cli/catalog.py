@@ -99,6 +99,11 @@ def build(
     warehouse: WarehouseOpt = None,
     workers: Annotated[Optional[int], typer.Option("--workers", "-j", min=1, help="Worker processes (default: WORLDFORGE_CATALOG_WORKERS, else one per CPU).", show_default=False)] = None,
     force: Annotated[bool, typer.Option("--force", help="Rebuild unchanged specs too.")] = False,
+    writer: Annotated[str, typer.Option(help="Who writes the corpus's prose pages: template, or openai (a model behind an OpenAI-compatible "
+                                             "server; a page is kept only when every value checks out).")] = "template",
+    base_url: Annotated[Optional[str], typer.Option(help="--writer openai: the server's API root (default: WORLDFORGE_VLLM_URL).", show_default=False)] = None,
+    model: Annotated[Optional[str], typer.Option(help="--writer openai: the served model (default: WORLDFORGE_VLLM_MODEL, else the first one served).",
+                                                 show_default=False)] = None,
 ) -> None:
     """Build every spec of SPEC_DIR end to end (world, scenarios, corpus, index, tasks, oracle) into WAREHOUSE/catalog.duckdb.
 
@@ -111,9 +116,11 @@ def build(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     from worldforge.catalog.build import build_catalog, catalog_specs, default_workers
+    from worldforge.corpus.writer import writer_config
 
     with user_errors():
         specs = catalog_specs(spec_dir)
+        config = writer_config(writer, base_url=base_url, model=model)
     if not specs:
         raise fail(f"{spec_dir}: no world specs (*.yaml, *.yml) in this folder")
     counts = {"built": 0, "failed": 0, "skipped": 0}
@@ -133,7 +140,7 @@ def build(
     n = workers or default_workers()
     with user_errors(), bar:
         task = bar.add_task(f"building {len(specs)} worlds on {n} workers", total=len(specs), rate="")
-        result = build_catalog(spec_dir, warehouse_of(warehouse), workers=n, progress=tick, force=force)
+        result = build_catalog(spec_dir, warehouse_of(warehouse), workers=n, progress=tick, force=force, writer=config)
     if result.rows:
         print_frame(pl.DataFrame([{"world": r.world, "status": r.status, "archetype": r.archetype, "rows": r.rows, "pages": r.pages,
                                    "tasks": r.tasks, "oracle F1 min": r.oracle_f1_min, "build s": r.build_s}

@@ -5,16 +5,18 @@
 * :mod:`~worldforge.corpus.pages` — pages of eleven web genres from rows, each stated cell recorded;
 * :mod:`~worldforge.corpus.store` — ``corpus_pages`` / ``corpus_facts`` in the world file, the fact check;
 * :mod:`~worldforge.corpus.index` — tantivy BM25 indexes and :func:`search`;
-* :mod:`~worldforge.corpus.build` — all three for a world file.
+* :mod:`~worldforge.corpus.writer` — the prose genres rewritten by a model, kept only when every value checks out;
+* :mod:`~worldforge.corpus.build` — all of them for a world file.
 """
 
 from worldforge.corpus.build import CorpusBuild, build_checked_corpus, index_corpora, publish_corpus
 from worldforge.corpus.index import SearchHit, build_index, index_dir, open_index, search
 from worldforge.corpus.pages import Fact, Page, build_pages, label_column, render_value
 from worldforge.corpus.store import build_corpus, check_corpus, fact_tally, read_corpus, write_corpus
+from worldforge.corpus.writer import WriterConfig, WriterReport, write_pages, writer_config
 
 __all__ = [
     "CorpusBuild", "Fact", "Page", "SearchHit", "build_checked_corpus", "build_corpus", "build_index", "build_pages",
     "check_corpus", "fact_tally", "index_corpora", "index_dir", "label_column", "open_index", "publish_corpus",
-    "read_corpus", "render_value", "search", "write_corpus",
+    "read_corpus", "render_value", "search", "write_corpus", "WriterConfig", "WriterReport", "write_pages", "writer_config",
 ]

@@ -3,7 +3,9 @@
 :func:`build_checked_corpus` writes the pages of the world and of each stored scenario and
 re-reads every stated fact against the tables; :func:`index_corpora` (re)builds one tantivy
 index per corpus; :func:`publish_corpus` does both (``worldforge corpus build``). The Dagster
-assets ``search_corpus`` and ``search_index`` call the first two as steps of their own.
+assets ``search_corpus`` and ``search_index`` call the first two as steps of their own. With a
+:class:`~worldforge.corpus.writer.WriterConfig` the prose pages are rewritten by a model first
+(:mod:`worldforge.corpus.writer`); the corpus is written once, after every page is settled.
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ import duckdb
 import polars as pl
 
 from worldforge.corpus.index import build_index
-from worldforge.corpus.store import CorpusReport, build_corpus, check_corpus, fact_tally
+from worldforge.corpus.store import CorpusReport, check_corpus, fact_tally, generate_corpus, write_corpus
+from worldforge.corpus.vocab import column_info
+from worldforge.corpus.writer import WriterConfig, WriterReport, write_corpus_pages
 from worldforge.errors import WarehouseError
 from worldforge.tally import Tally
 from worldforge.warehouse import read_world
@@ -35,24 +39,44 @@ class CorpusBuild:
             pages agree with the tables).
         tally: facts stated = consistent + contradicted, by problem.
         indexes: the index folders built, world first (empty until indexed).
+        writer: what the LLM writer did (``None``: the template pages as generated).
     """
 
     report: CorpusReport
     contradictions: pl.DataFrame
     tally: Tally
     indexes: list[Path] = field(default_factory=list)
+    writer: WriterReport | None = None
 
 
-def build_checked_corpus(path: str | Path, seed: int | None = None) -> CorpusBuild:
+def build_checked_corpus(path: str | Path, seed: int | None = None, writer: WriterConfig | None = None,
+                         on_page: Callable[[int, int], None] | None = None) -> CorpusBuild:
     """Generate and store the corpus of a world file (world and scenarios), then check every stated fact.
+
+    Args:
+        path: the world file.
+        seed: the page seed (default: the world's).
+        writer: rewrite the prose pages with a model (:func:`~worldforge.corpus.writer.write_pages`; replies
+            cached under ``<warehouse>/cache/corpus-writer.sqlite`` unless the config names a cache); ``None``:
+            the template pages.
+        on_page: the writer's progress, ``(pages done, pages in)``.
 
     Raises:
         WarehouseError: the file is not a world.
+        BackendError: the writer's server is unreachable or does not serve the model; nothing is written.
     """
     wf = read_world(path)  # once for both: the corpus build does not change the tables
-    report = build_corpus(path, seed, world=wf)
+    by_scenario = generate_corpus(path, seed, world=wf)
+    written = None
+    if writer is not None:
+        labels = {(t, c): column_info(ts, c).label for t, ts in wf.spec.tables.items() for c in ts.columns}
+        by_scenario, written = write_corpus_pages(
+            by_scenario, writer, label=lambda f: labels.get((f.table_name, f.column_name), f.column_name.replace("_", " ")),
+            progress=on_page, cache_path=Path(path).parent / "cache" / "corpus-writer.sqlite",
+        )
+    report = write_corpus(path, by_scenario)
     bad = check_corpus(path, world=wf)
-    return CorpusBuild(report, bad, fact_tally(report.facts, bad))
+    return CorpusBuild(report, bad, fact_tally(report.facts, bad), writer=written)
 
 
 def index_corpora(path: str | Path) -> list[Path]:
@@ -96,14 +120,17 @@ def _stored_corpora(path: str | Path) -> tuple[list[str], pl.DataFrame, dict[str
     return [n for n in names if any(s_ == scenario_schema(n) for s_, _ in present)], pages, hashes
 
 
-def publish_corpus(path: str | Path, progress: Callable[[str], None] | None = None) -> CorpusBuild:
-    """:func:`build_checked_corpus`, then :func:`index_corpora`; ``progress`` gets each step's name as it starts.
+def publish_corpus(path: str | Path, progress: Callable[[str], None] | None = None, writer: WriterConfig | None = None,
+                   on_page: Callable[[int, int], None] | None = None) -> CorpusBuild:
+    """:func:`build_checked_corpus`, then :func:`index_corpora`; ``progress`` gets each step's name as it starts,
+    ``writer`` and ``on_page`` are :func:`build_checked_corpus`'s.
 
     Raises:
         WarehouseError: the file is not a world.
+        BackendError: the writer's server is unreachable or does not serve the model; nothing is written.
     """
     step = progress or (lambda _: None)
-    step("generating pages and checking facts against the tables")
-    built = build_checked_corpus(path)
+    step("generating pages" + (", writing prose with the model" if writer is not None else "") + " and checking facts against the tables")
+    built = build_checked_corpus(path, writer=writer, on_page=on_page)
     step("indexing")
-    return CorpusBuild(built.report, built.contradictions, built.tally, index_corpora(path))
+    return CorpusBuild(built.report, built.contradictions, built.tally, index_corpora(path), built.writer)

@@ -115,13 +115,24 @@ def build_corpus(path: str | Path, seed: int | None = None, world: WorldFile | N
     Raises:
         WarehouseError: the file is not a world.
     """
+    return write_corpus(path, generate_corpus(path, seed, world))
+
+
+def generate_corpus(path: str | Path, seed: int | None = None, world: WorldFile | None = None) -> dict[str | None, list[Page]]:
+    """The pages of a world file's corpora, not stored: ``{None: the world's pages, scenario name: its pages}``
+    for the world and each stored scenario (what :func:`build_corpus` writes).
+
+    ``world``: the file's ``read_world`` when the caller has already read it.
+
+    Raises:
+        WarehouseError: the file is not a world.
+    """
     wf = read_world(path) if world is None else world
-    pages = build_pages(wf.spec, wf.tables, None, seed)
-    by_scenario = {None: pages}
+    by_scenario = {None: build_pages(wf.spec, wf.tables, None, seed)}
     for sc in wf.spec.scenarios:
         if sc.name in wf.scenarios:
             by_scenario[sc.name] = build_pages(scenario_spec(wf.spec, sc), wf.scenarios[sc.name], sc.name, seed, base=(wf.spec, wf.tables))
-    return write_corpus(path, by_scenario)
+    return by_scenario
 
 
 def write_corpus(path: str | Path, by_scenario: dict[str | None, list[Page]]) -> CorpusReport:
@@ -273,4 +284,4 @@ def check_corpus(path: str | Path, world: WorldFile | None = None) -> pl.DataFra
     return pl.DataFrame(out, schema={n: pl.String for n in names}, orient="row")  # typed: a null scenario may come first
 
 
-__all__ = ["CorpusReport", "all_pages", "fact_tally", "page_count", "build_corpus", "check_corpus", "corpus_frames", "corpus_hash", "read_corpus", "stored_hash", "write_corpus"]
+__all__ = ["CorpusReport", "all_pages", "fact_tally", "page_count", "build_corpus", "check_corpus", "corpus_frames", "corpus_hash", "generate_corpus", "read_corpus", "stored_hash", "write_corpus"]
