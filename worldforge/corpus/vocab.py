@@ -301,14 +301,14 @@ def _event_column(cols: dict[str, ColumnInfo], frame: pl.DataFrame | None) -> st
 
 
 def _derived_designation(spec: M.WorldSpec, table: str, noun: str, cols: dict[str, ColumnInfo], frame: pl.DataFrame | None) -> str:
-    """The designation of a nameless table: ``{ref} <noun> of {date}`` when parent and date tell rows apart, else an ordinal."""
+    """The designation of a nameless table: ``{ref} <noun> of {date}`` when parent and date tell (nearly all) rows apart, else an ordinal."""
     t = spec.tables[table]
     ref = next(iter(t.references), None)
     dc = _event_column(cols, frame)
     head = noun[:1].upper() + noun[1:]
     if dc is not None:
         keys = [ref, dc] if ref else [dc]
-        if frame is None or frame.select(keys).n_unique() == frame.height:
+        if frame is None or frame.select(keys).n_unique() >= 0.9 * frame.height:  # a rare repeat gets " (2)" (row_labels)
             return f"{{{ref}}} {noun} of {{{dc}}}" if ref else f"{head} of {{{dc}}}"
     return f"{head} {{n}} of {{{ref}}}" if ref else f"{head} {{n}}"
 

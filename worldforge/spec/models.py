@@ -507,7 +507,7 @@ class TableSpec(_Strict):
     Every other character is literal; the first letter is capitalised and a repeated designation gets
     `` (2)``, `` (3)`` ... so designations are unique per table. An unknown column is a
     :class:`~worldforge.errors.SpecError` when the spec loads. When absent, a table without a name column is
-    called ``<parent label> <noun> of <event date>`` when parent and date tell its rows apart, else
+    called ``<parent label> <noun> of <event date>`` when parent and date tell nine rows in ten apart, else
     ``<Noun> <n> of <parent label>`` (:func:`worldforge.corpus.vocab.row_labels`)."""
     columns: dict[str, ColumnSpec] = Field(min_length=1, max_length=L.MAX_COLUMNS)
     constraints: list[ConstraintSpec] = Field(default_factory=list, max_length=L.MAX_COLUMNS)

@@ -592,7 +592,7 @@ class _Gen:
             if not nums or made >= limit or t not in self.has_dataset:
                 continue
             groups: list[tuple[str, str, str | None]] = [("parent", pt, ref) for ref, pt in self.parents(t)]
-            groups += [("category", c, None) for c in self.categories(t)]
+            groups += [("category", c, None) for c in self.categories(t) if _noun_like(self.ci(t, c).label)]  # "for every segment", never "for every based in"
             for how, g, ref in self.rng.sample(groups, len(groups)):
                 if made >= limit:
                     break
@@ -682,14 +682,15 @@ class _Gen:
                 scope = f" whose {self.ci(t, cat[0]).label} is {cat[1]}" if cat else ""
                 w, lab = self.ph.world, ci.label
                 xw = self.ph.attrs([self.ci(t, a).label for a in extra])
+                lx = join_words([lab, xw])  # "price and screen size, battery capacity and segment", or the ranked value alone
                 num = self.ph.pick(["Number them from 1 and give", "Number them 1 to " + str(k) + " and give"]) if positioned else "Give"
                 q = self.ph.preface() + self.ph.pick([
-                    f"{self.ph.request()} the top {k} {info.plural}{scope} in {w} by {lab} ({which} first), as of {self.as_of()}. {num} each one's {lab} and {xw}.",
+                    f"{self.ph.request()} the top {k} {info.plural}{scope} in {w} by {lab} ({which} first), as of {self.as_of()}. {num} each one's {lx}.",
                     f"Which {k} {info.plural}{scope} of {w} have the {which} {lab}? {'Rank them from 1, ' + which + ' first, and give' if positioned else 'Give'} "
-                    f"the {lab}, {xw} of each.",
+                    f"the {join_words([lab] + [self.ci(t, a).label for a in extra])} of each.",
                     f"I'm after the {k} {info.plural}{scope} with the {which} {lab} in {w} (as of {self.as_of()}). "
-                    f"{num} their {lab} and {xw}.",
-                    f"Rank the {info.plural}{scope} of {w} by {lab}, {which} first, and keep the first {k}. {num} the {lab} and {xw} of each.",
+                    f"{num} their {lx}.",
+                    f"Rank the {info.plural}{scope} of {w} by {lab}, {which} first, and keep the first {k}. {num} each one's {lx}.",
                 ])
                 gold, row_cells = [], []
                 for i, r in enumerate(top, 1):
@@ -823,7 +824,7 @@ class _Gen:
                         f"First identify that {pn}, then list every one of its {info.plural} with {self.heads(cols[1:], 'the')}.",
                         f"One {pn} of {w} fits every clue below.\n" + "\n".join(f"- {x[:1].upper() + x[1:]}" for x in clue_list)
                         + f"\nWork out which {pn} it is, then give me all of its {info.plural} with {self.heads(cols[1:], 'their')}.",
-                        f"I'm trying to pin down a {pn} in {w}: {join_words(clue_list)}. Once you know which {pn} this is, "
+                        f"I'm trying to pin down {_an(pn)} in {w}: {join_words(clue_list)}. Once you know which {pn} this is, "
                         f"compile every {info.noun} it has, with {self.heads(cols[1:], 'the')}.",
                         f"Find the {pn} of {w} for which {join_words(clue_list)}. Then list each of its {info.plural} with {self.heads(cols[1:], 'their')}.",
                     ])
@@ -920,6 +921,12 @@ class _Gen:
 
 def _cap(text: str) -> str:
     return text[:1].upper() + text[1:]
+
+
+def _noun_like(label: str) -> bool:
+    """A label that reads as a noun phrase (``segment``, ``type of trip``), not a predicate (``based in``, ``has a spa``)."""
+    words = label.split()
+    return bool(words) and words[-1] not in ("in", "of", "at", "on", "by", "for", "to", "from", "with") and words[0] not in ("is", "has", "was", "based")
 
 
 def _is(label: str) -> str:
