@@ -398,7 +398,8 @@ def row_labels(spec: M.WorldSpec, tables: dict[str, pl.DataFrame], infos: dict[s
                 return text
 
             text = _FIELD.sub(fill, info.designation)
-            text = text[:1].upper() + text[1:]
+            if not info.designation.startswith("{"):  # a literal start is capitalised; a name keeps its own case ("vivo Edge 11")
+                text = text[:1].upper() + text[1:]
             seen[text] = seen.get(text, 0) + 1
             if seen[text] > 1:
                 text = f"{text} ({seen[text]})"

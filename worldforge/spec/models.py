@@ -504,7 +504,7 @@ class TableSpec(_Strict):
     * ``{reference.column}``: a column of that parent row;
     * ``{n}`` / ``{nth}``: the row's ordinal within its first parent (``3`` / ``3rd``), by event date, then key.
 
-    Every other character is literal; the first letter is capitalised and a repeated designation gets
+    Every other character is literal; a literal first letter is capitalised and a repeated designation gets
     `` (2)``, `` (3)`` ... so designations are unique per table. An unknown column is a
     :class:`~worldforge.errors.SpecError` when the spec loads. When absent, a table without a name column is
     called ``<parent label> <noun> of <event date>`` when parent and date tell nine rows in ten apart, else
