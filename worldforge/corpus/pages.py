@@ -53,7 +53,7 @@ from worldforge.corpus.chrome import Chrome, background_pool, related_block
 from worldforge.corpus.lexicon import Frame, Referent, a_or_an, frame_for, person_table
 from worldforge.corpus.planner import Said, realise
 from worldforge.corpus.quantity import Style, format_value
-from worldforge.corpus.vocab import ColumnInfo, TableInfo, label_column, singular, table_info
+from worldforge.corpus.vocab import ColumnInfo, TableInfo, label_column, row_labels, singular, table_info
 from worldforge.spec import models as M
 from worldforge.synth import column_rng
 
@@ -188,10 +188,9 @@ class _Builder:
         self.rows = {t: f.to_dicts() for t, f in tables.items()}
         self.info: dict[str, TableInfo] = {t: table_info(spec, t, tables[t]) for t in spec.tables}
         self.by_key = {t: {r[spec.tables[t].primary_key]: r for r in rows} for t, rows in self.rows.items()}
-        self.labels: dict[str, dict[Any, str]] = {}
-        for t, table in spec.tables.items():
-            lc, pk = self.info[t].label_column, table.primary_key
-            self.labels[t] = {r[pk]: (render_value(r[lc]) if lc != pk else f"{_cap(self.info[t].noun)} #{r[pk]}") for r in self.rows[t]}
+        # how each row is called: its name, or the designation of a table without a name column (vocab.row_labels)
+        self.row_labels = row_labels(spec, tables, self.info)
+        self.labels: dict[str, dict[Any, str]] = {t: {k: lab.text for k, lab in labs.items()} for t, labs in self.row_labels.items()}
         self.children = {t: [(c, ref) for c, tab in spec.tables.items() for ref, col in tab.references.items() if col.parent == t] for t in spec.tables}
         self.person = {t: person_table(self.info[t].noun, _faker_person(spec.tables[t].columns.get(self.info[t].label_column))) for t in spec.tables}
         self._frames: dict[tuple[str, str], Frame] = {}
@@ -251,9 +250,10 @@ class _Builder:
         return text, Fact(t, str(row[pk]), c, text, section, scope)
 
     def name_fact(self, t: str, row: dict, section: str, scope: str | None = None) -> list[Fact]:
-        """The fact stating a row's label (none when the table has no naming column)."""
-        lc, pk = self.info[t].label_column, self.spec.tables[t].primary_key
-        return [] if lc == pk else [Fact(t, str(row[pk]), lc, self.labels[t][row[pk]], section, scope)]
+        """The facts stating a row's label: its name cell, or the cells its designation states (the parent's
+        label, the event date ...; none for a designation made of an ordinal alone)."""
+        lab = self.row_labels[t][row[self.spec.tables[t].primary_key]]
+        return [Fact(ct, ck, cc, text, section, scope) for ct, ck, cc, text in lab.cells]
 
     def add(self, page: Page) -> None:
         # a value stated in the lead is a lead fact even when the body repeats it
@@ -270,8 +270,8 @@ class _Builder:
         self.pages.append(page)
 
     def attributes(self, t: str, kinds: tuple[str, ...] = ("number", "share", "rank", "date", "category", "bool", "text")) -> list[str]:
-        """Columns a page can state about a row, in declared order (keys, names and references excluded)."""
-        return [c for c, ci in self.info[t].columns.items() if ci.kind in kinds]
+        """Columns a page can state about a row, in declared order (keys, names, references and compose-only columns excluded)."""
+        return self.info[t].attributes(kinds)
 
     def numbers(self, t: str) -> list[str]:
         """Numeric and share columns of ``t`` (what comparisons and news figures state)."""
@@ -423,8 +423,8 @@ class _Builder:
                                        f"Listed under {ps}, **{label}** is {a_what} in *{self.title}*."])
                 lines = [lead, "", f"| {_cap(info.noun)} | {_cell(label)} |", "|---|---|"]
                 shown = []
-                for c in self.attributes(t):
-                    if row[c] is None or c == (cats[0] if cats else None):
+                for c in self.attributes(t):  # compose-only columns are no infobox rows
+                    if row[c] is None or c == (cats[0] if cats else None) or self.col(t, c).compose_only:
                         continue
                     text, f = self.say(t, row, c, site.style, "body")
                     lines.append(f"| {_cap(self.col(t, c).label)} | {text} |")

@@ -10,21 +10,38 @@ million USD; ``market_share_pct`` → "market share", unit percent).
 A date column also gets the verb of its event: ``announced`` → "was announced", ``signed`` →
 "was signed", ``launch_date`` → "launched", ``founded`` → "was founded", ``start_date`` →
 "started"; any other date reads "<label>: <date>" or "its <label> fell on <date>".
+
+A column is *additive* (:attr:`ColumnInfo.additive`) when the values of different rows can be
+added up: counts, money totals, quantities, areas, populations. Ranks, shares, percents, dates,
+means, rates, ratios, per-unit figures, grades, ratings, scores, depths, heights, ages,
+temperatures, years, sizes and prices of a single item are not; the spec's ``additive`` wins, and
+when unsure a column is not additive. A *compose-only* column (the parts of a generated name)
+is never stated by pages nor asked by tasks.
+
+A table without a name column is called by a *designation* (:func:`row_labels`): the spec's
+template, or one derived from its first parent's label, the table's noun and the row's event date
+("Brecho Explorer launch of 12 March 2031"), or a per-parent ordinal ("Launch 3 of Brecho
+Explorer") where the date would not tell two rows apart.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import date
 from functools import lru_cache
+from typing import Any
 
 import polars as pl
 
 from worldforge.corpus.lexicon import _INTRANSITIVE
-from worldforge.corpus.quantity import Unit, parse_unit
+from worldforge.corpus.quantity import Unit, format_date, parse_unit
 from worldforge.spec import models as M
 
-__all__ = ["ColumnInfo", "TableInfo", "column_info", "derive_label", "label_column", "singular", "table_info"]
+__all__ = [
+    "ColumnInfo", "RowLabel", "TableInfo", "column_info", "derive_label", "is_additive", "label_column", "ordinal",
+    "row_labels", "singular", "table_info",
+]
 
 # name tokens that are units: token -> unit text
 _UNIT_TOKENS = {
@@ -122,6 +139,8 @@ class ColumnInfo:
         kind: ``key`` (primary key), ``name`` (the row's label), ``reference`` (a foreign key), ``date``,
             ``number``, ``rank``, ``share``, ``bool``, ``category`` (few distinct strings) or ``text``.
         event: for a date, the verb of its event ("was announced"), else ``None``.
+        additive: values of different rows can be added up (a task may total them; :func:`is_additive`).
+        compose_only: the column only composes another (never stated by pages, never asked by tasks).
     """
 
     name: str
@@ -129,6 +148,8 @@ class ColumnInfo:
     unit: Unit | None
     kind: str
     event: str | None = None
+    additive: bool = False
+    compose_only: bool = False
 
     def header(self) -> str:
         """The column as a table header or a task column: the label, capitalised, with the unit in brackets."""
@@ -138,13 +159,22 @@ class ColumnInfo:
 
 @dataclass(frozen=True)
 class TableInfo:
-    """A table as pages present it: the noun for one row, its plural, the naming column and its columns."""
+    """A table as pages present it: the noun for one row, its plural, the naming column and its columns.
+
+    ``designation`` is the template rows of a table without a name column are called by (the spec's,
+    or the derived one, :func:`row_labels`), ``None`` for a table with a name column.
+    """
 
     name: str
     noun: str
     plural: str
     label_column: str
     columns: dict[str, ColumnInfo]
+    designation: str | None = None
+
+    def attributes(self, kinds: tuple[str, ...] = ("number", "share", "rank", "date", "category", "bool", "text")) -> list[str]:
+        """Columns of those kinds a page may state and a task may ask, in declared order (compose-only columns left out)."""
+        return [c for c, ci in self.columns.items() if ci.kind in kinds and not ci.compose_only]
 
 
 def _plural(noun: str) -> str:
@@ -193,7 +223,8 @@ def column_info(table: M.TableSpec, name: str, frame: pl.DataFrame | None = None
             event = _EVENTS.get(stem) or (f"was {stem.replace('_', ' ')}" if stem.endswith("ed") and "_" not in stem else None)
     if event is not None and event.startswith("was ") and event.split()[-1] in _INTRANSITIVE:
         event = event[4:]  # "was departed" -> "departed": an intransitive verb has no passive
-    return ColumnInfo(name, label, unit, kind, event)
+    additive = is_additive(col, kind, label, unit)
+    return ColumnInfo(name, label, unit, kind, event, additive, col.compose_only)
 
 
 @lru_cache(maxsize=4096)
@@ -205,4 +236,192 @@ def table_info(spec: M.WorldSpec, table: str, frame: pl.DataFrame | None = None)
     """How pages present a table: its row noun (the spec's ``label`` or the singular of its name) and its columns."""
     t = spec.tables[table]
     noun = t.label or _noun(table)
-    return TableInfo(table, noun, _plural(noun), label_column(t), {c: column_info(t, c, frame) for c in t.columns})
+    cols = {c: column_info(t, c, frame) for c in t.columns}
+    lc = label_column(t)
+    design = None
+    if lc == t.primary_key:
+        design = t.designation or _derived_designation(spec, table, noun, cols, frame)
+    return TableInfo(table, noun, _plural(noun), lc, cols, design)
+
+
+# -- additive or not -----------------------------------------------------------------------------
+_NOT_ADDITIVE = re.compile(
+    r"\b(rank|ranking|position|share|percent|percentage|pct|rate|rates|ratio|average|avg|mean|median|per|grade|rating|score|scores|"
+    r"depth|height|tall|age|aged|temperature|temp|year|years|vintage|size|price|prices|fare|fee|index|speed|density|margin|"
+    r"efficiency|elevation|altitude|latitude|longitude|diameter|width|length|duration|capacity|level|stars?|ph|abv|"
+    r"minimum|maximum|min|max|highest|lowest|peak|record|distance|weight|resolution|frequency|version)\b",
+)
+_ADDITIVE = re.compile(
+    r"\b(count|number|total|revenue|revenues|sales|sold|budget|funding|funds|raised|amount|spend|spending|spent|investment|"
+    r"population|area|quantity|qty|shipments|shipped|units|volume|passengers|visitors|attendance|employees|staff|headcount|"
+    r"students|enrolled|members|subscribers|users|downloads|streams|views|goals|wins|losses|draws|points|profit|income|"
+    r"earnings|valuation|value|cost|costs|output|production|produced|generation|energy|emissions|sold|bookings|orders|"
+    r"installations|deliveries|trips|rides|flights|hectares|tonnes|copies|episodes|titles|awards|medals|donations|grants|"
+    r"rooms|beds|seats|cases|doses|patients|participants|enrollment|assets|debt|capitalisation|capitalization|cap)\b",
+)
+_SPAN = re.compile(r"\b(days|weeks|months|hours|minutes|years) (from|to|between|after|before|until)\b")
+_NOT_ADDITIVE_UNITS = ("percent", "share", "°c", "°f", "out of", "stars", "km/h", "mph", "per ", "/", "inch", "years", "year")
+
+
+def is_additive(col: M.ColumnSpec, kind: str, label: str, unit: Unit | None) -> bool:
+    """Whether values of different rows of a column can be added up (a task may total them).
+
+    The spec's ``additive`` wins. Otherwise only numbers can be: an aggregate is additive when its ``fn``
+    is ``sum`` or ``count`` (never ``mean``/``min``/``max``); a label or unit that reads as a rank, share,
+    percent, mean, rate, ratio, per-unit figure, grade, rating, score, depth, height, age, temperature,
+    year, size or price of one item is not; one that reads as a count, a money total or a quantity is;
+    anything else is not (when unsure, not additive).
+    """
+    if col.additive is not None:
+        return col.additive
+    if kind != "number":
+        return False
+    if isinstance(col, M.AggregateColumn):
+        return col.fn in ("sum", "count")
+    words = label.lower().replace("-", " ")
+    unit_text = (unit.text if unit is not None else "").lower()
+    if _NOT_ADDITIVE.search(words) and not words.startswith(("number of", "total ")):
+        return False
+    if words.endswith((" number", " no.")) or _SPAN.search(words):  # "edition number", "days from signing to delivery"
+        return False
+    if any(u in unit_text for u in _NOT_ADDITIVE_UNITS):
+        return False
+    if _ADDITIVE.search(words) or words.startswith("number of"):
+        return True
+    return bool(unit is not None and unit.kind in ("money",) and not _NOT_ADDITIVE.search(words))
+
+
+# -- designations: how rows of a table without a name column are called --------------------------
+_FIELD = re.compile(r"\{([^{}]*)\}")
+
+
+def _event_column(cols: dict[str, ColumnInfo], frame: pl.DataFrame | None) -> str | None:
+    """The dated event of a table: the first complete date column with a verb, else the first (birth dates excluded)."""
+    dates = [c for c, ci in cols.items() if ci.kind == "date" and "birth" not in c and not ci.compose_only
+             and (frame is None or frame[c].null_count() == 0)]
+    with_verb = [c for c in dates if cols[c].event]
+    return (with_verb or dates or [None])[0]
+
+
+def _derived_designation(spec: M.WorldSpec, table: str, noun: str, cols: dict[str, ColumnInfo], frame: pl.DataFrame | None) -> str:
+    """The designation of a nameless table: ``{ref} <noun> of {date}`` when parent and date tell (nearly all) rows apart, else an ordinal."""
+    t = spec.tables[table]
+    ref = next(iter(t.references), None)
+    dc = _event_column(cols, frame)
+    head = noun[:1].upper() + noun[1:]
+    if dc is not None:
+        keys = [ref, dc] if ref else [dc]
+        if frame is None or frame.select(keys).n_unique() >= 0.9 * frame.height:  # a rare repeat gets " (2)" (row_labels)
+            return f"{{{ref}}} {noun} of {{{dc}}}" if ref else f"{head} of {{{dc}}}"
+    return f"{head} {{n}} of {{{ref}}}" if ref else f"{head} {{n}}"
+
+
+def ordinal(n: int) -> str:
+    """``1`` -> ``1st``, ``12`` -> ``12th``, ``23`` -> ``23rd``."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+@dataclass(frozen=True)
+class RowLabel:
+    """How pages and tasks call one row, and the cells that text states.
+
+    Attributes:
+        text: the label (``Nova X 2``, ``Brecho Explorer launch of 12 March 2031``).
+        cells: ``(table, row key, column, stated text)`` of every cell the label states: the name column
+            of a named row; the row's and its parents' cells a designation reads (a parent's label
+            contributes its own cells). Empty for a designation made of an ordinal alone.
+    """
+
+    text: str
+    cells: tuple[tuple[str, str, str, str], ...]
+
+
+def _designation_text(value: Any) -> str:
+    if isinstance(value, date):
+        return format_date(value, "dmy_long")
+    from worldforge.corpus.pages import render_value
+
+    return render_value(value)
+
+
+def row_labels(spec: M.WorldSpec, tables: dict[str, pl.DataFrame], infos: dict[str, TableInfo] | None = None) -> dict[str, dict[Any, RowLabel]]:
+    """Every row's label, per table and primary key: its name column rendered, or its designation.
+
+    Designations are unique per table: a repeated text gets `` (2)``, `` (3)`` ... in key order.
+    ``{n}`` counts rows within their first parent (all rows when the table has no reference) in
+    event-date order, then key order; ``{nth}`` writes it as ``3rd``.
+    """
+    from worldforge.corpus.pages import render_value
+
+    infos = infos or {t: table_info(spec, t, tables[t]) for t in spec.tables if t in tables}
+    out: dict[str, dict[Any, RowLabel]] = {}
+    for t in _parents_first(spec):
+        if t not in tables:
+            continue
+        table, info = spec.tables[t], infos[t]
+        pk, lc = table.primary_key, info.label_column
+        rows = tables[t].to_dicts()
+        if info.designation is None:
+            out[t] = {r[pk]: RowLabel(render_value(r[lc]), ((t, str(r[pk]), lc, render_value(r[lc])),)) for r in rows}
+            continue
+        ref = next(iter(table.references), None)
+        dc = _event_column(info.columns, tables[t])
+        order = sorted(rows, key=lambda r: ((r[dc] is None, r[dc]) if dc else (False, 0), r[pk]))
+        counters: dict[Any, int] = {}
+        nums: dict[Any, int] = {}
+        for r in order:
+            g = r[ref] if ref else None
+            counters[g] = counters.get(g, 0) + 1
+            nums[r[pk]] = counters[g]
+        by_key = {rf: {pr[spec.tables[c.parent].primary_key]: pr for pr in tables[c.parent].to_dicts()}
+                  for rf, c in table.references.items() if c.parent in tables and f"{{{rf}." in info.designation}
+        labels: dict[Any, RowLabel] = {}
+        seen: dict[str, int] = {}
+        for r in sorted(rows, key=lambda r: r[pk]):
+            cells: list[tuple[str, str, str, str]] = []
+
+            def fill(m: re.Match, r=r, cells=cells) -> str:
+                f = m.group(1)
+                if f in ("n", "nth"):
+                    return str(nums[r[pk]]) if f == "n" else ordinal(nums[r[pk]])
+                if "." in f:
+                    rf, pcol = f.split(".", 1)
+                    parent = table.columns[rf].parent
+                    prow = by_key[rf][r[rf]]
+                    text = _designation_text(prow[pcol])
+                    cells.append((parent, str(r[rf]), pcol, text))
+                    return text
+                if isinstance(table.columns[f], M.ReferenceColumn):
+                    plabel = out[table.columns[f].parent][r[f]]
+                    cells.extend(plabel.cells)
+                    return plabel.text
+                text = _designation_text(r[f])
+                cells.append((t, str(r[pk]), f, text))
+                return text
+
+            text = _FIELD.sub(fill, info.designation)
+            if not info.designation.startswith("{"):  # a literal start is capitalised; a name keeps its own case ("vivo Edge 11")
+                text = text[:1].upper() + text[1:]
+            seen[text] = seen.get(text, 0) + 1
+            if seen[text] > 1:
+                text = f"{text} ({seen[text]})"
+            labels[r[pk]] = RowLabel(text, tuple(dict.fromkeys(cells)))
+        out[t] = labels
+    return out
+
+
+def _parents_first(spec: M.WorldSpec) -> list[str]:
+    """Tables in an order where every referenced table comes before the tables referring to it."""
+    done: list[str] = []
+    pending = list(spec.tables)
+    while pending:
+        for t in pending:
+            if all(c.parent in done or c.parent == t or c.parent not in spec.tables for c in spec.tables[t].references.values()):
+                done.append(t)
+                pending.remove(t)
+                break
+        else:
+            done += pending
+            break
+    return done

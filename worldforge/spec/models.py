@@ -508,8 +508,19 @@ class TableSpec(_Strict):
     """What one row is, as a singular noun ("phone model"); derived from the table name when absent."""
     designation: str | None = Field(None, min_length=3, max_length=120)
     """How pages and tasks call a row of a table without a name column: a template over the row's
-    columns and its parents' (``the {rocket_id.name} launch of {launch_date}``, ``launch {n} of
-    {mission_id.name}``); derived from the parent's name and the row's event date when absent."""
+    columns and its parents' (``{rocket_id.name} launch of {launch_date}``, ``Launch {n} of
+    {mission_id}``), used consistently on pages and in tasks. Placeholders:
+
+    * ``{column}``: a column of the row (dates written ``12 March 2031``);
+    * ``{reference}``: the label of the parent row a reference column points to (its name, or its own designation);
+    * ``{reference.column}``: a column of that parent row;
+    * ``{n}`` / ``{nth}``: the row's ordinal within its first parent (``3`` / ``3rd``), by event date, then key.
+
+    Every other character is literal; a literal first letter is capitalised and a repeated designation gets
+    `` (2)``, `` (3)`` ... so designations are unique per table. An unknown column is a
+    :class:`~worldforge.errors.SpecError` when the spec loads. When absent, a table without a name column is
+    called ``<parent label> <noun> of <event date>`` when parent and date tell nine rows in ten apart, else
+    ``<Noun> <n> of <parent label>`` (:func:`worldforge.corpus.vocab.row_labels`)."""
     columns: dict[str, ColumnSpec] = Field(min_length=1, max_length=L.MAX_COLUMNS)
     constraints: list[ConstraintSpec] = Field(default_factory=list, max_length=L.MAX_COLUMNS)
 

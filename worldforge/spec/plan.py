@@ -359,6 +359,12 @@ def build_plan(spec: "WorldSpec") -> tuple[Plan | None, list[tuple[str, str]]]:
                 elif n not in table.columns:
                     problems.append((path, f"{n!r} is not a column of '{tname}'"))
 
+    for tname in spec.tables:
+        problems.extend((f"tables.{tname}.designation", p) for p in designation_problems(spec, tname))
+
+    for tname in spec.tables:
+        problems.extend((f"tables.{tname}.designation", p) for p in designation_problems(spec, tname))
+
     ranges = _row_ranges(spec, torder, problems)
     if problems:
         return None, problems
@@ -388,6 +394,40 @@ def build_plan(spec: "WorldSpec") -> tuple[Plan | None, list[tuple[str, str]]]:
         ))
         return None, problems
     return plan, problems
+
+
+_DESIGNATION_FIELD = re.compile(r"\{([^{}]*)\}")
+
+
+def designation_fields(template: str) -> list[str]:
+    """The placeholders of a designation template, in order (``{rocket_id}``, ``{rocket_id.name}``, ``{launch_date}``, ``{n}``)."""
+    return _DESIGNATION_FIELD.findall(template)
+
+
+def designation_problems(spec: "WorldSpec", table: str) -> list[str]:
+    """Why a table's designation template does not fit the spec (empty: it does)."""
+    t = spec.tables[table]
+    if t.designation is None:
+        return []
+    out = []
+    fields = designation_fields(t.designation)
+    if not fields:
+        out.append(f"designation {t.designation!r} names no column: give at least one {{column}}, {{reference.column}} or {{n}}")
+    for f in fields:
+        if f in ("n", "nth"):
+            continue
+        if "." in f:
+            ref, pcol = f.split(".", 1)
+            col = t.columns.get(ref)
+            if not getattr(col, "kind", None) == "reference":
+                out.append(f"designation field {{{f}}}: {ref!r} is not a reference column of '{table}'")
+            elif col.parent in spec.tables and pcol not in spec.tables[col.parent].columns:
+                out.append(f"designation field {{{f}}}: {pcol!r} is not a column of '{col.parent}'")
+        elif f not in t.columns:
+            out.append(f"designation field {{{f}}} is not a column of '{table}' (columns: {', '.join(t.columns)})")
+        elif t.columns[f].compose_only:
+            out.append(f"designation field {{{f}}} is a compose-only column")
+    return out
 
 
 def validate_spec(spec: "WorldSpec") -> Plan:

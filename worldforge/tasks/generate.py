@@ -44,10 +44,11 @@ import polars as pl
 
 from worldforge.corpus.pages import render_value, slug
 from worldforge.corpus.quantity import Style, format_value
-from worldforge.corpus.vocab import ColumnInfo, TableInfo, table_info
+from worldforge.corpus.vocab import ColumnInfo, TableInfo, row_labels, table_info
 from worldforge.spec import models as M
 from worldforge.synth import column_rng
 from worldforge.tasks.io import Task, norm_column
+from worldforge.tasks.phrasing import Phrasing, join_words
 
 __all__ = ["KINDS", "CorpusCells", "check_solvable", "generate_tasks"]
 
@@ -113,10 +114,6 @@ def _an(word: str) -> str:
     return ("an " if word[:1].lower() in "aeiou" else "a ") + word
 
 
-_OPEN = ("Compile", "Put together", "Build", "Prepare", "Assemble")
-_ASK = ("For a report:", "I need this for an analysis.", "Quick research task.", "For a briefing:", "", "")
-
-
 class _Gen:
     def __init__(self, spec: M.WorldSpec, tables: dict[str, pl.DataFrame], pages: pl.DataFrame, facts: pl.DataFrame,
                  scenario: str | None, seed: int, base: dict[str, pl.DataFrame] | None, base_spec: M.WorldSpec | None):
@@ -125,16 +122,24 @@ class _Gen:
         self.rng = column_rng(seed, spec.world, scenario or "", "tasks")
         self.title = spec.title or spec.world.replace("_", " ")
         self.info: dict[str, TableInfo] = {t: table_info(spec, t, tables[t]) for t in spec.tables}
+        self.ph = Phrasing(self.rng, self.title)
         self.rows = {t: tables[t].to_dicts() for t in spec.tables}
         self.by_key = {t: {r[spec.tables[t].primary_key]: r for r in self.rows[t]} for t in spec.tables}
-        # each row's own encyclopedia page: the page under /wiki/<table>/ whose lead states the row's label
-        enc = pages.filter(pl.col("page_type") == "encyclopedia").select("url")
-        lead = facts.join(enc, on="url").filter((pl.col("section") == "lead") & pl.col("scope").is_null())
+        # how every row is called (its name, or its table's designation) and the cells that label states
+        self.names = row_labels(spec, tables, self.info)
+        # each row's own encyclopedia page: the page under /wiki/<table>/ whose title starts with the row's label
+        enc = pages.filter(pl.col("page_type") == "encyclopedia").select("url", "title")
         self.wiki: dict[tuple[str, str], str] = {}
-        for r in lead.iter_rows(named=True):
-            t = r["table_name"]
-            if t in self.info and r["column_name"] == self.info[t].label_column and f"/wiki/{slug(t)}/" in r["url"]:
-                self.wiki[(t, r["row_key"])] = r["url"]
+        by_label = {t: {lab.text: str(k) for k, lab in labs.items()} for t, labs in self.names.items()}
+        for url, title in enc.iter_rows():
+            for t in self.info:
+                key = by_label[t].get(title.rsplit(" - ", 1)[0]) if f"/wiki/{slug(t)}/" in url else None
+                if key is not None:
+                    self.wiki.setdefault((t, key), url)
+        # the list pages the corpus has (a table without them gets no task that reads them)
+        titles = set(pages["title"].to_list())
+        self.has_dataset = {t for t in self.info if any(x.startswith(f"Dataset: {self.info[t].plural} in ") for x in titles)}
+        self.titles = titles
         # the base-world columns the scenario's archived datasets state, per table
         arch = facts.filter(pl.col("scope") == "world").join(pages.filter(pl.col("page_type") == "dataset").select("url"), on="url")
         self.archived: dict[str, set[str]] = {}
@@ -148,20 +153,27 @@ class _Gen:
         return self.info[t].columns[c]
 
     def labelled(self, t: str) -> bool:
-        """Rows of ``t`` have their own, distinct labels (a task's unique column)."""
-        lc = self.info[t].label_column
-        return lc != self.spec.tables[t].primary_key and self.tables[t][lc].n_unique() == self.tables[t].height
+        """Rows of ``t`` have their own, distinct labels (a task's unique column): names, or designations."""
+        return len({lab.text for lab in self.names[t].values()}) == self.tables[t].height
+
+    def label(self, t: str, row: dict) -> str:
+        """How pages call a row of ``t`` (its name, or its designation)."""
+        return self.names[t][row[self.spec.tables[t].primary_key]].text
+
+    def label_cells(self, t: str, row: dict) -> list[tuple[str, str, str, None]]:
+        """The cells a row's label states ``(table, key, column, None)``."""
+        return [(ct, ck, cc, None) for ct, ck, cc, _ in self.names[t][row[self.spec.tables[t].primary_key]].cells]
 
     def parents(self, t: str) -> list[tuple[str, str]]:
         """``(reference column, parent table)`` of ``t`` whose parent rows have labels."""
         return [(ref, col.parent) for ref, col in self.spec.tables[t].references.items() if self.labelled(col.parent)]
 
     def attributes(self, t: str, kinds: tuple[str, ...] = _ATTR_KINDS) -> list[str]:
-        """Columns usable as task cells: of those kinds, never null, never an empty string (declared order)."""
+        """Columns usable as task cells: of those kinds, never null, never an empty string, never compose-only (declared order)."""
         frame = self.tables[t]
         out = []
-        for c, ci in self.info[t].columns.items():
-            if ci.kind not in kinds or frame[c].null_count():
+        for c in self.info[t].attributes(kinds):
+            if frame[c].null_count():
                 continue
             if frame.schema[c] == pl.String and (frame[c].str.strip_chars() == "").any():
                 continue
@@ -222,15 +234,17 @@ class _Gen:
         if f.of == "parent":
             prow = self.by_key[f.table][row[f.ref]]
             ppk = self.spec.tables[f.table].primary_key
-            col = self.info[f.table].label_column if f.column == "@name" else f.column
-            return prow[col], [(f.table, str(prow[ppk]), col, None), (t, str(row[pk]), self.info[t].label_column, None)]
+            if f.column == "@name":
+                return self.label(f.table, prow), self.label_cells(f.table, prow) + self.label_cells(t, row)
+            return prow[f.column], [(f.table, str(prow[ppk]), f.column, None)] + self.label_cells(t, row)
         if f.of == "base":
             brow = self.base[t].filter(pl.col(pk) == row[pk]).row(0, named=True)
             return brow[f.column], [(t, str(row[pk]), f.column, "world")]
         if f.column == "@url":
             return self.wiki.get((t, str(row[pk])), ""), []
-        col = self.info[t].label_column if f.column == "@name" else f.column
-        return row[col], [(t, str(row[pk]), col, None)]
+        if f.column == "@name":
+            return self.label(t, row), self.label_cells(t, row)
+        return row[f.column], [(t, str(row[pk]), f.column, None)]
 
     # -- one task ------------------------------------------------------------------------------
     def add(self, kind: str, t: str, rows: list[dict], columns: list[Column], question: str, plan: dict,
@@ -261,7 +275,7 @@ class _Gen:
                 **plan}
         cells = sorted({tuple(x) for rc in row_cells for x in rc} | {tuple(x) for x in (inputs or [])}, key=str)
         self.tasks.append(Task(
-            instance_id=iid, question=question.strip() + _format_block(names), evaluation=evaluation, gold=gold, language="en",
+            instance_id=iid, question=question.strip() + self.ph.requirements(names), evaluation=evaluation, gold=gold, language="en",
             extra={
                 "world": self.spec.world, "scenario": self.scenario, "kind": kind, "plan": plan,
                 "provenance": {"table": t, "row_keys": [str(r[pk]) for r in rows], "cells": [list(c) for c in cells],
@@ -288,10 +302,9 @@ class _Gen:
             v = [x.isoformat() if isinstance(x, date) else x for x in v]
         return {"field": self.field_plan(Field("row", t, c)), "op": op, "value": v}
 
-    def opener(self) -> str:
-        """A varied start for a question."""
-        ask = self.rng.choice(_ASK)
-        return (ask + " " if ask else "") + self.rng.choice(_OPEN)
+    def heads(self, cols: list[Column], det: str = "") -> str:
+        """Task columns as words in a sentence, in a varied order (``its price, launch date and segment``)."""
+        return self.ph.attrs([_prose(c.name) for c in cols], det)
 
     def as_of(self) -> str:
         """The world's as-of date as questions write it."""
@@ -314,8 +327,7 @@ class _Gen:
     def all_rows_inputs(self, t: str, cols: list[str]) -> list:
         """The cells a task reads from every row of ``t``: the label and ``cols`` (filters read all rows)."""
         pk = self.spec.tables[t].primary_key
-        lc = self.info[t].label_column
-        return [(t, str(r[pk]), c, None) for r in self.rows[t] for c in [lc, *cols]]
+        return [cell for r in self.rows[t] for cell in self.label_cells(t, r) + [(t, str(r[pk]), c, None) for c in cols]]
 
     # -- kinds ---------------------------------------------------------------------------------
     def lookup(self, limit: int) -> None:
@@ -324,16 +336,21 @@ class _Gen:
         for t in self._labelled_tables():
             for ref, pt in self.parents(t)[:1]:
                 families += [(-n, t, key, ref, pt) for key, n in self.tables[t].group_by(ref).len().rows() if n >= 5]
-        small = [t for t in self._labelled_tables() if not self.parents(t) and self.tables[t].height <= 40]
+        small = [t for t in self._labelled_tables() if not self.parents(t) and self.tables[t].height <= 40 and t in self.has_dataset]
         made = 0
         for t in small[:1]:
             attrs = self.pick_attrs(t, self.rng.randint(4, 6))
             if len(attrs) >= 3:
                 info = self.info[t]
                 cols = [self.name_col(t)] + [self.attr_col(t, a) for a in attrs] + [self.url_col(t)]
-                rows = sorted(self.rows[t], key=lambda r: str(r[info.label_column]))
-                q = (f"{self.opener()} a table of all {len(rows)} {info.plural} in *{self.title}* with their "
-                     + ", ".join(_prose(c.name) for c in cols[1:-1]) + ", and the URL of each one's encyclopedia article.")
+                rows = sorted(self.rows[t], key=lambda r: self.label(t, r))
+                n, w = len(rows), self.ph.world
+                q = self.ph.preface() + self.ph.pick([
+                    f"{self.ph.request()} a table of all {n} {info.plural} in {w} with {self.heads(cols[1:-1], 'their')}, and the URL of each one's encyclopedia article.",
+                    f"How do the {n} {info.plural} of {w} compare? For every one of them, give {self.heads(cols[1:-1], 'the')}, and link its encyclopedia article.",
+                    f"List each of the {n} {info.plural} in {w} with {self.heads(cols[1:-1], 'its')}; add the URL of its encyclopedia article as the last column.",
+                    f"There are {n} {info.plural} in {w}. For each one I need {self.heads(cols[1:-1], 'the')}, plus the address of its encyclopedia article.",
+                ])
                 self.add("lookup", t, rows, cols, q, {"rows": {"from": "dataset"}})
                 made += 1
         fams = sorted(families, key=lambda x: (x[0], x[1], str(x[2])))
@@ -354,14 +371,19 @@ class _Gen:
             cols = [self.name_col(t)] + [self.attr_col(t, a) for a in attrs] + [self.url_col(t)]
             if len(keys) > 1:
                 cols.insert(1, self.parent_col(t, ref, pt))
-            plabels = [render_value(self.by_key[pt][k][self.info[pt].label_column]) for k in keys]
-            rows = sorted((r for r in self.rows[t] if r[ref] in keys), key=lambda r: str(r[info.label_column]))
-            heads = ", ".join(_prose(c.name) for c in cols[1:-1])
-            who = " and ".join(plabels)
-            q = self.rng.choice([
-                f"{self.opener()} a complete list of the {info.plural} of {who} ({self.info[pt].plural if len(keys) > 1 else 'the ' + self.info[pt].noun}) "
-                f"in *{self.title}*, as of {self.as_of()}. For each {info.noun} give its {heads}, and the URL of its encyclopedia article.",
-                f"What {info.plural} {'do' if len(keys) > 1 else 'does'} {who} have in *{self.title}*? List every one with its {heads}, and link its encyclopedia article.",
+            plabels = [self.names[pt][k].text for k in keys]
+            rows = sorted((r for r in self.rows[t] if r[ref] in keys), key=lambda r: self.label(t, r))
+            who = join_words(plabels)
+            pdesc = f"two {self.info[pt].plural}" if len(keys) > 1 else _an(self.info[pt].noun)
+            w, many = self.ph.world, len(keys) > 1
+            q = self.ph.preface() + self.ph.pick([
+                f"{self.ph.request()} a complete list of the {info.plural} of {who} ({pdesc}) in {w}, as of {self.as_of()}. "
+                f"For each {info.noun}, give {self.heads(cols[1:-1], 'its')}, and the URL of its encyclopedia article.",
+                f"What {info.plural} {'do' if many else 'does'} {who} have in {w}? List every one with {self.heads(cols[1:-1], 'its')}, and link its encyclopedia article.",
+                f"List all {info.plural} of {who} in {w}. The columns I need: {self.heads(cols[1:-1])}, plus the URL of the {info.noun}'s encyclopedia article.",
+                f"{who} {'are' if many else 'is'} {pdesc} in {w}. Which {info.plural} belong to {'them' if many else 'it'}? "
+                f"Give {self.heads(cols[1:-1], 'the')} of each, with the URL of its encyclopedia page.",
+                f"Every {info.noun} of {who} in {w}, please, with {self.heads(cols[1:-1], 'its')}, plus a link to its encyclopedia article.",
             ])
             plan = {"rows": {"from": "children", "parents": [{"slug": slug(pt), "label": x} for x in plabels], "section": _cap(info.plural)}}
             self.add("lookup", t, rows, cols, q, plan)
@@ -387,21 +409,56 @@ class _Gen:
         v = _nice(vals[int(len(vals) * share)])
         return ("<=", v) if v < vals[-1] else None
 
-    def _cond_words(self, t: str, c: str, op: str, v: Any, many: bool = True) -> str:
+    def _bound(self, t: str, c: str, op: str, v: Any) -> str:
+        """A numeric bound as words: ``at least 4 stars``, ``120 rooms or fewer``, ``at most $1,099``."""
+        val = self.words(t, c, v)
         label = self.ci(t, c).label
+        if label.startswith("number of ") and re.fullmatch(r"[\d.,]+", val):
+            val = f"{val} {label.removeprefix('number of ')}"  # "number of hotels" >= 3: "at least 3 hotels"
         if op == ">=":
-            return self.rng.choice([f"{label} of at least {self.words(t, c, v)}", f"{label} of {self.words(t, c, v)} or more"])
-        if op == "<=":
-            return self.rng.choice([f"{label} of at most {self.words(t, c, v)}", f"{label} no higher than {self.words(t, c, v)}"])
+            return self.rng.choice([f"at least {val}", f"{val} or more", f"no less than {val}"])
+        return self.rng.choice([f"at most {val}", f"no more than {val}", f"{val} or less"])
+
+    def _cond_words(self, t: str, c: str, op: str, v: Any) -> str:
+        """A condition as a clause on several rows: ``whose star rating is at least 4 stars``, ``with at least 3 hotels``,
+        ``whose segment is luxury or upscale``, ``that were announced between ... (both included)``."""
+        ci = self.ci(t, c)
+        label = ci.label
+        if op in (">=", "<="):
+            bound = self._bound(t, c, op, v)
+            return f"with {bound}" if label.startswith("number of ") else f"whose {label} {_is(label)} {bound}"
         if op == "in":
-            vals = " or ".join(str(x) for x in v)
-            return f"{label} {vals}"
+            return f"whose {label} {_is(label)} {join_words([str(x) for x in v], 'or')}"
         if op == "between":
             a, b = v
-            ev = self.ci(t, c).event
             span = f"between {self.words_date(a)} and {self.words_date(b)} (both included)"
-            return f"that {_were(ev) if many else ev} {span}" if ev else f"{label} {span}"
-        return f"{label} {v}"
+            return f"that {_were(ci.event)} {span}" if ci.event else f"whose {label} falls {span}"
+        return f"whose {label} {_is(label)} {v}"
+
+    def _criterion(self, t: str, c: str, op: str, v: Any) -> str:
+        """A condition as a criterion in a list: ``star rating: at least 4 stars``, ``segment: luxury or upscale``."""
+        label = self.ci(t, c).label
+        if op in (">=", "<="):
+            return f"{label}: {self._bound(t, c, op, v)}"
+        if op == "in":
+            return f"{label}: {join_words([str(x) for x in v], 'or')}"
+        if op == "between":
+            return f"{label}: between {self.words_date(v[0])} and {self.words_date(v[1])}"
+        return f"{label}: {v}"
+
+    def _clue(self, t: str, c: str, op: str, v: Any) -> str:
+        """A clue about one row: ``its star rating is between 4 and 5 stars``, ``it was founded in March 2030``."""
+        ci = self.ci(t, c)
+        label = ci.label
+        if op == "in":
+            return f"its {label} {_is(label)} {v[0]}"
+        if ci.kind == "date":
+            month = v[0].strftime("%B %Y")
+            return f"it {ci.event} in {month}" if ci.event else f"its {label} falls in {month}"
+        lo, hi = self.words(t, c, v[0]), self.words(t, c, v[1])
+        if label.startswith("number of "):
+            return f"it has between {lo} and {hi} {label.removeprefix('number of ')}" if re.fullmatch(r"[\d.,]+", hi) else f"it has between {lo} and {hi}"
+        return f"its {label} {_is(label)} between {lo} and {hi}"
 
     def _match(self, row: dict, c: str, op: str, v: Any) -> bool:
         x = row[c]
@@ -417,7 +474,7 @@ class _Gen:
 
     def filter(self, limit: int) -> None:
         """Rows that meet 1-3 conditions on their attributes; 8-60 rows."""
-        tables = [t for t in self._labelled_tables(30) if self.numbers(t)]
+        tables = [t for t in self._labelled_tables(30) if self.numbers(t) and t in self.has_dataset]
         for i in range(limit * 4):
             if not tables or sum(x.extra["kind"] == "filter" for x in self.tasks) >= limit:
                 return
@@ -441,16 +498,21 @@ class _Gen:
             rows = [r for r in self.rows[t] if all(self._match(r, c, op, v) for c, op, v in conds)]
             if not max(5, min(15, self.tables[t].height // 6)) <= len(rows) <= 60:
                 continue
-            rows.sort(key=lambda r: str(r[info.label_column]))
+            rows.sort(key=lambda r: self.label(t, r))
             cond_cols = [c for c, _, _ in conds]
             extra = self.pick_attrs(t, self.rng.randint(2, 4), exclude=tuple(cond_cols))
             cols = [self.name_col(t)] + [self.attr_col(t, c) for c in dict.fromkeys(cond_cols + extra)]
-            words = " and ".join(self._cond_words(t, c, op, v) for c, op, v in conds)
-            heads = ", ".join(_prose(c.name) for c in cols[1:])
-            q = self.rng.choice([
-                f"{self.opener()} a list of every {info.noun} in *{self.title}* with {words}. Give each one's {heads}.",
-                f"Which {info.plural} in *{self.title}* have {words}? List all of them with their {heads}.",
-                f"Find all {info.plural} of *{self.title}* (as of {self.as_of()}) with {words}, and give their {heads}.",
+            words = join_words([self._cond_words(t, c, op, v) for c, op, v in conds])
+            crit = "; ".join(self._criterion(t, c, op, v) for c, op, v in conds)
+            w, each = self.ph.world, "each one's"
+            q = self.ph.preface() + self.ph.pick([
+                f"{self.ph.request()} a list of every {info.noun} in {w} {words}. Give {self.heads(cols[1:], each)}.",
+                f"Which {info.plural} in {w} are there {words}? List all of them with {self.heads(cols[1:], 'their')}.",
+                f"Find all {info.plural} of {w} (as of {self.as_of()}) {words}, and give {self.heads(cols[1:], 'their')}.",
+                f"Criteria: {crit}. List every {info.noun} of {w} that meets {'all of them' if len(conds) > 1 else 'it'}, with {self.heads(cols[1:], 'its')}.",
+                f"I'm screening the {info.plural} of {w}. Keep only those {words}, and for each one report {self.heads(cols[1:], 'the')}.",
+                f"For every {info.noun} in {w} {words}, I need {self.heads(cols[1:], 'the')}.",
+                f"Considering only {info.plural} {words}: which ones does {w} have? Give {self.heads(cols[1:], 'their')}.",
             ])
             plan = {"rows": {"from": "dataset"}, "where": [self.cond_plan(t, c, op, v) for c, op, v in conds]}
             self.add("filter", t, rows, cols, q, plan, inputs=self.all_rows_inputs(t, cond_cols))
@@ -487,7 +549,7 @@ class _Gen:
         made = 0
         for t in self._labelled_tables(10):
             dc = self.event(t)
-            if dc is None or made >= limit:
+            if dc is None or made >= limit or t not in self.has_dataset:
                 continue
             for ref, pt in self.parents(t)[:1]:
                 pattrs = [c for c in self.attributes(pt) if self.ci(pt, c).kind != "text"]
@@ -498,16 +560,26 @@ class _Gen:
                     if span is None or made >= limit:
                         break
                     start, end, rows = span
-                    rows.sort(key=lambda r: (r[dc], str(r[self.info[t].label_column])))
+                    rows.sort(key=lambda r: (r[dc], self.label(t, r)))
                     pa = self.rng.sample(pattrs, min(len(pattrs), self.rng.choice((1, 2))))
                     own = self.pick_attrs(t, 2, exclude=(dc,))
                     cols = ([self.name_col(t), self.attr_col(t, dc), self.parent_col(t, ref, pt)] + [self.parent_col(t, ref, pt, c) for c in pa]
                             + [self.attr_col(t, c) for c in own])
                     info, pinfo = self.info[t], self.info[pt]
                     cond = self._cond_words(t, dc, "between", (start, end))
-                    q = (f"{self.opener()} a table of the {info.plural} in *{self.title}* {cond}. For each, give the {self.ci(t, dc).label}, "
-                         f"its {pinfo.noun} and that {pinfo.noun}'s " + " and ".join(self.ci(pt, c).label for c in pa)
-                         + (", plus the " + " and ".join(self.ci(t, c).label for c in own) + f" of the {info.noun}" if own else "") + ".")
+                    w, dl, pn = self.ph.world, self.ci(t, dc).label, pinfo.noun
+                    pwords = self.ph.attrs([self.ci(pt, c).label for c in pa])
+                    ownw = self.ph.attrs([self.ci(t, c).label for c in own])
+                    q = self.ph.preface() + self.ph.pick([
+                        f"{self.ph.request()} a table of the {info.plural} in {w} {cond}. For each, give the {dl}, its {pn} and that {pn}'s {pwords}"
+                        + (f", plus the {ownw} of the {info.noun}." if own else "."),
+                        f"Which {info.plural} of {w} {cond.removeprefix('that ') if self.ci(t, dc).event else 'have ' + _an(dl) + cond.split(' falls', 1)[1]}? "
+                        f"For each one I need its {dl}, the {pn} it belongs to and that {pn}'s {pwords}" + (f", as well as its {ownw}." if own else "."),
+                        f"I'm looking at the period from {self.words_date(start)} to {self.words_date(end)}. Give all {info.plural} of {w} {cond}, "
+                        f"each with its {dl}, its {pn} and the {pn}'s {pwords}" + (f"; add the {info.noun}'s own {ownw}." if own else "."),
+                        f"List all {info.plural} in {w} {cond}, each with its {pn}. Columns: the {info.noun}, its {dl}, its {pn}, the {pn}'s {pwords}"
+                        + (f", and the {info.noun}'s {ownw}." if own else "."),
+                    ])
                     plan = {"rows": {"from": "dataset"}, "where": [self.cond_plan(t, dc, "between", (start, end))]}
                     self.add("join", t, rows, cols, q, plan, inputs=self.all_rows_inputs(t, [dc]))
                     made += 1
@@ -517,10 +589,10 @@ class _Gen:
         made = 0
         for t in self._labelled_tables():
             nums = self.numbers(t)
-            if not nums or made >= limit:
+            if not nums or made >= limit or t not in self.has_dataset:
                 continue
             groups: list[tuple[str, str, str | None]] = [("parent", pt, ref) for ref, pt in self.parents(t)]
-            groups += [("category", c, None) for c in self.categories(t)]
+            groups += [("category", c, None) for c in self.categories(t) if _noun_like(self.ci(t, c).label)]  # "for every segment", never "for every based in"
             for how, g, ref in self.rng.sample(groups, len(groups)):
                 if made >= limit:
                     break
@@ -536,24 +608,24 @@ class _Gen:
                 unit = f" ({ci.unit.header()})" if ci.unit and ci.unit.header() else ""
                 if how == "parent":
                     gname = _cap(self.info[g].noun)
-                    glabel = {k: render_value(self.by_key[g][k][self.info[g].label_column]) for k in buckets}
+                    glabel = {k: self.names[g][k].text for k in buckets}
                     gfield = Field("parent", g, "@name", ref)
                 else:
                     gname = _cap(self.ci(t, g).label)
                     glabel = {k: render_value(k) for k in buckets}
                     gfield = Field("row", t, g)
-                fns = ["count", self.rng.choice(("sum", "mean")), "max"]
+                fns = ["count", self.rng.choice(("sum", "mean") if ci.additive else ("mean", "min")), "max"]  # totals only of what adds up
                 cols = [Column(gname, Field("group", t, "@group"), "string"),
                         Column(f"Number of {info.plural}", Field("row", t, "@name"), "number", "count", exact=True)]
-                words = {"sum": f"Total {ci.label}", "mean": f"Average {ci.label}", "max": f"Highest {ci.label}"}
-                cols += [Column(words[f] + unit, Field("row", t, c), "number", f, exact=f == "max") for f in fns[1:]]
+                words = {"sum": f"Total {ci.label}", "mean": f"Average {ci.label}", "max": f"Highest {ci.label}", "min": f"Lowest {ci.label}"}
+                cols += [Column(words[f] + unit, Field("row", t, c), "number", f, exact=f in ("max", "min")) for f in fns[1:]]
                 pk = self.spec.tables[t].primary_key
                 gold, row_cells, keys = [], [], []
                 for k in sorted(buckets, key=lambda k: glabel[k]):
                     rs = buckets[k]
                     vals = [float(r[c]) for r in rs]
                     total = math.fsum(vals)  # exactly rounded: the same whatever order a solver adds the values in
-                    agg = {"sum": _round2(total), "mean": _round2(total / len(vals)), "max": max(vals)}
+                    agg = {"sum": _round2(total), "mean": _round2(total / len(vals)), "max": max(vals), "min": min(vals)}
                     gold.append({norm_column(cols[0].name): glabel[k], norm_column(cols[1].name): str(len(rs)),
                                  **{norm_column(col.name): render_value(agg[col.agg]) for col in cols[2:]}})
                     cells = []
@@ -562,11 +634,15 @@ class _Gen:
                     row_cells.append(cells)
                     keys.append(rs[0])
                 by = f"{self.info[g].noun}" if how == "parent" else self.ci(t, g).label
-                q = self.rng.choice([
-                    f"For every {by} in *{self.title}*, how many {info.plural} are there, and what are the " + ", ".join(w.lower() for w in (words[f] for f in fns[1:])) + f" across them? One row per {by}.",
-                    f"{self.opener()} a summary of the {info.plural} of *{self.title}* by {by}: the number of {info.plural}, "
-                    + " and ".join(words[f].lower() for f in fns[1:]) + f" for each {by}.",
-                ]) + " Round averages and totals to two decimals."
+                aggs = join_words([words[f].lower() for f in fns[1:]])
+                w = self.ph.world
+                q = self.ph.preface() + self.ph.pick([
+                    f"For every {by} in {w}, how many {info.plural} are there, and what are the {aggs} across them? One row per {by}.",
+                    f"{self.ph.request()} a summary of the {info.plural} of {w} by {by}: the number of {info.plural}, the {aggs} for each {by}.",
+                    f"Group the {info.plural} of {w} by {by}. For each group, report how many {info.plural} it has and the {aggs}.",
+                    f"I need a breakdown of {w} by {by}: per {by}, the count of {info.plural}, the {aggs}.",
+                    f"How are the {info.plural} of {w} distributed by {by}? Give, for each {by}, the number of {info.plural} and the {aggs}.",
+                ]) + self.ph.rounding([x for f, x in (("mean", "averages"), ("sum", "totals")) if f in fns])
                 plan = {"rows": {"from": "dataset"}, "group": self.field_plan(gfield)}
                 self.add("aggregate", t, keys, cols, q, plan, gold=gold, row_cells=row_cells)
                 made += 1
@@ -576,7 +652,7 @@ class _Gen:
         made = 0
         for t in self._labelled_tables():
             nums = self.numbers(t)
-            if not nums or self.tables[t].height < 20:
+            if not nums or self.tables[t].height < 20 or t not in self.has_dataset:
                 continue
             for _ in range(limit * 2):
                 if made >= limit:
@@ -604,8 +680,18 @@ class _Gen:
                 cols += [self.attr_col(t, a) for a in extra]
                 which = "highest" if desc else "lowest"
                 scope = f" whose {self.ci(t, cat[0]).label} is {cat[1]}" if cat else ""
-                q = (f"{self.opener()} the top {k} {info.plural}{scope} in *{self.title}* by {ci.label} ({which} first), as of {self.as_of()}. "
-                     + ("Number them from 1 and give" if positioned else "Give") + f" each one's {ci.label} and " + ", ".join(self.ci(t, a).label for a in extra) + ".")
+                w, lab = self.ph.world, ci.label
+                xw = self.ph.attrs([self.ci(t, a).label for a in extra])
+                lx = join_words([lab, xw])  # "price and screen size, battery capacity and segment", or the ranked value alone
+                num = self.ph.pick(["Number them from 1 and give", "Number them 1 to " + str(k) + " and give"]) if positioned else "Give"
+                q = self.ph.preface() + self.ph.pick([
+                    f"{self.ph.request()} the top {k} {info.plural}{scope} in {w} by {lab} ({which} first), as of {self.as_of()}. {num} each one's {lx}.",
+                    f"Which {k} {info.plural}{scope} of {w} have the {which} {lab}? {'Rank them from 1, ' + which + ' first, and give' if positioned else 'Give'} "
+                    f"the {join_words([lab] + [self.ci(t, a).label for a in extra])} of each.",
+                    f"I'm after the {k} {info.plural}{scope} with the {which} {lab} in {w} (as of {self.as_of()}). "
+                    f"{num} their {lx}.",
+                    f"Rank the {info.plural}{scope} of {w} by {lab}, {which} first, and keep the first {k}. {num} each one's {lx}.",
+                ])
                 gold, row_cells = [], []
                 for i, r in enumerate(top, 1):
                     g = {"position": str(i)} if positioned else {}
@@ -640,17 +726,24 @@ class _Gen:
                     frame = frame.filter(pl.col(col.within) == g)
                     wcol = table.columns[col.within]
                     if isinstance(wcol, M.ReferenceColumn):
-                        pl_ = render_value(self.by_key[wcol.parent][g][self.info[wcol.parent].label_column])
+                        pl_ = self.names[wcol.parent][g].text
                         scope = page_scope = f" of {pl_}"
                     else:
                         scope, page_scope = f" with {self.ci(t, col.within).label} {render_value(g)}", f" ({render_value(g)})"
                 title = f"{_cap(info.plural)}{page_scope} ranked by {self.ci(t, col.of).label}"
+                if title not in self.titles:
+                    continue
                 n = min(10, frame.height)
                 rows = frame.sort(rc).head(n).to_dicts()
                 cols = [self.attr_col(t, rc), self.name_col(t), self.attr_col(t, col.of)]
                 order = "highest first" if col.descending else "lowest first"
-                q = (f"List the top {n} {info.plural}{scope} in *{self.title}* ranked by {self.ci(t, col.of).label} ({order}), as of {self.as_of()}, "
-                     f"with their {self.ci(t, rc).label}, name and {self.ci(t, col.of).label}.")
+                w, by, rl = self.ph.world, self.ci(t, col.of).label, self.ci(t, rc).label
+                q = self.ph.preface() + self.ph.pick([
+                    f"List the top {n} {info.plural}{scope} in {w} ranked by {by} ({order}), as of {self.as_of()}, with their {rl}, name and {by}.",
+                    f"Which {n} {info.plural}{scope} of {w} come first when ranked by {by} ({order})? Give each one's {rl}, name and {by}.",
+                    f"{self.ph.request()} the published ranking of {info.plural}{scope} by {by} in {w}: the first {n} places, with {rl}, {info.noun} and {by}.",
+                    f"What are the first {n} places of the {by} ranking of {info.plural}{scope} in {w} ({order})? For each, the {rl}, the {info.noun} and its {by}.",
+                ])
                 plan = {"rows": {"from": "ranking", "title": title}, "limit": n}
                 self.add("ranking", t, rows, cols, q, plan, unique=[cols[1].name])
                 made += 1
@@ -669,7 +762,7 @@ class _Gen:
                 if span is None:
                     break
                 start, end, rows = span
-                rows.sort(key=lambda r: (r[dc], str(r[self.info[t].label_column])))
+                rows.sort(key=lambda r: (r[dc], self.label(t, r)))
                 attrs = self.pick_attrs(t, self.rng.randint(2, 4), exclude=(dc,))
                 cols = [self.name_col(t), self.attr_col(t, dc)] + [self.attr_col(t, a) for a in attrs]
                 for ref, pt in self.parents(t)[:1]:
@@ -682,16 +775,23 @@ class _Gen:
                     y, q = (y + 1, 1) if q == 4 else (y, q + 1)
                 qwords = " and ".join(f"Q{q} {y}" for y, q in quarters) if len(quarters) <= 2 else f"Q{quarters[0][1]} {quarters[0][0]} through Q{quarters[-1][1]} {quarters[-1][0]}"
                 filled = {(r[dc].year, (r[dc].month - 1) // 3 + 1) for r in rows}  # a quarter without rows has no timeline page
-                heads = ", ".join(_prose(c.name) for c in cols[1:])
                 ev = self.ci(t, dc).event
                 what = f"that {_were(ev)} in {qwords}" if ev else f"whose {self.ci(t, dc).label} falls in {qwords}"
-                q = self.rng.choice([
-                    f"{self.opener()} a timeline of every {info.noun} in *{self.title}* {what} ({self.words_date(start)} to {self.words_date(end)}), with its {heads}.",
-                    f"Which {info.plural} of *{self.title}* {_were(ev) if ev else 'fall'} in {qwords}? List each with its {heads}.",
+                what_one = f"that {ev} in {qwords}" if ev else what
+                in_period = f"that {_were(ev)} in that period" if ev else f"whose {self.ci(t, dc).label} falls in that period"
+                w, span = self.ph.world, f"{self.words_date(start)} to {self.words_date(end)}"
+                q = self.ph.preface(0.2) + self.ph.pick([
+                    f"{self.ph.request()} a timeline of every {info.noun} in {w} {what_one} ({span}), with {self.heads(cols[1:], 'its')}.",
+                    f"Which {info.plural} of {w} {_were(ev) + ' in ' + qwords if ev else 'have ' + _an(self.ci(t, dc).label) + ' in ' + qwords}? "
+                    f"List each with {self.heads(cols[1:], 'its')}.",
+                    f"I'm writing a quarterly review of {w} covering {qwords} ({span}). List every {info.noun} {what_one}, with {self.heads(cols[1:], 'the')}.",
+                    f"For {qwords}, give me all {info.plural} of {w} {in_period}: {self.heads(cols[1:], 'their')}.",
                 ])
                 ci = self.ci(t, dc)
                 prefix = f"{_cap(info.plural)} that {ci.event.replace('was ', 'were ')}: " if ci.event else f"{_cap(info.plural)} by {ci.label}: "
                 plan = {"rows": {"from": "timeline", "titles": [f"{prefix}Q{q} {y}" for y, q in quarters if (y, q) in filled]}}
+                if not all(x in self.titles for x in plan["rows"]["titles"]):
+                    break  # the corpus has no timeline of this table
                 self.add("window", t, rows, cols, q, plan)
                 made += 1
 
@@ -701,7 +801,7 @@ class _Gen:
         for t in self._by_family():
             for ref, pt in self.parents(t)[:1]:
                 clue_cols = [c for c in self.attributes(pt, ("number", "share", "rank", "category", "date")) if self.tables[pt][c].n_unique() > 1]
-                if len(clue_cols) < 2 or self.tables[pt].height < 3:
+                if len(clue_cols) < 2 or self.tables[pt].height < 3 or pt not in self.has_dataset:
                     continue
                 counts = dict(self.tables[t].group_by(ref).len().rows())
                 cands = sorted((k for k, n in counts.items() if n >= 5), key=str)  # group_by order is not stable
@@ -713,13 +813,21 @@ class _Gen:
                     if clues is None:
                         continue
                     info, pinfo = self.info[t], self.info[pt]
-                    rows = sorted((r for r in self.rows[t] if r[ref] == key), key=lambda r: str(r[info.label_column]))
+                    rows = sorted((r for r in self.rows[t] if r[ref] == key), key=lambda r: self.label(t, r))
                     attrs = self.pick_attrs(t, self.rng.randint(4, 5))
                     cols = [self.name_col(t)] + [self.attr_col(t, a) for a in attrs]
-                    clue_words = "; ".join(self._cond_words(pt, c, op, v, many=False).removeprefix("that ") for c, op, v in clues)
-                    heads = ", ".join(_prose(c.name) for c in cols[1:])
-                    q = (f"In *{self.title}* there is exactly one {pinfo.noun} with all of these traits: {clue_words}. "
-                         f"First identify that {pinfo.noun}, then list every one of its {info.plural} with the {heads}.")
+                    clue_list = [self._clue(pt, c, op, v) for c, op, v in clues]
+                    self.rng.shuffle(clue_list)
+                    w, pn = self.ph.world, pinfo.noun
+                    q = self.ph.pick([
+                        f"In {w} there is exactly one {pn} with all of these traits: {'; '.join(clue_list)}. "
+                        f"First identify that {pn}, then list every one of its {info.plural} with {self.heads(cols[1:], 'the')}.",
+                        f"One {pn} of {w} fits every clue below.\n" + "\n".join(f"- {x[:1].upper() + x[1:]}" for x in clue_list)
+                        + f"\nWork out which {pn} it is, then give me all of its {info.plural} with {self.heads(cols[1:], 'their')}.",
+                        f"I'm trying to pin down {_an(pn)} in {w}: {join_words(clue_list)}. Once you know which {pn} this is, "
+                        f"compile every {info.noun} it has, with {self.heads(cols[1:], 'the')}.",
+                        f"Find the {pn} of {w} for which {join_words(clue_list)}. Then list each of its {info.plural} with {self.heads(cols[1:], 'their')}.",
+                    ])
                     plan = {"rows": {"from": "children", "section": _cap(info.plural),
                                      "parent": {"slug": slug(pt), "resolve": {"plural": pinfo.plural, "table": pt,
                                                                                "where": [self.cond_plan(pt, c, op, v) for c, op, v in clues]}}}}
@@ -773,12 +881,12 @@ class _Gen:
                 ref, pt = parents[0]
                 counts = self.tables[t].group_by(ref).len().sort("len", ref, descending=[True, False]).rows()
                 groups = [(ref, k) for k, n in counts if n >= 5]
-            elif self.tables[t].height <= 40:
+            elif self.tables[t].height <= 40 and t in self.has_dataset:
                 groups = [(None, None)]
             for ref, key in groups[:limit]:
                 if made >= limit:
                     return
-                rows = sorted((r for r in self.rows[t] if (ref is None or r[ref] == key) and r[pk] in base_keys), key=lambda r: str(r[self.info[t].label_column]))
+                rows = sorted((r for r in self.rows[t] if (ref is None or r[ref] == key) and r[pk] in base_keys), key=lambda r: self.label(t, r))
                 if len(rows) < 3:
                     continue
                 cs = changed[:2]
@@ -791,11 +899,19 @@ class _Gen:
                              Column(f"{_cap(ci.label)} in {self.spec.as_of_date.year}{unit}", Field("row", t, c), self.ctype(t, c), exact=ci.kind == "rank")]
                 cols += [self.attr_col(t, a) for a in own]
                 info = self.info[t]
-                plabel = render_value(self.by_key[parents[0][1]][key][self.info[parents[0][1]].label_column]) if ref else ""
+                plabel = self.names[parents[0][1]][key].text if ref else ""
                 scope = f"of {plabel} " if ref else ""
-                q = (f"*{self.title}* is observed as of {self.as_of()}. For every {info.noun} {scope}that already existed in {base_year}, "
-                     f"compare its " + " and ".join(self.ci(t, c).label for c in cs) + f" as published in {base_year} with the value as of {self.as_of()}"
-                     + (", and give its current " + " and ".join(self.ci(t, a).label for a in own) if own else "") + ".")
+                cw = join_words([self.ci(t, c).label for c in cs])
+                ow = self.ph.attrs([self.ci(t, a).label for a in own])
+                w = self.ph.world
+                q = self.ph.pick([
+                    f"{w} is observed as of {self.as_of()}. For every {info.noun} {scope}that already existed in {base_year}, "
+                    f"compare its {cw} as published in {base_year} with the value as of {self.as_of()}" + (f", and give its current {ow}" if own else "") + ".",
+                    f"How did the {cw} of the {info.plural} {scope}in {w} change between {base_year} and {self.as_of()}? "
+                    f"Cover every {info.noun} that already existed in {base_year}" + (f", and add its current {ow}." if own else "."),
+                    f"I'm writing a report on {w} that compares {base_year} with today ({self.as_of()}). For each {info.noun} {scope}that existed in {base_year}, "
+                    f"I need its {cw} then and now" + (f", plus its current {ow}." if own else "."),
+                ])
                 rows_plan: dict[str, Any] = ({"from": "children", "parent": {"slug": slug(parents[0][1]), "label": plabel}, "section": _cap(info.plural)}
                                              if ref else {"from": "dataset"})
                 plan = {"rows": rows_plan, "base": {"title": f"Archived dataset: {info.plural} as of {base_year}"}}
@@ -805,6 +921,18 @@ class _Gen:
 
 def _cap(text: str) -> str:
     return text[:1].upper() + text[1:]
+
+
+def _noun_like(label: str) -> bool:
+    """A label that reads as a noun phrase (``segment``, ``type of trip``), not a predicate (``based in``, ``has a spa``)."""
+    words = label.split()
+    return bool(words) and words[-1] not in ("in", "of", "at", "on", "by", "for", "to", "from", "with") and words[0] not in ("is", "has", "was", "based")
+
+
+def _is(label: str) -> str:
+    """The verb agreeing with a label: ``points are``, ``player rating is``."""
+    last = label.split()[-1] if label.split() else label
+    return "are" if last.endswith("s") and not last.endswith(("ss", "us", "is")) and len(last) > 3 else "is"
 
 
 def _were(event: str) -> str:
@@ -821,21 +949,6 @@ def _prose(name: str) -> str:
     """A column header as words in a sentence: ``Launch price (USD)`` -> ``launch price``."""
     words = re.sub(r" \([^()]*\)$", "", name)
     return words if words[:2].isupper() else words[:1].lower() + words[1:]
-
-
-def _format_block(names: list[str]) -> str:
-    """The output instructions of the real WideSearch tasks, in English."""
-    cols = ", ".join(names)
-    return (
-        "\n\nPlease output the result as a Markdown table. The table must contain the following columns: "
-        f"{cols}. Output requirements:\n\n"
-        "- Output one single Markdown table; do not split it into several tables\n"
-        "- Fill every cell as its column asks; do not leave cells out without reason\n"
-        f"- The column names, in order, are: {cols}\n"
-        '- Write dates as "Mon DD, yyyy" (for example: Feb 01, 1994)\n'
-        "- Write numbers without units or thousands separators; the unit is in the column name\n"
-        "- Output the result directly, in the format ```markdown{table}```"
-    )
 
 
 def generate_tasks(

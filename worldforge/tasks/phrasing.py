@@ -1,0 +1,108 @@
+"""How task questions are worded: frames per kind, lists of attributes in varied order, varied output instructions.
+
+Real WideSearch questions are requests ("Compile ..."), questions ("Which ...?") or scenarios ("I'm
+writing a report on ..."), state their constraints before or after the columns they want, and end
+with output instructions worded in several ways that all say the same: one Markdown table, the exact
+column names in order, dates as "Mon DD, yyyy", numbers without units or separators, a ```markdown
+fence. :class:`Phrasing` draws every choice from the task generator's seeded stream, so the same
+world and seed give the same questions.
+"""
+
+from __future__ import annotations
+
+import random
+
+__all__ = ["Phrasing", "join_words"]
+
+_REQUESTS = ("Compile", "Put together", "Build", "Prepare", "Assemble", "I need", "I'd like", "Please give me", "Draw up", "Create")
+_PREFACES = (
+    "I'm writing a report and need some data.", "I'm preparing a briefing.", "This is for a market analysis.", "Quick research task.",
+    "I'm putting together a fact sheet.", "I need this for a newsletter piece.", "Some background research, please.",
+    "This is for a report I'm drafting.", "Context: I'm comparing sources for an article.",
+)
+
+
+def join_words(items: list[str], conj: str = "and") -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    items = [i for i in items if i]
+    if len(items) <= 2:
+        return f" {conj} ".join(items)
+    return ", ".join(items[:-1]) + f" {conj} " + items[-1]
+
+
+class Phrasing:
+    """The wording choices of one task generator.
+
+    Args:
+        rng: the generator's seeded random stream.
+        title: the world's title (questions write it in italics).
+    """
+
+    def __init__(self, rng: random.Random, title: str):
+        self.rng, self.world = rng, f"*{title}*"
+
+    def pick(self, options: list[str]) -> str:
+        """One of ``options`` (non-empty ones)."""
+        return self.rng.choice([o for o in options if o])
+
+    def request(self) -> str:
+        """A verb phrase that takes the thing asked for as its object (``Compile``, ``I need``)."""
+        return self.rng.choice(_REQUESTS)
+
+    def preface(self, p: float = 0.35) -> str:
+        """A scenario sentence before the request (``I'm writing a report and need some data.``), or nothing."""
+        return self.rng.choice(_PREFACES) + " " if self.rng.random() < p else ""
+
+    def attrs(self, words: list[str], det: str = "") -> str:
+        """Attribute words in a varied order, joined: ``its price, screen size and launch date``."""
+        words = list(words)
+        self.rng.shuffle(words)
+        return (det + " " if det else "") + join_words(words)
+
+    def rounding(self, what: list[str]) -> str:
+        """A note on rounding computed values (``what``: ``averages``, ``totals``), or nothing."""
+        if not what:
+            return ""
+        w = join_words(what)
+        return " " + self.pick([f"Round {w} to two decimals.", f"Give {w} to two decimal places.", f"{w[:1].upper() + w[1:]} should be rounded to 2 decimals."])
+
+    def requirements(self, names: list[str]) -> str:
+        """The output instructions, in one of several wordings; every one asks for one Markdown table with
+        ``names`` as its columns in order, dates as "Mon DD, yyyy", numbers without units or separators, in a
+        ```markdown fence."""
+        cols = ", ".join(names)
+        blocks = [
+            ("\n\nPlease output the result as a Markdown table. The table must contain the following columns: "
+             f"{cols}. Output requirements:\n\n"
+             "- Output one single Markdown table; do not split it into several tables\n"
+             "- Fill every cell as its column asks; do not leave cells out without reason\n"
+             f"- The column names, in order, are: {cols}\n"
+             '- Write dates as "Mon DD, yyyy" (for example: Feb 01, 1994)\n'
+             "- Write numbers without units or thousands separators; the unit is in the column name\n"
+             "- Output the result directly, in the format ```markdown{table}```"),
+            (f"\n\nAnswer with a single Markdown table whose columns are, in this order: {cols}.\n\nFormat rules:\n"
+             "- One Markdown table only, not several\n"
+             "- Keep the column names exactly as given, in the same order\n"
+             '- Dates as "Mon DD, yyyy" (e.g. Feb 01, 1994)\n'
+             "- Numbers as plain digits, with no units and no thousands separators (the column name carries the unit)\n"
+             "- Leave no cell empty without a reason\n"
+             "- Wrap the table in ```markdown{table}```"),
+            (f"\n\nReturn the answer as one Markdown table with exactly these columns, in order: {cols}. "
+             'Dates must read like "Feb 01, 1994" (Mon DD, yyyy); numbers carry no units and no thousands separators, since the units '
+             "are in the column names. Do not split the table, and output it directly as ```markdown{table}```."),
+            ("\n\nOutput format:\n"
+             "1. A single Markdown table (do not split it)\n"
+             f"2. Columns, in this exact order and spelling: {cols}\n"
+             '3. Dates in the form "Mon DD, yyyy" (for example: Feb 01, 1994)\n'
+             "4. Numbers without units or thousands separators; the unit is given in the column name\n"
+             "5. Fill every cell; do not omit cells without reason\n\n"
+             "Give the table directly, as ```markdown{table}```"),
+            (f"\n\nPresent the results as a Markdown table with the columns {cols} (in that order). Requirements:\n\n"
+             "- a single table, not split into parts\n"
+             "- column names exactly as listed above\n"
+             '- dates formatted "Mon DD, yyyy", e.g. Feb 01, 1994\n'
+             "- numbers without units or thousands separators (the column names give the units)\n"
+             "- every cell filled where the data exists\n"
+             "- the table output directly in the form ```markdown{table}```"),
+        ]
+        return self.rng.choice(blocks)
