@@ -491,7 +491,7 @@ class _Builder:
                 lead = rng.choice(leads)
                 if rng.random() < 0.5:  # a news opener: "Update:", "In brief:" ...
                     lead = rng.choice(_NEWS_OPENERS) + " " + lead
-                lead = _cap(lead)
+                lead = lead if lead.startswith((label, plabel or label)) else _cap(lead)  # a name keeps its own case
                 ref.mentions = 1
                 facts = [dfact] + self.name_fact(t, row, "lead") + (self.name_fact(parent[0], parent[1], "lead") if plabel and plabel in lead else [])
                 body = [lead, ""]

@@ -125,5 +125,6 @@ def realise(rng, ref: Referent, items: list[Said], voice: str = "encyclopedia", 
             opener = rng.choice(_FORUM)
         elif voice == "news" and out and rng.random() < 0.3:
             opener = rng.choice(_NEWS)
-        out.append(sentence_case(opener + core) + ".")
+        text = opener + core
+        out.append((text if text.startswith(ref.name) else sentence_case(text)) + ".")  # "vivo Edge 11" keeps its own case
     return out
