@@ -634,7 +634,7 @@ class _Gen:
                     row_cells.append(cells)
                     keys.append(rs[0])
                 by = f"{self.info[g].noun}" if how == "parent" else self.ci(t, g).label
-                aggs = join_words([words[f].lower() for f in fns[1:]])
+                aggs = join_words([words[f][:1].lower() + words[f][1:] for f in fns[1:]])  # "time on Mars" keeps its capital
                 w = self.ph.world
                 q = self.ph.preface() + self.ph.pick([
                     f"For every {by} in {w}, how many {info.plural} are there, and what are the {aggs} across them? One row per {by}.",
@@ -685,7 +685,7 @@ class _Gen:
                 lx = join_words([lab, xw])  # "price and screen size, battery capacity and segment", or the ranked value alone
                 num = self.ph.pick(["Number them from 1 and give", "Number them 1 to " + str(k) + " and give"]) if positioned else "Give"
                 q = self.ph.preface() + self.ph.pick([
-                    f"{self.ph.request()} the top {k} {info.plural}{scope} in {w} by {lab} ({which} first), as of {self.as_of()}. {num} each one's {lx}.",
+                    f"{self.rng.choice(('Compile', 'List', 'Give me', 'I need'))} the top {k} {info.plural}{scope} in {w} by {lab} ({which} first), as of {self.as_of()}. {num} each one's {lx}.",
                     f"Which {k} {info.plural}{scope} of {w} have the {which} {lab}? {'Rank them from 1, ' + which + ' first, and give' if positioned else 'Give'} "
                     f"the {join_words([lab] + [self.ci(t, a).label for a in extra])} of each.",
                     f"I'm after the {k} {info.plural}{scope} with the {which} {lab} in {w} (as of {self.as_of()}). "
