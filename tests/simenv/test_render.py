@@ -77,7 +77,7 @@ def test_with_on_reject_grounded_the_template_page_is_served(wh):
 
 def test_a_url_renders_once_for_the_life_of_the_world(wh):
     url, page = model_url(wh)
-    backend = PlantingBackend(page=page.replace(" model in *", " phone model in *"), plant=0)
+    backend = PlantingBackend(page=page + "\n\nA phone model with a loyal following.", plant=0)
     renderer = LLMSearchRenderer(backend)
     first = SearchEnv("smartphones_2029", warehouse=wh, renderer=renderer).step({"name": "web_extractor", "arguments": {"url": url}})
     again = SearchEnv("smartphones_2029", warehouse=wh, renderer=LLMSearchRenderer(backend), session_id="other").step({"name": "web_extractor", "arguments": {"url": " " + url + " "}})

@@ -94,6 +94,9 @@ class Page:
         lead: the first paragraph, the only text search snippets are cut from.
         body_md: the Markdown body, starting with the lead.
         facts: the cells the page states, each marked ``lead`` or ``body``.
+        site: the domain of the site that publishes it.
+        article: the article inside ``body_md`` (lead, prose, tables: every fact is stated there), without the
+            site's chrome, background and comments around it; empty when the body is all article.
     """
 
     url: str
@@ -106,6 +109,7 @@ class Page:
     body_md: str
     facts: list[Fact] = field(default_factory=list)
     site: str = ""
+    article: str = ""
 
 
 def render_value(value: Any) -> str:
@@ -352,6 +356,7 @@ class _Builder:
               subject: str = "") -> Page:
         """Put the article of ``page`` in its site's chrome: navigation, breadcrumbs, background, comments, footer."""
         chrome = Chrome(site.domain, site.name, genre, self.as_of.year)
+        page.article = page.body_md
         parts = chrome.header(rng, crumbs, rng.sample(self.topics, min(len(self.topics), rng.randint(3, 8)))) + [page.body_md]
         if background and self.background_pool:
             head = rng.choice(("## Background", "## Context", "## About the sector", "## Why it matters", ""))
@@ -476,17 +481,17 @@ class _Builder:
                 published = min(row[dc] + timedelta(days=rng.randint(0, 3)), self.as_of) if isinstance(row[dc], date) else None
                 parent = self.parent_of(t, row)
                 plabel = self.labels[parent[0]][parent[1][self.spec.tables[parent[0]].primary_key]] if parent else None
-                by = f"{plabel}'s " if plabel and rng.random() < 0.5 else ""
+                by = f"{plabel}'s " if plabel and plabel not in label and rng.random() < 0.5 else ""  # never "Google's Google Terra 2"
                 short = clause.replace(f" on {dtext}", "") if self.frame(t, dc).event else clause
-                title = rng.choice([f"{by}{label} {clause}", f"{label}: what we know", f"{_cap(by)}{label} {short}", f"Report: {label} {short}",
+                title = rng.choice([f"{by}{label} {clause}", f"{label}: what we know", f"{by}{label} {short}", f"Report: {label} {short}",
                                     f"{label} {short}, {rng.choice(_SOURCES)}"])
                 ref = self.referent(t, row)
-                leads = [f"{by}{label} {clause}, {rng.choice(_SOURCES)}.", f"{_cap(by)}{label} {clause}.",
+                leads = [f"{by}{label} {clause}, {rng.choice(_SOURCES)}.", f"{by}{label} {clause}.",
                          f"{rng.choice(('Sources confirmed', 'Officials said', 'Records show', 'A filing shows'))} that {by}{label} {clause}.", f"We can now confirm that {by}{label} {clause}.",
                          f"It is official: {by}{label} {clause}.", f"{by}{label} {clause}, a date that had been expected for some time."]
                 if self.frame(t, dc).event:
                     leads += [f"On {dtext}, {by}{label} {short}.", f"It was on {dtext} that {by}{label} {short}."]
-                if plabel and not by:
+                if plabel and not by and plabel not in label:
                     leads += [f"{label}, {a_or_an(self.info[t].noun)} of {plabel}, {clause}.", f"{plabel} said {label} {clause}."]
                 lead = rng.choice(leads)
                 if rng.random() < 0.5:  # a news opener: "Update:", "In brief:" ...
@@ -553,8 +558,7 @@ class _Builder:
                     lead = lead[:-1] + rng.choice(_PRESS_TRAILERS) + "."
                 facts = [dfact] + self.name_fact(t, row, "lead") + self.name_fact(pt, prow, "lead")
                 body = [lead, ""]
-                ref = self.referent(t, row)
-                ref.mentions = 1
+                ref = self.referent(t, row)  # the paragraph names the row first: its figures are not the organisation's
                 cols = rng.sample(self.numbers(t), min(len(self.numbers(t)), 3))
                 said, pf = self.prose(rng, t, row, cols, site.style, "body", "encyclopedia", ref=ref)
                 if said:
@@ -793,6 +797,7 @@ class _Builder:
             about = ["", rng.choice(("## About this dataset", "## Dataset notes", "## Metadata")), ""]
             for c in cols:
                 desc = src.spec.tables[t].columns[c].description
+                desc = None if desc and any(ch.isdigit() for ch in desc) else desc  # a figure in a note could read as a world fact
                 ci = src.col(t, c)
                 about.append(f"- **{_cap(ci.label)}**: {desc.rstrip('.') if desc else 'as published by the source'}"
                              + (f" (unit: {ci.unit.text})" if ci.unit is not None and ci.unit.kind not in ("share",) else "") + ".")

@@ -293,9 +293,11 @@ class FactVerifier:
                 if entity is None:
                     continue
                 found = self._column_of(entity, m.group(1))
-                if not found:
+                if not found or re.search(r"\bby\s+$", sentence[: m.start()]):  # "ranks No. 4 by shipments": a criterion, not a value
                     continue
                 after = sentence[m.end():]
+                # the value of a mention is in its own clause: "ranks No. 2 by shipments, and its price is $399" states no shipments
+                after = re.split(r",\s(?!\d)|;\s|\s(?:and|but|while|whose)\s", after, maxsplit=1)[0]
                 for e_pos, e in ents:  # entity names carry digits ("Lumen 6"); never read them as values
                     if e_pos >= m.end():
                         after = after.replace(sentence[e_pos: e_pos + len(e)], " ")
