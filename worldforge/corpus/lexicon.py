@@ -61,6 +61,8 @@ _PERSON_NOUNS = {
     "surgeon", "physician", "worker", "miner", "colonist", "settler", "passenger", "traveller", "traveler", "guest", "competitor",
     "grandmaster", "streamer", "creator", "podcaster", "juror", "judge", "principal investigator", "curator", "captain",
 }
+_PARTICIPLES = {"sold", "built", "made", "grown", "drawn", "won", "lost", "held", "run", "flown", "given", "taken", "shown", "seen",
+                "written", "done", "paid", "spent", "brought", "bought", "caught", "kept", "sent", "thrown", "fought", "sung", "ridden"}
 _MASS = {"revenue", "income", "profit", "funding", "output", "power", "traffic", "attendance", "turnover", "spending", "debt",
          "investment", "production", "consumption", "throughput", "demand", "supply", "equity", "capital", "rainfall", "footfall"}
 _DIMENSIONS = {"size", "length", "height", "width", "diameter", "depth", "span", "wingspan", "thickness", "elevation", "altitude"}
@@ -140,6 +142,8 @@ def _noun_phrase_ok(words: list[str]) -> bool:
         return False
     if words[0] in ("year", "date") and len(words) > 1 and words[1].endswith("ed"):
         return False  # "year founded", "date announced"
+    if len(words) > 1 and words[-1] in _PARTICIPLES:
+        return False
     return not (len(words) > 1 and words[-1].endswith("ed") and words[-1] not in ("speed", "seed", "need", "feed", "bed", "shed", "red"))
 
 
@@ -237,6 +241,9 @@ def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | No
     # numbers
     vps: list[str] = []
     head = words[-1] if words else ""
+    if len(words) == 2 and (words[1] in _PARTICIPLES or words[1].endswith("ed")) and _is_plural(words[0]):
+        # "units sold" -> "sold 106,000 units", "goals scored" -> "scored 14 goals"
+        return Frame((f"{words[1]} {{value}}" if unit_base else f"{words[1]} {{value}} {words[0]}",), None, None)
     if words[:2] == ["number", "of"] and len(words) > 2:
         things = " ".join(words[2:])
         vps = [f"has {{value}} {things}" if unit_base is None else "has {value}", f"counts {{value}} {things}" if unit_base is None else "counts {value}"]

@@ -47,8 +47,15 @@ BAD_CONSTRUCTIONS: dict[str, re.Pattern] = {
     "<person> itself": re.compile(r"\b[A-Z][a-z]+ [A-Z][a-z]+ itself\b"),
     "has <value> as its <label>": re.compile(r"\bhas [\w ,.-]+ as its [a-z ]+\b"),
     "doubled article": re.compile(r"\b(a|an|the) (a|an|the)\b"),
-    "a/an mismatch": re.compile(r"\ba [aeiou][a-z]+\b(?<!\ba one)(?<!\ba user)(?<!\ba unit)(?<!\ba uni)(?<!\ba euro)"),
 }
+_ARTICLE = re.compile(r"(?<![\w'’-])(a|an) ([A-Za-z][a-z]+)\b")
+
+
+def _article_mismatches(text: str) -> int:
+    """"a hour", "an unit": indefinite articles that disagree with inflect's choice for the next word."""
+    from worldforge.corpus.lexicon import a_or_an
+
+    return sum(1 for m in _ARTICLE.finditer(text) if a_or_an(m.group(2)).split(" ", 1)[0] != m.group(1))
 
 
 def bad_constructions(text: str) -> dict[str, int]:
@@ -58,6 +65,9 @@ def bad_constructions(text: str) -> dict[str, int]:
         n = len(pat.findall(text))
         if n:
             out[name] = n
+    n = _article_mismatches(text)
+    if n:
+        out["a/an mismatch"] = n
     return out
 
 
