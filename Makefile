@@ -78,6 +78,7 @@ bench: $(STAMP)  ## bench/simenv.py, bench/rl.py and bench/load.py read the demo
 	$(BIN)/python bench/ingest.py --mb 1024  # peak RSS of a streaming ingest of 1 GB (several minutes)
 	$(BIN)/python bench/record.py  # the recording proxy in front of vllm serve of the tiny model
 	$(BIN)/python bench/corpus.py
+	$(BIN)/python bench/prose.py --no-fail  # how pages read: skeleton variety, page length, answer share, template constructions
 	$(BIN)/python bench/simenv.py
 	$(BIN)/python bench/rl.py
 	$(BIN)/python bench/load.py --no-fail

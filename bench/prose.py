@@ -13,7 +13,7 @@ page >= 400 words, answer share a minority (< 0.5) of every page, 0 template con
 There is no public corpus of real pages shipped by a package here, so the real-page figure
 (about 0.8) is the one quoted in the issue, not measured in this run.
 
-Usage: python bench/prose.py [--archetypes N] [--small]   (--small: bundled worlds and 3 archetypes; seconds)
+Usage: python bench/prose.py [--archetypes N] [--small] [--no-fail]
 """
 
 from __future__ import annotations
@@ -65,7 +65,8 @@ def measure(spec) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--archetypes", type=int, default=0, help="archetypes to measure (0: all)")
-    ap.add_argument("--small", action="store_true", help="bundled worlds and 3 archetypes (seconds; make test runs it)")
+    ap.add_argument("--small", action="store_true", help="bundled worlds, the hand-written specs and 3 archetypes")
+    ap.add_argument("--no-fail", action="store_true", help="exit 0 even when a target is missed (make bench)")
     args = ap.parse_args()
     specs = [load_spec(p) for p in sorted((ROOT / "world_specs").glob("*.yaml"))]
     specs += [load_spec(p) for p in sorted((ROOT / "bench" / "specs").glob("*.yaml"))]
@@ -88,7 +89,10 @@ def main() -> None:
           f"{max(r['share_max'] for r in rows):.2f} (target < 0.5); worlds with template constructions: {len(bad)}")
     print(f"pages per second (generation only): {sum(r['pages'] for r in rows) / sum(r['secs'] for r in rows):,.0f}")
     failed = [("variety", low), ("length", short), ("answer share", heavy), ("template constructions", bad)]
-    print("PASS" if not any(x for _, x in failed) else "FAIL " + "; ".join(f"{k}: {', '.join(v)}" for k, v in failed if v))
+    missed = any(x for _, x in failed)
+    print("PASS" if not missed else "FAIL " + "; ".join(f"{k}: {', '.join(v)}" for k, v in failed if v))
+    if missed and not args.no_fail:
+        raise SystemExit(1)
 
 
 if __name__ == "__main__":

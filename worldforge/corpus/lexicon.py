@@ -189,6 +189,8 @@ def frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | Non
     fr = _frame_for(label, kind, unit_base, unit_kind, name=name, verb=verb, event=event, of_label=of_label, person=person)
     words = _label_words(label)
     head = next((words[:i] for i, w in enumerate(words) if w in _PREPS), words)
+    while len(head) > 1 and (head[-1] in _PARTICIPLES or head[-1].endswith("ed")):  # "goals scored": the head is "goals"
+        head = head[:-1]
     if fr.noun and head and _is_plural(head[-1]):
         return Frame(fr.vps, fr.noun, fr.with_phrase, fr.event, True)
     return fr
@@ -217,8 +219,8 @@ def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | No
         simple = False
     has_a = f"has {label if words[-1] in _MASS else art} of {{value}}" if simple else None
     with_a = f"with {label if words[-1] in _MASS else art} of {{value}}" if simple else None
-    if verb:
-        return Frame(tuple(v.strip() for v in verb.split("|") if v.strip()), noun, with_a, kind == "date")
+    if verb:  # the spec's own verbs; the label serves as a noun only when it is a plain noun phrase
+        return Frame(tuple(v.strip() for v in verb.split("|") if v.strip()), noun if simple else None, with_a, kind == "date")
     if kind == "date":
         ev = _event_for(label, name, event)
         if ev:
@@ -330,7 +332,9 @@ class Referent:
         self.mentions += 1
         if first or self.mentions == 1:
             return self.name
-        options = [self.name, f"the {self.noun}", f"the {self.noun}"]
+        options = [self.name, f"the {self.noun}", f"the {self.noun}", f"this {self.noun}"]
+        if self.kind_word:  # "the technician", "the flagship phone model"
+            options.append(f"the {self.kind_word}" if self.person else f"the {self.kind_word} {self.noun}")
         if self.person:
             parts = self.name.split()
             if len(parts) > 1 and parts[-1][:1].isupper():

@@ -5,7 +5,7 @@ text with every capitalised word masked as ``C``, every number (digits with thei
 currency signs, ``%``) as ``0`` and every Markdown link as ``L``, lower-cased: ``Ares Dome has a
 capacity of 79 people.`` and ``Gale Ring has a capacity of 24 people.`` share one skeleton. 1.0
 means no two sentences are built alike; template text scores near 0. It is computed over *prose
-sentences*: paragraph text, not tables, list items, headings, links lists or chrome lines
+sentences*: paragraph text, not tables, list items (bulleted or numbered), headings, links lists or chrome lines
 without a full stop. :func:`fact_sentences` keeps those that state a registered fact of the page
 (a ``corpus_facts`` value text occurs in them): the sentences the generator plans from the world,
 as opposed to boilerplate.
@@ -79,8 +79,8 @@ def prose_sentences(markdown: str) -> list[str]:
         line = line.strip()
         if line.startswith(">"):
             line = re.sub(r"^>\s*(\*\*[^*]+\*\*[^:]*:\s*)?", "", line)
-        if not line or line[0] in "|#-*!" and not line.startswith("**") or line.startswith("---"):
-            continue
+        if not line or line[0] in "|#-*!" and not line.startswith("**") or line.startswith("---") or re.match(r"\d+\.\s", line):
+            continue  # tables, headings, list items (bulleted or numbered), rules
         line = re.sub(r"^\*\*[^*]+\*\* (asks|wrote|posted|replied):\s*", "", line)
         text = _LINK.sub(r"\1", line).strip()
         if not text or text[-1] not in ".?!\u201d\"" or len(_WORD.findall(text)) < 4:
@@ -90,8 +90,10 @@ def prose_sentences(markdown: str) -> list[str]:
 
 
 def fact_sentences(markdown: str, value_texts: Iterable[str]) -> list[str]:
-    """The prose sentences of a page that state one of its facts (a value text of length 2 or more occurs in them)."""
-    vals = [v for v in set(value_texts) if len(v) >= 2]
+    """The prose sentences of a page that state one of its facts: a value text with a digit or a capital letter (a
+    number, a date, a name) occurs in them as a whole word; a lower-case word ("planned", "budget") is too common to
+    tell a statement from a coincidence."""
+    vals = [v for v in set(value_texts) if len(v) >= 2 and any(ch.isdigit() or ch.isupper() for ch in v)]
     if not vals:
         return []
     pat = re.compile(r"(?<![\w.,])(?:" + "|".join(re.escape(v) for v in sorted(vals, key=len, reverse=True)) + r")(?![\w])")

@@ -30,9 +30,14 @@ A scenario's corpus also gets *archive* news pages dated in the base year and *a
 (the base world's values of the columns that changed, page type ``dataset``), both stating base-world
 values (facts with ``scope = 'world'``): a previous year's value, clearly dated in the past.
 
-Every page has a stable URL, a title, a date (``published``, or none for reference pages), a
-Markdown body whose first paragraph is its *lead*, and its provenance: the ``(table, row key,
-column, stated text)`` cells it states, each marked ``lead`` or ``body``. Search snippets are cut
+Every page has a stable URL, a title, a date (``published``, or none for reference pages), an
+*article* whose first paragraph is its *lead*, a Markdown body that puts the article in its
+site's chrome (navigation, breadcrumbs, background paragraphs, comments, related lists, footer:
+:mod:`worldforge.corpus.chrome`), and its provenance: the ``(table, row key, column, stated
+text)`` cells it states, each marked ``lead`` or ``body``, all inside the article. Prose is
+planned and realised by :mod:`worldforge.corpus.planner` over the verb frames of
+:mod:`worldforge.corpus.lexicon`: several facts a sentence, the row named first and then
+referred to by pronoun, surname or description. Search snippets are cut
 from leads only (:mod:`worldforge.corpus.index`), so a ``body`` fact never shows in a snippet.
 Pages never contradict the tables: every stated text is written from the cell by
 :func:`~worldforge.corpus.quantity.format_value`, and :func:`~worldforge.corpus.store.check_corpus`
@@ -172,7 +177,7 @@ class Site:
 
 
 _NEWS_NAMES = ("{T} Daily", "The {T} Wire", "{T} Insider", "{T} Times", "The {T} Ledger", "{T} Today", "{T} Dispatch", "{T} Report")
-_SOURCES = ("sources confirmed", "according to a statement", "officials said", "the company said", "records show", "a filing shows")
+_SOURCES = ("sources confirmed", "according to a statement", "officials said", "a spokesperson said", "records show", "a filing shows")
 _NEWS_OPENERS = ("Update:", "In brief:", "Confirmed:", "Just in:", "Catching up:", "From the wires:", "Quick take:", "For the record:",
                  "Worth knowing:", "This week:")
 _PRESS_TRAILERS = (", the organisation said in a statement", ", in line with its published plans", ", as planned",
@@ -315,9 +320,14 @@ class _Builder:
             self._frames[key] = fr
         return fr
 
-    def referent(self, t: str, row: dict, kind_word: str | None = None) -> Referent:
-        """A fresh :class:`~worldforge.corpus.lexicon.Referent` for a row (no mention yet)."""
-        return Referent(self.labels[t][row[self.spec.tables[t].primary_key]], self.info[t].noun, self.person[t], kind_word)
+    def referent(self, t: str, row: dict) -> Referent:
+        """A fresh :class:`~worldforge.corpus.lexicon.Referent` for a row (no mention yet); its first category, when
+        it is a lower-case word and the row is a person, describes it ("the technician")."""
+        cats = self.attributes(t, ("category",))
+        kind = row.get(cats[0]) if cats else None
+        # people only: "the technician" reads well, "the success launch record" does not
+        kind = kind if self.person[t] and isinstance(kind, str) and kind[:1].islower() and len(kind.split()) <= 2 and "|" not in kind else None
+        return Referent(self.labels[t][row[self.spec.tables[t].primary_key]], self.info[t].noun, self.person[t], kind)
 
     def prose(self, rng, t: str, row: dict, cols: list[str], style: Style, section: str, voice: str = "encyclopedia",
               ref: Referent | None = None, scope: str | None = None, base: "_Builder | None" = None) -> tuple[list[str], list[Fact]]:
@@ -409,7 +419,9 @@ class _Builder:
                 if cats and row[cats[0]] is not None:
                     ctext, cfact = self.say(t, row, cats[0], site.style, "lead")
                     clabel = self.col(t, cats[0]).label
-                    what = rng.choice([f"{ctext} {info.noun}", f"{info.noun} whose {clabel} is {ctext}", f"{info.noun} ({clabel}: {ctext})"])
+                    # "a flagship phone model", but never "a Philippines squad member": a proper name is no modifier
+                    forms = [f"{info.noun} whose {clabel} is {ctext}", f"{info.noun} ({clabel}: {ctext})"]
+                    what = rng.choice(forms + ([f"{ctext} {info.noun}"] * 2 if ctext[:1].islower() else []))
                     facts.append(cfact)
                 parents = []
                 for ref, col in table.references.items():
@@ -422,10 +434,15 @@ class _Builder:
                                        f"In *{self.title}*, **{label}** is {a_what}."])
                 else:
                     ps = " and ".join(parents)
-                    lead = rng.choice([f"**{label}** is {a_what} of {ps} in *{self.title}*.",
-                                       f"**{label}** is {a_what} in *{self.title}*, listed under {ps}.",
-                                       f"**{label}** ({ps}) is {a_what} recorded in *{self.title}*.",
-                                       f"Listed under {ps}, **{label}** is {a_what} in *{self.title}*."])
+                    if " whose " in what or "(" in what:  # the clause ends the sentence: nothing hangs off it
+                        lead = rng.choice([f"Listed under {ps}, **{label}** is {a_what}.", f"**{label}** ({ps}) is {a_what}.",
+                                           f"In *{self.title}*, **{label}** is {a_what}, listed under {ps}." if "(" in what else
+                                           f"In *{self.title}*, **{label}** ({ps}) is {a_what}."])
+                    else:
+                        lead = rng.choice([f"**{label}** is {a_what} of {ps} in *{self.title}*.",
+                                           f"**{label}** is {a_what} in *{self.title}*, listed under {ps}.",
+                                           f"**{label}** ({ps}) is {a_what} recorded in *{self.title}*.",
+                                           f"Listed under {ps}, **{label}** is {a_what} in *{self.title}*."])
                 lines = [lead, "", f"| {_cap(info.noun)} | {_cell(label)} |", "|---|---|"]
                 shown = []
                 for c in self.attributes(t):  # compose-only columns are no infobox rows
@@ -481,7 +498,8 @@ class _Builder:
                 published = min(row[dc] + timedelta(days=rng.randint(0, 3)), self.as_of) if isinstance(row[dc], date) else None
                 parent = self.parent_of(t, row)
                 plabel = self.labels[parent[0]][parent[1][self.spec.tables[parent[0]].primary_key]] if parent else None
-                by = f"{plabel}'s " if plabel and plabel not in label and rng.random() < 0.5 else ""  # never "Google's Google Terra 2"
+                poss = plabel + ("'" if plabel and plabel.endswith("s") else "'s") if plabel else ""
+                by = f"{poss} " if plabel and plabel not in label and rng.random() < 0.5 else ""  # never "Google's Google Terra 2"
                 short = clause.replace(f" on {dtext}", "") if self.frame(t, dc).event else clause
                 title = rng.choice([f"{by}{label} {clause}", f"{label}: what we know", f"{by}{label} {short}", f"Report: {label} {short}",
                                     f"{label} {short}, {rng.choice(_SOURCES)}"])
@@ -494,7 +512,7 @@ class _Builder:
                 if plabel and not by and plabel not in label:
                     leads += [f"{label}, {a_or_an(self.info[t].noun)} of {plabel}, {clause}.", f"{plabel} said {label} {clause}."]
                 lead = rng.choice(leads)
-                if rng.random() < 0.5:  # a news opener: "Update:", "In brief:" ...
+                if rng.random() < 0.5 and lead.startswith((label, by or label)):  # a news opener: "Update:", "In brief:" ...
                     lead = rng.choice(_NEWS_OPENERS) + " " + lead
                 lead = lead if lead.startswith((label, plabel or label)) else _cap(lead)  # a name keeps its own case
                 ref.mentions = 1
@@ -652,6 +670,10 @@ class _Builder:
                     text, f = self.say(t, row, c, site.style, "body")
                     lines.append(f"- **{_cap(self.col(t, c).label)}:** {text}")
                     facts.append(f)
+                said, pf = self.prose(rng, t, row, rng.sample(shown, min(len(shown), rng.randint(2, 3))), site.style, "body")
+                if said:
+                    lines += ["", rng.choice(("## Our take", "## In short", "## Overview", "## What stands out")), "", " ".join(said)]
+                    facts += pf
                 parent = self.parent_of(t, row)
                 if parent:
                     ppk = self.spec.tables[parent[0]].primary_key
@@ -694,6 +716,12 @@ class _Builder:
                             facts.append(f)
                     lines.append(f"| {_cap(self.col(t, c).label)} | " + " | ".join(cells) + " |")
                 url = self.url(site, "-vs-".join(slug(n) for n in names))
+                verdict = []
+                for r in group:  # a sentence per contender, from the figures of the table
+                    said, _ = self.prose(rng, t, r, rng.sample(cols, min(len(cols), 2)), site.style, "body", "news")
+                    verdict += said[:1]  # its values are the table's cells, stated (and registered) there already
+                if verdict:
+                    lines += ["", rng.choice(("## The verdict", "## How they differ", "## Bottom line")), "", " ".join(verdict)]
                 lines += ["", rng.choice(("Which one is right for you depends on what you value most; the table only shows the published figures.",
                                           "Figures come from official sources where available. Spotted an error? Let us know.",
                                           "Our verdict: there is no clear winner, and the right choice depends on your priorities."))]
@@ -736,7 +764,7 @@ class _Builder:
                             text = text[:1].lower() + text[1:]
                         body += ["", f"> **{self.fake.user_name()}**: {lead_in}{text}"]
                         facts += mf
-                body += Chrome(site.domain, site.name, "forum", self.as_of.year).forum_replies(rng, self.fake, rng.randint(1, 4))
+                body += Chrome(site.domain, site.name, "forum", self.as_of.year).forum_replies(rng, self.fake, rng.randint(2, 6))
                 body += ["", f"> **{asker}**: {rng.choice(['Thanks!', 'Great, that helps.', 'Cheers.', 'Perfect, thank you.', 'Appreciated.'])}"]
                 url = self.url(site, f"t/{slug(title)}")
                 page = Page(url, self.spec.world, self.scenario, "forum", title, self.as_of, lead, "\n".join(body), facts)
@@ -833,7 +861,14 @@ class _Builder:
                 else:
                     title = f"{_cap(info.plural)} by {ci.label}: Q{q} {y}"
                     lead = f"Every {info.noun} in *{self.title}* whose {ci.label} falls in Q{q} {y}, in date order."
-                lines = [lead, ""]
+                trng = self.rng("timeline-intro", t, str(y), str(q))
+                lines = [lead, "", trng.choice((
+                    "Entries are compiled from announcements and public records and are added as they are confirmed; links lead to each "
+                    "entry's encyclopedia article.",
+                    "This page is part of our quarterly timelines. Dates are those of the official records; where sources disagree, the "
+                    "record kept by the organisation itself is used.",
+                    "Use the links to read more about each entry. Earlier and later quarters are listed in the archive's index.",
+                    "The list below is maintained by volunteers and checked against published sources at the end of each quarter.")), ""]
                 facts: list[Fact] = []
                 for r in rows:
                     dtext, f = self.say(t, r, dc, site.style, "body")
@@ -849,8 +884,8 @@ class _Builder:
         site = self.sites["rumor"]
         for t, table in self.spec.tables.items():
             dc = self.event(t)
-            if not table.references or self.info[t].label_column == table.primary_key:
-                continue
+            if not table.references or self.info[t].label_column == table.primary_key or self.person[t]:
+                continue  # people have no successors
             pk = table.primary_key
             rng = self.rng("rumor", t)
             for row in self.rows[t]:
@@ -964,11 +999,34 @@ def build_pages(spec: M.WorldSpec, tables: dict[str, pl.DataFrame], scenario: st
 
 
 def _link_related(b: _Builder) -> None:
-    """Add a "related" list of 3-6 other pages of the same site above each page's footer (real URLs and titles
-    of this corpus: what a reader tool returns from a real page's sidebar)."""
+    """Add "related" and "most read" lists of other pages of the same site above each page's footer (real URLs and
+    titles of this corpus: what a reader tool returns from a real page's sidebar), and a "References" list to each
+    encyclopedia article: the other sites' pages about the same row (news, press releases, profiles, forum threads)."""
     by_site: dict[str, list[Page]] = {}
     for p in b.pages:
         by_site.setdefault(p.site, []).append(p)
+    about: dict[tuple[str, str], list[Page]] = {}
+    for p in b.pages:
+        if p.page_type in ("news", "press_release", "profile", "forum"):
+            for f in p.facts:
+                if f.section == "lead" and f.scope is None:
+                    about.setdefault((f.table_name, f.row_key), []).append(p)
+    site_names = {s.domain: s.name for s in [b.sites["wiki"], *b.sites["news"], b.sites["profile"], b.sites["forum"]]}
+    rng_ref = b.rng("references")
+    for p in b.pages:
+        if p.page_type != "encyclopedia" or not p.facts:
+            continue
+        lead = p.facts[0]
+        cites = list({id(q): q for q in about.get((lead.table_name, lead.row_key), []) if q is not p}.values())[:4]
+        if not cites:
+            continue
+        refs = ["", "## References", ""]
+        for i, q in enumerate(cites, 1):
+            when = f", {render_value(q.published)}" if q.published else ""
+            refs.append(f"{i}. \u201c[{q.title}]({q.url})\u201d. *{site_names.get(q.site, q.site)}*{when}. Retrieved {render_value(b.as_of)}.")
+        cut = p.body_md.rfind("\n---\n")
+        block = "\n".join(refs) + ("\n" if rng_ref.random() < 0.5 else "\n\nExternal links: official website · archived copy\n")
+        p.body_md = p.body_md[:cut] + block + p.body_md[cut:] if cut >= 0 else p.body_md + block
     rng = b.rng("related")
     heads = (("Related", "Read more", "You may also like", "More on this topic"), ("Popular now", "Most read", "Trending", "Editors' picks"))
     for site, pages in by_site.items():

@@ -63,12 +63,12 @@ def _sentence(rng, ref: Referent, group: list[Said], first: bool) -> str:
     shapes = ["coord"]
     if len(verbal) >= 2 and verbal[0].frame.with_phrase:
         shapes.append("with")
-    if len(verbal) >= 2 and verbal[0].frame.noun and not ref.person and subj[:1].isupper():  # never "It, whose ..."
+    if len(verbal) >= 2 and verbal[0].frame.noun and not verbal[0].frame.plural and not ref.person and subj[:1].isupper():  # never "It, whose ..."
         shapes.append("whose")
-    if verbal and any(s.frame.noun for s in verbal):
+    if verbal and any(s.frame.noun for s in verbal) and not nominal:  # one possessive copula a sentence at most
         shapes.append("copula")
     dated = next((s for s in verbal if s.frame.event and any(v.endswith(" on {value}") for v in s.frame.vps)), None)
-    if dated is not None:
+    if dated is not None and len(group) == 1:  # "On May 5, 2030, X arrived." (never dating the row's other facts)
         shapes.append("dated")
     shape = rng.choice(shapes)
     if shape == "dated":
@@ -112,14 +112,19 @@ def realise(rng, ref: Referent, items: list[Said], voice: str = "encyclopedia", 
     out: list[str] = []
     i = 0
     while i < len(todo):
-        size = rng.choices((1, 2, 3), weights=(2, 5, 4))[0]
-        group = todo[i:i + size]
-        i += size
+        size = rng.choices((1, 2, 3), weights=(1, 5, 5))[0]
+        group = [todo[i]]
+        i += 1
+        while len(group) < size and i < len(todo):
+            if not todo[i].frame.vps and any(not g.frame.vps for g in group):
+                break  # one copula-only fact a sentence: never "..., and its X is A, and its Y is B"
+            group.append(todo[i])
+            i += 1
         core = _sentence(rng, ref, group, first=first_by_name and not out)
         opener = ""
         if out and rng.random() < 0.3:
             opener = rng.choice(_CONNECTIVES)
-        elif voice == "encyclopedia" and rng.random() < 0.25:
+        elif voice == "encyclopedia" and rng.random() < 0.3:
             opener = rng.choice(_OPENERS)
         elif voice == "forum" and rng.random() < 0.6:
             opener = rng.choice(_FORUM)
