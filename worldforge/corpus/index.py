@@ -20,7 +20,7 @@ from typing import NamedTuple
 import polars as pl
 import tantivy
 
-from worldforge.corpus.store import read_corpus, stored_hash
+from worldforge.corpus.store import article_text, read_corpus, stored_hash
 from worldforge.errors import WarehouseError
 from worldforge.warehouse.atomic import atomic_dir
 from worldforge.warehouse.cache import FileCache
@@ -83,7 +83,7 @@ def build_index(world_file: str | Path, scenario: str | None = None, corpus: tup
         writer = index.writer(heap_size=50_000_000, num_threads=1)
         for r in pages.iter_rows(named=True):
             writer.add_document(tantivy.Document(
-                url=r["url"], title=r["title"], lead=plain(r["lead"]), body=plain(r["body_md"]),
+                url=r["url"], title=r["title"], lead=plain(r["lead"]), body=plain(article_text(r)),  # the article, not the site chrome
                 page_type=r["page_type"], published=r["published"].isoformat() if r["published"] else "",
             ))
         writer.commit()

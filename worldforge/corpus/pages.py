@@ -591,10 +591,11 @@ class _Builder:
                         facts.append(f)
                     body.append("")
                 exec_name = f"{self.fake.first_name()} {self.fake.last_name()}"
+                org = plabel if rng.random() < 0.4 else f"the {self.info[pt].noun}"
                 role = rng.choice(("chief executive", "head of communications", "managing director", "chief operating officer", "programme lead"))
-                body.append(rng.choice([f"\u201cWe are proud of what the team has achieved with {label},\u201d said {exec_name}, {role} at {plabel}.",
+                body.append(rng.choice([f"\u201cWe are proud of what the team has achieved with {label},\u201d said {exec_name}, {role} at {org}.",
                                         f"\u201c{label} reflects years of careful work,\u201d said {exec_name}, {role}.",
-                                        f"{exec_name}, {role} at {plabel}, called {label} \u201can important step for everyone involved.\u201d"]))
+                                        f"{exec_name}, {role} at {org}, called {label} \u201can important step for everyone involved.\u201d"]))
                 about = ["", f"## About {plabel}", ""]
                 pref = self.referent(pt, prow)
                 pref.mentions = 1  # named by the first sentence of the paragraph
@@ -603,7 +604,8 @@ class _Builder:
                 sent = " ".join([f"{plabel} is {a_or_an(self.info[pt].noun)} in *{self.title}*."] + psaid)
                 facts += pfacts
                 body += about + [sent, "", f"Media contact: press@{slug(plabel)}.com"]
-                title = rng.choice([f"{plabel} announces {label}", f"{label}: an announcement from {plabel}", f"{plabel} confirms {label}"])
+                title = rng.choice([f"{plabel} announces {label}", f"{label}: an announcement from {plabel}", f"{plabel} confirms {label}"]
+                                   if plabel not in label else [f"Announcing {label}", f"{label}: official announcement", f"Introducing {label}"])
                 published = min(row[dc], self.as_of) if isinstance(row[dc], date) else None
                 page = Page(self.url(site, f"press/{slug(label)}"), self.spec.world, self.scenario, "press_release", title, published, lead,
                             "\n".join(body), facts)

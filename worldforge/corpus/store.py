@@ -31,7 +31,7 @@ from worldforge.warehouse.duck import atomic_duckdb, count_rows, insert_frame, o
 
 PAGE_SCHEMA = {
     "url": pl.String, "world": pl.String, "scenario": pl.String, "page_type": pl.String, "title": pl.String,
-    "published": pl.Date, "lead": pl.String, "body_md": pl.String,
+    "published": pl.Date, "lead": pl.String, "body_md": pl.String, "article_start": pl.Int32, "article_end": pl.Int32,
 }
 FACT_SCHEMA = {
     "url": pl.String, "table_name": pl.String, "row_key": pl.String, "column_name": pl.String,
@@ -45,11 +45,11 @@ DROP TABLE IF EXISTS corpus_facts;
 DROP TABLE IF EXISTS corpus_pages;
 DROP TABLE IF EXISTS _corpus;
 CREATE TABLE corpus_pages (url VARCHAR PRIMARY KEY, world VARCHAR NOT NULL, scenario VARCHAR, page_type VARCHAR NOT NULL,
-  title VARCHAR NOT NULL, published DATE, lead VARCHAR NOT NULL, body_md VARCHAR NOT NULL);
+  title VARCHAR NOT NULL, published DATE, lead VARCHAR NOT NULL, body_md VARCHAR NOT NULL, article_start INTEGER, article_end INTEGER);
 CREATE TABLE corpus_facts (url VARCHAR NOT NULL REFERENCES corpus_pages (url), table_name VARCHAR NOT NULL,
   row_key VARCHAR NOT NULL, column_name VARCHAR NOT NULL, value_text VARCHAR NOT NULL, section VARCHAR NOT NULL, scope VARCHAR);
 CREATE TABLE _corpus (scenario VARCHAR, pages BIGINT, facts BIGINT, corpus_hash VARCHAR, built_at TIMESTAMP);
-COMMENT ON TABLE corpus_pages IS 'Search corpus: pages generated from the world rows (scenario NULL = the world itself).';
+COMMENT ON TABLE corpus_pages IS 'Search corpus: pages generated from the world rows (scenario NULL = the world itself); body_md[article_start:article_end] (0-based, end exclusive) is the article inside the site chrome, what the search index reads.';
 COMMENT ON TABLE corpus_facts IS 'Provenance: the (table, row, column) cells each page states, value_text as the page writes it; section lead = may show in a search snippet; scope world = a base-world value on a scenario page (an archive).';
 CREATE OR REPLACE VIEW v_pages AS
   SELECT p.url, p.scenario, p.page_type, p.title, p.published, count(f.url) AS facts,
@@ -67,7 +67,7 @@ COMMENT ON VIEW v_facts IS 'Every stated cell with the page that states it: whic
 def corpus_frames(pages: list[Page]) -> tuple[pl.DataFrame, pl.DataFrame]:
     """``(corpus_pages, corpus_facts)`` frames of a list of pages."""
     p = pl.DataFrame(
-        [(x.url, x.world, x.scenario, x.page_type, x.title, x.published, x.lead, x.body_md) for x in pages],
+        [(x.url, x.world, x.scenario, x.page_type, x.title, x.published, x.lead, x.body_md, *article_span(x)) for x in pages],
         schema=PAGE_SCHEMA, orient="row",
     )
     f = pl.DataFrame(
@@ -75,6 +75,19 @@ def corpus_frames(pages: list[Page]) -> tuple[pl.DataFrame, pl.DataFrame]:
         schema=FACT_SCHEMA, orient="row",
     )
     return p, f
+
+
+def article_span(page: Page) -> tuple[int, int]:
+    """``(start, end)`` of a page's article in its body (0-based, end exclusive); the whole body when it has no chrome."""
+    start = page.body_md.find(page.article) if page.article else -1
+    return (start, start + len(page.article)) if start >= 0 else (0, len(page.body_md))
+
+
+def article_text(row: dict) -> str:
+    """A stored page's article (``corpus_pages`` row as a mapping): ``body_md[article_start:article_end]``, or the
+    whole body for a corpus stored before the columns existed."""
+    start, end = row.get("article_start"), row.get("article_end")
+    return row["body_md"] if start is None or end is None else row["body_md"][start:end]
 
 
 def corpus_hash(pages: pl.DataFrame) -> str:
@@ -284,4 +297,4 @@ def check_corpus(path: str | Path, world: WorldFile | None = None) -> pl.DataFra
     return pl.DataFrame(out, schema={n: pl.String for n in names}, orient="row")  # typed: a null scenario may come first
 
 
-__all__ = ["CorpusReport", "all_pages", "fact_tally", "page_count", "build_corpus", "check_corpus", "corpus_frames", "corpus_hash", "generate_corpus", "read_corpus", "stored_hash", "write_corpus"]
+__all__ = ["CorpusReport", "all_pages", "article_span", "article_text", "fact_tally", "page_count", "build_corpus", "check_corpus", "corpus_frames", "corpus_hash", "generate_corpus", "read_corpus", "stored_hash", "write_corpus"]

@@ -155,7 +155,8 @@ class FactVerifier:
                 self.label_cols[t] = lc
                 self.label_headers.update({info.noun.lower(), info.columns[lc].label.lower(), t.replace("_", " ")})
         names = sorted(self.entities, key=len, reverse=True)
-        self._entity_re = re.compile(r"(?<!\w)(" + "|".join(re.escape(n) for n in names) + r")(?!\w)", re.I) if names else None
+        # a name inside a code is no mention ("ZTE-008" names no brand)
+        self._entity_re = re.compile(r"(?<![\w-])(" + "|".join(re.escape(n) for n in names) + r")(?!\w|-\w)", re.I) if names else None
         all_cols = sorted({p for cols in self.columns.values() for p in cols}, key=len, reverse=True)
         self._column_re = re.compile(r"(?<!\w)(" + "|".join(re.escape(p) for p in all_cols) + r")(?!\w)", re.I) if all_cols else None
 
