@@ -69,11 +69,12 @@ def test_eval_infer_against_vllm_serve(search_records, vllm_server, tmp_path):
     rows = [json.loads(x) for x in out.read_text().splitlines()]
     assert len(rows) == n and all(r["backend"].startswith("openai:") for r in rows)
     # late turns of a search episode outgrow the tiny server's context (its toy tokenizer spends several times a real one's
-    # tokens on English prose such as the system prompt): recorded as HTTP 400. The context only grows, so the turns that fit come first.
+    # tokens on English prose such as the system prompt, and pages run to several hundred words like real ones): recorded as
+    # HTTP 400. The context only grows, so the turns that fit come first.
     too_long = [r["turn_idx"] for r in rows if r["status"] == "failed" and r["reason"].startswith("HTTP 400")]
     fit = [r["turn_idx"] for r in rows if r["turn_idx"] not in too_long]
     generated = n - len(too_long)
-    assert generated >= 3 and (not too_long or max(fit) < min(too_long))
+    assert generated >= 2 and (not too_long or max(fit) < min(too_long))
     assert all(r["reason"] in ("missing <predicted_observation> tag", "unclosed <predicted_observation> tag (truncated reply?)") or r["reason"].startswith("HTTP 400") for r in rows if r["status"] == "failed")
     assert f"{generated} generated, 0 from cache" in text(res)
     res = runner.invoke(app, args)  # a re-run is answered from the cache; only the failures are retried
