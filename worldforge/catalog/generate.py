@@ -344,7 +344,9 @@ def draw_spec(arch: Archetype, rng: random.Random, world: str) -> dict[str, Any]
     years = arch.years
     draw = _Draw(rng, arch, rng.randint(years.min, years.max), rng.choice(arch.locales))
     tables = {t for t, spec in arch.tables.items() if spec.p >= 1 or rng.random() < spec.p}
-    cols = {(t, c) for t in tables for c, col in arch.tables[t].columns.items() if col.get("p", 1) >= 1 or rng.random() < col["p"]}
+    # in the archetype's table order, never a set's: a set of strings iterates in a per-process hash order, and the
+    # draws below would differ between processes (the same seed gave another spec in another process)
+    cols = {(t, c) for t in arch.tables if t in tables for c, col in arch.tables[t].columns.items() if col.get("p", 1) >= 1 or rng.random() < col["p"]}
     tables, cols = _prune(arch, tables, cols)
     order = _topo(arch, tables)
     by_table = {t: {c for tt, c in cols if tt == t} for t in order}

@@ -431,7 +431,8 @@ class _Builder:
                 a_what = a_or_an(what)
                 if not parents:
                     lead = rng.choice([f"**{label}** is {a_what} in *{self.title}*.", f"**{label}** is {a_what} covered by *{self.title}*.",
-                                       f"In *{self.title}*, **{label}** is {a_what}."])
+                                       f"In *{self.title}*, **{label}** is {a_what}.", f"**{label}** is one of the {info.plural} of *{self.title}*.",
+                                       f"**{label}** is {a_what} listed in *{self.title}*.", f"Among the {info.plural} of *{self.title}* is **{label}**, {a_what}."])
                 else:
                     ps = " and ".join(parents)
                     if " whose " in what or "(" in what:  # the clause ends the sentence: nothing hangs off it
@@ -439,7 +440,14 @@ class _Builder:
                                            f"In *{self.title}*, **{label}** is {a_what}, listed under {ps}." if "(" in what else
                                            f"In *{self.title}*, **{label}** ({ps}) is {a_what}."])
                     else:
+                        plural = self.info[t].plural
                         lead = rng.choice([f"**{label}** is {a_what} of {ps} in *{self.title}*.",
+                                           f"**{label}** is one of the {plural} of {ps} in *{self.title}*.",
+                                           f"**{label}** is {a_what} belonging to {ps}, as recorded in *{self.title}*.",
+                                           f"In *{self.title}*, **{label}** is {a_what} under {ps}.",
+                                           f"**{label}** \u2014 {a_what} of {ps} \u2014 appears in *{self.title}*.",
+                                           f"**{label}** is {a_what} associated with {ps} in *{self.title}*.",
+                                           f"Part of {ps}, **{label}** is {a_what} documented in *{self.title}*.",
                                            f"**{label}** is {a_what} in *{self.title}*, listed under {ps}.",
                                            f"**{label}** ({ps}) is {a_what} recorded in *{self.title}*.",
                                            f"Listed under {ps}, **{label}** is {a_what} in *{self.title}*."])
@@ -839,7 +847,7 @@ class _Builder:
                                       "Some figures are provisional and are updated as new returns arrive."))]
             lines += about
             page = Page(url, self.spec.world, self.scenario, "dataset", title, self.as_of, lead, "\n".join(lines), facts)
-            self.add(self.dress(page, site, "data", rng, ["Datasets", _cap(info.plural)], background=rng.randint(5, 8)))
+            self.add(self.dress(page, site, "data", rng, ["Datasets", _cap(info.plural)], background=rng.randint(5, 8) + len(chunk) // 3))  # a long list gets a longer write-up
 
     def timelines(self) -> None:
         """One page per table and quarter listing the rows whose event date falls in it."""
@@ -879,7 +887,7 @@ class _Builder:
                 url = self.url(site, f"{slug(t)}/{y}-q{q}")
                 rng = self.rng("timeline", t, str(y), str(q))
                 page = Page(url, self.spec.world, self.scenario, "timeline", title, None, lead, "\n".join(lines), facts)
-                self.add(self.dress(page, site, "archive", rng, ["Timelines", _cap(info.plural), str(y)], background=rng.randint(5, 8)))
+                self.add(self.dress(page, site, "archive", rng, ["Timelines", _cap(info.plural), str(y)], background=rng.randint(5, 8) + len(rows) // 3))  # a long list gets a longer write-up
 
     def rumors(self) -> None:
         """Near misses: a page about a successor that does not exist, whose title names a real row."""
