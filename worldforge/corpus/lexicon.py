@@ -245,14 +245,16 @@ def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | No
     head = words[-1] if words else ""
     if len(words) == 2 and (words[1] in _PARTICIPLES or words[1].endswith("ed")) and _is_plural(words[0]):
         # "units sold" -> "sold 106,000 units", "goals scored" -> "scored 14 goals"
-        return Frame((f"{words[1]} {{value}}" if unit_base else f"{words[1]} {{value}} {words[0]}",), None, None)
+        obj = "{value}" if unit_base else f"{{value}} {words[0]}"
+        return Frame((f"{words[1]} {obj}", f"has {words[1]} {obj}", f"reports {obj} {words[1]}"), None, None)
     if words[:2] == ["number", "of"] and len(words) > 2:
         things = " ".join(words[2:])
-        vps = [f"has {{value}} {things}" if unit_base is None else "has {value}", f"counts {{value}} {things}" if unit_base is None else "counts {value}"]
+        obj = f"{{value}} {things}" if unit_base is None else "{value}"
+        vps = [f"has {obj}", f"counts {obj}", f"lists {obj}"]
         return Frame(tuple(vps), None, None)
     if words and words[-1] == "count" and len(words) > 1 and unit_base is None:
         things = plural_noun(" ".join(words[:-1]))
-        return Frame((f"has {{value}} {things}",), None, None)
+        return Frame((f"has {{value}} {things}", f"counts {{value}} {things}"), None, None)
     if words and words[0] == "age":
         rest = " ".join(words[1:])
         old = "{value} old" if unit_base in ("years", "year") else "{value}"
@@ -303,7 +305,7 @@ def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | No
         vps.append(has_a)
         if len(vps) == 1:  # only the neutral construction: its variants
             a_label = label if words[-1] in _MASS else art
-            vps += [f"is listed with {a_label} of {{value}}", f"shows {a_label} of {{value}}"]
+            vps += [f"is listed with {a_label} of {{value}}", f"shows {a_label} of {{value}}", f"reports {a_label} of {{value}}"]
     if not vps and not np_ok:
         vps = [f"is listed with {{value}} for {label}"]
     return Frame(tuple(vps), noun, with_a)

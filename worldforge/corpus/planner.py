@@ -18,6 +18,8 @@ from worldforge.corpus.lexicon import Frame, Referent, conjugate
 
 __all__ = ["Said", "realise", "sentence_case"]
 
+_CLOSERS = (", according to official figures", ", at the last count", ", by the latest tally", " on the latest figures",
+            ", as the records show", ", per the published data", ", going by the official numbers", " at the time of writing")
 _COPULAS = ("is", "is", "is", "is recorded as", "is given as", "is listed as", "was last reported as")
 _OPENERS = ("According to the register, ", "As of the latest records, ", "Official records show that ", "By most accounts, ",
             "Public records indicate that ", "Sources agree that ", "On paper, ", "As listed, ")
@@ -130,6 +132,9 @@ def realise(rng, ref: Referent, items: list[Said], voice: str = "encyclopedia", 
             opener = rng.choice(_FORUM)
         elif voice == "news" and out and rng.random() < 0.3:
             opener = rng.choice(_NEWS)
-        text = opener + core
+        closer = rng.choice(_CLOSERS) if voice != "forum" and rng.random() < (0.35 if len(group) == 1 else 0.12) else ""
+        if len(group) == 1 and not opener and voice == "encyclopedia" and rng.random() < 0.4:
+            opener = rng.choice(_OPENERS)
+        text = opener + core + closer
         out.append((text if text.startswith(ref.name) else sentence_case(text)) + ".")  # "vivo Edge 11" keeps its own case
     return out
