@@ -65,9 +65,12 @@ def test_bundled_and_hand_written_worlds_read_like_pages(specs, name):
             assert f.value_text in p.body_md
     assert bad == {}
     assert len(said) > 500
-    assert variety(said) >= 0.55, f"{name}: fact-sentence variety {variety(said):.2f}"
-    assert statistics.median(words) >= 330, f"{name}: median words {statistics.median(words)}"
-    assert max(shares) < 0.55 and statistics.median(shares) < 0.15
+    # the target (0.70) holds on the bundled worlds, whose specs give verbs; a hand-written spec with none gets derived
+    # frames only (bench/prose.py prints every world's figure)
+    floor = 0.70 if name in BUNDLED else 0.55
+    assert variety(said) >= floor, f"{name}: fact-sentence variety {variety(said):.2f}"
+    assert statistics.median(words) >= 380, f"{name}: median words {statistics.median(words)}"
+    assert max(shares) < 0.5 and statistics.median(shares) < 0.1
 
 
 def test_chrome_never_links_into_the_encyclopedia_space_or_adds_tables(specs):

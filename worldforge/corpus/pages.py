@@ -431,7 +431,7 @@ class _Builder:
                 a_what = a_or_an(what)
                 if not parents:
                     lead = rng.choice([f"**{label}** is {a_what} in *{self.title}*.", f"**{label}** is {a_what} covered by *{self.title}*.",
-                                       f"In *{self.title}*, **{label}** is {a_what}.", f"**{label}** is one of the {info.plural} of *{self.title}*.",
+                                       f"In *{self.title}*, **{label}** is {a_what}.", f"**{label}** is one of the {info.plural} of *{self.title}*." if what == info.noun else f"**{label}** is {a_what} of *{self.title}*.",
                                        f"**{label}** is {a_what} listed in *{self.title}*.", f"Among the {info.plural} of *{self.title}* is **{label}**, {a_what}."])
                 else:
                     ps = " and ".join(parents)
@@ -442,7 +442,8 @@ class _Builder:
                     else:
                         plural = self.info[t].plural
                         lead = rng.choice([f"**{label}** is {a_what} of {ps} in *{self.title}*.",
-                                           f"**{label}** is one of the {plural} of {ps} in *{self.title}*.",
+                                           f"**{label}** is one of the {plural} of {ps} in *{self.title}*." if what == info.noun else
+                                           f"**{label}** is {a_what} among the {plural} of {ps} in *{self.title}*.",
                                            f"**{label}** is {a_what} belonging to {ps}, as recorded in *{self.title}*.",
                                            f"In *{self.title}*, **{label}** is {a_what} under {ps}.",
                                            f"**{label}** \u2014 {a_what} of {ps} \u2014 appears in *{self.title}*.",
