@@ -166,6 +166,16 @@ class Chrome:
 
     def __init__(self, domain: str, name: str, genre: str, year: int):
         self.domain, self.name, self.genre, self.year = domain, name, genre, year
+        self._lines: dict[tuple[str, int], str] = {}
+
+    def _variant(self, rng, kind: str, make) -> str:
+        """One of four variants of a line the site repeats on its pages (its menu, its footer links), made once:
+        a site's chrome is nearly the same on every page, and making it per page is most of a corpus's build time."""
+        key = (kind, rng.randrange(4))
+        line = self._lines.get(key)
+        if line is None:
+            line = self._lines[key] = make()
+        return line
 
     def _link(self, text: str) -> str:
         path = text.lower().replace("'", "").replace(" ", "-")
@@ -174,8 +184,8 @@ class Chrome:
     def header(self, rng, crumbs: list[str], topics: list[str] = ()) -> list[str]:
         """Navigation, a topics line, an optional cookie line, breadcrumbs: Markdown lines above the article."""
         items = _NAV.get(self.genre, _NAV["news"])
-        nav = rng.sample(items, min(len(items), rng.randint(4, len(items))))
-        lines = [f"**{self.name}**", "", " · ".join(self._link(x) for x in nav), ""]
+        nav = self._variant(rng, "nav", lambda: " · ".join(self._link(x) for x in rng.sample(items, min(len(items), rng.randint(4, len(items))))))
+        lines = [f"**{self.name}**", "", nav, ""]
         if topics:
             lines += [rng.choice(("Topics: ", "Sections: ", "Browse: ", "In this section: ")) + " · ".join(self._link(t) for t in topics), ""]
         if rng.random() < 0.5:
@@ -198,27 +208,27 @@ class Chrome:
             lines += [rng.choice(_SHARE), ""]
         if rng.random() < 0.7:
             lines += [rng.choice(_SUBSCRIBE), ""]
-        links = rng.sample(_FOOTER_LINKS, rng.randint(6, len(_FOOTER_LINKS)))
+        links = self._variant(rng, "footer", lambda: " · ".join(self._link(x) for x in rng.sample(_FOOTER_LINKS, rng.randint(6, len(_FOOTER_LINKS)))))
         blurb = rng.choice(_BLURBS.get(self.genre, _BLURBS["news"])).format(name=self.name)
-        lines += ["---", "", blurb, "", " · ".join(self._link(x) for x in links), ""]
+        lines += ["---", "", blurb, "", links, ""]
         lines += [x.format(name=self.name) for x in rng.sample(_LEGAL, 2)] + ["", f"© {self.year} {self.name}. All rights reserved."]
         return lines
 
-    def comments(self, rng, fake, name: str, n: int) -> list[str]:
-        """A comment thread of ``n`` comments (no figures in them); ``name`` is the page's subject."""
+    def comments(self, rng, users: list[str], name: str, n: int) -> list[str]:
+        """A comment thread of ``n`` comments (no figures in them) by ``users``; ``name`` is the page's subject."""
         if n <= 0:
             return []
         lines = ["", f"## {rng.choice(('Comments', 'Reader comments', 'Join the discussion', 'Discussion'))} ({n})" if rng.random() < 0.5
                  else f"## {rng.choice(('Comments', 'Reader comments', 'Join the discussion', 'Discussion'))}", ""]
         for text in rng.sample(_COMMENTS, min(n, len(_COMMENTS))):
-            lines += [f"**{fake.user_name()}** · {rng.choice(_AGO)}", "", text.format(name=name), ""]
+            lines += [f"**{rng.choice(users)}** · {rng.choice(_AGO)}", "", text.format(name=name), ""]
         return lines
 
-    def forum_replies(self, rng, fake, n: int) -> list[str]:
-        """Replies that add nothing (forum threads carry many)."""
+    def forum_replies(self, rng, users: list[str], n: int) -> list[str]:
+        """Replies that add nothing (forum threads carry many), by ``users``."""
         out = []
         for text in rng.sample(_FORUM_REPLIES, min(n, len(_FORUM_REPLIES))):
-            out += ["", f"> **{fake.user_name()}**: {text}"]
+            out += ["", f"> **{rng.choice(users)}**: {text}"]
         return out
 
 

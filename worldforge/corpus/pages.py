@@ -203,6 +203,7 @@ class _Builder:
         self.children = {t: [(c, ref) for c, tab in spec.tables.items() for ref, col in tab.references.items() if col.parent == t] for t in spec.tables}
         self.person = {t: person_table(self.info[t].noun, _faker_person(spec.tables[t].columns.get(self.info[t].label_column))) for t in spec.tables}
         self._frames: dict[tuple[str, str], Frame] = {}
+        self._chrome: dict[str, Chrome] = {}
         self.topics = [_cap(self.info[t].plural) for t in spec.tables] + ["Latest", "Analysis", "Features", "Data", "Guides", "Archive"]
         self.background_pool = background_pool(spec.archetype or re.sub(r"_\d{4}$", "", spec.world))
         self.pages: list[Page] = []
@@ -211,6 +212,8 @@ class _Builder:
 
         self.fake = Faker("en_US", use_weighting=False)
         self.fake.seed_instance(column_rng(seed, spec.world, scenario or "", "corpus").getrandbits(64))
+        self.users = [self.fake.user_name() for _ in range(240)]  # the corpus's commenters and forum members
+        self.people = [f"{self.fake.first_name()} {self.fake.last_name()}" for _ in range(120)]  # its reporters and spokespeople
         rng = self.rng("sites")
         dates = ("mdy_short", "mdy_abbr", "mdy_long", "dmy_long", "iso")
         news_names = rng.sample(_NEWS_NAMES, 3)
@@ -365,7 +368,9 @@ class _Builder:
     def dress(self, page: Page, site: Site, genre: str, rng, crumbs: list[str], *, background: int = 0, comments: int = 0,
               subject: str = "") -> Page:
         """Put the article of ``page`` in its site's chrome: navigation, breadcrumbs, background, comments, footer."""
-        chrome = Chrome(site.domain, site.name, genre, self.as_of.year)
+        chrome = self._chrome.get(site.domain)
+        if chrome is None:
+            chrome = self._chrome[site.domain] = Chrome(site.domain, site.name, genre, self.as_of.year)
         page.article = page.body_md
         parts = chrome.header(rng, crumbs, rng.sample(self.topics, min(len(self.topics), rng.randint(3, 8)))) + [page.body_md]
         if background and self.background_pool:
@@ -373,7 +378,7 @@ class _Builder:
             parts += ["", head, ""] if head else [""]
             parts += self.background(rng, background)
         if comments:
-            parts += chrome.comments(rng, self.fake, subject, comments)
+            parts += chrome.comments(rng, self.users, subject, comments)
         parts += chrome.footer(rng, crumbs[:-1] if len(crumbs) > 1 else crumbs)
         page.body_md = "\n".join(parts)
         page.site = site.domain
@@ -546,7 +551,7 @@ class _Builder:
                                                  f"{slink} is another example: it {sclause}." if not self.person[t] else
                                                  f"Another name in the same group, {slink}, {sclause}."])]
                         facts += [sfact] + self.name_fact(t, s, "body")
-                author = f"{self.fake.first_name()} {self.fake.last_name()}"
+                author = rng.choice(self.people)
                 body += ["", f"*{author}, {rng.choice(_BYLINE_ROLES)}, {site.name}*"]
                 path = f"{row[dc].year}/{row[dc].month:02d}/{slug(title)}" if isinstance(row[dc], date) else slug(title)
                 page = Page(self.url(site, path), self.spec.world, self.scenario, "news", title, published, lead, "\n".join(body), facts)
@@ -599,7 +604,7 @@ class _Builder:
                         body.append(f"- {_cap(self.col(t, c).label)}: {text}")
                         facts.append(f)
                     body.append("")
-                exec_name = f"{self.fake.first_name()} {self.fake.last_name()}"
+                exec_name = rng.choice(self.people)
                 org = plabel if rng.random() < 0.4 else f"the {self.info[pt].noun}"
                 role = rng.choice(("chief executive", "head of communications", "managing director", "chief operating officer", "programme lead"))
                 body.append(rng.choice([f"\u201cWe are proud of what the team has achieved with {label},\u201d said {exec_name}, {role} at {org}.",
@@ -756,7 +761,7 @@ class _Builder:
                 if row[c] is None:
                     continue
                 label = self.labels[t][row[pk]]
-                asker, answerer = self.fake.user_name(), self.fake.user_name()
+                asker, answerer = rng.sample(self.users, 2)
                 question = self.question(rng, t, c, label)
                 title = question if rng.random() < 0.7 else rng.choice([f"Question about {label}", f"{label} — need help", f"Help: {label}"])
                 lead = f"**{asker}** {rng.choice(['asks', 'wrote', 'posted'])}: {rng.choice(['', 'Quick one. ', 'Sorry if this was asked before. ', 'Hi all, '])}{question}"
@@ -773,9 +778,9 @@ class _Builder:
                         lead_in = rng.choice(["Also, ", "Adding to that: ", "And ", ""])
                         if lead_in and text.startswith(("It ", "The ", "Pretty ", "From ", "Last ", "If ", "Going ", "According ", "IIRC ")):
                             text = text[:1].lower() + text[1:]
-                        body += ["", f"> **{self.fake.user_name()}**: {lead_in}{text}"]
+                        body += ["", f"> **{rng.choice(self.users)}**: {lead_in}{text}"]
                         facts += mf
-                body += Chrome(site.domain, site.name, "forum", self.as_of.year).forum_replies(rng, self.fake, rng.randint(2, 6))
+                body += Chrome(site.domain, site.name, "forum", self.as_of.year).forum_replies(rng, self.users, rng.randint(2, 6))
                 body += ["", f"> **{asker}**: {rng.choice(['Thanks!', 'Great, that helps.', 'Cheers.', 'Perfect, thank you.', 'Appreciated.'])}"]
                 url = self.url(site, f"t/{slug(title)}")
                 page = Page(url, self.spec.world, self.scenario, "forum", title, self.as_of, lead, "\n".join(body), facts)
@@ -1043,8 +1048,11 @@ def _link_related(b: _Builder) -> None:
     for site, pages in by_site.items():
         if len(pages) < 2:
             continue
-        for p in pages:
-            picks = [q for q in rng.sample(pages, min(len(pages), 13)) if q is not p]
+        order = pages[:]
+        rng.shuffle(order)  # each page links the pages after it in one seeded shuffle of its site (one shuffle, not a sample a page)
+        n = len(order)
+        for i, p in enumerate(order):
+            picks = [order[(i + j) % n] for j in range(1, min(n, 13))]
             first = picks[: rng.randint(3, 6)]
             second = picks[len(first):len(first) + rng.randint(3, 6)] if rng.random() < 0.8 else []
             block = "\n".join(related_block(rng, rng.choice(heads[0]), [(q.title, q.url) for q in first])
