@@ -178,6 +178,8 @@ class Site:
 
 _NEWS_NAMES = ("{T} Daily", "The {T} Wire", "{T} Insider", "{T} Times", "The {T} Ledger", "{T} Today", "{T} Dispatch", "{T} Report")
 _SOURCES = ("sources confirmed", "according to a statement", "officials said", "a spokesperson said", "records show", "a filing shows")
+_RANKING_TOP = 50
+"""Rows a ranking page lists at most (the rest of a rank column is stated in each row's encyclopedia infobox)."""
 _NEWS_OPENERS = ("Update:", "In brief:", "Confirmed:", "Just in:", "Catching up:", "From the wires:", "Quick take:", "For the record:",
                  "Worth knowing:", "This week:")
 _PRESS_TRAILERS = (", the organisation said in a statement", ", in line with its published plans", ", as planned",
@@ -650,6 +652,10 @@ class _Builder:
                             scope = f" ({render_value(g)})"
                     title = f"{_cap(info.plural)}{scope} ranked by {of.label}"
                     lead = f"The {len(rows)} {info.plural}{scope} in *{self.title}*, ranked by {of.label} as of {format_value(self.as_of, None, site.style)}."
+                    if len(rows) > _RANKING_TOP:  # a ranking site publishes the top of a long list, as "top N" lists do
+                        lead = (f"The top {_RANKING_TOP} of the {len(rows)} {info.plural}{scope} in *{self.title}*, ranked by {of.label} "
+                                f"as of {format_value(self.as_of, None, site.style)}.")
+                        rows = rows[:_RANKING_TOP]
                     lines = [lead, "", f"| Rank | {_cap(info.noun)} | {_cap(of.label)} |", "|---|---|---|"]
                     for r in rows:
                         rt, f1 = self.say(t, r, rc, site.style, "body")
@@ -663,7 +669,7 @@ class _Builder:
                                               "new figures appear.", "*Note:* rankings are refreshed as new data comes in; earlier editions are "
                                               "kept in our archive."))]
                     page = Page(url, self.spec.world, self.scenario, "ranking", title, self.as_of, lead, "\n".join(lines), facts)
-                    self.add(self.dress(page, site, "ranking", rng, ["Rankings", _cap(info.plural)], background=rng.randint(6, 10)))
+                    self.add(self.dress(page, site, "ranking", rng, ["Rankings", _cap(info.plural)], background=rng.randint(6, 10) + len(rows) // 3))  # a long list gets a longer write-up
 
     def profiles(self) -> None:
         """A spec-sheet page per row with three or more attributes (some left out per page)."""
