@@ -85,7 +85,8 @@ FILE_READS = [
 def test_no_other_file_can_be_read(wh, query):
     r = run_sql(wh, query.format(tmp=wh.parent))
     assert_refused(r, "refused", "disabled by configuration")
-    assert SECRET not in r.output and "42" not in r.output
+    shown = " ".join(r.output.split()).replace(str(wh.parent), "")  # the refusal names the path, which may hold "42" (pytest-42)
+    assert SECRET not in r.output and "42" not in shown
 
 
 def test_a_view_reading_a_file_is_refused_too(wh):
