@@ -114,7 +114,7 @@ def test_a_spec_verb_wins_and_its_alternatives_are_used():
     assert {"SF-001 carried 12.2 tonnes of cargo.", "SF-001 delivered 12.2 tonnes of supplies."} <= used
 
 
-def test_a_verb_without_its_value_slot_is_a_spec_error(specs):
+def test_a_verb_without_its_value_slot_is_a_spec_error():
     doc = {"world": "w", "seed": 1, "target_year": 2030, "tables": {"t": {"primary_key": "id", "rows": 300, "columns": {
         "id": {"kind": "sequence"}, "x": {"kind": "number", "min": 1, "max": 2, "verb": "weighs {weight}"}}}}}
     with pytest.raises(SpecError, match="verb"):

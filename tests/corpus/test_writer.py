@@ -3,20 +3,16 @@
 
 from __future__ import annotations
 
-import os
 import shutil
-import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 import pytest
 from typer.testing import CliRunner
 
-from tests.conftest import ROOT
 from tests.conftest_worlds import built_world
+from tests.servers import ProcessServer
 from worldforge.cli import app
 from worldforge.corpus import WriterConfig, build_checked_corpus, check_corpus, read_corpus
 from worldforge.corpus.pages import Fact, Page
@@ -30,23 +26,11 @@ FAKE = Path(__file__).with_name("fake_openai.py")
 LIMIT = 8
 
 
-class FakeServer:
-    """``fake_openai.py MODE`` in its own session on a free port; :meth:`stop` kills its process group by PID."""
+class FakeServer(ProcessServer):
+    """``fake_openai.py MODE`` as a :class:`~tests.servers.ProcessServer` (own session, free port, stopped by PID)."""
 
     def __init__(self, mode: str):
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.proc = subprocess.Popen([sys.executable, str(FAKE), mode, str(self.port)], cwd=ROOT, start_new_session=True,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(self.url + "/health", timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                time.sleep(0.1)
-        self.stop()
-        raise RuntimeError("fake server did not start")
+        super().__init__(lambda port: [sys.executable, str(FAKE), mode, str(port)], startup_s=20)
 
     @property
     def chats(self) -> int:
@@ -55,15 +39,6 @@ class FakeServer:
 
     def config(self, **kw) -> WriterConfig:
         return WriterConfig(**({"base_url": self.url + "/v1", "model": "fake-writer", "limit": LIMIT} | kw))
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(5)
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import yaml
 
-__all__ = ["Chrome", "background_pool", "related_block"]
+__all__ = ["Chrome", "background_pool", "forum_replies", "related_block"]
 
 _NAV = {
     "wiki": ("Main page", "Contents", "Current events", "Random article", "About", "Contact us", "Help", "Community portal", "Recent changes"),
@@ -224,12 +224,6 @@ class Chrome:
             lines += [f"**{rng.choice(users)}** · {rng.choice(_AGO)}", "", text.format(name=name), ""]
         return lines
 
-    def forum_replies(self, rng, users: list[str], n: int) -> list[str]:
-        """Replies that add nothing (forum threads carry many), by ``users``."""
-        out = []
-        for text in rng.sample(_FORUM_REPLIES, min(n, len(_FORUM_REPLIES))):
-            out += ["", f"> **{rng.choice(users)}**: {text}"]
-        return out
 
 
 def related_block(rng, heading: str, links: list[tuple[str, str]]) -> list[str]:
@@ -237,3 +231,11 @@ def related_block(rng, heading: str, links: list[tuple[str, str]]) -> list[str]:
     if not links:
         return []
     return ["", f"### {heading}", ""] + [f"* [{t.replace('[', '(').replace(']', ')')}]({u})" for t, u in links]
+
+
+def forum_replies(rng, users: list[str], n: int) -> list[str]:
+    """``n`` replies that add nothing (forum threads carry many), by ``users``: quoted Markdown lines."""
+    out = []
+    for text in rng.sample(_FORUM_REPLIES, min(n, len(_FORUM_REPLIES))):
+        out += ["", f"> **{rng.choice(users)}**: {text}"]
+    return out

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-__all__ = ["Frame", "Referent", "a_or_an", "conjugate", "frame_for", "person_table", "plural_noun"]
+__all__ = ["Frame", "Referent", "a_or_an", "conjugate", "frame_for", "person_table", "plural_noun", "possessive"]
 
 _PREPS = {"of", "at", "after", "before", "since", "on", "in", "per", "by", "from", "to", "within", "for", "with", "into", "under", "over"}
 _TIME_UNITS = {"day", "days", "hour", "hours", "minute", "minutes", "second", "seconds", "week", "weeks", "month", "months",
@@ -187,13 +187,20 @@ def frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | Non
         The frame; never raises: an unknown label gets a neutral construction.
     """
     fr = _frame_for(label, kind, unit_base, unit_kind, name=name, verb=verb, event=event, of_label=of_label, person=person)
-    words = _label_words(label)
-    head = next((words[:i] for i, w in enumerate(words) if w in _PREPS), words)
-    while len(head) > 1 and (head[-1] in _PARTICIPLES or head[-1].endswith("ed")):  # "goals scored": the head is "goals"
-        head = head[:-1]
-    if fr.noun and head and _is_plural(head[-1]):
+    if fr.noun and _plural_head(label):
         return Frame(fr.vps, fr.noun, fr.with_phrase, fr.event, True)
     return fr
+
+
+@lru_cache(maxsize=4096)
+def _plural_head(label: str) -> bool:
+    """Whether the head noun of a label is plural: the last word before a preposition, past a trailing participle
+    ("shifts per month", "goals scored by its players": plural; "screen size": not)."""
+    words = _label_words(label)
+    head = next((words[:i] for i, w in enumerate(words) if w in _PREPS), words)
+    while len(head) > 1 and (head[-1] in _PARTICIPLES or head[-1].endswith("ed")):
+        head = head[:-1]
+    return bool(head) and _is_plural(head[-1])
 
 
 @lru_cache(maxsize=4096)
@@ -212,11 +219,8 @@ def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | No
     simple = np_ok and not any(w in _PREPS for w in words)  # "a screen size of", never "a time on Mars of"
     noun = label if np_ok else None
     art = a_or_an(label) if np_ok else None
-    head_words = next((words[:i] for i, w in enumerate(words) if w in _PREPS), words)
-    plural = bool(np_ok and head_words and _is_plural(head_words[-1]))
-    if plural:
-        art = label  # "has shifts per month of" is not English either way: plural heads get no "has a ... of"
-        simple = False
+    if np_ok and _plural_head(label):  # "has shifts per month of" is not English: plural heads get no "has a ... of"
+        art, simple = label, False
     has_a = f"has {label if words[-1] in _MASS else art} of {{value}}" if simple else None
     with_a = f"with {label if words[-1] in _MASS else art} of {{value}}" if simple else None
     if verb:  # the spec's own verbs; the label serves as a noun only when it is a plain noun phrase
@@ -346,12 +350,15 @@ class Referent:
         return rng.choice(options)
 
     def possessive(self, subject: str) -> str:
-        """The possessive of a subject form: ``it`` -> ``its``, ``Ares Dome`` -> ``Ares Dome's``, ``Davies`` -> ``Davies'``."""
-        if subject == "it":
-            return "its"
-        if subject == "It":
-            return "Its"
-        return subject + ("'" if subject.endswith("s") else "'s")
+        """The possessive of a subject form (:func:`possessive`)."""
+        return possessive(subject)
+
+
+def possessive(subject: str) -> str:
+    """The possessive of a name or subject form: ``it`` -> ``its``, ``Ares Dome`` -> ``Ares Dome's``, ``Davies`` -> ``Davies'``."""
+    if subject in ("it", "It"):
+        return subject + "s"
+    return subject + ("'" if subject.endswith("s") else "'s")
 
 
 def person_table(noun: str, label_faker: bool) -> bool:

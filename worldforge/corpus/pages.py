@@ -54,9 +54,10 @@ from typing import Any
 
 import polars as pl
 
-from worldforge.corpus.chrome import Chrome, background_pool, related_block
-from worldforge.corpus.lexicon import Frame, Referent, a_or_an, frame_for, person_table
+from worldforge.corpus.chrome import Chrome, background_pool, forum_replies, related_block
+from worldforge.corpus.lexicon import Frame, Referent, a_or_an, frame_for, person_table, possessive
 from worldforge.corpus.planner import Said, realise
+from worldforge.corpus.planner import sentence_case as _cap  # one rule for a capital at a sentence start
 from worldforge.corpus.quantity import Style, format_value
 from worldforge.corpus.vocab import ColumnInfo, TableInfo, label_column, row_labels, singular, table_info
 from worldforge.spec import models as M
@@ -141,10 +142,6 @@ def page_markdown(page) -> str:
 def slug(text: str) -> str:
     """``Nova X 2029!`` -> ``nova-x-2029``: lower case, every run of other characters a ``-``; ``x`` when nothing is left."""
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
-
-
-def _cap(text: str) -> str:
-    return text[:1].upper() + text[1:]
 
 
 def _cell(text: str) -> str:
@@ -514,8 +511,7 @@ class _Builder:
                 published = min(row[dc] + timedelta(days=rng.randint(0, 3)), self.as_of) if isinstance(row[dc], date) else None
                 parent = self.parent_of(t, row)
                 plabel = self.labels[parent[0]][parent[1][self.spec.tables[parent[0]].primary_key]] if parent else None
-                poss = plabel + ("'" if plabel and plabel.endswith("s") else "'s") if plabel else ""
-                by = f"{poss} " if plabel and plabel not in label and rng.random() < 0.5 else ""  # never "Google's Google Terra 2"
+                by = f"{possessive(plabel)} " if plabel and plabel not in label and rng.random() < 0.5 else ""  # never "Google's Google Terra 2"
                 short = clause.replace(f" on {dtext}", "") if self.frame(t, dc).event else clause
                 title = rng.choice([f"{by}{label} {clause}", f"{label}: what we know", f"{by}{label} {short}", f"Report: {label} {short}",
                                     f"{label} {short}, {rng.choice(_SOURCES)}"])
@@ -786,7 +782,7 @@ class _Builder:
                             text = text[:1].lower() + text[1:]
                         body += ["", f"> **{rng.choice(self.users)}**: {lead_in}{text}"]
                         facts += mf
-                body += Chrome(site.domain, site.name, "forum", self.as_of.year).forum_replies(rng, self.users, rng.randint(2, 6))
+                body += forum_replies(rng, self.users, rng.randint(2, 6))
                 body += ["", f"> **{asker}**: {rng.choice(['Thanks!', 'Great, that helps.', 'Cheers.', 'Perfect, thank you.', 'Appreciated.'])}"]
                 url = self.url(site, f"t/{slug(title)}")
                 page = Page(url, self.spec.world, self.scenario, "forum", title, self.as_of, lead, "\n".join(body), facts)
