@@ -25,16 +25,17 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-__all__ = ["Frame", "Referent", "a_or_an", "conjugate", "frame_for", "person_table", "plural_noun", "possessive"]
+__all__ = ["INTRANSITIVE_VERBS", "Frame", "Referent", "a_or_an", "conjugate", "frame_for", "person_table", "plural_noun", "possessive"]
 
 _PREPS = {"of", "at", "after", "before", "since", "on", "in", "per", "by", "from", "to", "within", "for", "with", "into", "under", "over"}
 _TIME_UNITS = {"day", "days", "hour", "hours", "minute", "minutes", "second", "seconds", "week", "weeks", "month", "months",
                "year", "years", "sol", "sols"}
 # verbs that take no object: their date column reads "<row> departed on ...", never "was departed"
-_INTRANSITIVE = {"arrived", "departed", "started", "ended", "opened", "closed", "launched", "began", "finished", "expired", "retired",
-                 "died", "debuted", "premiered", "landed", "docked", "returned", "occurred", "happened", "sailed", "joined", "left",
-                 "graduated", "resigned", "peaked", "matured", "relocated", "merged", "folded", "emerged", "originated", "failed",
-                 "concluded", "commenced", "aired", "shipped", "went"}
+INTRANSITIVE_VERBS = {
+    "arrived", "departed", "started", "ended", "opened", "closed", "launched", "began", "finished", "expired", "retired", "died", "debuted",
+    "premiered", "landed", "docked", "returned", "occurred", "happened", "sailed", "joined", "left", "graduated", "resigned", "peaked", "matured",
+    "relocated", "merged", "folded", "emerged", "originated", "failed", "concluded", "commenced", "aired", "shipped", "went"
+}
 # "<noun> date" -> the event's verb phrase
 _NOUN_EVENTS = {
     "launch": "launched", "release": "was released", "start": "started", "end": "ended", "arrival": "arrived",
@@ -152,7 +153,7 @@ def _event_for(label: str, name: str, event: str | None) -> str | None:
     words = _label_words(label)
     if event:
         head = event.split()[-1]
-        if event.startswith("was ") and head in _INTRANSITIVE:
+        if event.startswith("was ") and head in INTRANSITIVE_VERBS:
             return head  # "was departed" -> "departed"
         return event
     stem = [w for w in words if w not in ("date", "day", "on", "at")]
@@ -160,7 +161,7 @@ def _event_for(label: str, name: str, event: str | None) -> str | None:
     if key in _NOUN_EVENTS:
         return _NOUN_EVENTS[key]
     if len(stem) == 1 and stem[0].endswith("ed"):
-        return stem[0] if stem[0] in _INTRANSITIVE else f"was {stem[0]}"
+        return stem[0] if stem[0] in INTRANSITIVE_VERBS else f"was {stem[0]}"
     if stem and stem[-1] in _NOUN_EVENTS and len(stem) <= 2:
         return _NOUN_EVENTS[stem[-1]]
     if stem and stem[0] in _NOUN_EVENTS and len(stem) <= 2:
@@ -282,7 +283,7 @@ def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | No
         return Frame((f"is listed at {{value}} ({label})",), None, None)
     if len(words) >= 2 and words[0] == "year" and words[1].endswith("ed"):
         part = words[1]
-        return Frame((f"{part} in {{value}}" if part in _INTRANSITIVE else f"was {part} in {{value}}",), None, None)
+        return Frame((f"{part} in {{value}}" if part in INTRANSITIVE_VERBS else f"was {part} in {{value}}",), None, None)
     if unit_kind == "money" and head in ("price", "fare", "fee", "cost", "rent", "tuition", "msrp"):
         vps = ["costs {value}", "is priced at {value}"] if words == [head] or words[0] in ("launch", "list", "retail", "base", "average", "ticket") else []
     elif head in ("revenue", "sales", "income", "profit", "turnover", "earnings") and unit_kind == "money":

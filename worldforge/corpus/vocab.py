@@ -34,7 +34,7 @@ from typing import Any
 
 import polars as pl
 
-from worldforge.corpus.lexicon import _INTRANSITIVE
+from worldforge.corpus.lexicon import INTRANSITIVE_VERBS
 from worldforge.corpus.quantity import Unit, format_date, parse_unit
 from worldforge.spec import models as M
 
@@ -221,7 +221,7 @@ def column_info(table: M.TableSpec, name: str, frame: pl.DataFrame | None = None
         if event is None:
             stem = re.sub(r"_(on|at|date)$", "", name)
             event = _EVENTS.get(stem) or (f"was {stem.replace('_', ' ')}" if stem.endswith("ed") and "_" not in stem else None)
-    if event is not None and event.startswith("was ") and event.split()[-1] in _INTRANSITIVE:
+    if event is not None and event.startswith("was ") and event.split()[-1] in INTRANSITIVE_VERBS:
         event = event[4:]  # "was departed" -> "departed": an intransitive verb has no passive
     additive = is_additive(col, kind, label, unit)
     return ColumnInfo(name, label, unit, kind, event, additive, col.compose_only)
