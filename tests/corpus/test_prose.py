@@ -40,13 +40,20 @@ def _archetype_spec(name):
 
 
 @pytest.mark.parametrize("name", sorted(load_archetypes()))
-def test_no_template_construction_in_any_archetype_world(name):
-    pages, _ = _corpus(_archetype_spec(name))
-    found = {}
+def test_archetype_worlds_read_like_pages(name):
+    """The issue's targets on one world of each archetype: no template construction, fact-sentence variety >= 0.70,
+    median page >= 400 words."""
+    pages, labels = _corpus(_archetype_spec(name))
+    found, said, words = {}, [], []
     for p in pages:
-        for k, n in bad_constructions(_md(p)).items():
+        md = _md(p)
+        for k, n in bad_constructions(md).items():
             found[k] = found.get(k, 0) + n
+        said += fact_sentences(md, [f.value_text for f in p.facts if f.column_name != labels[f.table_name]])
+        words.append(page_words(md))
     assert found == {}, f"{name}: {found}"
+    assert variety(said) >= 0.70, f"{name}: fact-sentence variety {variety(said):.2f}"
+    assert statistics.median(words) >= 400, f"{name}: median words {statistics.median(words)}"
 
 
 @pytest.mark.parametrize("name", BUNDLED + [p.stem for p in HAND_WRITTEN])
@@ -65,11 +72,9 @@ def test_bundled_and_hand_written_worlds_read_like_pages(specs, name):
             assert f.value_text in p.body_md
     assert bad == {}
     assert len(said) > 500
-    # the issue's target (0.70) holds on the bundled worlds, whose specs give verbs; a hand-written spec with none gets derived
-    # frames only (bench/prose.py prints every world's figure)
-    floor = 0.70 if name in BUNDLED else 0.55
-    assert variety(said) >= floor, f"{name}: fact-sentence variety {variety(said):.2f}"
-    assert statistics.median(words) >= 380, f"{name}: median words {statistics.median(words)}"
+    # the issue's target holds on the bundled worlds and on hand-written specs, which give few verbs or none
+    assert variety(said) >= 0.70, f"{name}: fact-sentence variety {variety(said):.2f}"
+    assert statistics.median(words) >= 400, f"{name}: median words {statistics.median(words)}"
     assert max(shares) < 0.5 and statistics.median(shares) < 0.1
 
 
@@ -110,8 +115,8 @@ def test_derived_frames_are_grammatical(label, kind, unit, ukind, name, value, e
 def test_a_spec_verb_wins_and_its_alternatives_are_used():
     fr = frame_for("cargo", "number", "tonnes", "measure", verb="carried {value} of cargo | delivered {value} of supplies")
     assert fr.vps == ("carried {value} of cargo", "delivered {value} of supplies")
-    used = {realise(random.Random(s), Referent("SF-001", "supply flight"), [Said(fr, "12.2 tonnes")])[0] for s in range(20)}
-    assert {"SF-001 carried 12.2 tonnes of cargo.", "SF-001 delivered 12.2 tonnes of supplies."} <= used
+    used = " ".join(realise(random.Random(s), Referent("SF-001", "supply flight"), [Said(fr, "12.2 tonnes")])[0] for s in range(20))
+    assert "carried 12.2 tonnes of cargo" in used and "delivered 12.2 tonnes of supplies" in used
 
 
 def test_a_verb_without_its_value_slot_is_a_spec_error():
@@ -132,3 +137,58 @@ def test_people_are_never_it_and_verbs_agree():
     plural = frame_for("shifts per month", "number", None, None)
     said = " ".join(" ".join(realise(random.Random(s), Referent("Kim Lee", "keeper", True), [Said(plural, "14")])) for s in range(10))
     assert " is 14" not in said and "are" in said
+
+
+def _sentences(items, ref_args=("Skeimuk Market", "halt"), voice="encyclopedia", seeds=200):
+    out = []
+    for s in range(seeds):
+        out.append(realise(random.Random(s), Referent(*ref_args), items, voice))
+    return out
+
+
+def test_adverbs_fit_the_verb_and_also_never_opens_a_paragraph():
+    fares = Said(frame_for("fare zone", "number", None, None), "2")
+    opened = Said(frame_for("opening date", "date", None, None), "May 5, 2030")
+    service = Said(frame_for("years of service", "number", "years", "time", verb="has put in {value} of service"), "32 years")
+    for voice in ("encyclopedia", "news", "forum"):
+        for sents in _sentences([opened, fares, service], voice=voice):
+            text = " ".join(sents)
+            assert not re.search(r"\b(currently|now|still) (opened|has put|was)\b", text), text  # no present adverb on a past verb
+            assert not re.search(r"\b(currently|now|still|also|reportedly) has put\b", text), text  # "has also put in"
+            assert " also " not in sents[0], sents  # "also" needs something said before it
+
+
+def test_sentence_shapes_vary_and_read_naturally():
+    passengers = Said(frame_for("daily boardings", "number", "passengers per day", None, verb="handles {value} | sees {value} board"), "3,745 passengers per day")
+    fares = Said(frame_for("fare zone", "number", None, None), "1")
+    colour = Said(frame_for("line colour", "category", None, None), "Green")
+    firsts = [sents[0] for sents in _sentences([passengers, fares])]
+    assert variety(firsts) >= 0.2  # one row's two facts, 200 ways of drawing: many distinct constructions
+    assert any(s.startswith("Handling 3,745") for s in firsts)  # a fronted participle of a real verb
+    assert any(s.startswith("The fare zone of Skeimuk Market is") for s in firsts)
+    text = " ".join(" ".join(s) for s in _sentences([passengers, fares]) + _sentences([passengers, colour], ("Zeiquek Connector", "line")))
+    assert not re.search(r"\b(Showing|Counting|Reporting|Seeing)\b", text)  # neutral verbs are never fronted
+    assert "line's line colour" not in text and "its line colour" in text
+    for s in firsts:  # one fronted phrase a sentence: never "According to the register, with a fare zone of 1, ..."
+        assert not re.match(r"^[A-Z][^,]*, (with|handling|on) ", s), s
+
+
+def test_the_subject_never_echoes_the_verb():
+    counts = Said(frame_for("visitors", "number", "visitors", None, verb="records {value}"), "46,608 visitors")
+    text = " ".join(" ".join(s) for s in _sentences([counts, counts], ("Gale visitation record of 3 July 2040", "visitation record")))
+    assert "record records" not in text
+
+
+def test_nouns_and_people_are_recognised():
+    from worldforge.corpus.lexicon import is_participle
+    from worldforge.corpus.pages import _faker_person
+    from worldforge.corpus.vocab import singular
+    from worldforge.spec import models as M
+
+    assert [singular(t) for t in ("lighthouses", "statuses", "categories", "supply_flights", "data_centers")] == [
+        "lighthouse", "status", "category", "supply flight", "data center"]
+    assert frame_for("first lit", "date", None, None).vps == ("was first lit on {value}",)
+    assert is_participle("lit") and is_participle("added") and not is_participle("red") and not is_participle("speed")
+    person = M.FakerColumn(kind="faker", template="{{first_name}} {{last_name}}")
+    thing = M.FakerColumn(kind="faker", template="{{color_name}} {{last_name}}")
+    assert _faker_person(person) and not _faker_person(thing)

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-__all__ = ["INTRANSITIVE_VERBS", "Frame", "Referent", "a_or_an", "conjugate", "frame_for", "person_table", "plural_noun", "possessive"]
+__all__ = ["INTRANSITIVE_VERBS", "Frame", "Referent", "a_or_an", "conjugate", "frame_for", "is_participle", "person_table", "plural_noun", "possessive", "singular_noun"]
 
 _PREPS = {"of", "at", "after", "before", "since", "on", "in", "per", "by", "from", "to", "within", "for", "with", "into", "under", "over"}
 _TIME_UNITS = {"day", "days", "hour", "hours", "minute", "minutes", "second", "seconds", "week", "weeks", "month", "months",
@@ -86,6 +86,18 @@ def a_or_an(phrase: str) -> str:
 def plural_noun(noun: str) -> str:
     """``spacecraft`` -> ``spacecraft``, ``analysis`` -> ``analyses``, ``phone model`` -> ``phone models`` (inflect)."""
     return _inflect_engine().plural_noun(noun) or noun
+
+
+_SINGULAR_KEEP = {"data": "data", "media": "media", "indices": "index", "news": "news", "series": "series", "species": "species"}
+
+
+@lru_cache(maxsize=4096)
+def singular_noun(word: str) -> str:
+    """``lighthouses`` -> ``lighthouse``, ``categories`` -> ``category``, ``status`` stays (inflect; a few mass and
+    Latin plurals are kept)."""
+    if word.lower() in _SINGULAR_KEEP:
+        return _SINGULAR_KEEP[word.lower()]
+    return _inflect_engine().singular_noun(word) or word
 
 
 _IRREGULAR_PLURAL_VERBS = {"is": "are", "was": "were", "has": "have", "does": "do"}
@@ -160,13 +172,25 @@ def _event_for(label: str, name: str, event: str | None) -> str | None:
     key = " ".join(stem)
     if key in _NOUN_EVENTS:
         return _NOUN_EVENTS[key]
-    if len(stem) == 1 and stem[0].endswith("ed"):
-        return stem[0] if stem[0] in INTRANSITIVE_VERBS else f"was {stem[0]}"
+    if 1 <= len(stem) <= 2 and (len(stem) == 1 or stem[0] in ("first", "last")) and is_participle(stem[-1]):
+        adv = f"{stem[0]} " if len(stem) == 2 else ""  # "first lit" -> "was first lit", "departed" -> "departed"
+        return f"{adv}{stem[-1]}" if stem[-1] in INTRANSITIVE_VERBS else f"was {adv}{stem[-1]}"
     if stem and stem[-1] in _NOUN_EVENTS and len(stem) <= 2:
         return _NOUN_EVENTS[stem[-1]]
     if stem and stem[0] in _NOUN_EVENTS and len(stem) <= 2:
         return _NOUN_EVENTS[stem[0]]
     return None
+
+
+@lru_cache(maxsize=4096)
+def is_participle(word: str) -> bool:
+    """A past participle of a verb (lemminflect: ``added``, ``lit``, ``built``, ``sold``; never ``red`` or ``hundred``)."""
+    if word in _PARTICIPLES:
+        return True
+    from lemminflect import getAllLemmas, getInflection
+
+    lemma = getAllLemmas(word).get("VERB")
+    return bool(lemma) and (word in getInflection(lemma[0], "VBN") or lemma[0] != word and word in getInflection(lemma[0], "VBD"))
 
 
 def frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | None, *, name: str = "", verb: str | None = None,

@@ -156,12 +156,20 @@ def _base_verb(word: str) -> str:
     return lemma[0] if lemma else word
 
 
+_PERSON_PROVIDERS = {"name", "first_name", "last_name", "name_male", "name_female", "first_name_male", "first_name_female",
+                     "last_name_male", "last_name_female", "prefix", "suffix", "prefix_male", "prefix_female", "suffix_male",
+                     "suffix_female", "name_nonbinary", "first_name_nonbinary", "last_name_nonbinary"}
+
+
 def _faker_person(col: Any) -> bool:
-    """A naming column made of Faker person names (``name``, ``first_name``/``last_name`` templates)."""
+    """A naming column made of Faker person names: the ``name`` provider, or a template whose every placeholder is
+    a person-name provider (``{{first_name}} {{last_name}}``); ``{{color_name}} {{last_name}}`` names a thing."""
     if not isinstance(col, M.FakerColumn):
         return False
-    text = (col.provider or "") + " " + (col.template or "")
-    return any(w in text for w in ("first_name", "last_name", "name_male", "name_female")) or (col.provider or "") == "name"
+    if col.template:
+        fields = re.findall(r"\{\{\s*(\w+)\s*\}\}", col.template)
+        return bool(fields) and all(f in _PERSON_PROVIDERS for f in fields) and any("name" in f for f in fields)
+    return (col.provider or "") in _PERSON_PROVIDERS and "name" in (col.provider or "")
 
 
 @dataclass(frozen=True)
@@ -359,11 +367,6 @@ class _Builder:
             return rng.choice(fr.vps).format(value=dtext)
         return f"has {self.col(t, dc).label} {dtext}"
 
-    def background(self, rng, k: int) -> list[str]:
-        """``k`` sentences of general knowledge of the world's domain (no world fact), as one paragraph."""
-        pool = self.background_pool
-        return [" ".join(rng.sample(pool, min(k, len(pool))))] if pool and k > 0 else []
-
     def dress(self, page: Page, site: Site, genre: str, rng, crumbs: list[str], *, background: int = 0, comments: int = 0,
               subject: str = "") -> Page:
         """Put the article of ``page`` in its site's chrome: navigation, breadcrumbs, background, comments, footer."""
@@ -371,14 +374,19 @@ class _Builder:
         if chrome is None:
             chrome = self._chrome[site.domain] = Chrome(site.domain, site.name, genre, self.as_of.year)
         page.article = page.body_md
-        parts = chrome.header(rng, crumbs, rng.sample(self.topics, min(len(self.topics), rng.randint(3, 8)))) + [page.body_md]
+        head = chrome.header(rng, crumbs, rng.sample(self.topics, min(len(self.topics), rng.randint(3, 8)))) + [page.body_md]
+        tail = chrome.comments(rng, self.users, subject, comments) if comments else []
+        tail += chrome.footer(rng, crumbs[:-1] if len(crumbs) > 1 else crumbs)
+        parts = head
         if background and self.background_pool:
-            head = rng.choice(("## Background", "## Context", "## About the sector", "## Why it matters", ""))
-            parts += ["", head, ""] if head else [""]
-            parts += self.background(rng, background)
-        if comments:
-            parts += chrome.comments(rng, self.users, subject, comments)
-        parts += chrome.footer(rng, crumbs[:-1] if len(crumbs) > 1 else crumbs)
+            pool = self.background_pool
+            # a short article gets a longer write-up around it: pages run to a drawn length, as real ones do
+            want = max(background, (rng.randint(330, 450) - sum(len(x.split()) for x in head + tail)) // 16 + 1)
+            bg = rng.sample(pool, min(want, len(pool)))
+            title = rng.choice(("## Background", "## Context", "## About the sector", "## Why it matters", ""))
+            parts += ["", title, ""] if title else [""]
+            parts += [" ".join(bg[:len(bg) // 2 + 1]), "", " ".join(bg[len(bg) // 2 + 1:])] if len(bg) > 8 else [" ".join(bg)]
+        parts += tail
         page.body_md = "\n".join(parts)
         page.site = site.domain
         return page
@@ -388,23 +396,58 @@ class _Builder:
         fr, ci = self.frame(t, c), self.col(t, c)
         words = ci.label.lower().split()
         if fr.event and fr.vps:
-            verb = fr.vps[0].split(" on ")[0]
+            verb = rng.choice([v for v in fr.vps if v.endswith(" on {value}")] or [fr.vps[0]]).split(" on ")[0]
             head, _, rest = verb.partition(" ")
             if head in ("was", "is"):
-                q = [f"When {head} {name} {rest}?", f"Does anyone know when {name} {head} {rest}?"]
+                q = [f"When {head} {name} {rest}?", f"Does anyone know when {name} {head} {rest}?", f"Quick question: when {head} {name} {rest}?",
+                     f"Can someone confirm the date {name} {head} {rest}?", f"Trying to pin down when {name} {head} {rest}. Anyone?"]
             else:
                 base = _base_verb(head)
-                q = [f"When did {name} {base}{(' ' + rest) if rest else ''}?", f"Anyone know when {name} {head}{(' ' + rest) if rest else ''}?"]
+                tail = f" {rest}" if rest else ""
+                q = [f"When did {name} {base}{tail}?", f"Anyone know when {name} {head}{tail}?", f"Quick question: when did {name} {base}{tail}?",
+                     f"Can someone confirm the date {name} {head}{tail}?", f"Trying to pin down when {name} {head}{tail}. Anyone?"]
         elif words[:2] == ["number", "of"]:
-            q = [f"How many {' '.join(words[2:])} does {name} have?", f"Anyone counted the {' '.join(words[2:])} of {name}?"]
+            things = " ".join(words[2:])
+            q = [f"How many {things} does {name} have?", f"Anyone counted the {things} of {name}?", f"How many {things} are there at {name}?",
+                 f"Does anyone have a count of {name}'s {things}?"]
         elif fr.noun:
             q = [f"What's the {ci.label} of {name}?", f"Does anyone know {name}'s {ci.label}?", f"{name}: {ci.label}?",
-                 f"Looking for the {ci.label} of {name}"]
+                 f"Looking for the {ci.label} of {name}", f"Anyone have the {ci.label} for {name}?", f"What {'are' if fr.plural else 'is'} {name}'s {ci.label}, exactly?",
+                 f"Need the {ci.label} of {name} for a project, can anyone help?"]
         else:
-            q = [f"Question about {name} ({ci.label})", f"Need a number for {name}: {ci.label}"]
+            q = [f"Question about {name} ({ci.label})", f"Need a number for {name}: {ci.label}", f"Anyone have figures on {name}? ({ci.label})",
+                 f"{name} \u2014 {ci.label}?"]
         return rng.choice(q)
 
     # -- genres -------------------------------------------------------------------------
+    def wiki_lead(self, rng, t: str, label: str, what: str, parents: list[str]) -> str:
+        """An encyclopedia lead sentence, composed from independent choices as editors vary them: where the
+        parents go (a fronted phrase, a parenthesis, a prepositional phrase, a dash aside), the preposition, and
+        how the reference work is cited ("in *X*", "as recorded in *X*", or not at all)."""
+        a_what, plural, title = a_or_an(what), self.info[t].plural, self.title
+        bold = f"**{label}**"
+        src = rng.choice((f" in *{title}*", f" in *{title}*", f", as recorded in *{title}*", f" documented in *{title}*",
+                          f" listed in *{title}*", f" covered by *{title}*", f" catalogued in *{title}*", ""))
+        if not parents:
+            return rng.choice([f"{bold} is {a_what}{src or f' in *{title}*'}.", f"In *{title}*, {bold} is {a_what}.",
+                               f"{bold} is one of the {plural}{src or f' of *{title}*'}." if what == self.info[t].noun else f"{bold} is {a_what}{src}.",
+                               f"Among the {plural} of *{title}* is {bold}, {a_what}.",
+                               f"{bold} is {a_what}{rng.choice((' on record', ' on file', ''))}{src}."])
+        ps = " and ".join(parents)
+        closed = " whose " in what or "(" in what  # the clause ends the noun phrase: nothing hangs off it
+        rel = rng.choice((f" of {ps}", f" under {ps}", f" belonging to {ps}", f" associated with {ps}", f" from {ps}",
+                          f" filed under {ps}", f" linked to {ps}", f" that belongs to {ps}"))
+        front = rng.choice(("Listed under", "Part of", "Filed under", "Belonging to", "Associated with", "Under"))
+        shapes = [f"{front} {ps}, {bold} is {a_what}{src}.", f"{bold} ({ps}) is {a_what}{src}."]
+        if closed:
+            shapes += [f"In *{title}*, {bold} is {a_what}, listed under {ps}." if "(" in what else f"In *{title}*, {bold} ({ps}) is {a_what}."]
+        else:
+            shapes += [f"{bold} is {a_what}{rel}{src}.", f"{bold} is {a_what}{rel}{src}.", f"In *{title}*, {bold} is {a_what}{rel}.",
+                       f"{bold} \u2014 {a_what}{rel} \u2014 appears in *{title}*.",
+                       f"{bold} is one of the {plural} of {ps}{src}." if what == self.info[t].noun else f"{bold} is {a_what} among the {plural} of {ps}{src}.",
+                       f"{bold} is {a_what}{src}, listed under {ps}." if src.startswith(" ") else f"{bold} is {a_what} listed under {ps}{src}."]
+        return rng.choice(shapes)
+
     def encyclopedia(self) -> None:
         """One article per row of every table: lead with category and parents, infobox, overview, children, see also."""
         site = self.sites["wiki"]
@@ -432,30 +475,7 @@ class _Builder:
                     prow = self.by_key[col.parent][row[ref]]
                     parents.append(f"[{self.labels[col.parent][row[ref]]}]({self.wiki_url(col.parent, row[ref])})")
                     facts += self.name_fact(col.parent, prow, "lead")
-                a_what = a_or_an(what)
-                if not parents:
-                    lead = rng.choice([f"**{label}** is {a_what} in *{self.title}*.", f"**{label}** is {a_what} covered by *{self.title}*.",
-                                       f"In *{self.title}*, **{label}** is {a_what}.", f"**{label}** is one of the {info.plural} of *{self.title}*." if what == info.noun else f"**{label}** is {a_what} of *{self.title}*.",
-                                       f"**{label}** is {a_what} listed in *{self.title}*.", f"Among the {info.plural} of *{self.title}* is **{label}**, {a_what}."])
-                else:
-                    ps = " and ".join(parents)
-                    if " whose " in what or "(" in what:  # the clause ends the sentence: nothing hangs off it
-                        lead = rng.choice([f"Listed under {ps}, **{label}** is {a_what}.", f"**{label}** ({ps}) is {a_what}.",
-                                           f"In *{self.title}*, **{label}** is {a_what}, listed under {ps}." if "(" in what else
-                                           f"In *{self.title}*, **{label}** ({ps}) is {a_what}."])
-                    else:
-                        plural = self.info[t].plural
-                        lead = rng.choice([f"**{label}** is {a_what} of {ps} in *{self.title}*.",
-                                           f"**{label}** is one of the {plural} of {ps} in *{self.title}*." if what == info.noun else
-                                           f"**{label}** is {a_what} among the {plural} of {ps} in *{self.title}*.",
-                                           f"**{label}** is {a_what} belonging to {ps}, as recorded in *{self.title}*.",
-                                           f"In *{self.title}*, **{label}** is {a_what} under {ps}.",
-                                           f"**{label}** \u2014 {a_what} of {ps} \u2014 appears in *{self.title}*.",
-                                           f"**{label}** is {a_what} associated with {ps} in *{self.title}*.",
-                                           f"Part of {ps}, **{label}** is {a_what} documented in *{self.title}*.",
-                                           f"**{label}** is {a_what} in *{self.title}*, listed under {ps}.",
-                                           f"**{label}** ({ps}) is {a_what} recorded in *{self.title}*.",
-                                           f"Listed under {ps}, **{label}** is {a_what} in *{self.title}*."])
+                lead = self.wiki_lead(rng, t, label, what, parents)
                 lines = [lead, "", f"| {_cap(info.noun)} | {_cell(label)} |", "|---|---|"]
                 shown = []
                 for c in self.attributes(t):  # compose-only columns are no infobox rows
@@ -516,13 +536,18 @@ class _Builder:
                 title = rng.choice([f"{by}{label} {clause}", f"{label}: what we know", f"{by}{label} {short}", f"Report: {label} {short}",
                                     f"{label} {short}, {rng.choice(_SOURCES)}"])
                 ref = self.referent(t, row)
-                leads = [f"{by}{label} {clause}, {rng.choice(_SOURCES)}.", f"{by}{label} {clause}.",
-                         f"{rng.choice(('Sources confirmed', 'Officials said', 'Records show', 'A filing shows'))} that {by}{label} {clause}.", f"We can now confirm that {by}{label} {clause}.",
-                         f"It is official: {by}{label} {clause}.", f"{by}{label} {clause}, a date that had been expected for some time."]
+                tail = rng.choice(("", "", "", f", {rng.choice(_SOURCES)}", f", {rng.choice(_SOURCES)}", ", a date that had been expected for some time",
+                                   ", earlier than many had expected", ", according to people familiar with the matter", ", ending weeks of speculation"))
+                said = rng.choice(("", "", f", {rng.choice(_SOURCES)}"))
+                leads = [f"{by}{label} {clause}{tail}.", f"{by}{label} {clause}{tail}.",
+                         f"{rng.choice(('Sources confirmed', 'Officials said', 'Records show', 'A filing shows', 'It has emerged'))} that {by}{label} {clause}.",
+                         f"We can now confirm that {by}{label} {clause}.", f"It is official: {by}{label} {clause}{said}.",
+                         f"{label}{', ' + rng.choice(('we can report', 'it emerged', 'we have learned')) + ',' if rng.random() < 0.5 else ''} {clause}{tail}."]
                 if self.frame(t, dc).event:
-                    leads += [f"On {dtext}, {by}{label} {short}.", f"It was on {dtext} that {by}{label} {short}."]
+                    leads += [f"On {dtext}, {by}{label} {short}{tail}.", f"It was on {dtext} that {by}{label} {short}{said}."]
                 if plabel and not by and plabel not in label:
-                    leads += [f"{label}, {a_or_an(self.info[t].noun)} of {plabel}, {clause}.", f"{plabel} said {label} {clause}."]
+                    leads += [f"{label}, {a_or_an(self.info[t].noun)} of {plabel}, {clause}{tail}.", f"{plabel} said {label} {clause}.",
+                              f"{plabel} confirmed that {label} {clause}{tail}."]
                 lead = rng.choice(leads)
                 if rng.random() < 0.5 and lead.startswith((label, by or label)):  # a news opener: "Update:", "In brief:" ...
                     lead = rng.choice(_NEWS_OPENERS) + " " + lead
@@ -542,7 +567,7 @@ class _Builder:
                         slink = f"[{self.labels[t][s[pk]]}]({self.wiki_url(t, s[pk])})"
                         sclause = self.event_clause(rng, t, s, dc, stext)
                         who = "who" if self.person[t] else "which"
-                        body += ["", rng.choice(("", "", "Context: ", "Worth noting: ", "In the same vein, ")) + rng.choice([f"For comparison, {slink} {sclause}.", f"{slink}, by contrast, {sclause}.",
+                        body += ["", rng.choice(("", "", "Context: ", "Worth noting: ")) + rng.choice([f"For comparison, {slink} {sclause}.", f"{slink}, by contrast, {sclause}.",
                                                  f"The story recalls {slink}, {who} {sclause}.", f"It is not the only one: {slink} {sclause}.",
                                                  f"Readers may remember {slink}, {who} {sclause}.", f"A similar case is {slink}, {who} {sclause}.",
                                                  f"Compare that with {slink}, {who} {sclause}.", f"Earlier coverage noted that {slink} {sclause}.",
@@ -605,9 +630,15 @@ class _Builder:
                 exec_name = rng.choice(self.people)
                 org = plabel if rng.random() < 0.4 else f"the {self.info[pt].noun}"
                 role = rng.choice(("chief executive", "head of communications", "managing director", "chief operating officer", "programme lead"))
-                body.append(rng.choice([f"\u201cWe are proud of what the team has achieved with {label},\u201d said {exec_name}, {role} at {org}.",
-                                        f"\u201c{label} reflects years of careful work,\u201d said {exec_name}, {role}.",
-                                        f"{exec_name}, {role} at {org}, called {label} \u201can important step for everyone involved.\u201d"]))
+                if self.person[t]:  # people are welcomed, not called "an important step"
+                    quotes = [f"\u201cWe are delighted to have {label} with us,\u201d said {exec_name}, {role} at {org}.",
+                              f"\u201c{label} brings experience the whole team will learn from,\u201d said {exec_name}, {role}.",
+                              f"{exec_name}, {role} at {org}, called {label} \u201ca valued member of the team.\u201d"]
+                else:
+                    quotes = [f"\u201cWe are proud of what the team has achieved with {label},\u201d said {exec_name}, {role} at {org}.",
+                              f"\u201c{label} reflects years of careful work,\u201d said {exec_name}, {role}.",
+                              f"{exec_name}, {role} at {org}, called {label} \u201can important step for everyone involved.\u201d"]
+                body.append(rng.choice(quotes))
                 about = ["", f"## About {plabel}", ""]
                 pref = self.referent(pt, prow)
                 pref.mentions = 1  # named by the first sentence of the paragraph

@@ -13,21 +13,35 @@ Choices are drawn from the caller's seeded random stream: the same inputs give t
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
-from worldforge.corpus.lexicon import Frame, Referent, conjugate
+from worldforge.corpus.lexicon import Frame, Referent, conjugate, is_participle
 
 __all__ = ["Said", "realise", "sentence_case"]
 
 _CLOSERS = (", according to official figures", ", at the last count", ", by the latest tally", " on the latest figures",
-            ", as the records show", ", per the published data", ", going by the official numbers", " at the time of writing")
+            ", as the records show", ", per the published data", ", going by the official numbers", " at the time of writing",
+            ", as of the latest update", ", based on the most recent filing", " in the most recent data", ", the records show")
 _COPULAS = ("is", "is", "is", "is recorded as", "is given as", "is listed as", "was last reported as")
 _OPENERS = ("According to the register, ", "As of the latest records, ", "Official records show that ", "By most accounts, ",
-            "Public records indicate that ", "Sources agree that ", "On paper, ", "As listed, ")
+            "Public records indicate that ", "Sources agree that ", "On paper, ", "As listed, ", "Per the official register, ",
+            "Based on the published figures, ", "Records indicate that ", "In the official records, ")
 _CONNECTIVES = ("In addition, ", "Beyond that, ", "Separately, ", "On top of that, ", "Meanwhile, ", "Also worth noting: ",
-                "For the record, ", "By the latest count, ", "As for the numbers, ", "Elsewhere in the record, ")
+                "For the record, ", "By the latest count, ", "As for the numbers, ", "Elsewhere in the record, ", "Besides that, ",
+                "What is more, ", "Further, ", "Notably, ")
 _FORUM = ("Pretty sure ", "IIRC ", "From what I remember, ", "Last I checked, ", "If memory serves, ", "According to the spec sheet, ",
           "Going by the official page, ", "")
-_NEWS = ("According to the filing, ", "Records show that ", "The figures show that ", "Data reviewed by this outlet show that ", "")
+_NEWS = ("According to the filing, ", "Records show that ", "The figures show that ", "Data reviewed by this outlet show that ",
+         "The latest data show that ", "Figures released this week show that ", "Documents seen by this outlet show that ", "")
+# adverbs a writer slips into a verb phrase, by voice; "also" only after a first sentence, present-time ones only on
+# a present-tense verb that states no date ("currently handles", never "currently departed on")
+_ADVERBS = {"encyclopedia": ("currently", "also"), "news": ("reportedly", "now", "also", "currently", "officially"),
+            "forum": ("apparently", "actually", "also", "still")}
+_PRESENT_ONLY = {"currently", "now", "still"}
+_MODALS = {"can", "could", "will", "would", "may", "might", "must", "shall", "should"}
+# neutral verbs of derived frames: "Showing a fare zone of 2, ..." and "Counting 83 days, ..." read badly
+_NO_GERUND = {"shows", "reports", "records", "counts", "sees", "lists", "gets", "ranks", "stands", "comes", "goes", "takes", "puts", "makes"}
+_COPULA_JOINS = (", and ", ", and ", ", while ", "; ")
 
 
 @dataclass(frozen=True)
@@ -52,15 +66,75 @@ def _vp(rng, s: Said) -> str:
     return rng.choice(s.frame.vps).format(value=s.value)
 
 
+@lru_cache(maxsize=4096)
+def _head_form(head: str) -> str:
+    """How a verb phrase's first word behaves: ``be`` (is, was), ``have``, ``modal``, ``present`` (handles),
+    ``past`` (departed, sold) or ``other`` (an adverb or a word lemminflect does not know as a verb)."""
+    if head in ("is", "are", "was", "were"):
+        return "be"
+    if head in ("has", "have"):
+        return "have"
+    if head in _MODALS:
+        return "modal"
+    if head.endswith("ly") or head in ("first", "last", "never", "still", "also", "once"):
+        return "other"
+    from lemminflect import getInflection, getLemma
+
+    lemma = getLemma(head, upos="VERB")
+    if not lemma or lemma[0] == head:
+        return "other"
+    if head in getInflection(lemma[0], "VBZ"):
+        return "present"
+    if head in getInflection(lemma[0], "VBD"):
+        return "past"
+    return "other"
+
+
+def _adverb(rng, vp: str, voice: str, later: bool, event: bool) -> str:
+    """``vp`` with an adverb a writer would slip in ("currently handles", "was reportedly added", "has also been"),
+    or unchanged when none fits the verb's tense or the voice."""
+    head, _, rest = vp.partition(" ")
+    form = _head_form(head)
+    if form in ("modal", "other"):
+        return vp
+    perfect = form == "have" and is_participle(rest.split(" ", 1)[0])  # "has been", "has put in": adverb after "has"
+    present = form == "present" or head in ("is", "are") or (form == "have" and not perfect)
+    options = [a for a in _ADVERBS.get(voice, ()) if (later or a != "also") and (present and not event or a not in _PRESENT_ONLY)]
+    if not options:
+        return vp
+    adv = rng.choice(options)
+    if form == "be" or perfect:
+        return f"{head} {adv} {rest}"  # "was reportedly added", "has also been"
+    return f"{adv} {vp}"
+
+
+@lru_cache(maxsize=4096)
+def _gerund(vp_template: str) -> str | None:
+    """The participle phrase fronting a sentence: ``handles {value}`` -> ``Handling {value}``, ``was added on
+    {value}`` -> ``Added on {value}``; ``None`` for "has", "is", modals and lexical past tenses."""
+    head, _, rest = vp_template.partition(" ")
+    if head in ("was", "were") and rest and rest.split(" ", 1)[0].endswith("ed") and "{value}" in rest:
+        return rest  # "added on {value}"
+    if _head_form(head) != "present" or not rest or head in _NO_GERUND:
+        return None
+    from lemminflect import getInflection, getLemma
+
+    ing = getInflection(getLemma(head, upos="VERB")[0], "VBG")
+    return f"{ing[0]} {rest}" if ing else None
+
+
 def _join(parts: list[str]) -> str:
     """Coordinated verb phrases; a repeated ``has`` is said once ("has a mass of 5 kg and a range of 9 km")."""
     parts = [p[4:] if i and p.startswith("has ") and parts[i - 1].startswith("has ") else p for i, p in enumerate(parts)]
     return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
-def _sentence(rng, ref: Referent, group: list[Said], first: bool) -> str:
+def _sentence(rng, ref: Referent, group: list[Said], first: bool, voice: str = "encyclopedia", later: bool = False) -> str:
     subj = ref.subject(rng, first=first)
     verbal = [s for s in group if s.frame.vps]
+    if verbal and subj != ref.name and _clash(subj, verbal[0].frame.vps):  # never "this visitation record records ..."
+        subj = ref.name
+    named = subj == ref.name
     nominal = [s for s in group if not s.frame.vps and s.frame.noun]
     shapes = ["coord"]
     if len(verbal) >= 2 and verbal[0].frame.with_phrase:
@@ -72,7 +146,23 @@ def _sentence(rng, ref: Referent, group: list[Said], first: bool) -> str:
     dated = next((s for s in verbal if s.frame.event and any(v.endswith(" on {value}") for v in s.frame.vps)), None)
     if dated is not None and len(group) == 1:  # "On May 5, 2030, X arrived." (never dating the row's other facts)
         shapes.append("dated")
+    lead_vp = rng.choice(verbal[0].frame.vps) if verbal else None
+    gerund = _gerund(lead_vp) if lead_vp and len(verbal) >= 2 and not ref.person else None
+    if gerund:  # "Handling 3,745 passengers per day, Skeimuk Market has a fare zone of 1."
+        shapes.append("participle")
+    of_noun = next((s for s in group if s.frame.noun and not s.frame.plural), None)
+    if of_noun is not None and named:  # "The fare zone of Meplar Heights is 3, and it ..."
+        shapes.append("of")
     shape = rng.choice(shapes)
+    if shape == "participle":
+        rest = verbal[1:]
+        core = f"{gerund.format(value=verbal[0].value)}, {subj} {_join([_vp(rng, s) for s in rest])}"
+        return _nominal_tail(rng, ref, core, nominal)
+    if shape == "of":
+        rest = [s for s in group if s is not of_noun and s.frame.vps]
+        cop = f"the {of_noun.frame.noun} of {subj} {_copula(rng, of_noun.frame)} {of_noun.value}"
+        core = cop if not rest else f"{cop}{rng.choice(_COPULA_JOINS)}{ref.subject(rng)} {_join([_vp(rng, s) for s in rest])}"
+        return _nominal_tail(rng, ref, core, [s for s in nominal if s is not of_noun])
     if shape == "dated":
         ev = next(v for v in dated.frame.vps if v.endswith(" on {value}"))[: -len(" on {value}")]
         rest = [s for s in verbal if s is not dated]
@@ -86,13 +176,40 @@ def _sentence(rng, ref: Referent, group: list[Said], first: bool) -> str:
     elif shape == "copula":
         w = next(s for s in verbal if s.frame.noun)
         rest = [s for s in verbal if s is not w]
-        cop = f"{ref.possessive(subj)} {w.frame.noun} {_copula(rng, w.frame)} {w.value}"
-        core = cop if not rest else f"{subj} {_join([_vp(rng, s) for s in rest])}, and {ref.possessive(ref.subject(rng))} {w.frame.noun} {_copula(rng, w.frame)} {w.value}"
+        cop = f"{_possessor(rng, ref, w.frame.noun, subj)} {w.frame.noun} {_copula(rng, w.frame)} {w.value}"
+        core = cop if not rest else (f"{subj} {_join([_vp(rng, s) for s in rest])}{rng.choice(_COPULA_JOINS)}"
+                                     f"{_possessor(rng, ref, w.frame.noun)} {w.frame.noun} {_copula(rng, w.frame)} {w.value}")
     else:
-        core = f"{subj} {_join([_vp(rng, s) for s in verbal])}" if verbal else ""
-    for s in nominal:  # frames with only a noun: a possessive copula of their own
-        cop = f"{ref.possessive(ref.subject(rng))} {s.frame.noun} {_copula(rng, s.frame)} {s.value}"
-        core = f"{core}, and {cop}" if core else cop
+        if verbal:
+            vps = [_vp(rng, s) for s in verbal]
+            if rng.random() < (0.5 if len(vps) == 1 else 0.3):
+                vps[0] = _adverb(rng, vps[0], voice, later, verbal[0].frame.event)
+            core = f"{subj} {_join(vps)}"
+        else:
+            core = ""
+    return _nominal_tail(rng, ref, core, nominal)
+
+
+def _possessor(rng, ref: Referent, noun: str, subject: str | None = None) -> str:
+    """The possessive before ``noun``: the given subject form or the next one, but never a description that repeats
+    the noun's first word ("the line's line colour" -> "its line colour")."""
+    subject = subject or ref.subject(rng)
+    if subject != ref.name and subject.rsplit(" ", 1)[-1].lower() == noun.split(" ", 1)[0].lower():
+        subject = ref.name if ref.person or subject[:1].isupper() else "it"
+    return ref.possessive(subject)
+
+
+def _clash(subject: str, vps: tuple[str, ...]) -> bool:
+    """The subject's last word and a verb phrase's first share a stem ("the record records", "the count counts")."""
+    last = subject.rsplit(" ", 1)[-1].lower()
+    return any(v.split(" ", 1)[0][:5] == last[:5] for v in vps) if len(last) >= 4 else False
+
+
+def _nominal_tail(rng, ref: Referent, core: str, nominal: list[Said]) -> str:
+    """``core`` with a possessive copula for each frame that has only a noun ("..., and its fare zone is 2")."""
+    for s in nominal:
+        cop = f"{_possessor(rng, ref, s.frame.noun)} {s.frame.noun} {_copula(rng, s.frame)} {s.value}"
+        core = f"{core}{rng.choice(_COPULA_JOINS)}{cop}" if core else cop
     return core
 
 
@@ -122,18 +239,21 @@ def realise(rng, ref: Referent, items: list[Said], voice: str = "encyclopedia", 
                 break  # one copula-only fact a sentence: never "..., and its X is A, and its Y is B"
             group.append(todo[i])
             i += 1
-        core = _sentence(rng, ref, group, first=first_by_name and not out)
+        core = _sentence(rng, ref, group, first=first_by_name and not out, voice=voice, later=bool(out))
         opener = ""
-        if out and rng.random() < 0.3:
+        fronted = not core.startswith(ref.name) and core[:1].islower() and core.split(" ", 1)[0] not in ("it", "its", "the", "this")
+        if fronted:  # "With a fare zone of 2, ...", "On May 5, ...": one fronted phrase is enough
+            pass
+        elif out and rng.random() < 0.3:
             opener = rng.choice(_CONNECTIVES)
         elif voice == "encyclopedia" and rng.random() < 0.3:
             opener = rng.choice(_OPENERS)
         elif voice == "forum" and rng.random() < 0.6:
             opener = rng.choice(_FORUM)
-        elif voice == "news" and out and rng.random() < 0.3:
+        elif voice == "news" and rng.random() < (0.3 if out else 0.2):
             opener = rng.choice(_NEWS)
         closer = rng.choice(_CLOSERS) if voice != "forum" and rng.random() < (0.35 if len(group) == 1 else 0.12) else ""
-        if len(group) == 1 and not opener and voice == "encyclopedia" and rng.random() < 0.4:
+        if len(group) == 1 and not opener and not fronted and voice == "encyclopedia" and rng.random() < 0.4:
             opener = rng.choice(_OPENERS)
         text = opener + core + closer
         out.append((text if text.startswith(ref.name) else sentence_case(text)) + ".")  # "vivo Edge 11" keeps its own case

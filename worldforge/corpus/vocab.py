@@ -82,15 +82,13 @@ _EVENTS = {
 
 
 def singular(table: str) -> str:
-    """``supply_flights`` -> ``supply flight``, ``categories`` -> ``category``, ``statuses`` -> ``status``."""
-    word = table.replace("_", " ")
-    if word.endswith("ies"):
-        return word[:-3] + "y"
-    if word.endswith(("sses", "shes", "ches", "xes", "uses")):
-        return word[:-2]
-    if word.endswith("s") and not word.endswith("ss"):
-        return word[:-1]
-    return word
+    """``supply_flights`` -> ``supply flight``, ``categories`` -> ``category``, ``statuses`` -> ``status``,
+    ``lighthouses`` -> ``lighthouse``: the last word's singular by inflect (``data`` and ``media`` stay)."""
+    from worldforge.corpus.lexicon import singular_noun
+
+    words = table.replace("_", " ").split(" ")
+    words[-1] = singular_noun(words[-1])
+    return " ".join(words)
 
 
 def label_column(table: M.TableSpec) -> str:
