@@ -33,7 +33,7 @@ from worldforge.catalog.archetype import load_archetypes  # noqa: E402
 from worldforge.catalog.generate import draw_spec  # noqa: E402
 from worldforge.corpus import build_pages  # noqa: E402
 from worldforge.corpus.measures import bad_constructions, fact_sentences, page_words, prose_sentences, variety  # noqa: E402
-from worldforge.corpus.pages import page_markdown  # noqa: E402
+from worldforge.corpus.pages import page_markdown, served  # noqa: E402
 from worldforge.corpus.vocab import table_info  # noqa: E402
 from worldforge.spec import load_spec  # noqa: E402
 from worldforge.spec.load import spec_from_dict  # noqa: E402
@@ -44,12 +44,14 @@ def measure(spec) -> dict:
     """The figures of one world's corpus (see the module docstring)."""
     tables = build_world(spec)
     t0 = time.perf_counter()
-    pages = build_pages(spec, tables)
+    context: dict = {}
+    pages = build_pages(spec, tables, context=context)
     secs = time.perf_counter() - t0
+    bodies = served(pages, context)  # as web_extractor returns them: each article in its site's chrome
     labels = {t: table_info(spec, t, tables[t]).label_column for t in spec.tables}
     facts_s, prose, words, shares, bad = [], [], [], [], Counter()
     for p in pages:
-        md = page_markdown({"title": p.title, "published": p.published, "body_md": p.body_md})
+        md = page_markdown({"title": p.title, "published": p.published, "body_md": bodies[p.url]})
         facts_s += fact_sentences(md, [f.value_text for f in p.facts if f.column_name != labels[f.table_name]])
         prose += prose_sentences(md)
         w = page_words(md)

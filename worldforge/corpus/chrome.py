@@ -17,12 +17,17 @@ table (table readers see only the article's).
 
 from __future__ import annotations
 
+import json
+import random
+import zlib
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import yaml
 
-__all__ = ["Chrome", "background_pool", "forum_replies", "related_block"]
+__all__ = ["Chrome", "Dresser", "background_pool", "forum_replies", "related_block"]
 
 _NAV = {
     "wiki": ("Main page", "Contents", "Current events", "Random article", "About", "Contact us", "Help", "Community portal", "Recent changes"),
@@ -169,12 +174,12 @@ class Chrome:
         self._lines: dict[tuple[str, int], str] = {}
 
     def _variant(self, rng, kind: str, make) -> str:
-        """One of four variants of a line the site repeats on its pages (its menu, its footer links), made once:
-        a site's chrome is nearly the same on every page, and making it per page is most of a corpus's build time."""
+        """One of four variants of a line the site repeats on its pages (its menu, its footer links), made once
+        from its own stream (site, kind, variant), so a page reads the same whichever page was rendered first."""
         key = (kind, rng.randrange(4))
         line = self._lines.get(key)
         if line is None:
-            line = self._lines[key] = make()
+            line = self._lines[key] = make(random.Random(zlib.crc32(f"{self.domain}|{kind}|{key[1]}".encode())))
         return line
 
     def _link(self, text: str) -> str:
@@ -184,7 +189,7 @@ class Chrome:
     def header(self, rng, crumbs: list[str], topics: list[str] = ()) -> list[str]:
         """Navigation, a topics line, an optional cookie line, breadcrumbs: Markdown lines above the article."""
         items = _NAV.get(self.genre, _NAV["news"])
-        nav = self._variant(rng, "nav", lambda: " · ".join(self._link(x) for x in rng.sample(items, min(len(items), rng.randint(4, len(items))))))
+        nav = self._variant(rng, "nav", lambda r: " · ".join(self._link(x) for x in r.sample(items, min(len(items), r.randint(4, len(items))))))
         lines = [f"**{self.name}**", "", nav, ""]
         if topics:
             lines += [rng.choice(("Topics: ", "Sections: ", "Browse: ", "In this section: ")) + " · ".join(self._link(t) for t in topics), ""]
@@ -208,7 +213,7 @@ class Chrome:
             lines += [rng.choice(_SHARE), ""]
         if rng.random() < 0.7:
             lines += [rng.choice(_SUBSCRIBE), ""]
-        links = self._variant(rng, "footer", lambda: " · ".join(self._link(x) for x in rng.sample(_FOOTER_LINKS, rng.randint(6, len(_FOOTER_LINKS)))))
+        links = self._variant(rng, "footer", lambda r: " · ".join(self._link(x) for x in r.sample(_FOOTER_LINKS, r.randint(6, len(_FOOTER_LINKS)))))
         blurb = rng.choice(_BLURBS.get(self.genre, _BLURBS["news"])).format(name=self.name)
         lines += ["---", "", blurb, "", links, ""]
         lines += [x.format(name=self.name) for x in rng.sample(_LEGAL, 2)] + ["", f"© {self.year} {self.name}. All rights reserved."]
@@ -239,3 +244,107 @@ def forum_replies(rng, users: list[str], n: int) -> list[str]:
     for text in rng.sample(_FORUM_REPLIES, min(n, len(_FORUM_REPLIES))):
         out += ["", f"> **{rng.choice(users)}**: {text}"]
     return out
+
+
+_RELATED_HEADS = (("Related", "Read more", "You may also like", "More on this topic"), ("Popular now", "Most read", "Trending", "Editors' picks"))
+_BACKGROUND_TITLES = ("## Background", "## Context", "## About the sector", "## Why it matters", "")
+
+
+class Dresser:
+    """Renders stored articles as whole pages: the site's chrome around each article, made on read.
+
+    A corpus stores each page's *article* (``corpus_pages.body_md``: every fact it states) and a small
+    *recipe* for the rest (``corpus_pages.chrome``, JSON): the site's genre and name, breadcrumbs, the
+    comment subject, how many background sentences and comments, a seed, and for encyclopedia articles
+    the URLs of the pages they cite. The corpus-wide context (commenters, topics, the background pool,
+    the year) is stored once per corpus (``_corpus.chrome_context``). Rendering is deterministic: the
+    same rows give the same pages in any order, as a web server renders templates around stored
+    content, and the stored corpus stays a fraction of the size of the pages it serves.
+
+    Args:
+        context: ``{"users": [...], "topics": [...], "pool": archetype or world stem, "year": int,
+            "retrieved": "Month D, YYYY", "seed": int}`` (:meth:`_Builder.chrome_context` writes it).
+    """
+
+    def __init__(self, context: Mapping[str, Any]):
+        self.users = list(context.get("users") or ["reader"])
+        self.topics = list(context.get("topics") or [])
+        self.pool = background_pool(context.get("pool"))
+        self.year = int(context.get("year") or 2030)
+        self.retrieved = str(context.get("retrieved") or "")
+        self.seed = int(context.get("seed") or 0)
+        self._chrome: dict[str, Chrome] = {}
+
+    def _site(self, domain: str, name: str, genre: str) -> Chrome:
+        c = self._chrome.get(domain)
+        if c is None:
+            c = self._chrome[domain] = Chrome(domain, name, genre, self.year)
+        return c
+
+    def render(self, pages: Iterable[Mapping[str, Any]]) -> dict[str, tuple[str, int, int]]:
+        """``{url: (page body, article start, article end)}`` for stored pages (mappings with ``url``,
+        ``page_type``, ``title``, ``published``, ``body_md`` (the article), ``site`` and ``chrome`` (the recipe,
+        a dict or its JSON; ``None``: the body is served as stored)). Related lists link pages of the same
+        site among ``pages``, so pass a whole corpus."""
+        rows = sorted(pages, key=lambda r: r["url"])
+        recipes = {r["url"]: (json.loads(r["chrome"]) if isinstance(r["chrome"], str) else r["chrome"]) for r in rows}
+        by_url = {r["url"]: r for r in rows}
+        related = self._related([r for r in rows if recipes[r["url"]]])
+        out = {}
+        for r in rows:
+            rec, article = recipes[r["url"]], r["body_md"]
+            if not rec:
+                out[r["url"]] = (article, 0, len(article))
+                continue
+            rng = random.Random(rec["r"])
+            chrome = self._site(r["site"], rec["n"], rec["g"])
+            crumbs = list(rec.get("c") or [])
+            head = chrome.header(rng, crumbs, rng.sample(self.topics, min(len(self.topics), rng.randint(3, 8))))
+            parts = head + [article]
+            k = int(rec.get("b") or 0)
+            if k and self.pool:
+                bg = rng.sample(self.pool, min(k, len(self.pool)))
+                title = rng.choice(_BACKGROUND_TITLES)
+                parts += ["", title, ""] if title else [""]
+                parts += [" ".join(bg[:len(bg) // 2 + 1]), "", " ".join(bg[len(bg) // 2 + 1:])] if len(bg) > 8 else [" ".join(bg)]
+            parts += chrome.comments(rng, self.users, rec.get("s") or "", int(rec.get("k") or 0))
+            refs = [by_url[u] for u in rec.get("refs") or () if u in by_url]
+            if refs:
+                parts += ["", "## References", ""]
+                for i, q in enumerate(refs, 1):
+                    when = f", {_render_date(q['published'])}" if q.get("published") else ""
+                    qname = (recipes[q["url"]] or {}).get("n", q["site"])
+                    parts.append(f"{i}. \u201c[{q['title']}]({q['url']})\u201d. *{qname}*{when}. Retrieved {self.retrieved}.")
+                parts += [""] if rng.random() < 0.5 else ["", "External links: official website · archived copy"]
+            parts += related.get(r["url"], [])
+            parts += chrome.footer(rng, crumbs[:-1] if len(crumbs) > 1 else crumbs)
+            start = len("\n".join(head)) + 1
+            out[r["url"]] = ("\n".join(parts), start, start + len(article))
+        return out
+
+    def _related(self, rows: list[Mapping[str, Any]]) -> dict[str, list[str]]:
+        """"Related" and "most read" lists per page: the pages after it in one seeded shuffle of its site's pages."""
+        by_site: dict[str, list[Mapping[str, Any]]] = {}
+        for r in rows:
+            by_site.setdefault(r["site"], []).append(r)
+        out = {}
+        for site, pages in by_site.items():
+            if len(pages) < 2:
+                continue
+            rng = random.Random(zlib.crc32(f"{self.seed}|{site}|related".encode()))
+            order = pages[:]
+            rng.shuffle(order)
+            n = len(order)
+            for i, p in enumerate(order):
+                picks = [order[(i + j) % n] for j in range(1, min(n, 13))]
+                first = picks[: rng.randint(3, 6)]
+                second = picks[len(first):len(first) + rng.randint(3, 6)] if rng.random() < 0.8 else []
+                out[p["url"]] = (related_block(rng, rng.choice(_RELATED_HEADS[0]), [(q["title"], q["url"]) for q in first])
+                                 + related_block(rng, rng.choice(_RELATED_HEADS[1]), [(q["title"], q["url"]) for q in second]))
+        return out
+
+
+def _render_date(value: Any) -> str:
+    from worldforge.corpus.pages import render_value
+
+    return render_value(value)

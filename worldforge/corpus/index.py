@@ -76,7 +76,7 @@ def build_index(world_file: str | Path, scenario: str | None = None, corpus: tup
     Raises:
         WarehouseError: the world file has no corpus.
     """
-    pages = read_corpus(world_file, scenario)[0] if corpus is None else corpus[0]
+    pages = read_corpus(world_file, scenario, dressed=False)[0] if corpus is None else corpus[0]
     target = index_dir(world_file, scenario)
     with atomic_dir(target) as tmp:
         index = tantivy.Index(_schema(), path=str(tmp))

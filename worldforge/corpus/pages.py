@@ -54,7 +54,7 @@ from typing import Any
 
 import polars as pl
 
-from worldforge.corpus.chrome import Chrome, background_pool, forum_replies, related_block
+from worldforge.corpus.chrome import background_pool, forum_replies
 from worldforge.corpus.lexicon import Frame, Referent, a_or_an, frame_for, person_table, possessive
 from worldforge.corpus.planner import Said, realise
 from worldforge.corpus.planner import sentence_case as _cap  # one rule for a capital at a sentence start
@@ -63,7 +63,7 @@ from worldforge.corpus.vocab import ColumnInfo, TableInfo, label_column, row_lab
 from worldforge.spec import models as M
 from worldforge.synth import column_rng
 
-__all__ = ["Fact", "Page", "build_pages", "label_column", "page_markdown", "render_value", "singular", "slug"]
+__all__ = ["Fact", "Page", "build_pages", "label_column", "page_markdown", "render_value", "served", "singular", "slug"]
 
 
 @dataclass(frozen=True)
@@ -101,8 +101,12 @@ class Page:
         body_md: the Markdown body, starting with the lead.
         facts: the cells the page states, each marked ``lead`` or ``body``.
         site: the domain of the site that publishes it.
-        article: the article inside ``body_md`` (lead, prose, tables: every fact is stated there), without the
-            site's chrome, background and comments around it; empty when the body is all article.
+        chrome: how the site dresses the article when the page is served (a recipe for
+            :class:`~worldforge.corpus.chrome.Dresser`: genre, site name, breadcrumbs, counts of background
+            sentences and comments, a seed, cited URLs), or ``None`` for a bare page. ``body_md`` is the article
+            alone (lead, prose, tables: every fact is stated there); the chrome is rendered on read.
+        context: the corpus's chrome context (:meth:`_Builder.chrome_context`), one dict shared by all its pages;
+            stored once per corpus in ``_corpus.chrome_context``.
     """
 
     url: str
@@ -115,7 +119,13 @@ class Page:
     body_md: str
     facts: list[Fact] = field(default_factory=list)
     site: str = ""
-    article: str = ""
+    chrome: dict | None = None
+    context: dict | None = field(default=None, repr=False, compare=False)
+
+    def row(self) -> dict:
+        """The page as a stored ``corpus_pages`` row (what :meth:`~worldforge.corpus.chrome.Dresser.render` reads)."""
+        return {"url": self.url, "page_type": self.page_type, "title": self.title, "published": self.published,
+                "body_md": self.body_md, "site": self.site, "chrome": self.chrome}
 
 
 def render_value(value: Any) -> str:
@@ -210,9 +220,9 @@ class _Builder:
         self.children = {t: [(c, ref) for c, tab in spec.tables.items() for ref, col in tab.references.items() if col.parent == t] for t in spec.tables}
         self.person = {t: person_table(self.info[t].noun, _faker_person(spec.tables[t].columns.get(self.info[t].label_column))) for t in spec.tables}
         self._frames: dict[tuple[str, str], Frame] = {}
-        self._chrome: dict[str, Chrome] = {}
         self.topics = [_cap(self.info[t].plural) for t in spec.tables] + ["Latest", "Analysis", "Features", "Data", "Guides", "Archive"]
-        self.background_pool = background_pool(spec.archetype or re.sub(r"_\d{4}$", "", spec.world))
+        self.pool_name = spec.archetype or re.sub(r"_\d{4}$", "", spec.world)
+        self.background_pool = background_pool(self.pool_name)
         self.pages: list[Page] = []
         self.urls: set[str] = set()
         from faker import Faker
@@ -369,27 +379,21 @@ class _Builder:
 
     def dress(self, page: Page, site: Site, genre: str, rng, crumbs: list[str], *, background: int = 0, comments: int = 0,
               subject: str = "") -> Page:
-        """Put the article of ``page`` in its site's chrome: navigation, breadcrumbs, background, comments, footer."""
-        chrome = self._chrome.get(site.domain)
-        if chrome is None:
-            chrome = self._chrome[site.domain] = Chrome(site.domain, site.name, genre, self.as_of.year)
-        page.article = page.body_md
-        head = chrome.header(rng, crumbs, rng.sample(self.topics, min(len(self.topics), rng.randint(3, 8)))) + [page.body_md]
-        tail = chrome.comments(rng, self.users, subject, comments) if comments else []
-        tail += chrome.footer(rng, crumbs[:-1] if len(crumbs) > 1 else crumbs)
-        parts = head
+        """Give ``page`` its site's chrome recipe (navigation, breadcrumbs, background, comments, footer: rendered on
+        read by :class:`~worldforge.corpus.chrome.Dresser`); a short article gets more background, so that pages run
+        to a drawn length (330-450 words and up), as real ones do."""
+        k = 0
         if background and self.background_pool:
-            pool = self.background_pool
-            # a short article gets a longer write-up around it: pages run to a drawn length, as real ones do
-            want = max(background, (rng.randint(330, 450) - sum(len(x.split()) for x in head + tail)) // 16 + 1)
-            bg = rng.sample(pool, min(want, len(pool)))
-            title = rng.choice(("## Background", "## Context", "## About the sector", "## Why it matters", ""))
-            parts += ["", title, ""] if title else [""]
-            parts += [" ".join(bg[:len(bg) // 2 + 1]), "", " ".join(bg[len(bg) // 2 + 1:])] if len(bg) > 8 else [" ".join(bg)]
-        parts += tail
-        page.body_md = "\n".join(parts)
+            est = page.body_md.count(" ") + 130 + 28 * comments  # the article, header and footer, the comments
+            k = max(background, (rng.randint(330, 450) - est) // 16 + 1)
+        page.chrome = {"g": genre, "n": site.name, "c": crumbs, "s": subject, "b": k, "k": comments, "r": rng.getrandbits(31)}
         page.site = site.domain
         return page
+
+    def chrome_context(self) -> dict:
+        """What every page of this corpus shares when it is dressed (:class:`~worldforge.corpus.chrome.Dresser`)."""
+        return {"users": self.users, "topics": self.topics, "pool": self.pool_name, "year": self.as_of.year,
+                "retrieved": render_value(self.as_of), "seed": self.seed}
 
     def question(self, rng, t: str, c: str, name: str) -> str:
         """A forum question asking for column ``c`` of the row called ``name``."""
@@ -1018,7 +1022,7 @@ class _Builder:
 
 
 def build_pages(spec: M.WorldSpec, tables: dict[str, pl.DataFrame], scenario: str | None = None, seed: int | None = None,
-                base: tuple[M.WorldSpec, dict[str, pl.DataFrame]] | None = None) -> list[Page]:
+                base: tuple[M.WorldSpec, dict[str, pl.DataFrame]] | None = None, context: dict | None = None) -> list[Page]:
     """All pages of a world's (or a scenario's) corpus.
 
     Args:
@@ -1027,9 +1031,11 @@ def build_pages(spec: M.WorldSpec, tables: dict[str, pl.DataFrame], scenario: st
         scenario: the scenario name (None for the world itself); it enters URLs.
         seed: text-variety seed (default: the spec's).
         base: for a scenario, the base world's ``(spec, tables)``: archive pages state its values.
+        context: a dict to fill with the corpus's chrome context (what
+            :class:`~worldforge.corpus.chrome.Dresser` needs to serve the pages whole; stored in ``_corpus``).
 
     Returns:
-        Pages with their facts, in a deterministic order.
+        Pages with their facts, in a deterministic order; each body is its article, the chrome a recipe.
     """
     b = _Builder(spec, tables, scenario, spec.seed if seed is None else seed, base)
     b.encyclopedia()
@@ -1043,52 +1049,35 @@ def build_pages(spec: M.WorldSpec, tables: dict[str, pl.DataFrame], scenario: st
     b.timelines()
     b.rumors()
     b.archive()
-    _link_related(b)
+    _references(b)
+    ctx = b.chrome_context()
+    for p in b.pages:
+        p.context = ctx
+    if context is not None:
+        context.update(ctx)
     return b.pages
 
 
-def _link_related(b: _Builder) -> None:
-    """Add "related" and "most read" lists of other pages of the same site above each page's footer (real URLs and
-    titles of this corpus: what a reader tool returns from a real page's sidebar), and a "References" list to each
-    encyclopedia article: the other sites' pages about the same row (news, press releases, profiles, forum threads)."""
-    by_site: dict[str, list[Page]] = {}
-    for p in b.pages:
-        by_site.setdefault(p.site, []).append(p)
+def served(pages: list[Page], context: dict) -> dict[str, str]:
+    """``{url: body}`` of pages as ``web_extractor`` serves them: each article in its site's chrome."""
+    from worldforge.corpus.chrome import Dresser
+
+    return {u: body for u, (body, _, _) in Dresser(context).render([p.row() for p in pages]).items()}
+
+
+def _references(b: _Builder) -> None:
+    """Give each encyclopedia article the pages it cites: the other sites' pages about the same row (news, press
+    releases, profiles, forum threads), listed under "References" when the page is served."""
     about: dict[tuple[str, str], list[Page]] = {}
     for p in b.pages:
         if p.page_type in ("news", "press_release", "profile", "forum"):
             for f in p.facts:
                 if f.section == "lead" and f.scope is None:
                     about.setdefault((f.table_name, f.row_key), []).append(p)
-    site_names = {s.domain: s.name for s in [b.sites["wiki"], *b.sites["news"], b.sites["profile"], b.sites["forum"]]}
-    rng_ref = b.rng("references")
     for p in b.pages:
-        if p.page_type != "encyclopedia" or not p.facts:
+        if p.page_type != "encyclopedia" or not p.facts or p.chrome is None:
             continue
         lead = p.facts[0]
         cites = list({id(q): q for q in about.get((lead.table_name, lead.row_key), []) if q is not p}.values())[:4]
-        if not cites:
-            continue
-        refs = ["", "## References", ""]
-        for i, q in enumerate(cites, 1):
-            when = f", {render_value(q.published)}" if q.published else ""
-            refs.append(f"{i}. \u201c[{q.title}]({q.url})\u201d. *{site_names.get(q.site, q.site)}*{when}. Retrieved {render_value(b.as_of)}.")
-        cut = p.body_md.rfind("\n---\n")
-        block = "\n".join(refs) + ("\n" if rng_ref.random() < 0.5 else "\n\nExternal links: official website · archived copy\n")
-        p.body_md = p.body_md[:cut] + block + p.body_md[cut:] if cut >= 0 else p.body_md + block
-    rng = b.rng("related")
-    heads = (("Related", "Read more", "You may also like", "More on this topic"), ("Popular now", "Most read", "Trending", "Editors' picks"))
-    for site, pages in by_site.items():
-        if len(pages) < 2:
-            continue
-        order = pages[:]
-        rng.shuffle(order)  # each page links the pages after it in one seeded shuffle of its site (one shuffle, not a sample a page)
-        n = len(order)
-        for i, p in enumerate(order):
-            picks = [order[(i + j) % n] for j in range(1, min(n, 13))]
-            first = picks[: rng.randint(3, 6)]
-            second = picks[len(first):len(first) + rng.randint(3, 6)] if rng.random() < 0.8 else []
-            block = "\n".join(related_block(rng, rng.choice(heads[0]), [(q.title, q.url) for q in first])
-                              + related_block(rng, rng.choice(heads[1]), [(q.title, q.url) for q in second]))
-            cut = p.body_md.rfind("\n---\n")
-            p.body_md = p.body_md[:cut] + block + "\n" + p.body_md[cut:] if cut >= 0 else p.body_md + block
+        if cites:
+            p.chrome["refs"] = [q.url for q in cites]

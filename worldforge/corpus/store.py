@@ -13,6 +13,7 @@ Tables (replaced together, atomically, on every build):
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -20,6 +21,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
+from worldforge.corpus.chrome import Dresser
 from worldforge.corpus.pages import Page, build_pages, render_value
 from worldforge.corpus.quantity import denotes
 from worldforge.corpus.vocab import table_info
@@ -31,7 +33,7 @@ from worldforge.warehouse.duck import atomic_duckdb, count_rows, insert_frame, o
 
 PAGE_SCHEMA = {
     "url": pl.String, "world": pl.String, "scenario": pl.String, "page_type": pl.String, "title": pl.String,
-    "published": pl.Date, "lead": pl.String, "body_md": pl.String, "article_start": pl.Int32, "article_end": pl.Int32,
+    "published": pl.Date, "lead": pl.String, "body_md": pl.String, "site": pl.String, "chrome": pl.String,
 }
 FACT_SCHEMA = {
     "url": pl.String, "table_name": pl.String, "row_key": pl.String, "column_name": pl.String,
@@ -45,11 +47,11 @@ DROP TABLE IF EXISTS corpus_facts;
 DROP TABLE IF EXISTS corpus_pages;
 DROP TABLE IF EXISTS _corpus;
 CREATE TABLE corpus_pages (url VARCHAR PRIMARY KEY, world VARCHAR NOT NULL, scenario VARCHAR, page_type VARCHAR NOT NULL,
-  title VARCHAR NOT NULL, published DATE, lead VARCHAR NOT NULL, body_md VARCHAR NOT NULL, article_start INTEGER, article_end INTEGER);
+  title VARCHAR NOT NULL, published DATE, lead VARCHAR NOT NULL, body_md VARCHAR NOT NULL, site VARCHAR, chrome VARCHAR);
 CREATE TABLE corpus_facts (url VARCHAR NOT NULL REFERENCES corpus_pages (url), table_name VARCHAR NOT NULL,
   row_key VARCHAR NOT NULL, column_name VARCHAR NOT NULL, value_text VARCHAR NOT NULL, section VARCHAR NOT NULL, scope VARCHAR);
-CREATE TABLE _corpus (scenario VARCHAR, pages BIGINT, facts BIGINT, corpus_hash VARCHAR, built_at TIMESTAMP);
-COMMENT ON TABLE corpus_pages IS 'Search corpus: pages generated from the world rows (scenario NULL = the world itself); body_md[article_start:article_end] (0-based, end exclusive) is the article inside the site chrome, what the search index reads.';
+CREATE TABLE _corpus (scenario VARCHAR, pages BIGINT, facts BIGINT, corpus_hash VARCHAR, built_at TIMESTAMP, chrome_context VARCHAR);
+COMMENT ON TABLE corpus_pages IS 'Search corpus: pages generated from the world rows (scenario NULL = the world itself); body_md is the article (every stated fact is in it, what the search index reads); chrome is the JSON recipe of the site furniture around it (navigation, background, comments, related lists, footer), rendered on read with _corpus.chrome_context (worldforge.corpus.read_corpus, web_extractor).';
 COMMENT ON TABLE corpus_facts IS 'Provenance: the (table, row, column) cells each page states, value_text as the page writes it; section lead = may show in a search snippet; scope world = a base-world value on a scenario page (an archive).';
 CREATE OR REPLACE VIEW v_pages AS
   SELECT p.url, p.scenario, p.page_type, p.title, p.published, count(f.url) AS facts,
@@ -65,35 +67,48 @@ COMMENT ON VIEW v_facts IS 'Every stated cell with the page that states it: whic
 
 
 def corpus_frames(pages: list[Page]) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """``(corpus_pages, corpus_facts)`` frames of a list of pages."""
-    p = pl.DataFrame(
-        [(x.url, x.world, x.scenario, x.page_type, x.title, x.published, x.lead, x.body_md, *article_span(x)) for x in pages],
-        schema=PAGE_SCHEMA, orient="row",
-    )
-    f = pl.DataFrame(
-        [(x.url, f.table_name, f.row_key, f.column_name, f.value_text, f.section, f.scope) for x in pages for f in x.facts],
-        schema=FACT_SCHEMA, orient="row",
-    )
+    """``(corpus_pages, corpus_facts)`` frames of a list of pages (column-wise: one list per column)."""
+    dump = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+    p = pl.DataFrame({
+        "url": [x.url for x in pages], "world": [x.world for x in pages], "scenario": [x.scenario for x in pages],
+        "page_type": [x.page_type for x in pages], "title": [x.title for x in pages], "published": [x.published for x in pages],
+        "lead": [x.lead for x in pages], "body_md": [x.body_md for x in pages], "site": [x.site or None for x in pages],
+        "chrome": [dump(x.chrome) if x.chrome else None for x in pages],
+    }, schema=PAGE_SCHEMA)
+    rows = [(x.url, f) for x in pages for f in x.facts]
+    f = pl.DataFrame({
+        "url": [u for u, _ in rows], "table_name": [f.table_name for _, f in rows], "row_key": [f.row_key for _, f in rows],
+        "column_name": [f.column_name for _, f in rows], "value_text": [f.value_text for _, f in rows],
+        "section": [f.section for _, f in rows], "scope": [f.scope for _, f in rows],
+    }, schema=FACT_SCHEMA)
     return p, f
 
 
-def article_span(page: Page) -> tuple[int, int]:
-    """``(start, end)`` of a page's article in its body (0-based, end exclusive); the whole body when it has no chrome."""
-    start = page.body_md.find(page.article) if page.article else -1
-    return (start, start + len(page.article)) if start >= 0 else (0, len(page.body_md))
-
-
 def article_text(row: dict) -> str:
-    """A stored page's article (``corpus_pages`` row as a mapping): ``body_md[article_start:article_end]``, or the
-    whole body for a corpus stored before the columns existed."""
+    """A stored page's article (``corpus_pages`` row as a mapping): ``body_md[article_start:article_end]`` for a page
+    served whole (:func:`read_corpus` with ``dressed=True``), else the stored body, which is the article."""
     start, end = row.get("article_start"), row.get("article_end")
     return row["body_md"] if start is None or end is None else row["body_md"][start:end]
 
 
+def dress_frame(pages: pl.DataFrame, context: dict | None) -> pl.DataFrame:
+    """Stored pages served whole: ``body_md`` becomes the article in its site's chrome
+    (:class:`~worldforge.corpus.chrome.Dresser`) and ``article_start``/``article_end`` (0-based, end exclusive) mark
+    the article inside it. Pages without a recipe (or a corpus without a context) are served as stored."""
+    if pages.height == 0 or "chrome" not in pages.columns or context is None:
+        return pages.with_columns(article_start=pl.lit(None, pl.Int32), article_end=pl.lit(None, pl.Int32))
+    done = Dresser(context).render(pages.select("url", "page_type", "title", "published", "body_md", "site", "chrome").iter_rows(named=True))
+    bodies = [done[u] for u in pages["url"]]
+    return pages.with_columns(body_md=pl.Series([b for b, _, _ in bodies], dtype=pl.String),
+                              article_start=pl.Series([a for _, a, _ in bodies], dtype=pl.Int32),
+                              article_end=pl.Series([e for _, _, e in bodies], dtype=pl.Int32))
+
+
 def corpus_hash(pages: pl.DataFrame) -> str:
-    """SHA-256 over (url, title, published, lead, body) in URL order: changes whenever any page does."""
+    """SHA-256 over (url, title, published, lead, article, site, chrome recipe) in URL order: changes whenever any page does."""
     h = hashlib.sha256()
-    for row in pages.sort("url").select("url", "title", "published", "lead", "body_md").iter_rows():
+    cols = [c for c in ("url", "title", "published", "lead", "body_md", "site", "chrome") if c in pages.columns]
+    for row in pages.sort("url").select(cols).iter_rows():
         h.update("\x1f".join("" if v is None else str(v) for v in row).encode())
         h.update(b"\x1e")
     return h.hexdigest()
@@ -153,9 +168,12 @@ def write_corpus(path: str | Path, by_scenario: dict[str | None, list[Page]]) ->
     frames = {s: corpus_frames(p) for s, p in by_scenario.items()}
     hashes = {s: corpus_hash(pf) for s, (pf, _) in frames.items()}
     now = datetime.now(timezone.utc).replace(tzinfo=None)
+    contexts = {s: next((p.context for p in pages if p.context is not None), None) for s, pages in by_scenario.items()}
     meta = pl.DataFrame(
-        [(s, pf.height, ff.height, hashes[s], now) for s, (pf, ff) in frames.items()],
-        schema={"scenario": pl.String, "pages": pl.Int64, "facts": pl.Int64, "corpus_hash": pl.String, "built_at": pl.Datetime("us")},
+        [(s, pf.height, ff.height, hashes[s], now, json.dumps(contexts[s], ensure_ascii=False) if contexts[s] else None)
+         for s, (pf, ff) in frames.items()],
+        schema={"scenario": pl.String, "pages": pl.Int64, "facts": pl.Int64, "corpus_hash": pl.String, "built_at": pl.Datetime("us"),
+                "chrome_context": pl.String},
         orient="row",
     )
     with atomic_duckdb(path, update=True) as con:
@@ -167,8 +185,12 @@ def write_corpus(path: str | Path, by_scenario: dict[str | None, list[Page]]) ->
     return CorpusReport(Path(path), {s: pf.height for s, (pf, _) in frames.items()}, sum(ff.height for _, ff in frames.values()))
 
 
-def read_corpus(path: str | Path, scenario: str | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
+def read_corpus(path: str | Path, scenario: str | None = None, dressed: bool = True) -> tuple[pl.DataFrame, pl.DataFrame]:
     """``(pages, facts)`` of one corpus (the world's when ``scenario`` is None).
+
+    ``dressed``: serve each page whole, its article in the site's chrome (:func:`dress_frame`: ``body_md`` is the
+    page ``web_extractor`` returns, ``article_start``/``article_end`` mark the article); ``False``: the stored
+    articles (what the index and the task generator read, faster).
 
     Raises:
         WarehouseError: the file has no corpus yet.
@@ -185,9 +207,20 @@ def read_corpus(path: str | Path, scenario: str | None = None) -> tuple[pl.DataF
             f"SELECT f.* FROM corpus_facts f JOIN corpus_pages p USING (url) WHERE p.{cond} ORDER BY f.url, f.table_name, f.row_key, f.column_name",
             params=args,
         ).pl()
+        context = _context(con, scenario) if dressed and "chrome" in pages.columns else None
     finally:
         con.close()
-    return pages, facts
+    return (dress_frame(pages, context) if dressed else pages), facts
+
+
+def _context(con: duckdb.DuckDBPyConnection, scenario: str | None) -> dict | None:
+    """The chrome context stored for a corpus (``_corpus.chrome_context``), ``None`` when there is none."""
+    cond = "scenario IS NULL" if scenario is None else "scenario = ?"
+    try:
+        row = con.execute(f"SELECT chrome_context FROM _corpus WHERE {cond}", [] if scenario is None else [scenario]).fetchone()
+    except duckdb.Error:  # a corpus stored before the column existed
+        return None
+    return json.loads(row[0]) if row and row[0] else None
 
 
 def all_pages(path: str | Path) -> pl.DataFrame | None:
@@ -202,11 +235,14 @@ def all_pages(path: str | Path) -> pl.DataFrame | None:
     """
     con = open_readonly(path)
     try:
-        return con.sql("SELECT world, scenario, url, title, published, body_md FROM corpus_pages ORDER BY coalesce(scenario, ''), url").pl()
+        scenarios = [r[0] for r in con.execute("SELECT DISTINCT scenario FROM corpus_pages ORDER BY coalesce(scenario, '')").fetchall()]
     except duckdb.CatalogException:
         return None
     finally:
         con.close()
+    cols = ["world", "scenario", "url", "title", "published", "body_md"]
+    frames = [read_corpus(path, s)[0].select(cols) for s in scenarios]
+    return pl.concat(frames) if frames else pl.DataFrame(schema={c: PAGE_SCHEMA[c] for c in cols})
 
 
 def page_count(path: str | Path) -> int | None:
@@ -297,4 +333,4 @@ def check_corpus(path: str | Path, world: WorldFile | None = None) -> pl.DataFra
     return pl.DataFrame(out, schema={n: pl.String for n in names}, orient="row")  # typed: a null scenario may come first
 
 
-__all__ = ["CorpusReport", "all_pages", "article_span", "article_text", "fact_tally", "page_count", "build_corpus", "check_corpus", "corpus_frames", "corpus_hash", "generate_corpus", "read_corpus", "stored_hash", "write_corpus"]
+__all__ = ["CorpusReport", "all_pages", "dress_frame", "article_text", "fact_tally", "page_count", "build_corpus", "check_corpus", "corpus_frames", "corpus_hash", "generate_corpus", "read_corpus", "stored_hash", "write_corpus"]

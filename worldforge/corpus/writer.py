@@ -252,7 +252,7 @@ def check_reply(body: str, page: Page, draft: str | None = None) -> list[Problem
     Args:
         body: the cleaned reply.
         page: the generated page (its facts and, unless ``draft`` is given, its body as the draft).
-        draft: the draft the model was given (default the page's article, ``page.article``, or its body).
+        draft: the draft the model was given (default the page's article, its ``body_md``).
 
     Returns:
         Problems in order: empty reply; facts whose text is not verbatim in the reply (``dropped fact``); numbers and
@@ -261,7 +261,7 @@ def check_reply(body: str, page: Page, draft: str | None = None) -> list[Problem
     """
     if not body.strip():
         return [Problem("empty reply", "")]
-    draft = (page.article or page.body_md) if draft is None else draft
+    draft = page.body_md if draft is None else draft
     problems = [Problem("dropped fact", f.value_text) for f in _distinct(page.facts) if f.value_text not in body]
     known = [draft] + [f.value_text for f in page.facts]
     dates = {d for t in known for _, d in mentions(t) if d is not None}
@@ -304,7 +304,7 @@ def prompt_messages(page: Page, label: Callable[[Fact], str] | None = None) -> l
             lines.append(f"- {item[0]}: {item[1]}" + (" (first paragraph)" if item[2] else ""))
     user = (f"Site: {urlparse(page.url).netloc}\nGenre: {page.page_type.replace('_', ' ')}\nTitle: {page.title}\n\n"
             f"Facts (write each value exactly as given):\n" + ("\n".join(lines) or "(none)")
-            + f"\n\n{_DRAFT_START}\n{page.article or page.body_md}\n{_DRAFT_END}")
+            + f"\n\n{_DRAFT_START}\n{page.body_md}\n{_DRAFT_END}")
     return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": user}]
 
 
@@ -426,10 +426,9 @@ def write_pages(
                 problems = check_reply(body, pages[members[k][0]])
                 if not problems:
                     for i in members[k]:
-                        # the article is replaced inside the site's chrome, which the model never sees
+                        # the article is replaced; the site's chrome, which the model never sees, is rendered on read
                         p = pages[i]
-                        full = p.body_md.replace(p.article, body, 1) if p.article else body
-                        out[i] = replace(p, body_md=full, article=body if p.article else "", lead=first_paragraph(body))
+                        out[i] = replace(p, body_md=body, lead=first_paragraph(body))
                     if round_ == 1:
                         report.written += len(members[k])
                     else:

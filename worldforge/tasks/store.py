@@ -85,7 +85,7 @@ def build_tasks(path: str | Path, per_kind: int = 4, include_scenarios: bool = T
         sources += [(sc.name, scenario_spec(wf.spec, sc), wf.scenarios[sc.name]) for sc in wf.spec.scenarios if sc.name in wf.scenarios]
     tasks, unsolvable = [], {}
     for scen, spec, tables in sources:
-        pages, facts = read_corpus(path, scen)
+        pages, facts = read_corpus(path, scen, dressed=False)
         base = (wf.spec, wf.tables) if scen else None
         cells = CorpusCells(pages, facts)  # once per corpus, not once per task
         for t in generate_tasks(spec, tables, pages, facts, scen, per_kind=per_kind, base=base):
