@@ -2,12 +2,15 @@
 
 Tables (replaced together, atomically, on every build):
 
-* ``corpus_pages(url PK, world, scenario, page_type, title, published, lead, body_md)`` —
-  ``scenario`` is NULL for the world itself;
-* ``corpus_facts(url FK, table_name, row_key, column_name, value_text, section)`` — the
+* ``corpus_pages(url PK, world, scenario, page_type, title, published, lead, body_md, site, chrome)`` —
+  ``scenario`` is NULL for the world itself; ``body_md`` is the page's article (every fact it
+  states), ``chrome`` the JSON recipe of the site furniture around it, rendered on read
+  (:class:`~worldforge.corpus.chrome.Dresser`, :func:`read_corpus` with ``dressed=True``);
+* ``corpus_facts(url FK, table_name, row_key, column_name, value_text, section, scope)`` — the
   provenance: each cell a page states, ``section`` ``lead`` (may show in a snippet) or
   ``body`` (only on the page);
-* ``_corpus(scenario, pages, facts, corpus_hash, built_at)``.
+* ``_corpus(scenario, pages, facts, corpus_hash, built_at, chrome_context)`` — ``chrome_context``:
+  JSON of what every page of the corpus shares when served (commenters, topics, background pool, year).
 """
 
 from __future__ import annotations
