@@ -68,6 +68,7 @@ def test_ingest_prints_the_balance(tmp_path):
     from worldforge.simenv.episodes import record_episodes
 
     record_episodes(tmp_path / "wh", [])  # episodes.duckdb is not a world: summary must not read it as one
+    duckdb.connect(str(tmp_path / "wh" / "catalog.duckdb")).close()  # nor the catalog (make demo builds one)
     r = run("summary", "--warehouse", tmp_path / "wh")
     assert r.exit_code == 0 and "trajectories: 13 from 1 sources" in r.output
 
@@ -80,3 +81,21 @@ def test_ingest_missing_path(tmp_path):
 @pytest.mark.parametrize("args", [["--help"], ["world", "--help"], ["trajectories", "ingest", "--help"]])
 def test_help(args):
     assert run(*args).exit_code == 0
+
+
+def test_output_in_a_log_never_wraps_names_or_paths(tmp_path):
+    """Without a terminal (a log, CI), rich would wrap at 80 columns and cut names: the CLI writes wide lines instead."""
+    import os
+
+    doc = yaml.safe_load((SPECS_DIR / "esports_2031.yaml").read_text())
+    doc["world"] = "esports_circuit_with_a_name_long_enough_to_wrap_2031"
+    spec = tmp_path / "long.yaml"
+    spec.write_text(yaml.safe_dump(doc))
+    wh = tmp_path / "a_warehouse_folder_with_a_long_name" / "and_another_level_below_it"
+    assert run("world", "build", spec, "--warehouse", wh).exit_code == 0
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    proc = subprocess.run([sys.executable, "-m", "worldforge.cli", "summary", "--warehouse", str(wh)],
+                          capture_output=True, text=True, cwd=ROOT, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert doc["world"] in proc.stdout  # whole, on one line: not folded nor cut with an ellipsis
+    assert f"worlds in {wh}" in proc.stdout

@@ -39,11 +39,12 @@ import duckdb
 
 from worldforge.settings import get_settings
 from worldforge.warehouse.atomic import file_lock
+from worldforge.warehouse.layout import CATALOG_STORE
 
 if TYPE_CHECKING:
     from worldforge.corpus.writer import WriterConfig
 
-CATALOG_FILE = "catalog.duckdb"
+CATALOG_FILE = CATALOG_STORE
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS catalog (

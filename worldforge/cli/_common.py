@@ -25,8 +25,21 @@ from worldforge.warehouse.layout import resolve
 if TYPE_CHECKING:
     import polars as pl
 
-out = Console()
-err = Console(stderr=True)
+_LOG_WIDTH = 240
+"""Columns of output written to a log or CI (no terminal): wide enough that names, paths and numbers never wrap."""
+
+
+def _console(stderr: bool = False) -> Console:
+    """A console that never wraps names, paths and numbers: the terminal's width in a terminal, ``COLUMNS`` when set,
+    else :data:`_LOG_WIDTH` (rich would default to 80 columns and fold table cells); printed lines soft-wrap (a log
+    keeps each line whole)."""
+    probe = Console(stderr=stderr)
+    wide = None if probe.is_terminal or os.environ.get("COLUMNS") else _LOG_WIDTH
+    return Console(stderr=stderr, width=wide, soft_wrap=True)
+
+
+out = _console()
+err = _console(stderr=True)
 
 WarehouseOpt = Annotated[Optional[Path], typer.Option("--warehouse", "-w", help="Warehouse folder (default: WORLDFORGE_WAREHOUSE, see `worldforge settings`).", show_default=False)]
 """The ``--warehouse`` option of every command that reads or writes a warehouse; ``None``: the configured one."""

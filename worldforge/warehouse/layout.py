@@ -8,6 +8,8 @@
       trajectories.duckdb        the trajectory store                          trajectory_store
       episodes.duckdb            the simulated episode store                   episode_store
       episodes.log.jsonl         closed sessions not yet in the episode store  episode_log
+      catalog.duckdb             the catalog: one row per built spec           catalog.build.catalog_path
+      catalog_episodes/<w>.duckdb a catalog world's oracle episodes            catalog_episode_store
       trajectories/<src>.parquet one source's turns                            shard_path
       tasks/<world>/             WideSearch-format task export                 tasks_dir
       datasets/<name>/           cpt, sft, agentworldbench, eval               dataset_dir
@@ -30,8 +32,9 @@ from worldforge.settings import get_settings
 TRAJECTORY_STORE = "trajectories.duckdb"
 EPISODE_STORE = "episodes.duckdb"
 EPISODE_LOG = "episodes.log.jsonl"
-STORES = (TRAJECTORY_STORE, EPISODE_STORE)
-"""The warehouse's DuckDB files that are not worlds."""
+CATALOG_STORE = "catalog.duckdb"
+STORES = (TRAJECTORY_STORE, EPISODE_STORE, CATALOG_STORE)
+"""The warehouse's DuckDB files that are not worlds: every command that lists worlds passes them over."""
 
 DATASETS = ("cpt", "sft", "agentworldbench", "eval")
 """The dataset folders under ``<warehouse>/datasets/``."""
