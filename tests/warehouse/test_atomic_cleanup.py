@@ -287,3 +287,49 @@ def test_atomic_duckdb_removes_a_stale_temporary(tmp_path):
     write_db(path, 3)
     assert db_value(path) == [(3,)]
     no_temporaries(tmp_path, "w.duckdb")
+
+
+# -- a folder or a file in the way --------------------------------------------------------------
+
+def test_a_folder_where_a_file_goes_is_one_clear_error_and_leaves_nothing(tmp_path):
+    from worldforge.errors import WarehouseError
+
+    (tmp_path / "w.duckdb").mkdir()
+    (tmp_path / "out.json").mkdir()
+    with pytest.raises(WarehouseError, match="w.duckdb: is a folder, not a DuckDB file"):
+        with atomic_duckdb(tmp_path / "w.duckdb") as con:
+            con.execute("CREATE TABLE t (x INT)")
+    with pytest.raises(WarehouseError, match="out.json: is a folder, not a file"):
+        with atomic_file(tmp_path / "out.json") as tmp:
+            tmp.write_text("{}")
+    with pytest.raises(WarehouseError, match="is a folder, not a DuckDB file"):
+        open_readonly(tmp_path / "w.duckdb")
+    no_temporaries(tmp_path, "out.json", "w.duckdb")
+    assert (tmp_path / "w.duckdb").is_dir() and not any((tmp_path / "w.duckdb").iterdir())
+
+
+def test_a_file_in_the_way_of_the_warehouse_folder_is_named(tmp_path):
+    from worldforge.errors import WarehouseError
+
+    (tmp_path / "wh").write_text("not a folder")
+    with pytest.raises(WarehouseError, match=f"{tmp_path / 'wh'} is a file"):
+        with atomic_duckdb(tmp_path / "wh" / "sub" / "w.duckdb"):
+            pass
+    with pytest.raises(WarehouseError, match="is a file, not a folder"):
+        with atomic_dir(tmp_path / "wh"):
+            pass
+    no_temporaries(tmp_path, "wh")
+
+
+def test_the_cli_says_one_line_when_a_world_path_is_a_folder(tmp_path):
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT, SPECS_DIR
+
+    (tmp_path / "esports_2031.duckdb").mkdir()
+    proc = subprocess.run([sys.executable, "-m", "worldforge.cli", "world", "build", str(SPECS_DIR / "esports_2031.yaml"),
+                           "--warehouse", str(tmp_path)], capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().splitlines() == [f"error: {tmp_path / 'esports_2031.duckdb'}: is a folder, not a DuckDB file (move or remove it, then run again)"]
+    no_temporaries(tmp_path, "esports_2031.duckdb")

@@ -16,6 +16,8 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from worldforge.errors import WarehouseError
+
 
 def _remove(path: Path) -> None:
     """Remove a file, link or folder if it exists (errors ignored: best-effort cleanup)."""
@@ -38,6 +40,19 @@ def remove_temporary(tmp: str | Path) -> None:
         _remove(p)
 
 
+def make_parent(target: Path) -> None:
+    """Create ``target``'s folder (and its parents).
+
+    Raises:
+        WarehouseError: a file is in the way (one line naming it, not a traceback).
+    """
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        blocker = next((a for a in [target.parent, *target.parent.parents] if a.exists() and not a.is_dir()), target.parent)
+        raise WarehouseError(f"cannot create the folder {target.parent}: {blocker} is a file") from None
+
+
 @contextlib.contextmanager
 def atomic_dir(target: str | Path) -> Iterator[Path]:
     """A temporary folder that replaces ``target`` when the block succeeds.
@@ -54,7 +69,9 @@ def atomic_dir(target: str | Path) -> Iterator[Path]:
         folder is removed and ``target`` is untouched.
     """
     target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    if target.is_file():
+        raise WarehouseError(f"{target}: is a file, not a folder (move or remove it, then run again)")
+    make_parent(target)
     tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.tmp-"))
     try:
         tmp.chmod(0o755)
@@ -88,7 +105,9 @@ def atomic_file(target: str | Path) -> Iterator[Path]:
         untouched.
     """
     target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    if target.is_dir():  # checked before anything is written: one clear line, no temporary file
+        raise WarehouseError(f"{target}: is a folder, not a file (move or remove it, then run again)")
+    make_parent(target)
     fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.tmp-")
     os.close(fd)
     tmp = Path(name)

@@ -23,7 +23,7 @@ import duckdb
 import polars as pl
 
 from worldforge.errors import WarehouseError
-from worldforge.warehouse.atomic import remove_temporary
+from worldforge.warehouse.atomic import make_parent, remove_temporary
 
 log = logging.getLogger(__name__)
 
@@ -118,7 +118,9 @@ def atomic_duckdb(path: str | Path, update: bool = False) -> Iterator[duckdb.Duc
         included); the temporary file and its write-ahead log are removed and ``path`` is untouched.
     """
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    if target.is_dir():  # checked before anything is written: nothing to clean up, one clear line
+        raise WarehouseError(f"{target}: is a folder, not a DuckDB file (move or remove it, then run again)")
+    make_parent(target)
     tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}-{threading.get_ident()}")
     remove_temporary(tmp)  # a crashed run of this process id and thread left it
     if update and not target.is_file():
@@ -164,6 +166,8 @@ def open_readonly(path: str | Path) -> duckdb.DuckDBPyConnection:
         WarehouseError: the file does not exist or is not a DuckDB database.
     """
     p = Path(path)
+    if p.is_dir():
+        raise WarehouseError(f"{p}: is a folder, not a DuckDB file")
     if not p.is_file():
         raise WarehouseError(f"{p}: no such DuckDB file")
     try:
@@ -236,6 +240,8 @@ def open_sandboxed(path: str | Path, memory_limit: str = SQL_MEMORY_LIMIT, threa
         WarehouseError: the file does not exist or is not a DuckDB database.
     """
     p = Path(path)
+    if p.is_dir():
+        raise WarehouseError(f"{p}: is a folder, not a DuckDB file")
     if not p.is_file():
         raise WarehouseError(f"{p}: no such DuckDB file")
     config = {
