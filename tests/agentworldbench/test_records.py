@@ -90,6 +90,17 @@ def test_records_round_trip_and_malformed_lines_get_reasons(tau_trajectory, tmp_
     assert n == len(recs) + 1 and isinstance(bad, str) and "not an AgentWorldBench record" in bad
 
 
+def test_a_line_that_is_not_utf8_fails_alone(tau_trajectory, tmp_path):
+    t = tau_trajectory
+    recs = records_from_turns(t.trajectory_id, t.domain, t.task, [(x.action, x.observation) for x in t.turns])
+    lines = write_records(tmp_path / "a.jsonl", recs).read_bytes().splitlines(keepends=True)
+    path = tmp_path / "mixed.jsonl"
+    path.write_bytes(lines[0] + b'{"id": "latin-1", "task": "caf\xe9"}\n' + b"".join(lines[1:]))
+    read = list(read_records(path))
+    assert [r for _, r in read if not isinstance(r, str)] == recs  # every other line is read
+    assert [(n, r) for n, r in read if isinstance(r, str)] == [(2, "not UTF-8 text (byte 31 of the line: invalid continuation byte)")]
+
+
 @pytest.mark.parametrize("text,think,obs", [
     ("<think>look up</think>\n<predicted_observation>\n**Environment Observation:**\nok: 3 rows\n</predicted_observation>", "look up", "ok: 3 rows"),
     ("<predicted_observation>plain</predicted_observation>", None, "plain"),

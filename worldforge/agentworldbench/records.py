@@ -145,9 +145,15 @@ def records_from_turns(
 
 
 def read_records(path: str | Path) -> Iterator[tuple[int, AgentWorldBenchRecord | str]]:
-    """``(line number, record)`` per non-blank line; a malformed line gives its reason instead."""
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
+    """``(line number, record)`` per non-blank line; a malformed line (bad JSON, a missing field, bytes that are
+    not UTF-8) gives its reason instead, and the lines after it are read as usual."""
+    with open(path, "rb") as fh:
+        for n, raw in enumerate(fh, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                yield n, f"not UTF-8 text (byte {exc.start + 1} of the line: {exc.reason})"
+                continue
             if not line.strip():
                 continue
             try:
