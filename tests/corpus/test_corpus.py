@@ -73,6 +73,7 @@ def test_same_seed_same_corpus(specs):
     assert a[0].equals(b[0]) and a[1].equals(b[1])
     c = corpus_frames(build_pages(spec, tables, seed=99))
     assert corpus_hash(c[0]) != corpus_hash(a[0])
+    assert corpus_hash(a[0], {"users": ["ann"]}) != corpus_hash(a[0], {"users": ["bob"]})  # the served pages differ
 
 
 def test_search_finds_the_entity_page_with_a_lead_snippet(phones):

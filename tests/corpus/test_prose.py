@@ -99,6 +99,9 @@ def test_measures_mask_names_and_numbers():
     assert bad_constructions("Its number of models stands at 14.") == {"its <label> stands at": 1, "its number of": 1}
     assert bad_constructions("Kim Lee was departed on May 5, 2030.") == {"passive of an intransitive verb": 1}
     assert bad_constructions("Nova X has a screen size of 6.1 inches.") == {}
+    assert bad_constructions("**Al Kirby** is a player whose nationality is Ukraine documented in *Circuits, 2031*.") == {"citation after a closed clause": 1}
+    assert bad_constructions("**Al Kirby** is a player (nationality: Ukraine) in *Circuits, 2031*.") == {"citation after a closed clause": 1}
+    assert bad_constructions("**Al Kirby** is a player whose nationality is Ukraine, as recorded in *Circuits, 2031*.") == {}
 
 
 @pytest.mark.parametrize("label,kind,unit,ukind,name,value,expect", [
@@ -161,6 +164,11 @@ def test_adverbs_fit_the_verb_and_also_never_opens_a_paragraph():
             assert not re.search(r"\b(currently|now|still) (opened|has put|was)\b", text), text  # no present adverb on a past verb
             assert not re.search(r"\b(currently|now|still|also|reportedly) has put\b", text), text  # "has also put in"
             assert " also " not in sents[0], sents  # "also" needs something said before it
+            from worldforge.corpus.planner import _CLOSERS, _CONNECTIVES, _OPENERS
+
+            for x in sents:
+                assert not (x.startswith(_CONNECTIVES) and " also " in x), x  # "In addition, it also ..."
+                assert not (x.startswith(_OPENERS) and x[:-1].endswith(_CLOSERS)), x  # one attribution a sentence
 
 
 def test_sentence_shapes_vary_and_read_naturally():

@@ -273,12 +273,12 @@ class Dresser:
         self.year = int(context.get("year") or 2030)
         self.retrieved = str(context.get("retrieved") or "")
         self.seed = int(context.get("seed") or 0)
-        self._chrome: dict[str, Chrome] = {}
+        self._chrome: dict[tuple[str, str], Chrome] = {}
 
     def _site(self, domain: str, name: str, genre: str) -> Chrome:
-        c = self._chrome.get(domain)
+        c = self._chrome.get((domain, genre))  # one domain may carry two genres (an archive's timelines and datasets)
         if c is None:
-            c = self._chrome[domain] = Chrome(domain, name, genre, self.year)
+            c = self._chrome[(domain, genre)] = Chrome(domain, name, genre, self.year)
         return c
 
     def render(self, pages: Iterable[Mapping[str, Any]]) -> dict[str, tuple[str, int, int]]:

@@ -97,6 +97,8 @@ def singular_noun(word: str) -> str:
     Latin plurals are kept)."""
     if word.lower() in _SINGULAR_KEEP:
         return _SINGULAR_KEEP[word.lower()]
+    if word.endswith(("ss", "us", "is")):  # already singular: bus, campus, class, analysis (inflect would cut an "s")
+        return word
     return _inflect_engine().singular_noun(word) or word
 
 

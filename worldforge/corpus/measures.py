@@ -47,6 +47,8 @@ BAD_CONSTRUCTIONS: dict[str, re.Pattern] = {
     "<person> itself": re.compile(r"\b[A-Z][a-z]+ [A-Z][a-z]+ itself\b"),
     "has <value> as its <label>": re.compile(r"\bhas [\w ,.-]+ as its [a-z ]+\b"),
     "doubled article": re.compile(r"\b(a|an|the) (a|an|the)\b"),
+    "citation after a closed clause": re.compile(r"(\bwhose [a-z ]+ (is|are) [^.;,*]+|\([^()]*: [^()]*\)) "
+                                                 r"(documented |listed |covered by |catalogued |on file |on record )?(in )?\*"),
 }
 _ARTICLE = re.compile(r"(?<![\w'’-])(a|an) ([A-Za-z][a-z]+)\b")
 

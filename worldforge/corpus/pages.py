@@ -430,15 +430,16 @@ class _Builder:
         how the reference work is cited ("in *X*", "as recorded in *X*", or not at all)."""
         a_what, plural, title = a_or_an(what), self.info[t].plural, self.title
         bold = f"**{label}**"
+        closed = " whose " in what or "(" in what  # the clause ends the noun phrase: only a comma-set citation may follow
         src = rng.choice((f" in *{title}*", f" in *{title}*", f", as recorded in *{title}*", f" documented in *{title}*",
-                          f" listed in *{title}*", f" covered by *{title}*", f" catalogued in *{title}*", ""))
+                          f" listed in *{title}*", f" covered by *{title}*", f" catalogued in *{title}*", "")
+                         if not closed else (f", as recorded in *{title}*", f", as listed in *{title}*", ""))
         if not parents:
-            return rng.choice([f"{bold} is {a_what}{src or f' in *{title}*'}.", f"In *{title}*, {bold} is {a_what}.",
+            return rng.choice([f"{bold} is {a_what}{src or ('' if closed else f' in *{title}*')}.", f"In *{title}*, {bold} is {a_what}.",
                                f"{bold} is one of the {plural}{src or f' of *{title}*'}." if what == self.info[t].noun else f"{bold} is {a_what}{src}.",
                                f"Among the {plural} of *{title}* is {bold}, {a_what}.",
-                               f"{bold} is {a_what}{rng.choice((' on record', ' on file', ''))}{src}."])
+                               f"{bold} is {a_what}{'' if closed else rng.choice((' on record', ' on file', ''))}{src}."])
         ps = " and ".join(parents)
-        closed = " whose " in what or "(" in what  # the clause ends the noun phrase: nothing hangs off it
         rel = rng.choice((f" of {ps}", f" under {ps}", f" belonging to {ps}", f" associated with {ps}", f" from {ps}",
                           f" filed under {ps}", f" linked to {ps}", f" that belongs to {ps}"))
         front = rng.choice(("Listed under", "Part of", "Filed under", "Belonging to", "Associated with", "Under"))

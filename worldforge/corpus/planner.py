@@ -239,12 +239,13 @@ def realise(rng, ref: Referent, items: list[Said], voice: str = "encyclopedia", 
                 break  # one copula-only fact a sentence: never "..., and its X is A, and its Y is B"
             group.append(todo[i])
             i += 1
-        core = _sentence(rng, ref, group, first=first_by_name and not out, voice=voice, later=bool(out))
+        connective = bool(out) and rng.random() < 0.3  # drawn first: "In addition, it also has ..." says "also" twice
+        core = _sentence(rng, ref, group, first=first_by_name and not out, voice=voice, later=bool(out) and not connective)
         opener = ""
         fronted = not core.startswith(ref.name) and core[:1].islower() and core.split(" ", 1)[0] not in ("it", "its", "the", "this")
         if fronted:  # "With a fare zone of 2, ...", "On May 5, ...": one fronted phrase is enough
             pass
-        elif out and rng.random() < 0.3:
+        elif connective:
             opener = rng.choice(_CONNECTIVES)
         elif voice == "encyclopedia" and rng.random() < 0.3:
             opener = rng.choice(_OPENERS)
@@ -252,9 +253,9 @@ def realise(rng, ref: Referent, items: list[Said], voice: str = "encyclopedia", 
             opener = rng.choice(_FORUM)
         elif voice == "news" and rng.random() < (0.3 if out else 0.2):
             opener = rng.choice(_NEWS)
-        closer = rng.choice(_CLOSERS) if voice != "forum" and rng.random() < (0.35 if len(group) == 1 else 0.12) else ""
-        if len(group) == 1 and not opener and not fronted and voice == "encyclopedia" and rng.random() < 0.4:
-            opener = rng.choice(_OPENERS)
+        closer = rng.choice(_CLOSERS) if voice != "forum" and not opener and rng.random() < (0.35 if len(group) == 1 else 0.12) else ""
+        if len(group) == 1 and not opener and not closer and not fronted and voice == "encyclopedia" and rng.random() < 0.4:
+            opener = rng.choice(_OPENERS)  # one attribution a sentence: an opener or a closer, never both
         text = opener + core + closer
         out.append((text if text.startswith(ref.name) else sentence_case(text)) + ".")  # "vivo Edge 11" keeps its own case
     return out

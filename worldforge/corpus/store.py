@@ -107,9 +107,12 @@ def dress_frame(pages: pl.DataFrame, context: dict | None) -> pl.DataFrame:
                               article_end=pl.Series([e for _, _, e in bodies], dtype=pl.Int32))
 
 
-def corpus_hash(pages: pl.DataFrame) -> str:
-    """SHA-256 over (url, title, published, lead, article, site, chrome recipe) in URL order: changes whenever any page does."""
+def corpus_hash(pages: pl.DataFrame, context: dict | None = None) -> str:
+    """SHA-256 over (url, title, published, lead, article, site, chrome recipe) in URL order and the corpus's chrome
+    context: changes whenever any page as served does (for a given version of the chrome code)."""
     h = hashlib.sha256()
+    if context:
+        h.update(json.dumps(context, sort_keys=True, ensure_ascii=False).encode() + b"\x1d")
     cols = [c for c in ("url", "title", "published", "lead", "body_md", "site", "chrome") if c in pages.columns]
     for row in pages.sort("url").select(cols).iter_rows():
         h.update("\x1f".join("" if v is None else str(v) for v in row).encode())
@@ -169,9 +172,9 @@ def generate_corpus(path: str | Path, seed: int | None = None, world: WorldFile 
 def write_corpus(path: str | Path, by_scenario: dict[str | None, list[Page]]) -> CorpusReport:
     """Replace the corpus tables of a world file atomically."""
     frames = {s: corpus_frames(p) for s, p in by_scenario.items()}
-    hashes = {s: corpus_hash(pf) for s, (pf, _) in frames.items()}
     now = datetime.now(timezone.utc).replace(tzinfo=None)
     contexts = {s: next((p.context for p in pages if p.context is not None), None) for s, pages in by_scenario.items()}
+    hashes = {s: corpus_hash(pf, contexts[s]) for s, (pf, _) in frames.items()}
     meta = pl.DataFrame(
         [(s, pf.height, ff.height, hashes[s], now, json.dumps(contexts[s], ensure_ascii=False) if contexts[s] else None)
          for s, (pf, ff) in frames.items()],

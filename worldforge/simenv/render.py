@@ -178,9 +178,9 @@ class LLMSearchRenderer:
     def render(self, env: SearchEnv, call: dict, grounded: Observation) -> Rendering:
         """Replace ``grounded.text`` with a verified model rendering (or keep it); return the decision."""
         path = world_path(env.warehouse, env.world)
-        # a page is keyed by its URL; a result list also by the grounded text, which carries the
-        # session's numbering and any perturbation, so a cached list never renumbers a session
-        extra = grounded.text if call["name"] == "web_search" else ""
+        # keyed by the grounded text too: a result list carries the session's numbering and any perturbation, and a
+        # page is served whole on read (its chrome rendered by code), so a changed page never reuses an old rendering
+        extra = grounded.text
         key = hashlib.sha256(json.dumps([env.world, env.scenario, stored_hash(path, env.scenario), normalise_call(call), env.seed, self.backend.identity, extra]).encode()).hexdigest()
         if self.use_cache and (hit := self._cache(env).get(key)) is not None:
             grounded.text = hit["text"]  # type: ignore[index]
