@@ -127,6 +127,22 @@ def test_fenced_bash_answered_by_returncode_and_output(tmp_path):
     assert "FAILED tests/test_io.py::test_read" in tr.turns[1].observation and "<returncode>1</returncode>" in tr.turns[1].observation
 
 
+def test_a_fence_tagged_with_the_agents_name_is_read_by_its_shape(tmp_path):
+    """The fence's tag names the agent, not the shell; an execution result answering one fenced block makes it an action."""
+    msgs = [{"role": "system", "content": "You can run commands."},
+            {"role": "user", "content": "<task>Count the Python files</task>"},
+            {"role": "assistant", "content": "THOUGHT: list them.\n\n```mswea_bash_command\nfind . -name '*.py' | wc -l\n```"},
+            {"role": "user", "content": "<returncode>0</returncode>\n<output>\n42\n</output>"},
+            {"role": "assistant", "content": "A sketch, not run:\n```python\nprint('hi')\n```"},
+            {"role": "user", "content": "Looks fine."},
+            {"role": "assistant", "content": "```\ncat setup.cfg\n```"},
+            {"role": "user", "content": "<returncode>1</returncode>\n<output>\ncat: setup.cfg: No such file or directory\n</output>"}]
+    [tr] = read(tmp_path, "agent.json", {"messages": msgs})
+    assert (tr.source, tr.domain) == ("bash-chat", "terminal")
+    assert [t.action for t in tr.turns] == ["find . -name '*.py' | wc -l", "cat setup.cfg"]  # the unanswered sketch is no action
+    assert "42" in tr.turns[0].observation and "No such file" in tr.turns[1].observation
+
+
 def test_react_text_in_a_generic_chat(tmp_path):
     msgs = [{"role": "user", "content": "Who wrote Dune?"},
             {"role": "assistant", "content": "Thought: search it\nAction: search[Dune novel]"},

@@ -141,3 +141,17 @@ def test_step_records_with_results_and_a_clicks_only_file(tmp_path):
     assert json.loads(tr.turns[0].action) == {"name": "click", "arguments": {"element": "Files"}} and tr.turns[1].action == "open(README.md)"
     [q] = read(tmp_path, "clicks.json", [{"action": "click", "x": 10, "y": 20}, {"action": "click", "x": 30, "y": 5}])
     assert isinstance(q, Quarantined) and q.reason == NO_OBSERVATIONS
+
+
+def test_a_json_array_of_step_records_reads_like_its_lines(tmp_path):
+    """A phone-control episode stored as one JSON array whose first step has not acted yet (``"action": null``)."""
+    steps = [{"episode_id": "ep7", "step": 0, "goal": "Turn on Wi-Fi", "action": None, "ui_elements": [{"text": "Settings"}]}]
+    for i, (act, seen) in enumerate([({"action_type": "click", "x": 50, "y": 20}, "Network"), ({"action_type": "click", "x": 60, "y": 80}, "Wi-Fi"),
+                                     ({"action_type": "status", "goal_status": "complete"}, "Wi-Fi on")], 1):
+        steps.append({"episode_id": "ep7", "step": i, "goal": "Turn on Wi-Fi", "action": act, "ui_elements": [{"text": seen}]})
+    [as_array] = read(tmp_path, "phone.json", steps)
+    [as_lines] = read(tmp_path, "phone.jsonl", steps)
+    assert isinstance(as_array, Trajectory) and isinstance(as_lines, Trajectory), (as_array, as_lines)
+    assert as_array.task == "Turn on Wi-Fi" and as_array.domain == "android"
+    assert [t.action for t in as_array.turns] == [t.action for t in as_lines.turns] and len(as_array.turns) == 2
+    assert [t.observation for t in as_array.turns] == ['[{"text":"Wi-Fi"}]', '[{"text":"Wi-Fi on"}]']

@@ -21,7 +21,8 @@ in the first encoding it uses:
    ``ask_followup_question``, ``thinking`` ...) are not actions.
 4. **Fenced shell commands** (mini-SWE-agent style) — a ```` ```bash ```` block answered by a
    ``user`` message that carries ``<returncode>``/``<output>`` (or ``<stdout>``, ``exit code``,
-   ``Observation:``).
+   ``Observation:``). Read by shape, not by tag: a message with one fenced block of any tag (some
+   agents tag it with their own name) answered by such an execution result is an action too.
 5. **ReAct text** — ``Action: ...`` answered by the next ``user`` message (``Observation:`` stripped).
 
 Tool results are unwrapped to their text: content parts are joined; a string or object that is
@@ -83,6 +84,7 @@ _NOT_ACTIONS = {"attempt_completion", "ask_followup_question", "plan_mode_respon
                 "header", "footer", "main", "aside", "form", "label", "select", "option", "button", "blockquote", "details",
                 "summary", "figure", "figcaption", "dl", "dt", "dd", "svg", "g", "script", "style", "small", "sub", "sup"}
 _FENCE = re.compile(r"```(?:bash|sh|shell|console|zsh)\s*\n(.*?)```", re.S)
+_FENCE_ANY = re.compile(r"```[^\n`]*\n(.*?)```", re.S)
 _SHELL_REPLY = re.compile(r"<returncode>|<output>|<stdout>|<stderr>|\bexit code\b|\breturn code\b|^\s*Observation\s*:", re.I | re.M)
 _ACTION = re.compile(r"(?:^|\n)\s*Action\s*:", re.S)
 _PY_STR = r"""('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")"""
@@ -187,6 +189,8 @@ def _encoding(m: dict) -> str | None:
         return "bash"
     if _ACTION.search(text):
         return "react"
+    if "```" in text and len(_FENCE_ANY.findall(text)) == 1:
+        return "fenced"  # an action only if an execution result answers it (chat_turns checks the next message)
     return None
 
 
@@ -245,11 +249,11 @@ def chat_turns(messages: list[dict]) -> tuple[list[Turn], list[str], Counter]:
             elif kind == "xml":
                 for name, action in _xml_calls(text):
                     pending_text.append(new_slot(action, name, kind))
-            elif kind == "bash":
+            elif kind in ("bash", "fenced"):
                 nxt = messages[idx + 1] if idx + 1 < n else None
                 if nxt is not None and _role(nxt) in ("user", "tool") and _SHELL_REPLY.search(as_text(nxt.get("content"))):
-                    cmd = "\n".join(c.strip() for c in _FENCE.findall(text))
-                    pending_text.append(new_slot(cmd, "bash", kind))
+                    cmd = "\n".join(c.strip() for c in (_FENCE if kind == "bash" else _FENCE_ANY).findall(text))
+                    pending_text.append(new_slot(cmd, "bash", "bash"))
             elif kind == "react":
                 pending_text.append(new_slot(action_of(text), action_of(text).split("[")[0].split("(")[0].strip(), kind))
         elif role in _TOOL_ROLES:

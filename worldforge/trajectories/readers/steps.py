@@ -62,6 +62,13 @@ def is_step(rec: Any) -> bool:
     return isinstance(rec, dict) and "role" not in rec and _first(rec, ACTION_KEYS) is not None
 
 
+def _step_shaped(rec: Any) -> bool:
+    """A step record, or a step that has not acted yet: an action field that is null beside a screen or a result (the
+    first screen of an episode, ``{"step": 0, "action": null, "ui_elements": [...]}``)."""
+    return is_step(rec) or (isinstance(rec, dict) and "role" not in rec and any(k in rec for k in ACTION_KEYS)
+                            and _first(rec, SCREEN_KEYS + RESULT_KEYS) is not None)
+
+
 def _action(rec: dict) -> tuple[str, str, bool]:
     """``(action text, action name, is an AITW code)``."""
     key, value = _first(rec, ACTION_KEYS)
@@ -155,7 +162,7 @@ def _grouped(items: Iterable[tuple[str, Any]], path: str, fmt: str) -> Iterator[
     for locator, rec in items:
         if isinstance(rec, Exception):
             yield Quarantined(path, locator, str(rec))
-        elif not is_step(rec):
+        elif not _step_shaped(rec):
             yield Quarantined(path, locator, "not a step record (no action field)")
         else:
             groups.setdefault(_episode_key(rec), []).append(rec)
@@ -163,13 +170,20 @@ def _grouped(items: Iterable[tuple[str, Any]], path: str, fmt: str) -> Iterator[
         yield episode(steps, path, fmt, f"episode {key}" if key else "file")
 
 
+def _steps_in(items: list) -> bool:
+    """A list reads as step records: among its first items (read by shape, as its lines would be) one acts and every
+    one is a step, a step that has not acted yet, or at least no chat message."""
+    head = items[:8]
+    return any(is_step(x) for x in head) and all(isinstance(x, dict) and "role" not in x for x in head)
+
+
 def _step_list(doc: Any) -> tuple[list, str] | None:
-    if isinstance(doc, list) and doc and is_step(doc[0]):
+    if isinstance(doc, list) and doc and _steps_in(doc):
         return doc, ""
     if isinstance(doc, dict):
         for key in LIST_KEYS:
             v = doc.get(key)
-            if isinstance(v, list) and v and is_step(v[0]):
+            if isinstance(v, list) and v and _steps_in(v):
                 return v, next((str(doc[k]) for k in TASK_KEYS if isinstance(doc.get(k), str)), "")
     return None
 
@@ -203,15 +217,15 @@ class Jsonl:
 
     @staticmethod
     def detect(first: Any, path: str) -> bool:
-        """True when the first line is a step record (or an episode object of steps)."""
-        return is_step(first) or _step_list(first) is not None
+        """True when the first line is a step record, a step that has not acted yet, or an episode object of steps."""
+        return _step_shaped(first) or _step_list(first) is not None
 
     @staticmethod
     def read_lines(lines: Iterable[tuple[int, Any]], path: str) -> Iterator[Trajectory | Quarantined]:
         """Episodes of the file: step lines grouped by episode key; an episode object per line stands alone (``line <n>``)."""
         steps: list[tuple[str, Any]] = []
         for i, obj in lines:
-            inner = None if isinstance(obj, Exception) or is_step(obj) else _step_list(obj)
+            inner = None if isinstance(obj, Exception) or _step_shaped(obj) else _step_list(obj)
             if inner is not None:
                 yield episode([s for s in inner[0] if is_step(s)], path, Jsonl.FORMAT, f"line {i}", inner[1])
             else:
