@@ -107,3 +107,28 @@ def test_cli_errors_are_clear(tmp_path):
     assert res.exit_code == 2 and "not a judged line" in " ".join(res.output.split())
     res = runner.invoke(app, ["datasets", "build", "cpt", "-w", str(tmp_path), "--tokenizer", str(tmp_path / "nope")])
     assert res.exit_code == 2 and "cannot load a tokenizer" in " ".join(res.output.split())
+
+
+def test_domains_the_backend_does_not_cover_are_said_so_not_reported_as_failures(tmp_path):
+    """The default grounded backend predicts only search observations: MCP, SWE and Terminal records are not covered."""
+    from worldforge.agentworldbench.score import score_lines
+
+    rules_ok = {m: 1.0 for m in VERIFIERS}
+    rules_zero = {m: 0.0 for m in VERIFIERS}
+    miss = "not grounded: the grounded backend renders only requests with grounding.world and grounding.tool_call"
+    lines = ([{"domain": "search", "task": "search", "status": "ok", "gen": "x", "rules": rules_ok}] * 3
+             + [{"domain": "search", "task": "search", "status": "failed", "reason": miss, "rules": rules_zero}] * 2
+             + [{"domain": "search", "task": "search", "status": "failed", "reason": "HTTP 500", "rules": rules_zero}]
+             + [{"domain": "mcp", "status": "failed", "reason": miss, "rules": rules_zero}] * 4)
+    scores = score_lines(lines, resamples=10)
+    search, mcp = scores["domains"]["search"], scores["domains"]["mcp"]
+    assert (search["failed"], search["not_covered"], mcp["not_covered"]) == (3, 2, 4)
+    assert search["rules"]["token_f1"] == 50.0 and search["rules_covered"]["token_f1"] == 75.0  # 3 right of the 4 covered
+
+    wh = tmp_path / "wh"
+    (wh / "datasets" / "eval").mkdir(parents=True)
+    (wh / "datasets" / "eval" / "scores.json").write_text(json.dumps(scores))
+    out = CliRunner().invoke(app, ["summary", "-w", str(wh)]).output
+    assert "MCP" in out and "4 records, not covered by the backend" in out
+    assert "6 records (2 not covered), 1 failed; token F1 75.0 on the covered" in out
+    assert "WORLDFORGE_VLLM_URL" in out

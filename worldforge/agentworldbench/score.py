@@ -147,8 +147,10 @@ def _group(lines: list[dict], resamples: int, seed: int) -> dict:
                 if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0:
                     dims[d].append(normalised(v))
     ok = sum(1 for j in lines if j.get("status", "ok" if j.get("gen") else "failed") == "ok")
+    covered = [j for j in lines if not not_covered(j)]
     return {
-        "lines": len(lines), "ok": ok, "failed": len(lines) - ok,
+        "lines": len(lines), "ok": ok, "failed": len(lines) - ok, "not_covered": len(lines) - len(covered),
+        "rules_covered": {m: _mean([100 * v for j in covered if (v := (j.get("rules") or {}).get(m)) is not None]) for m in VERIFIERS},
         "rules": {m: (100 * sum(rules[m]) / len(rules[m]) if rules[m] else None) for m in VERIFIERS},
         "judged": len(totals) if judged else 0, "judge_failed": len(lines) - len(totals) if judged else 0,
         "judge": {d: _mean(dims[d]) for d in JUDGE_DIMENSIONS},
@@ -159,13 +161,25 @@ def _group(lines: list[dict], resamples: int, seed: int) -> dict:
     }
 
 
+NOT_COVERED = "not grounded"
+"""The reason prefix of a record the backend does not predict at all (the grounded backend renders only search
+observations of worlds in a warehouse): not a failure of the world model, a domain it does not cover."""
+
+
+def not_covered(line: dict) -> bool:
+    """Whether a prediction or judged line failed because its backend does not cover its domain."""
+    return line.get("status") == "failed" and str(line.get("reason") or "").startswith(NOT_COVERED)
+
+
 def score_lines(lines: list[dict], resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0) -> dict:
     """Every figure of judged lines (see the module doc).
 
     Returns:
         ``{"domains": {domain: group}, "overall": group, "macro": {"rules", "judge", "total",
         "total_failed_as_zero"}, "reference": :func:`reference_scores`, "judges": [settings]}``
-        where a group is ``{"lines", "ok", "failed", "rules": {metric: 0–100 or None}, "judged",
+        where a group is ``{"lines", "ok", "failed", "not_covered" (failed because the backend does not predict the
+        domain, :func:`not_covered`), "rules": {metric: 0–100 or None}, "rules_covered" (the same over the lines
+        the backend covers), "judged",
         "judge_failed", "judge": {dimension: 0–100 or None}, "total", "total_failed_as_zero",
         "ci95": [low, high] or None, "tokens": {field: count}}``.
     """

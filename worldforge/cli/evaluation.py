@@ -142,7 +142,9 @@ def print_scores(scores: dict, title: str) -> None:
     for name in [*groups, "macro"]:
         table.add_column(name, justify="right")
     table.add_row("lines", *(str(g["lines"]) for g in groups.values()), "")
-    table.add_row("failed predictions", *(str(g["failed"]) for g in groups.values()), "")
+    table.add_row("failed predictions", *(str(g["failed"] - g.get("not_covered", 0)) for g in groups.values()), "")
+    if any(g.get("not_covered") for g in groups.values()):
+        table.add_row("not covered by the backend", *(str(g.get("not_covered", 0)) for g in groups.values()), "")
     for m in VERIFIERS:
         table.add_row(m, *(_fmt(g["rules"][m]) for g in groups.values()), _fmt(macro["rules"][m]))
     if any(g["judged"] or g["judge_failed"] for g in groups.values()):

@@ -39,11 +39,20 @@ def summary(warehouse: WarehouseOpt = None) -> None:
         from worldforge.agentworldbench.score import display_name
 
         def line(name: str, g: dict) -> str:
-            f1, total = g["rules"].get("token_f1"), g.get("total")
+            nc = g.get("not_covered", 0)
+            if nc and nc == g["lines"]:
+                return f"  {name:<9} {g['lines']:>5} records, not covered by the backend"
+            f1, total = (g.get("rules_covered") or g["rules"]).get("token_f1"), g.get("total")
             judged = f", judge total {total:.1f}" if total is not None else ""
-            return f"  {name:<9} {g['lines']:>5} records, {g['failed']} failed; token F1 {'n/a' if f1 is None else f'{f1:.1f}'}{judged}"
+            also = f" ({nc} not covered)" if nc else ""
+            return (f"  {name:<9} {g['lines']:>5} records{also}, {g['failed'] - nc} failed; "
+                    f"token F1 {'n/a' if f1 is None else f'{f1:.1f}'}{' on the covered' if nc else ''}{judged}")
 
         out.print(f"world-model eval per AgentWorldBench domain (worldforge eval score {s.path / 'datasets' / 'eval' / 'judged.jsonl'}):")
         for d, g in s.eval_scores["domains"].items():
             out.print(line(display_name(d), g), highlight=False)
         out.print(line("Overall", s.eval_scores["overall"]), highlight=False)
+        if s.eval_scores["overall"].get("not_covered"):
+            out.print("  not covered: the default grounded backend predicts only the search observations of this warehouse's "
+                      "worlds; to evaluate every domain, serve a model (`vllm serve MODEL`) and set WORLDFORGE_VLLM_URL, or run "
+                      "`worldforge eval run EXPORT --model URL`", highlight=False)
