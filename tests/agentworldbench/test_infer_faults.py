@@ -14,7 +14,6 @@ import re
 import socket
 import struct
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -97,12 +96,13 @@ class FaultyServer:
         seen: the fault name of every completion request received, in arrival order.
     """
 
-    def __init__(self, hang_s: float = 5.0):
+    def __init__(self):
         self.port = free_port()
         self.healthy = False
         self.models_fault: str | None = None
         self.seen: list[str] = []
-        self.hang_s = hang_s
+        self.hanging = 0  # requests held by the "hang" fault right now
+        self.served_while_hanging = 0  # other requests answered while one hung: the hang did not stall the run
         self._failed: dict[str, int] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -143,9 +143,16 @@ class FaultyServer:
                     self.close_connection = True
                     self.connection.close()
                     return
-                if fault == "hang":
-                    outer._stop.wait(outer.hang_s)
+                if fault == "hang":  # held until the server stops (an event, not a time): only the client's timeout ends it
+                    with outer._lock:
+                        outer.hanging += 1
+                    outer._stop.wait()
+                    with outer._lock:
+                        outer.hanging -= 1
                     fault = "ok"
+                elif outer.hanging:
+                    with outer._lock:
+                        outer.served_while_hanging += 1
                 self._send(*REPLIES[fault](fault))
 
             def _send(self, status: int, ctype: str, payload: bytes) -> None:
@@ -209,8 +216,13 @@ def rows_of(path) -> list[dict]:
     return [json.loads(x) for x in path.read_text().splitlines()]
 
 
+TIMEOUT_S = 5.0
+"""The client's timeout: only a hung request reaches it (the hang is held until the server stops); a healthy request
+on a busy machine is answered well within it."""
+
+
 def backend(server: FaultyServer, **kw) -> OpenAIBackend:
-    return OpenAIBackend(base_url=server.base_url, **{"max_retries": 0, "timeout_s": 1.0, "concurrency": 8} | kw)
+    return OpenAIBackend(base_url=server.base_url, **{"max_retries": 0, "timeout_s": TIMEOUT_S, "concurrency": 8} | kw)
 
 
 @pytest.mark.parametrize("fault", list(EXPECTED))
@@ -242,16 +254,16 @@ def test_transient_faults_are_retried_until_they_pass(tmp_path):
 
 
 def test_a_faulty_run_resumes_only_its_failures_on_a_healthy_server(tmp_path):
-    faults = ["ok", *EXPECTED, "ok"]
+    faults = ["ok", "hang", *[f for f in EXPECTED if f != "hang"], "ok"]  # the hang early: the rest is sent while it hangs
     src = awb_file(tmp_path / "in.jsonl", faults)
     out, cache = tmp_path / "out.jsonl", tmp_path / "cache.sqlite"
     with FaultyServer() as server:
-        t0 = time.monotonic()
         first = infer_file(src, out, backend(server), PARAMS, cache)
-        elapsed = time.monotonic() - t0
+        served_while_hanging = server.served_while_hanging
     failed = sorted(f for f, want in EXPECTED.items() if want)
     assert first.tally.balanced and first.tally.inputs == len(faults) and first.tally.dropped_total == len(failed)
-    assert first.generated == len(faults) - len(failed) and first.unanswered == len(failed) and elapsed < 10  # the hang cost one timeout, not the run
+    assert first.generated == len(faults) - len(failed) and first.unanswered == len(failed)
+    assert served_while_hanging > 0  # the hang cost one request its timeout, not the run: the others were answered meanwhile
     rows = rows_of(out)
     assert sorted(faults[r["line"] - 1] for r in rows if r["status"] == "failed") == failed
     with FaultyServer() as server:

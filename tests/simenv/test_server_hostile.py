@@ -59,10 +59,18 @@ def _session(client) -> str:
 
 def test_instruction_matching_is_linear():
     # before: ``\b(api|...)\b.*\berrors?\b`` backtracked quadratically over "api api api ..."
-    hostile = "api " * (MAX_INSTRUCTION_CHARS // 4 - 10) + "and shuffle"
-    start = time.perf_counter()
-    assert [p.kind for p in from_instruction(hostile).perturbations] == ["stale_ranking"]
-    assert time.perf_counter() - start < 0.05
+    def took(n: int) -> float:  # the best of 5, so a busy moment of the machine does not count
+        text = "api " * n + "and shuffle"
+        best = float("inf")
+        for _ in range(5):
+            start = time.perf_counter()
+            assert [p.kind for p in from_instruction(text).perturbations] == ["stale_ranking"]
+            best = min(best, time.perf_counter() - start)
+        return best
+
+    # 4x the input: about 4x the time when linear, 16x when quadratic (a ratio in one run, not a wall-clock budget)
+    small, large = took(MAX_INSTRUCTION_CHARS // 16 - 10), took(MAX_INSTRUCTION_CHARS // 4 - 10)
+    assert large < 10 * max(small, 1e-5), (small, large)
     with pytest.raises(Exception, match="at most 2000"):
         from_instruction("api " * 250_000)
 
