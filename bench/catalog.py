@@ -135,7 +135,10 @@ def main() -> int:
     ap.add_argument("--baseline", type=int, default=10, help="specs built one by one in one process (0: no baseline)")
     ap.add_argument("--keep", type=Path, default=None, help="build into this folder and keep it")
     ap.add_argument("--no-fail", action="store_true", help="exit 0 on a MISS")
+    ap.add_argument("--small", action="store_true", help="a check that the bench runs (seconds, make test), not the figures")
     args = ap.parse_args()
+    if args.small:
+        args.n, args.baseline = 4, 1
     workers = args.workers or default_workers()
     base = Path(tempfile.mkdtemp(prefix="bench-catalog-")) if args.keep is None else args.keep
     specs, wh = base / "specs", base / "warehouse"

@@ -37,7 +37,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--worlds", type=int, default=100)
     ap.add_argument("--queries", type=int, default=2000)
+    ap.add_argument("--small", action="store_true", help="a check that the bench runs (seconds, make test), not the figures")
     args = ap.parse_args()
+    if args.small:
+        args.worlds, args.queries = 2, 50
     specs = [load_spec(p) for p in sorted((ROOT / "world_specs").glob("*.yaml"))]
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -68,7 +68,7 @@ def child(args) -> None:
         report = build_cpt(args.warehouse, Path(tmp) / "cpt", CPTConfig(tokenizer=args.tokenizer, max_tokens=4096, include_pages=False),
                            trajectories=synthetic(base, args.child, obs_chars=200))
         dt = time.perf_counter() - t0
-    print(json.dumps({"turns": args.child, "trajectories": report.inputs, "tokens": report.stats["tokens"], "seconds": dt,
+    print(json.dumps({"turns": args.child, "trajectories": report.tally.inputs, "tokens": report.stats["tokens"], "seconds": dt,
                       "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 
 
@@ -80,7 +80,10 @@ def main() -> None:
     ap.add_argument("--turns-stream", type=int, default=1_000_000)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--child", type=int, default=0, help=argparse.SUPPRESS)
+    ap.add_argument("--small", action="store_true", help="a check that the bench runs (seconds, make test), not the figures")
     args = ap.parse_args()
+    if args.small:
+        args.turns_speed, args.turns_stream, args.rounds = 500, 2_000, 1
     Path(args.warehouse).mkdir(parents=True, exist_ok=True)
     args.tokenizer = args.tokenizer or str(default_tokenizer(args.warehouse))
     if args.child:

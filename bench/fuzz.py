@@ -49,7 +49,10 @@ def main() -> None:
     ap.add_argument("--examples", type=int, default=1000, help="examples per property of weight 1 (make test: 100)")
     ap.add_argument("--seed", type=int, default=19)
     ap.add_argument("--target", default=",".join(TARGETS), help="comma-separated: " + ", ".join(TARGETS))
+    ap.add_argument("--small", action="store_true", help="a check that the bench runs (seconds, make test), not the figures")
     args = ap.parse_args()
+    if args.small:
+        args.examples = 5
     targets = [t.strip() for t in args.target.split(",") if t.strip()]
     if unknown := set(targets) - set(TARGETS):
         sys.exit(f"unknown target(s) {sorted(unknown)}; choose from {', '.join(TARGETS)}")

@@ -102,7 +102,10 @@ def main() -> None:
     ap.add_argument("--mb", type=int, default=256, help="input size in MB (1024 for the README figure)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--keep", type=Path, help="generate into this folder and keep it")
+    ap.add_argument("--small", action="store_true", help="a check that the bench runs (seconds, make test), not the figures")
     args = ap.parse_args()
+    if args.small:
+        args.mb = 2
     tmp = Path(tempfile.mkdtemp(prefix="wf_bench_ingest_"))
     folder = args.keep or tmp / "input"
     folder.mkdir(parents=True, exist_ok=True)

@@ -44,7 +44,10 @@ def main() -> None:
     ap.add_argument("--world", default="esports_2031")
     ap.add_argument("--warehouse", default=str(get_settings().warehouse))
     ap.add_argument("--steps", type=int, default=3000)
+    ap.add_argument("--small", action="store_true", help="a check that the bench runs (seconds, make test), not the figures")
     args = ap.parse_args()
+    if args.small:
+        args.steps = 100
     path = world_path(args.warehouse, args.world)
     if not path.is_file():
         sys.exit(f"{path} not found: run `make demo` first (or pass --warehouse)")

@@ -68,7 +68,10 @@ def baseline(trajs: list[Trajectory]) -> list[tuple[int, float, float, float]]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--small", action="store_true", help="a check that the bench runs (seconds, make test), not the figures")
     args = ap.parse_args()
+    if args.small:
+        args.repeat = 1
 
     t = time.perf_counter()
     trajs = [r for r in read_path([TRAJECTORIES]) if isinstance(r, Trajectory)]

@@ -117,7 +117,10 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--baseline-worlds", type=int, default=30)
     ap.add_argument("--serial-worlds", type=int, default=90, help="worlds timed in one process for the ratio")
+    ap.add_argument("--small", action="store_true", help="a check that the bench runs (seconds, make test), not the figures")
     args = ap.parse_args()
+    if args.small:
+        args.worlds, args.workers, args.baseline_worlds, args.serial_worlds = 4, 2, 2, 2
 
     with tempfile.TemporaryDirectory() as tmp:
         tmpd = Path(tmp)

@@ -1,0 +1,42 @@
+"""Every benchmark runs, in its small mode (seconds): a bench that no longer runs (a renamed field, a changed report)
+fails the suite; the figures themselves come from ``make bench``. A bench whose target is missed at this size (exit 1
+with a MISS line) still ran: only a traceback or another exit status fails."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import ROOT
+
+BENCHES = {
+    "datasets": ["--small"],
+    "prose": ["--small", "--no-fail"],
+    "corpus": ["--small"],
+    "difficulty": [],
+    "turns": ["--small"],
+    "worlds": ["--small"],
+    "ingest": ["--small"],
+    "backfill": ["--small"],
+    "catalog": ["--small", "--no-fail"],
+    "fuzz": ["--small"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(BENCHES))
+def test_the_bench_runs_in_its_small_mode(name, tmp_path):
+    args = list(BENCHES[name]) + (["--warehouse", str(tmp_path / "wh")] if name == "datasets" else [])
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / f"{name}.py"), *args], capture_output=True, text=True, cwd=ROOT,
+                          timeout=600, env=None)
+    assert "Traceback" not in proc.stderr + proc.stdout, proc.stderr[-3000:]
+    assert proc.returncode in (0, 1), (proc.returncode, proc.stderr[-2000:])
+    assert proc.stdout.strip(), "the bench printed no figure"
+
+
+def test_every_bench_is_run_here_or_named_as_needing_a_server():
+    """A new bench must join the list above (or the list of those that need the demo's warehouse or vLLM)."""
+    needs_more = {"simenv", "rl", "load", "record", "world_model"}  # the demo's warehouse, a vllm serve of the tiny model
+    on_disk = {p.stem for p in (ROOT / "bench").glob("*.py")}
+    assert on_disk == set(BENCHES) | needs_more, on_disk ^ (set(BENCHES) | needs_more)
