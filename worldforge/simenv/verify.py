@@ -43,7 +43,7 @@ _MONTHS = {m: i for i, m in enumerate(["jan", "feb", "mar", "apr", "may", "jun",
 _DATE = re.compile(r"\b(?:(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.? (\d{1,2}), (\d{4})|(\d{4})-(\d{2})-(\d{2})"
                    r"|(\d{1,2}) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]* (\d{4}))\b", re.I)
 _LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
-_SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z*\[])|\n+")
+_SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z*\[]|[a-z]+ [A-Z])|\n+")  # a sentence may open with a lower-case brand ("vivo Lumen 10")
 _MAX_CATEGORIES = 40
 
 
