@@ -44,10 +44,9 @@ def measure(spec) -> dict:
     """The figures of one world's corpus (see the module docstring)."""
     tables = build_world(spec)
     t0 = time.perf_counter()
-    context: dict = {}
-    pages = build_pages(spec, tables, context=context)
+    pages = build_pages(spec, tables)
     secs = time.perf_counter() - t0
-    bodies = served(pages, context)  # as web_extractor returns them: each article in its site's chrome
+    bodies = served(pages)  # as web_extractor returns them: each article in its site's chrome
     labels = {t: table_info(spec, t, tables[t]).label_column for t in spec.tables}
     facts_s, prose, words, shares, bad = [], [], [], [], Counter()
     for p in pages:

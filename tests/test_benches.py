@@ -29,7 +29,7 @@ BENCHES = {
 def test_the_bench_runs_in_its_small_mode(name, tmp_path):
     args = list(BENCHES[name]) + (["--warehouse", str(tmp_path / "wh")] if name == "datasets" else [])
     proc = subprocess.run([sys.executable, str(ROOT / "bench" / f"{name}.py"), *args], capture_output=True, text=True, cwd=ROOT,
-                          timeout=600, env=None)
+                          timeout=600)
     assert "Traceback" not in proc.stderr + proc.stdout, proc.stderr[-3000:]
     assert proc.returncode in (0, 1), (proc.returncode, proc.stderr[-2000:])
     assert proc.stdout.strip(), "the bench printed no figure"

@@ -27,9 +27,8 @@ HAND_WRITTEN = sorted((ROOT / "bench" / "specs").glob("*.yaml"))
 def _corpus(spec):
     """The pages of a world, each served whole (its article in the site's chrome, as web_extractor returns it)."""
     tables = build_world(spec)
-    context = {}
-    pages = build_pages(spec, tables, context=context)
-    bodies = served(pages, context)
+    pages = build_pages(spec, tables)
+    bodies = served(pages)
     for p in pages:
         p.served = bodies[p.url]
     labels = {t: table_info(spec, t, tables[t]).label_column for t in spec.tables}

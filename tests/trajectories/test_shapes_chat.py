@@ -112,35 +112,20 @@ def test_xml_tool_use_blocks(tmp_path):
     assert len(tr.turns) == 2  # attempt_completion talks to the user: not an action
 
 
-def test_fenced_bash_answered_by_returncode_and_output(tmp_path):
+@pytest.mark.parametrize("tag", ["bash", "mswea_bash_command", ""])  # read by shape: the tag may name the agent, or be absent
+def test_fenced_bash_answered_by_returncode_and_output(tmp_path, tag):
     msgs = [{"role": "system", "content": "You are a helpful assistant that can interact with a computer."},
             {"role": "user", "content": "<pr_description>Fix the failing test</pr_description>"},
-            {"role": "assistant", "content": "THOUGHT: find the tests.\n\n```bash\nfind . -name 'test_*.py'\n```"},
+            {"role": "assistant", "content": f"THOUGHT: find the tests.\n\n```{tag}\nfind . -name 'test_*.py'\n```"},
             {"role": "user", "content": "<returncode>0</returncode>\n<output>\n./tests/test_io.py\n</output>"},
-            {"role": "assistant", "content": "THOUGHT: run it.\n\n```bash\npytest -q tests/test_io.py\n```"},
+            {"role": "assistant", "content": f"THOUGHT: run it.\n\n```{tag}\npytest -q tests/test_io.py\n```"},
             {"role": "user", "content": "<returncode>1</returncode>\n<output>\nFAILED tests/test_io.py::test_read\n</output>"},
-            {"role": "assistant", "content": "Here is a plan:\n```bash\necho not run\n```"},
+            {"role": "assistant", "content": f"Here is a plan:\n```{tag}\necho not run\n```"},  # unanswered: no action
             {"role": "user", "content": "Please continue."}]
     [tr] = read(tmp_path, "mini.json", {"messages": msgs})
     assert (tr.source, tr.domain) == ("bash-chat", "terminal")
     assert [t.action for t in tr.turns] == ["find . -name 'test_*.py'", "pytest -q tests/test_io.py"]
     assert "FAILED tests/test_io.py::test_read" in tr.turns[1].observation and "<returncode>1</returncode>" in tr.turns[1].observation
-
-
-def test_a_fence_tagged_with_the_agents_name_is_read_by_its_shape(tmp_path):
-    """The fence's tag names the agent, not the shell; an execution result answering one fenced block makes it an action."""
-    msgs = [{"role": "system", "content": "You can run commands."},
-            {"role": "user", "content": "<task>Count the Python files</task>"},
-            {"role": "assistant", "content": "THOUGHT: list them.\n\n```mswea_bash_command\nfind . -name '*.py' | wc -l\n```"},
-            {"role": "user", "content": "<returncode>0</returncode>\n<output>\n42\n</output>"},
-            {"role": "assistant", "content": "A sketch, not run:\n```python\nprint('hi')\n```"},
-            {"role": "user", "content": "Looks fine."},
-            {"role": "assistant", "content": "```\ncat setup.cfg\n```"},
-            {"role": "user", "content": "<returncode>1</returncode>\n<output>\ncat: setup.cfg: No such file or directory\n</output>"}]
-    [tr] = read(tmp_path, "agent.json", {"messages": msgs})
-    assert (tr.source, tr.domain) == ("bash-chat", "terminal")
-    assert [t.action for t in tr.turns] == ["find . -name '*.py' | wc -l", "cat setup.cfg"]  # the unanswered sketch is no action
-    assert "42" in tr.turns[0].observation and "No such file" in tr.turns[1].observation
 
 
 def test_react_text_in_a_generic_chat(tmp_path):

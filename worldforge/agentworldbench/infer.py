@@ -29,6 +29,7 @@ from worldforge.agentworldbench.messages import MessageStyle, build_messages
 from worldforge.agentworldbench.parsing import ParseFailure, parse_prediction
 from worldforge.agentworldbench.prompts import PromptSet
 from worldforge.agentworldbench.records import AgentWorldBenchRecord, read_records
+from worldforge.agentworldbench.score import NOT_COVERED
 from worldforge.errors import WorldforgeError
 from worldforge.llm.base import Failure, GenerationParams, WorldModelBackend, WorldModelRequest
 from worldforge.llm.cache import generate_cached
@@ -155,7 +156,7 @@ def infer_file(
 
 
 def _reason_class(reason: str) -> str:
-    for prefix in ("HTTP", "timeout", "connection error", "not grounded", "grounding failed", "prompt"):
+    for prefix in ("HTTP", "timeout", "connection error", NOT_COVERED, "grounding failed", "prompt"):
         if reason.startswith(prefix):
             return prefix if prefix != "HTTP" else reason.split(":")[0]
     return reason.split(":")[0][:60]

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-__all__ = ["INTRANSITIVE_VERBS", "Frame", "Referent", "a_or_an", "conjugate", "frame_for", "is_participle", "person_table", "plural_noun", "possessive", "singular_noun"]
+__all__ = ["INTRANSITIVE_VERBS", "Frame", "Referent", "a_or_an", "base_verb", "conjugate", "frame_for", "is_participle", "person_table", "plural_noun", "possessive", "singular_noun"]
 
 _PREPS = {"of", "at", "after", "before", "since", "on", "in", "per", "by", "from", "to", "within", "for", "with", "into", "under", "over"}
 _TIME_UNITS = {"day", "days", "hour", "hours", "minute", "minutes", "second", "seconds", "week", "weeks", "month", "months",
@@ -100,6 +100,15 @@ def singular_noun(word: str) -> str:
     if word.endswith(("ss", "us", "is")):  # already singular: bus, campus, class, analysis (inflect would cut an "s")
         return word
     return _inflect_engine().singular_noun(word) or word
+
+
+@lru_cache(maxsize=4096)
+def base_verb(word: str) -> str:
+    """``arrived`` -> ``arrive``, ``handles`` -> ``handle``, ``first`` stays (lemminflect's verb lemma, else the word)."""
+    from lemminflect import getLemma
+
+    lemma = getLemma(word, upos="VERB")
+    return lemma[0] if lemma else word
 
 
 _IRREGULAR_PLURAL_VERBS = {"is": "are", "was": "were", "has": "have", "does": "do"}

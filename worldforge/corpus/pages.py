@@ -55,7 +55,7 @@ from typing import Any
 import polars as pl
 
 from worldforge.corpus.chrome import background_pool, forum_replies
-from worldforge.corpus.lexicon import Frame, Referent, a_or_an, frame_for, person_table, possessive
+from worldforge.corpus.lexicon import Frame, Referent, a_or_an, base_verb, frame_for, person_table, possessive
 from worldforge.corpus.planner import Said, realise
 from worldforge.corpus.planner import sentence_case as _cap  # one rule for a capital at a sentence start
 from worldforge.corpus.quantity import Style, format_value
@@ -158,14 +158,6 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def _base_verb(word: str) -> str:
-    """``arrived`` -> ``arrive``, ``first`` stays (lemminflect's verb lemma, else the word)."""
-    from lemminflect import getLemma
-
-    lemma = getLemma(word, upos="VERB")
-    return lemma[0] if lemma else word
-
-
 _PERSON_PROVIDERS = {"name", "first_name", "last_name", "name_male", "name_female", "first_name_male", "first_name_female",
                      "last_name_male", "last_name_female", "prefix", "suffix", "prefix_male", "prefix_female", "suffix_male",
                      "suffix_female", "name_nonbinary", "first_name_nonbinary", "last_name_nonbinary"}
@@ -227,10 +219,10 @@ class _Builder:
         self.urls: set[str] = set()
         from faker import Faker
 
-        self.fake = Faker("en_US", use_weighting=False)
-        self.fake.seed_instance(column_rng(seed, spec.world, scenario or "", "corpus").getrandbits(64))
-        self.users = [self.fake.user_name() for _ in range(240)]  # the corpus's commenters and forum members
-        self.people = [f"{self.fake.first_name()} {self.fake.last_name()}" for _ in range(120)]  # its reporters and spokespeople
+        fake = Faker("en_US", use_weighting=False)
+        fake.seed_instance(column_rng(seed, spec.world, scenario or "", "corpus").getrandbits(64))
+        self.users = [fake.user_name() for _ in range(240)]  # the corpus's commenters and forum members
+        self.people = [f"{fake.first_name()} {fake.last_name()}" for _ in range(120)]  # its reporters and spokespeople
         rng = self.rng("sites")
         dates = ("mdy_short", "mdy_abbr", "mdy_long", "dmy_long", "iso")
         news_names = rng.sample(_NEWS_NAMES, 3)
@@ -406,7 +398,7 @@ class _Builder:
                 q = [f"When {head} {name} {rest}?", f"Does anyone know when {name} {head} {rest}?", f"Quick question: when {head} {name} {rest}?",
                      f"Can someone confirm the date {name} {head} {rest}?", f"Trying to pin down when {name} {head} {rest}. Anyone?"]
             else:
-                base = _base_verb(head)
+                base = base_verb(head)
                 tail = f" {rest}" if rest else ""
                 q = [f"When did {name} {base}{tail}?", f"Anyone know when {name} {head}{tail}?", f"Quick question: when did {name} {base}{tail}?",
                      f"Can someone confirm the date {name} {head}{tail}?", f"Trying to pin down when {name} {head}{tail}. Anyone?"]
@@ -1023,7 +1015,7 @@ class _Builder:
 
 
 def build_pages(spec: M.WorldSpec, tables: dict[str, pl.DataFrame], scenario: str | None = None, seed: int | None = None,
-                base: tuple[M.WorldSpec, dict[str, pl.DataFrame]] | None = None, context: dict | None = None) -> list[Page]:
+                base: tuple[M.WorldSpec, dict[str, pl.DataFrame]] | None = None) -> list[Page]:
     """All pages of a world's (or a scenario's) corpus.
 
     Args:
@@ -1032,11 +1024,10 @@ def build_pages(spec: M.WorldSpec, tables: dict[str, pl.DataFrame], scenario: st
         scenario: the scenario name (None for the world itself); it enters URLs.
         seed: text-variety seed (default: the spec's).
         base: for a scenario, the base world's ``(spec, tables)``: archive pages state its values.
-        context: a dict to fill with the corpus's chrome context (what
-            :class:`~worldforge.corpus.chrome.Dresser` needs to serve the pages whole; stored in ``_corpus``).
 
     Returns:
-        Pages with their facts, in a deterministic order; each body is its article, the chrome a recipe.
+        Pages with their facts, in a deterministic order; each body is its article, the chrome a recipe, and every
+        page holds the corpus's chrome context (:attr:`Page.context`, what :func:`served` dresses them with).
     """
     b = _Builder(spec, tables, scenario, spec.seed if seed is None else seed, base)
     b.encyclopedia()
@@ -1054,15 +1045,15 @@ def build_pages(spec: M.WorldSpec, tables: dict[str, pl.DataFrame], scenario: st
     ctx = b.chrome_context()
     for p in b.pages:
         p.context = ctx
-    if context is not None:
-        context.update(ctx)
     return b.pages
 
 
-def served(pages: list[Page], context: dict) -> dict[str, str]:
-    """``{url: body}`` of pages as ``web_extractor`` serves them: each article in its site's chrome."""
+def served(pages: list[Page]) -> dict[str, str]:
+    """``{url: body}`` of one corpus's pages (:func:`build_pages`) as ``web_extractor`` serves them: each article in
+    its site's chrome, with the context the pages carry."""
     from worldforge.corpus.chrome import Dresser
 
+    context = next((p.context for p in pages if p.context is not None), {})
     return {u: body for u, (body, _, _) in Dresser(context).render([p.row() for p in pages]).items()}
 
 

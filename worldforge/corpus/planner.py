@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from worldforge.corpus.lexicon import Frame, Referent, conjugate, is_participle
+from worldforge.corpus.lexicon import Frame, Referent, base_verb, conjugate, is_participle
 
 __all__ = ["Said", "realise", "sentence_case"]
 
@@ -117,9 +117,9 @@ def _gerund(vp_template: str) -> str | None:
         return rest  # "added on {value}"
     if _head_form(head) != "present" or not rest or head in _NO_GERUND:
         return None
-    from lemminflect import getInflection, getLemma
+    from lemminflect import getInflection
 
-    ing = getInflection(getLemma(head, upos="VERB")[0], "VBG")
+    ing = getInflection(base_verb(head), "VBG")
     return f"{ing[0]} {rest}" if ing else None
 
 
@@ -195,7 +195,7 @@ def _possessor(rng, ref: Referent, noun: str, subject: str | None = None) -> str
     the noun's first word ("the line's line colour" -> "its line colour")."""
     subject = subject or ref.subject(rng)
     if subject != ref.name and subject.rsplit(" ", 1)[-1].lower() == noun.split(" ", 1)[0].lower():
-        subject = ref.name if ref.person or subject[:1].isupper() else "it"
+        subject = ref.name if ref.person else "it"
     return ref.possessive(subject)
 
 

@@ -113,8 +113,7 @@ def corpus_hash(pages: pl.DataFrame, context: dict | None = None) -> str:
     h = hashlib.sha256()
     if context:
         h.update(json.dumps(context, sort_keys=True, ensure_ascii=False).encode() + b"\x1d")
-    cols = [c for c in ("url", "title", "published", "lead", "body_md", "site", "chrome") if c in pages.columns]
-    for row in pages.sort("url").select(cols).iter_rows():
+    for row in pages.sort("url").select("url", "title", "published", "lead", "body_md", "site", "chrome").iter_rows():
         h.update("\x1f".join("" if v is None else str(v) for v in row).encode())
         h.update(b"\x1e")
     return h.hexdigest()

@@ -34,7 +34,7 @@ from typing import Any
 
 import polars as pl
 
-from worldforge.corpus.lexicon import INTRANSITIVE_VERBS
+from worldforge.corpus.lexicon import INTRANSITIVE_VERBS, singular_noun
 from worldforge.corpus.quantity import Unit, format_date, parse_unit
 from worldforge.spec import models as M
 
@@ -84,8 +84,6 @@ _EVENTS = {
 def singular(table: str) -> str:
     """``supply_flights`` -> ``supply flight``, ``categories`` -> ``category``, ``statuses`` -> ``status``,
     ``lighthouses`` -> ``lighthouse``: the last word's singular by inflect (``data`` and ``media`` stay)."""
-    from worldforge.corpus.lexicon import singular_noun
-
     words = table.replace("_", " ").split(" ")
     words[-1] = singular_noun(words[-1])
     return " ".join(words)

@@ -159,17 +159,23 @@ def atomic_duckdb(path: str | Path, update: bool = False) -> Iterator[duckdb.Duc
         remove_temporary(tmp)  # and its .wal: after a failure, an exception or KeyboardInterrupt
 
 
+def _existing(path: str | Path) -> Path:
+    """``path`` as a Path when it is a file; a folder or nothing there is a :class:`WarehouseError`."""
+    p = Path(path)
+    if p.is_dir():
+        raise WarehouseError(f"{p}: is a folder, not a DuckDB file")
+    if not p.is_file():
+        raise WarehouseError(f"{p}: no such DuckDB file")
+    return p
+
+
 def open_readonly(path: str | Path) -> duckdb.DuckDBPyConnection:
     """Open an existing warehouse file read-only.
 
     Raises:
         WarehouseError: the file does not exist or is not a DuckDB database.
     """
-    p = Path(path)
-    if p.is_dir():
-        raise WarehouseError(f"{p}: is a folder, not a DuckDB file")
-    if not p.is_file():
-        raise WarehouseError(f"{p}: no such DuckDB file")
+    p = _existing(path)
     try:
         return duckdb.connect(str(p), read_only=True)
     except duckdb.Error as exc:
@@ -239,11 +245,7 @@ def open_sandboxed(path: str | Path, memory_limit: str = SQL_MEMORY_LIMIT, threa
     Raises:
         WarehouseError: the file does not exist or is not a DuckDB database.
     """
-    p = Path(path)
-    if p.is_dir():
-        raise WarehouseError(f"{p}: is a folder, not a DuckDB file")
-    if not p.is_file():
-        raise WarehouseError(f"{p}: no such DuckDB file")
+    p = _existing(path)
     config = {
         "enable_external_access": False,
         "autoinstall_known_extensions": False,
