@@ -51,6 +51,9 @@ class Settings(BaseSettings):
         store_memory_mb: DuckDB's memory limit (MiB) while the trajectory store ingests and
             recomputes loss masks; beyond it DuckDB spills to disk, so the ingest's memory does
             not grow with the input or the store.
+        max_record_mb: the largest trajectory record (MiB of its JSON line, or of its turns' text)
+            that readers accept; a larger one is quarantined with its size and this cap, read in
+            bounded chunks (memory holds at most this much of it).
         trajectories: folders or files of real trajectories that ``trajectory_turns`` ingests;
             several separated by ``os.pathsep`` (``:``) in the environment variable.
         env: ``local`` (the grounded world model) or ``gpu`` (a ``vllm serve`` at ``vllm_url``).
@@ -81,6 +84,7 @@ class Settings(BaseSettings):
     catalog_specs: Path | None = None  # None: <warehouse>/catalog_specs (set by _catalog_specs)
     catalog_workers: int = Field(0, ge=0)
     store_memory_mb: int = Field(512, ge=64)
+    max_record_mb: int = Field(16, ge=1)
     trajectories: Annotated[list[Path], NoDecode] = [PROJECT_ROOT.parent / "shared" / "data" / "trajectories"]
     env: Literal["local", "gpu"] = "local"
     vllm_url: str = "http://127.0.0.1:8000/v1"

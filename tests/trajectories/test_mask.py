@@ -76,3 +76,31 @@ def test_overrides_and_caps():
     assert (tok["threshold"], tok["source"]) == (1.0, "cap")
     lifted = mask_turns(corpus(), MaskConfig(caps={"obs_tokens": math.inf}))[1]
     assert lifted.filter(pl.col("statistic") == "obs_tokens")["threshold"].to_list() == [5.0]
+
+
+def test_large_trajectories_get_the_same_novelty_chunked(monkeypatch):
+    """Issue 33: a trajectory over LARGE_TRAJECTORY characters is computed 8 bytes a word; the
+    values equal the definition, including grams across chunk ends and across turns."""
+    import random
+
+    from worldforge.trajectories import mask
+
+    rng = random.Random(3)
+    vocab = [f"w{i}" for i in range(40)] + ["Ünïcode", "ΣΟΦΟΣ", "x\u3000y"]
+
+    def text(n):
+        return " ".join(rng.choice(vocab) for _ in range(n)).replace(" w1 ", "\nw1\t")
+    actions = ["search " + text(3), "", text(2), text(1)]
+    observations = [text(300), text(2), "", text(500) + " " + text(1)]
+    expect = novelty_series(actions, observations)
+    novelty, tokens = mask._novelty_chunked(actions, observations, chunk=11)
+    assert novelty == pytest.approx(expect)
+    assert tokens == [len(o.split()) for o in observations]
+    frame = pl.DataFrame({"trajectory_id": ["big"] * 4 + ["small"] * 2, "turn_idx": [0, 1, 2, 3, 0, 1],
+                          "action": actions + ["a b c", "d"], "observation": observations + ["a b c d", "c d e"]})
+    whole = mask.compute_local_statistics(frame)
+    monkeypatch.setattr(mask, "LARGE_TRAJECTORY", 1000)  # "big" is over it, "small" is not
+    split = mask.compute_local_statistics(frame)
+    assert split["novelty"].to_list() == pytest.approx(whole["novelty"].to_list())
+    assert split["obs_tokens"].to_list() == whole["obs_tokens"].to_list()
+    assert split.filter(pl.col("trajectory_id") == "big")["novelty"].to_list() == pytest.approx(expect)

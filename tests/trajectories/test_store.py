@@ -146,3 +146,60 @@ def test_streaming_ingest_masks_equal_mask_turns_on_the_real_corpus(ingested, tm
         assert stored["informative"].to_list() == ref["informative"].to_list()
         assert limits.select("domain", "statistic", "source").equals(ref_limits.sort("domain", "statistic").select("domain", "statistic", "source"))
         assert (limits["threshold"] - ref_limits.sort("domain", "statistic")["threshold"]).abs().max() < 1e-9
+
+
+def _chat_line(q: str, observation: str) -> str:
+    return json.dumps({"messages": [
+        {"role": "user", "content": f"Find {q}."},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "web_search", "arguments": json.dumps({"query": q})}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": observation}, {"role": "assistant", "content": "done"}]}) + "\n"
+
+
+def test_a_record_over_the_size_cap_is_quarantined_with_its_size(tmp_path):
+    """Issue 33: a single huge observation is quarantined with its size and the cap (never held
+    whole), the records beside it are read, the file's hash covers every byte, counts balance."""
+    from worldforge.trajectories.readers import file_sha1, read_file
+
+    big = " ".join(f"w{i}" for i in range(400_000))  # about 2.9 MiB of distinct words
+    path = tmp_path / "in" / "one.jsonl"
+    path.parent.mkdir()
+    path.write_text(_chat_line("a", "result one") + _chat_line("b", big) + _chat_line("c", "result three"))
+    recs = list(read_file(path, max_record_mb=1))
+    kinds = [type(r).__name__ for r in recs]
+    assert kinds == ["Trajectory", "Quarantined", "Trajectory"]
+    line_mib = len(_chat_line("b", big).encode()) - 1
+    assert recs[1].locator == "line 2" and f"over the 1 MiB size cap ({line_mib / 2**20:.1f} MiB" in recs[1].reason
+    assert "WORLDFORGE_MAX_RECORD_MB" in recs[1].reason
+    assert {r.file_sha1 for r in recs} == {file_sha1(path)}  # no "file changed while read": the skipped bytes were hashed
+    assert [type(r).__name__ for r in read_file(path, max_record_mb=3)] == ["Trajectory"] * 3
+    report = ingest([path.parent], tmp_path / "wh", max_record_mb=1)
+    assert report.tally.balanced and report.tally.kept == 2
+    assert list(report.tally.dropped) == [recs[1].reason]
+    # a document (parsed whole) whose trajectory is over the cap: the trajectory's text is what counts
+    doc = tmp_path / "doc" / "one.json"
+    doc.parent.mkdir()
+    doc.write_text(json.dumps([json.loads(_chat_line("d", big)), json.loads(_chat_line("e", "short"))]))
+    recs = list(read_file(doc, max_record_mb=1))
+    assert [type(r).__name__ for r in recs] == ["Quarantined", "Trajectory"] and "size cap" in recs[0].reason
+
+
+def test_the_size_cap_is_a_setting_and_an_option(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from worldforge.cli import app
+    from worldforge.trajectories.readers import read_file
+
+    path = tmp_path / "in" / "one.jsonl"
+    path.parent.mkdir()
+    path.write_text(_chat_line("a", "x " * 300_000) + _chat_line("b", "fine"))
+    assert [type(r).__name__ for r in read_file(path)] == ["Trajectory", "Trajectory"]  # 16 MiB by default
+    monkeypatch.setenv("WORLDFORGE_MAX_RECORD_MB", "1")
+    assert [type(r).__name__ for r in read_file(path)] == ["Trajectory", "Trajectory"]  # 0.6 MiB
+    monkeypatch.setenv("WORLDFORGE_MAX_RECORD_MB", "0")
+    with pytest.raises(ValueError, match="WORLDFORGE_MAX_RECORD_MB"):
+        list(read_file(path))
+    monkeypatch.delenv("WORLDFORGE_MAX_RECORD_MB")
+    result = CliRunner().invoke(app, ["trajectories", "ingest", str(path.parent), "--warehouse", str(tmp_path / "wh"), "--max-record-mb", "0.5"])
+    assert result.exit_code == 0, result.output
+    assert "quarantined 1" in result.output and "trajectories 1" in result.output

@@ -19,6 +19,7 @@ def ingest(
     warehouse: WarehouseOpt = None,
     force: Annotated[bool, typer.Option("--force", help="Read every file again, even those already ingested with the same bytes.")] = False,
     mapping: Annotated[Optional[Path], typer.Option("--mapping", "-m", help="A YAML mapping (JMESPath expressions) to read a format no reader knows; every file is read with it.", show_default=False)] = None,
+    max_record_mb: Annotated[Optional[float], typer.Option("--max-record-mb", min=0.001, help="Quarantine records larger than this (MiB); default: WORLDFORGE_MAX_RECORD_MB, 16.", show_default=False)] = None,
 ) -> None:
     """Read trajectory files of any supported format into WAREHOUSE/trajectories.duckdb."""
     from worldforge.trajectories import ingest as ingest_files
@@ -28,7 +29,7 @@ def ingest(
         reader = load_mapping(mapping) if mapping is not None else None
     with user_errors(), progress() as bar:
         task = bar.add_task("reading trajectories", total=None)
-        report = ingest_files(paths, warehouse_of(warehouse), mapping=reader, force=force,
+        report = ingest_files(paths, warehouse_of(warehouse), mapping=reader, force=force, max_record_mb=max_record_mb,
                               progress=lambda done, total, rel: bar.update(task, completed=done, total=total, description=rel[-60:]))
     table = Table(title=f"ingested into {report.path}")
     for col in ("source", "trajectories", "turns"):

@@ -28,6 +28,7 @@ statistic that decided: ``empty``, ``novelty``, ``line_surprisal``, ``compressio
 from __future__ import annotations
 
 import math
+import re
 import zlib
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -150,6 +151,83 @@ def _novelty_frame(df: pl.DataFrame) -> pl.DataFrame:
             .select(pl.col("novelty").fill_null(0.0), pl.col("obs_tokens").fill_null(0)).collect())
 
 
+LARGE_TRAJECTORY = 1 << 20
+"""Characters of text (actions and observations) above which a trajectory's novelty is computed by
+:func:`_novelty_chunked`, whose memory is 8 bytes a word rather than a frame row a word."""
+
+# Unicode White_Space: the characters Rust regex's ``\s`` (polars' ``extract_all(r"\S+")``) matches
+_WS_CHAR = re.compile("[\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
+
+
+def _word_hashes(text: str, chunk: int) -> pl.Series:
+    """64-bit hashes of the lower-cased whitespace words of ``text``, in order, computed ``chunk``
+    characters at a time (each piece ends at a white-space character, so no word is cut)."""
+    parts, start, n = [], 0, len(text)
+    while start < n:
+        end = min(start + chunk, n)
+        if end < n:
+            m = _WS_CHAR.search(text, end)
+            end = m.start() if m else n
+        words = pl.Series([text[start:end]]).str.to_lowercase().str.extract_all(r"\S+").explode().drop_nulls()
+        parts.append(words.hash(7))
+        start = end
+    return pl.concat(parts) if parts else pl.Series(dtype=pl.UInt64)
+
+
+def _gram_keys(h: pl.Series) -> pl.Series:
+    """One 64-bit key per word 3-gram of a text given its word hashes (the whole text when it has
+    fewer than three words), mixed with the gram's length as in :func:`_novelty_frame`."""
+    n = h.len()
+    frame = pl.DataFrame({"h": h})
+    if n >= 3:
+        key = pl.col("h") * _GOLDEN[0] + pl.col("h").shift(-1) * _GOLDEN[1] + pl.col("h").shift(-2) * _GOLDEN[2] + 3
+        return frame.select(key.alias("g")).head(n - 2)["g"]
+    if n == 2:
+        return frame.select((pl.col("h") * _GOLDEN[0] + pl.col("h").shift(-1) * _GOLDEN[1] + 2).alias("g")).head(1)["g"]
+    return frame.select((pl.col("h") * _GOLDEN[0] + 1).alias("g"))["g"]
+
+
+def _novelty_chunked(actions: list[str], observations: list[str], chunk: int = LARGE_TRAJECTORY) -> tuple[list[float], list[int]]:
+    """``(novelty, obs_tokens)`` of each turn of one trajectory, as :func:`novelty_series` defines
+    them, with memory of 8 bytes a word (plus one ``chunk`` of text) instead of a frame row a word:
+    every gram's 64-bit key in trajectory order, and a gram is new at its key's first occurrence."""
+    keys, spans, tokens = [], [], []
+    at = 0
+    for action, obs in zip(actions, observations):
+        a = _gram_keys(_word_hashes(action, chunk))
+        h = _word_hashes(obs, chunk)
+        o = _gram_keys(h)
+        keys += [a, o]
+        at += a.len()
+        spans.append((at, o.len()))
+        at += o.len()
+        tokens.append(h.len())
+    if not keys:
+        return [], []
+    new = pl.concat(keys).is_first_distinct()
+    return [new.slice(start, n).sum() / n if n else 0.0 for start, n in spans], tokens
+
+
+def _local_novelty(df: pl.DataFrame) -> pl.DataFrame:
+    """``(novelty, obs_tokens)`` per row of ``df`` (sorted by trajectory and turn): trajectories
+    with more than :data:`LARGE_TRAJECTORY` characters by :func:`_novelty_chunked`, the rest at once
+    by :func:`_novelty_frame`."""
+    sizes = df.group_by("trajectory_id").agg((pl.col("action").str.len_chars().sum() + pl.col("observation").str.len_chars().sum()).alias("n"))
+    large = sizes.filter(pl.col("n") > LARGE_TRAJECTORY)["trajectory_id"]
+    if large.is_empty():
+        return _novelty_frame(df)
+    rows = df.with_row_index("row")
+    is_large = pl.col("trajectory_id").is_in(large.implode())
+    small = rows.filter(~is_large)
+    parts = [small.select("row").with_columns(_novelty_frame(small.drop("row")))] if small.height else []
+    for tid in large.to_list():
+        turns = rows.filter(pl.col("trajectory_id") == tid)
+        novelty, tokens = _novelty_chunked(turns["action"].to_list(), turns["observation"].to_list())
+        parts.append(pl.DataFrame({"row": turns["row"], "novelty": pl.Series(novelty, dtype=pl.Float64),
+                                   "obs_tokens": pl.Series(tokens, dtype=pl.Int64)}))
+    return pl.concat([p.with_columns(pl.col("novelty").cast(pl.Float64), pl.col("obs_tokens").cast(pl.Int64)) for p in parts]).sort("row").drop("row")
+
+
 def _compression_ratios(texts: list[str]) -> list[float]:
     """:func:`compression_ratio` of each text, each distinct text compressed once (observations
     repeat: about half of the real corpus's are duplicates)."""
@@ -180,7 +258,7 @@ def compute_local_statistics(turns: pl.DataFrame, tokenize: Callable[[str], int]
     """
     df = turns.sort("trajectory_id", "turn_idx")
     with ThreadPoolExecutor(1) as pool:
-        novelty_job = pool.submit(_novelty_frame, df)
+        novelty_job = pool.submit(_local_novelty, df)
         obs = df["observation"].to_list()
         ratios = _compression_ratios(obs)
         tokens = [tokenize(o) for o in obs] if tokenize else None

@@ -470,6 +470,7 @@ def ingest(
     mapping: Mapping | None = None,
     force: bool = False,
     chunk_turns: int = CHUNK_TURNS,
+    max_record_mb: float | None = None,
 ) -> IngestReport:
     """Read trajectory files into ``<warehouse>/trajectories.duckdb``, streaming.
 
@@ -498,6 +499,10 @@ def ingest(
             (:func:`~worldforge.trajectories.readers.mapping.load_mapping`) instead of detecting formats.
         force: read every file, even those already ingested unchanged.
         chunk_turns: turns buffered before they are written.
+        max_record_mb: records over this size (MiB) are quarantined with their size (default:
+            the ``max_record_mb`` setting, 16; see :func:`~worldforge.trajectories.readers.read_file`).
+            A record under it costs about 16× its size in memory while its statistics are
+            computed (``bench/ingest.py`` measures it).
 
     Raises:
         FileNotFoundError: a path does not exist (nothing is written).
@@ -532,7 +537,7 @@ def ingest(
             writer = _Writer(None, 0)
         else:
             sources, share_row, writer = _write_batch(path, existed, todo, paths, len(files), unchanged, config, progress,
-                                                      compute_masks, mapping, chunk_turns)
+                                                      compute_masks, mapping, chunk_turns, max_record_mb)
     share = (float(share_row[0]) if share_row and share_row[0] is not None else 0.0) if compute_masks else None
     tally = Tally.of(writer.records_in, writer.kept, dict(writer.reasons), unit="records", kept_as="trajectories", dropped_as="quarantined")
     return IngestReport(
@@ -544,7 +549,7 @@ def ingest(
 
 def _write_batch(path: Path, existed: bool, todo: list[tuple[Path, str, str | None]], paths: list[str], n_files: int, unchanged: int,
                  config: MaskConfig, progress: Callable[[int, int, str], None] | None, compute_masks: bool, mapping: Mapping | None,
-                 chunk_turns: int) -> tuple[list[str], tuple | None, _Writer]:
+                 chunk_turns: int, max_record_mb: float | None = None) -> tuple[list[str], tuple | None, _Writer]:
     """The files of ``todo`` into a copy of the store that replaces it (see :func:`ingest`)."""
     with atomic_duckdb(path, update=existed) as con, memory_limited(con):
         if not existed:
@@ -554,7 +559,7 @@ def _write_batch(path: Path, existed: bool, todo: list[tuple[Path, str, str | No
         writer = _Writer(con, batch_no, chunk_turns)
         done = unchanged
         for f, rel, _ in todo:
-            for rec in read_file(f, rel, mapping):
+            for rec in read_file(f, rel, mapping, max_record_mb):
                 writer.add(rec)
             done += 1
             if progress:

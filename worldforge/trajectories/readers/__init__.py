@@ -89,10 +89,30 @@ def _shape(doc: Any) -> str:
 
 
 _CHUNK = 1 << 20
+MIB = 1 << 20
 
 
 class _Unreadable(OSError):
     """A file that cannot be read to the end (it vanished, turned unreadable, or is not a regular file)."""
+
+
+class RecordTooLarge(ValueError):
+    """A record larger than the size cap (``max_record_mb``); the reason names its size and the cap."""
+
+    def __init__(self, size: int, cap: int) -> None:
+        super().__init__(f"record over the {cap / MIB:g} MiB size cap ({size / MIB:.1f} MiB; "
+                         "raise WORLDFORGE_MAX_RECORD_MB to read it)")
+
+
+def _cap_bytes(max_record_mb: float | None) -> int:
+    from worldforge.settings import get_settings
+
+    return int((max_record_mb if max_record_mb is not None else get_settings().max_record_mb) * MIB)
+
+
+def record_size(rec: Trajectory) -> int:
+    """Characters of a trajectory's text: its task and every turn's action and observation."""
+    return len(rec.task or "") + sum(len(t.action) + len(t.observation) for t in rec.turns)
 
 
 def _loads(text: str, where: bool = True) -> Any:
@@ -171,14 +191,29 @@ def _records(gen: Iterator, rel: str) -> Iterator[Trajectory | Quarantined]:
         yield Quarantined(rel, f"after record {n}" if n else "file", f"reader error ({type(exc).__name__}: {str(exc)[:200]})")
 
 
-def _lines(fh: Any, digest: Any) -> Iterator[tuple[int, bytes, int]]:
-    """``(line number, bytes, offset)`` of each line of a binary file, the digest updated as it goes."""
-    offset = 0
+def _lines(fh: Any, digest: Any, cap: int) -> Iterator[tuple[int, bytes | RecordTooLarge, int]]:
+    """``(line number, bytes, offset)`` of each line of a binary file, the digest updated as it goes.
+
+    A line longer than ``cap`` bytes is never held whole: its first ``cap + 1`` bytes show it is too
+    long, the rest is read in 1 MiB chunks for the digest, and it comes as a :class:`RecordTooLarge`.
+    """
+    offset, i = 0, 0
     try:
-        for i, line in enumerate(fh, start=1):
+        while line := fh.readline(cap + 1):
+            i += 1
             digest.update(line)
-            yield i, line, offset
-            offset += len(line)
+            size = len(line)
+            if size > cap and not line.endswith(b"\n"):
+                del line
+                while part := fh.readline(_CHUNK):
+                    digest.update(part)
+                    size += len(part)
+                    if part.endswith(b"\n"):
+                        break
+                yield i, RecordTooLarge(size - part.endswith(b"\n"), cap), offset
+            else:
+                yield i, line, offset
+            offset += size
     except OSError as exc:
         raise _Unreadable(f"file became unreadable while read ({exc.strerror or exc})") from None
 
@@ -186,6 +221,9 @@ def _lines(fh: Any, digest: Any) -> Iterator[tuple[int, bytes, int]]:
 def _parsed_lines(lines: Iterator[tuple[int, bytes, int]]) -> Iterator[tuple[int, Any]]:
     """``(line number, object or ValueError)`` of every non-blank line."""
     for i, line, offset in lines:
+        if isinstance(line, RecordTooLarge):
+            yield i, line
+            continue
         try:
             text = _decode(line.rstrip(b"\r\n"), offset)
         except ValueError as exc:
@@ -282,7 +320,8 @@ def file_sha1(path: str | Path) -> str:
     return digest.hexdigest()
 
 
-def read_file(path: str | Path, rel: str | None = None, mapping: Mapping | None = None) -> Iterator[Trajectory | Quarantined]:
+def read_file(path: str | Path, rel: str | None = None, mapping: Mapping | None = None,
+              max_record_mb: float | None = None) -> Iterator[Trajectory | Quarantined]:
     """Read one trajectory file of any supported format; never raises for a bad file.
 
     ``.jsonl`` files are streamed line by line (memory: the largest line, or one trajectory
@@ -290,14 +329,18 @@ def read_file(path: str | Path, rel: str | None = None, mapping: Mapping | None 
     file). Every failure is a quarantined record with its reason: the file cannot be opened or
     is not a regular file (FIFO, device, socket), vanishes or turns unreadable while read, is
     empty, is not UTF-8 (the byte and its offset), is not JSON, nests too deeply, holds an
-    integer beyond Python's conversion limit, has an unknown format, or a reader fails on a
-    record (that record only).
+    integer beyond Python's conversion limit, has an unknown format, a reader fails on a
+    record (that record only), or a record is over the size cap: a JSONL line of more than
+    ``max_record_mb`` MiB (never held whole: memory stays within the cap), or a trajectory whose
+    text (task, actions and observations) has more than that many mebi-characters.
 
     Args:
         path: the file.
         rel: the ``source_path`` to record (defaults to the file name).
         mapping: read the file with this declarative mapping
             (:func:`~worldforge.trajectories.readers.mapping.load_mapping`) instead of detecting its format.
+        max_record_mb: the size cap in MiB (default: the ``max_record_mb`` setting,
+            ``WORLDFORGE_MAX_RECORD_MB``, 16).
 
     Yields:
         A :class:`Trajectory` per readable record, a :class:`Quarantined` per other record,
@@ -316,10 +359,13 @@ def read_file(path: str | Path, rel: str | None = None, mapping: Mapping | None 
         yield Quarantined(rel, "file", f"cannot read file ({exc.strerror or exc})")
         return
     digest = hashlib.sha1()
+    cap = _cap_bytes(max_record_mb)
     try:
-        for rec in _parse(p, rel, mapping, digest):
+        for rec in _parse(p, rel, mapping, digest, cap):
             if isinstance(rec, Quarantined):
                 yield dataclasses.replace(rec, file_sha1=sha)
+            elif (size := record_size(rec)) > cap:
+                yield Quarantined(rel, rec.locator, str(RecordTooLarge(size, cap)), sha)
             else:
                 rec.file_sha1 = sha
                 yield rec
@@ -330,10 +376,10 @@ def read_file(path: str | Path, rel: str | None = None, mapping: Mapping | None 
         yield Quarantined(rel, "rest of file", "file changed while it was read (its records above are from the first version)", sha)
 
 
-def _parse(p: Path, rel: str, mapping: Mapping | None, digest: Any) -> Iterator[Trajectory | Quarantined]:
+def _parse(p: Path, rel: str, mapping: Mapping | None, digest: Any, cap: int) -> Iterator[Trajectory | Quarantined]:
     with _open_regular(p) as fh:
         if p.suffix == ".jsonl":
-            yield from _read_jsonl(_parsed_lines(_lines(fh, digest)), rel, mapping)
+            yield from _read_jsonl(_parsed_lines(_lines(fh, digest, cap)), rel, mapping)
             return
         try:
             raw = fh.read()
@@ -417,8 +463,10 @@ def discover(paths: Iterable[str | Path]) -> tuple[list[tuple[Path, str]], list[
     return found, skipped
 
 
-def read_path(paths: Iterable[str | Path], mapping: Mapping | None = None) -> Iterator[Trajectory | Quarantined]:
-    """Read every data file under ``paths`` (see :func:`discover`), with ``mapping`` when given (see :func:`read_file`)."""
+def read_path(paths: Iterable[str | Path], mapping: Mapping | None = None,
+              max_record_mb: float | None = None) -> Iterator[Trajectory | Quarantined]:
+    """Read every data file under ``paths`` (see :func:`discover`), with ``mapping`` and the size
+    cap when given (see :func:`read_file`)."""
     files, _ = discover(paths)
     for f, rel in files:
-        yield from read_file(f, rel, mapping)
+        yield from read_file(f, rel, mapping, max_record_mb)
