@@ -215,3 +215,32 @@ def test_a_long_log_is_drained_in_bounded_batches(wh, monkeypatch):
     assert drain_episode_log(wh).recorded == 13
     assert len(batches) > 3 and max(batches) <= 4  # a line is about 600 bytes; the long one (> 2,000) alone
     assert read_episodes(wh).height == 13 and not _log_lines(wh)
+
+
+def test_a_drain_cuts_the_log_once_and_keeps_what_is_appended_meanwhile(wh, monkeypatch):
+    """Issue 33: each batch used to rewrite the rest of the log (quadratic in its length: 80 s and
+    twice the log in memory for 200 MiB of 2 MiB episodes); now the recorded bytes are cut once,
+    streamed, and an episode appended while the drain runs stays for the next one."""
+    import worldforge.simenv.episodes as episodes
+
+    cuts: list[int] = []
+    real_cut, real_record = episodes._cut, episodes.record_episodes
+    monkeypatch.setattr(episodes, "DRAIN_BATCH_BYTES", 2_000)
+    monkeypatch.setattr(episodes, "_cut", lambda p, n: (cuts.append(n), real_cut(p, n))[1])
+
+    def record_and_append(w, eps):
+        if eps[0].episode_id == "c0":  # a session closes while the first batch is recorded
+            log_episodes(w, [_episode("late")])
+        return real_record(w, eps)
+    monkeypatch.setattr(episodes, "record_episodes", record_and_append)
+    log_episodes(wh, [_episode(f"c{i}") for i in range(12)])
+    assert drain_episode_log(wh).recorded == 13  # "late" was appended behind the batches and read in the same drain
+    assert len(cuts) == 1 and not _log_lines(wh)
+    assert sorted(read_episodes(wh)["episode_id"]) == sorted([f"c{i}" for i in range(12)] + ["late"])
+
+
+def test_the_store_writer_hands_freed_memory_back():
+    """Issue 33: DuckDB's allocator keeps what a write freed unless its background threads purge it."""
+    from worldforge.warehouse.duck import _writer_cursor
+
+    assert _writer_cursor().execute("SELECT current_setting('allocator_background_threads')").fetchone()[0] is True

@@ -268,15 +268,16 @@ DRAIN_BATCH_BYTES = 4 << 20
 """Log bytes recorded per store update (at least one whole line): bounds a drain's memory."""
 
 
-def _take(path: Path, limit: int | None = None) -> tuple[bytes, int]:
-    """The first complete lines of the log, about ``limit`` bytes of them (default
-    :data:`DRAIN_BATCH_BYTES`; at least one line), and their byte count; an unfinished last
-    line stays for later."""
+def _take(path: Path, offset: int = 0, limit: int | None = None) -> tuple[bytes, int]:
+    """The first complete lines of the log from byte ``offset``, about ``limit`` bytes of them
+    (default :data:`DRAIN_BATCH_BYTES`; at least one line), and their byte count; an unfinished
+    last line stays for later."""
     limit = limit or DRAIN_BATCH_BYTES
     with file_lock(path):
         if not path.exists():
             return b"", 0
         with open(path, "rb") as fh:
+            fh.seek(offset)
             data = fh.read(limit)
             while data and b"\n" not in data:  # one line longer than the limit: read to its end
                 more = fh.read(limit)
@@ -288,15 +289,21 @@ def _take(path: Path, limit: int | None = None) -> tuple[bytes, int]:
 
 
 def _cut(path: Path, taken: int) -> None:
-    """Remove the first ``taken`` bytes of the log (what was just recorded), keeping what was appended since."""
+    """Remove the first ``taken`` bytes of the log (what was just recorded), keeping what was
+    appended since; the rest is copied in 1 MiB chunks (memory does not grow with the log)."""
     with file_lock(path):
-        rest = path.read_bytes()[taken:]
-        if not rest:
-            path.unlink()
-            return
         tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
         try:
-            tmp.write_bytes(rest)
+            with open(path, "rb") as src:
+                src.seek(taken)
+                first = src.read(1 << 20)
+                if not first:
+                    path.unlink()
+                    return
+                with open(tmp, "wb") as dst:
+                    dst.write(first)
+                    while chunk := src.read(1 << 20):
+                        dst.write(chunk)
             os.replace(tmp, path)
         finally:
             tmp.unlink(missing_ok=True)
@@ -334,20 +341,25 @@ def drain_episode_log(warehouse: str | Path) -> LogDrain:
     path = episode_log(warehouse)
     if not path.exists():
         return LogDrain()
-    recorded = rejected = 0
+    recorded = rejected = offset = 0
     with file_lock(path.with_name(path.name + ".drain")):
-        while True:  # a batch of lines at a time, each cut from the log once recorded
-            done = _drain_batch(warehouse, path)
-            if done is None:
-                return LogDrain(recorded, rejected)
-            recorded, rejected = recorded + done[0], rejected + done[1]
-            if not done[0]:  # nothing recorded: the rest waits for the next drain
-                return LogDrain(recorded, rejected)
+        try:
+            while True:  # a batch of lines at a time; what was recorded is cut from the log once, at the end
+                done = _drain_batch(warehouse, path, offset)
+                if done is None:
+                    return LogDrain(recorded, rejected)
+                recorded, rejected, offset = recorded + done[0], rejected + done[1], offset + done[2]
+                if not done[0]:  # nothing recorded: the rest waits for the next drain
+                    return LogDrain(recorded, rejected)
+        finally:
+            if offset:
+                _cut(path, offset)
 
 
-def _drain_batch(warehouse: str | Path, path: Path) -> tuple[int, int] | None:
-    """Record and cut the log's first batch (:data:`DRAIN_BATCH_BYTES`); ``None`` when it has no complete line."""
-    data, taken = _take(path)
+def _drain_batch(warehouse: str | Path, path: Path, offset: int) -> tuple[int, int, int] | None:
+    """Record the log's batch at byte ``offset`` (:data:`DRAIN_BATCH_BYTES`): ``(recorded, rejected,
+    bytes taken)``, or ``None`` when it has no complete line there. The caller cuts the taken bytes."""
+    data, taken = _take(path, offset)
     if not taken:
         return None
     good: list[Episode] = []
@@ -386,8 +398,7 @@ def _drain_batch(warehouse: str | Path, path: Path) -> tuple[int, int] | None:
                 _failed_drains.pop(e.episode_id, None)
                 bad.append((episode_line(e).rstrip("\n"), f"{type(exc).__name__}: {exc}"))
     _reject(path, bad)
-    _cut(path, taken)
-    return recorded, len(bad)
+    return recorded, len(bad), taken
 
 
 def settle_episode_log(warehouse: str | Path) -> None:
