@@ -193,7 +193,10 @@ def main() -> None:
     ap.add_argument("--warehouse", default=str(get_settings().warehouse))
     ap.add_argument("--episodes", type=int, default=10_000, help="in-process episodes (memory run; at least 2,000)")
     ap.add_argument("--http-episodes", type=int, default=640)
+    ap.add_argument("--small", action="store_true", help="a check that the bench runs (make test): 2,000 episodes, 32 over HTTP")
     args = ap.parse_args()
+    if args.small:
+        args.episodes, args.http_episodes = 2000, 32
     if args.episodes < 2000:
         ap.error("--episodes must be at least 2,000 (RSS is compared after 1,000 and at the end)")
     source = Path(args.warehouse)

@@ -22,12 +22,29 @@ BENCHES = {
     "backfill": ["--small"],
     "catalog": ["--small", "--no-fail"],
     "fuzz": ["--small"],
+    "load": ["--small", "--no-fail"],
+    "simenv": ["--small"],
+    "rl": ["--small"],
 }
+NEEDS_A_WORLD = {"simenv", "rl"}  # given the warehouse of the fixture below (load builds its own)
+
+
+@pytest.fixture(scope="module")
+def world_warehouse(specs, tmp_path_factory):
+    """A warehouse holding esports_2031 with its corpus and tasks."""
+    from tests.conftest_worlds import built_world
+    from worldforge.tasks.store import build_tasks
+
+    wh = tmp_path_factory.mktemp("bench_wh")
+    build_tasks(built_world(specs["esports_2031"], wh))
+    return wh
 
 
 @pytest.mark.parametrize("name", sorted(BENCHES))
-def test_the_bench_runs_in_its_small_mode(name, tmp_path):
+def test_the_bench_runs_in_its_small_mode(name, tmp_path, request):
     args = list(BENCHES[name]) + (["--warehouse", str(tmp_path / "wh")] if name == "datasets" else [])
+    if name in NEEDS_A_WORLD:
+        args += ["--warehouse", str(request.getfixturevalue("world_warehouse"))]
     proc = subprocess.run([sys.executable, str(ROOT / "bench" / f"{name}.py"), *args], capture_output=True, text=True, cwd=ROOT,
                           timeout=600)
     assert "Traceback" not in proc.stderr + proc.stdout, proc.stderr[-3000:]
@@ -37,6 +54,6 @@ def test_the_bench_runs_in_its_small_mode(name, tmp_path):
 
 def test_every_bench_is_run_here_or_named_as_needing_a_server():
     """A new bench must join the list above (or the list of those that need the demo's warehouse or vLLM)."""
-    needs_more = {"simenv", "rl", "load", "record", "world_model"}  # the demo's warehouse, a vllm serve of the tiny model
+    needs_more = {"record", "world_model"}  # a vllm serve of the tiny model (minutes on this CPU)
     on_disk = {p.stem for p in (ROOT / "bench").glob("*.py")}
     assert on_disk == set(BENCHES) | needs_more, on_disk ^ (set(BENCHES) | needs_more)
