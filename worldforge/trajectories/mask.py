@@ -111,6 +111,16 @@ def _line_surprisal(df: pl.DataFrame) -> pl.DataFrame:
 _GOLDEN = (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9)
 
 
+def _gram_key(n: pl.Expr) -> pl.Expr:
+    """The 64-bit key of the word gram starting at each row of column ``h`` (word hashes in text
+    order) of a text of ``n`` words: a 3-gram, or the whole text when it has fewer than three
+    words; the words' hashes mixed by position, plus the gram's length."""
+    h, h1, h2 = pl.col("h"), pl.col("h").shift(-1), pl.col("h").shift(-2)
+    return (pl.when(n >= 3).then(h * _GOLDEN[0] + h1 * _GOLDEN[1] + h2 * _GOLDEN[2] + 3)
+            .when(n == 2).then(h * _GOLDEN[0] + h1 * _GOLDEN[1] + 2)
+            .otherwise(h * _GOLDEN[0] + 1))
+
+
 def _novelty_frame(df: pl.DataFrame) -> pl.DataFrame:
     """``(novelty, obs_tokens)`` per row of ``df`` (sorted by trajectory and turn), computed in polars.
 
@@ -132,10 +142,7 @@ def _novelty_frame(df: pl.DataFrame) -> pl.DataFrame:
         base.select("tid", "r", pl.lit(1, pl.UInt8).alias("part"), pl.col("observation").alias("text")),
     ]).sort("r", "part").select("tid", "r", "part", pl.col("text").str.to_lowercase().str.extract_all(r"\S+").alias("w"))
     parts = parts.with_columns(pl.col("w").list.len().cast(pl.Int64).alias("n"))
-    h, h1, h2 = pl.col("h"), pl.col("h").shift(-1), pl.col("h").shift(-2)
-    key = (pl.when(pl.col("n") >= 3).then(h * _GOLDEN[0] + h1 * _GOLDEN[1] + h2 * _GOLDEN[2] + 3)
-           .when(pl.col("n") == 2).then(h * _GOLDEN[0] + h1 * _GOLDEN[1] + 2)
-           .otherwise(h * _GOLDEN[0] + 1))
+    key = _gram_key(pl.col("n"))
     grams = (
         parts.filter(pl.col("n") > 0)
         .with_columns(pl.int_ranges(0, pl.col("n")).alias("pos"))
@@ -175,16 +182,9 @@ def _word_hashes(text: str, chunk: int) -> pl.Series:
 
 
 def _gram_keys(h: pl.Series) -> pl.Series:
-    """One 64-bit key per word 3-gram of a text given its word hashes (the whole text when it has
-    fewer than three words), mixed with the gram's length as in :func:`_novelty_frame`."""
+    """The keys (:func:`_gram_key`) of the grams of one text given its word hashes."""
     n = h.len()
-    frame = pl.DataFrame({"h": h})
-    if n >= 3:
-        key = pl.col("h") * _GOLDEN[0] + pl.col("h").shift(-1) * _GOLDEN[1] + pl.col("h").shift(-2) * _GOLDEN[2] + 3
-        return frame.select(key.alias("g")).head(n - 2)["g"]
-    if n == 2:
-        return frame.select((pl.col("h") * _GOLDEN[0] + pl.col("h").shift(-1) * _GOLDEN[1] + 2).alias("g")).head(1)["g"]
-    return frame.select((pl.col("h") * _GOLDEN[0] + 1).alias("g"))["g"]
+    return pl.DataFrame({"h": h}).select(_gram_key(pl.lit(n)).alias("g")).head(max(n - 2, 1))["g"]
 
 
 def _novelty_chunked(actions: list[str], observations: list[str], chunk: int = LARGE_TRAJECTORY) -> tuple[list[float], list[int]]:

@@ -325,6 +325,8 @@ class _Writer:
         self.by_source: dict[str, list[int]] = {}
 
     def add(self, rec: Trajectory | Quarantined) -> None:
+        """Count ``rec`` and buffer its rows (a trajectory read twice in a batch is quarantined);
+        a full chunk is written."""
         self.records_in += 1
         if isinstance(rec, Quarantined):
             self._quarantine(rec.source_path, rec.locator, rec.reason, rec.file_sha1)
@@ -501,8 +503,8 @@ def ingest(
         chunk_turns: turns buffered before they are written.
         max_record_mb: records over this size (MiB) are quarantined with their size (default:
             the ``max_record_mb`` setting, 16; see :func:`~worldforge.trajectories.readers.read_file`).
-            A record under it costs about 16× its size in memory while its statistics are
-            computed (``bench/ingest.py`` measures it).
+            A record under it costs about 11× its size in memory while its statistics are
+            computed (``bench/ingest.py`` measures it; target ≤ 16×).
 
     Raises:
         FileNotFoundError: a path does not exist (nothing is written).
