@@ -23,22 +23,19 @@ from pathlib import Path
 from typing import Any
 
 from worldforge.errors import WarehouseError, WorldforgeError
-from worldforge.simenv.env import TOOL_SCHEMAS, EpisodeOver, Observation, SearchEnv
+from worldforge.simenv.env import EpisodeOver, Observation, SearchEnv
 from worldforge.simenv.perturbations import PerturbationConfig, parse_perturbations
 from worldforge.simenv.reward import RewardConfig
+from worldforge.simenv.tools import EPISODE_TOOLS, SEARCH_TOOLS, SUBMIT
 from worldforge.tasks.io import Task
 from worldforge.tasks.store import tasks_by_id
 from worldforge.warehouse.layout import resolve, world_path
 
 __all__ = ["EpisodeOver", "RewardConfig", "SUBMIT_SCHEMA", "SearchWorldEnv", "parse_perturbations", "scripted_answer", "world_tasks"]
 
-SUBMIT_SCHEMA: dict = {"type": "function", "function": {
-    "name": "submit",
-    "description": "Submit the final answer as one Markdown table with the columns the task asks for. Ends the episode.",
-    "parameters": {"type": "object", "properties": {"answer": {"type": "string", "description": "The answer: one Markdown table."}},
-                   "required": ["answer"]},
-}}
-"""The ``submit`` tool as an OpenAI function-tool schema (beside :data:`~worldforge.simenv.env.TOOL_SCHEMAS`)."""
+SUBMIT_SCHEMA: dict = SUBMIT.openai_schema()
+"""The ``submit`` tool as an OpenAI function-tool schema (beside :data:`~worldforge.simenv.env.TOOL_SCHEMAS`; declared in
+:mod:`worldforge.simenv.tools`)."""
 
 
 def world_tasks(world: str, warehouse: str | Path | None = None) -> Mapping[str, Task]:
@@ -50,10 +47,10 @@ def world_tasks(world: str, warehouse: str | Path | None = None) -> Mapping[str,
     """
     path = world_path(resolve(warehouse), world)
     if not path.is_file():
-        raise WarehouseError(f"{path}: no such world (build it with `worldforge world build`, `corpus build` and `tasks build`)")
+        raise WarehouseError(f"{path}: no such world (build it with `worldforge world build`, `corpus build` and `tasks export`)")
     tasks = tasks_by_id(path)
     if not tasks:
-        raise WarehouseError(f"world {world!r} has no tasks (build them with `worldforge tasks build`)")
+        raise WarehouseError(f"world {world!r} has no tasks (build them with `worldforge tasks export --world WORLD DIR`)")
     return tasks
 
 
@@ -140,7 +137,7 @@ class SearchWorldEnv:
             raise EpisodeOver("no episode: call reset(world=..., task=...) first")
         text = f"{self.task.question}\n\nSubmit the table with the submit tool; that ends the episode."
         if tools:
-            listed = "\n".join(f"- {s['function']['name']}: {s['function']['description']}" for s in [*TOOL_SCHEMAS, SUBMIT_SCHEMA])
+            listed = "\n".join(f"- {tool.name}: {tool.description}" for tool in EPISODE_TOOLS)
             text += f"\n\nTools:\n{listed}"
         return text
 
@@ -183,23 +180,7 @@ class SearchWorldEnv:
             raise EpisodeOver("the episode is over: call reset(world=..., task=...) to start another")
         return self.session.step({"name": name, "arguments": arguments or {}})
 
-    def web_search(self, query: str | None = None, queries: list[str] | None = None, page: int | None = None) -> str:
-        """Search the world's web: 10 results per query (``[n] url`` / Title / Snippet / Date)."""
-        args = {k: v for k, v in (("query", query), ("queries", queries), ("page", page)) if v is not None}
-        return self.step("web_search", args).text
-
-    def web_extractor(self, url: str) -> str:
-        """A page of the world's web as Markdown (an unknown URL is a 404 error observation)."""
-        return self.step("web_extractor", {"url": url}).text
-
-    def dict_memory(self, operation: str, dict: dict | None = None, key_list: list[str] | None = None) -> str:  # noqa: A002 - the reference argument name
-        """The episode's key-value memory: ``add``, ``update``, ``retrieve``, ``retrieve_all``, ``remove``, ``remove_all``."""
-        args: dict[str, Any] = {"operation": operation}
-        if dict is not None:
-            args["dict"] = dict
-        if key_list is not None:
-            args["key_list"] = key_list
-        return self.step("dict_memory", args).text
+    # web_search, web_extractor, dict_memory: generated from their declaration below the class
 
     def submit(self, answer: str) -> float:
         """End the episode with ``answer`` (one Markdown table) and return its reward.
@@ -235,6 +216,10 @@ class SearchWorldEnv:
         log_episodes(self.warehouse, [episode_of(self.session, self.agent, finished)])
 
 
+for _tool in SEARCH_TOOLS:  # the search tools' methods: the declared signature and docstring, answered by step()
+    setattr(SearchWorldEnv, _tool.name, _tool.method(lambda env, name, arguments: env.step(name, arguments).text))
+
+
 class _ToolSession:
     """What :class:`~worldforge.simenv.oracle.Oracle` steps: any ``call(name, arguments) -> text``."""
 
@@ -256,7 +241,7 @@ def scripted_answer(task: Task, call: Callable[[str, dict], str], retries: int =
     the same agent. Error observations (text starting ``Error``) are retried.
 
     Args:
-        task: the task (with its plan, as stored by ``worldforge tasks build``).
+        task: the task (with its plan, as stored by ``worldforge tasks export``).
         call: ``call(tool name, arguments dict) -> observation text``.
         retries: attempts per tool call.
 

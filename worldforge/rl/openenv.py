@@ -47,18 +47,21 @@ from openenv.core.env_server.types import EnvironmentMetadata
 from pydantic import Field
 
 from worldforge.errors import WorldforgeError
-from worldforge.rl.env import SUBMIT_SCHEMA, EpisodeOver, RewardConfig, SearchWorldEnv, world_tasks
+from worldforge.rl.env import EpisodeOver, RewardConfig, SearchWorldEnv, world_tasks
 from worldforge.rl.trl import SUBMITTED, TRLTools
 from worldforge.settings import get_settings
-from worldforge.simenv.env import TOOL_SCHEMAS
+from worldforge.simenv.tools import EPISODE_TOOLS
 
 __all__ = [
     "DEFAULT_MAX_SESSIONS", "TOOLS", "RemoteSearchWorld", "SearchAction", "SearchObservation", "SearchState", "SearchWorldClient",
     "SearchWorldEnvironment", "create_openenv_app", "serve",
 ]
 
-TOOLS: list[dict] = [*TOOL_SCHEMAS, SUBMIT_SCHEMA]
+TOOLS: list[dict] = [tool.openai_schema() for tool in EPISODE_TOOLS]
 """The episode's tools as OpenAI function-tool schemas: ``web_search``, ``web_extractor``, ``dict_memory``, ``submit``."""
+
+TOOL_NAMES = tuple(tool.name for tool in EPISODE_TOOLS)
+"""The tools' names, the values :attr:`SearchAction.tool` accepts."""
 
 DEFAULT_MAX_SESSIONS = 64
 """Concurrent WebSocket sessions (one environment each) a server accepts by default."""
@@ -75,7 +78,7 @@ class SearchAction(Action):
             observation by the core; ``submit`` without a string ``answer`` is one too.
     """
 
-    tool: Literal["web_search", "web_extractor", "dict_memory", "submit"]
+    tool: Literal[TOOL_NAMES]  # type: ignore[valid-type]  # the declared names, one Literal
     arguments: dict[str, Any] = Field(default_factory=dict)
 
 

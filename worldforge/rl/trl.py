@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from worldforge.errors import WarehouseError, WorldforgeError
 from worldforge.rl.env import EpisodeOver, RewardConfig, SearchWorldEnv, parse_perturbations, world_tasks
+from worldforge.simenv.tools import EPISODE_TOOLS
 from worldforge.warehouse.atomic import atomic_dir
 from worldforge.warehouse.layout import resolve, world_files
 
@@ -73,53 +74,11 @@ class TRLTools:
     def _call(self, tool: str, arguments: dict[str, Any]) -> str:
         raise NotImplementedError
 
-    def web_search(self, query: str | None = None, queries: list[str] | None = None, page: int | None = None) -> str:
-        """Search the web of this world. Returns 10 results per query, each with its URL, title, snippet and date.
+    # web_search, web_extractor, dict_memory, submit: generated from their declaration below the class
 
-        Args:
-            query: One search query.
-            queries: Several search queries at once (instead of query).
-            page: Result page, 1 for the first ten results.
 
-        Returns:
-            The results as text, or a message starting with Error.
-        """
-        return self._call("web_search", {k: v for k, v in (("query", query), ("queries", queries), ("page", page)) if v is not None})
-
-    def web_extractor(self, url: str) -> str:
-        """Read one web page of this world as Markdown.
-
-        Args:
-            url: The page's URL, as listed by web_search.
-
-        Returns:
-            The page's text, or a message starting with Error (an unknown URL is a 404).
-        """
-        return self._call("web_extractor", {"url": url})
-
-    def dict_memory(self, operation: str, dict: dict | None = None, key_list: list[str] | None = None) -> str:  # noqa: A002 - the reference argument name
-        """A key-value memory for notes during this episode.
-
-        Args:
-            operation: One of add, update, retrieve, retrieve_all, remove, remove_all.
-            dict: The entries to add or update (key to value).
-            key_list: The keys to retrieve or remove.
-
-        Returns:
-            What the memory did or holds, or a message starting with Error.
-        """
-        return self._call("dict_memory", {k: v for k, v in (("operation", operation), ("dict", dict), ("key_list", key_list)) if v is not None})
-
-    def submit(self, answer: str) -> str:
-        """Submit the final answer and end the episode. Call it once, when you have the answer.
-
-        Args:
-            answer: One Markdown table with the columns the question asks for, one row per item.
-
-        Returns:
-            A short acknowledgement (the score is not shown), or a message starting with Error.
-        """
-        return self._call("submit", {"answer": answer if isinstance(answer, str) else str(answer)})
+for _tool in EPISODE_TOOLS:  # each tool's method: the declared signature and Google-style docstring, answered by _call
+    setattr(TRLTools, _tool.name, _tool.method(lambda tools, name, arguments: tools._call(name, arguments)))
 
 
 class SearchWorldToolEnv(TRLTools):
@@ -207,7 +166,8 @@ class SearchWorldToolEnv(TRLTools):
     def _call(self, tool: str, arguments: dict[str, Any]) -> str:
         try:
             if tool == "submit":
-                self._env.submit(arguments["answer"])
+                answer = arguments.get("answer")
+                self._env.submit(answer if isinstance(answer, str) else str(answer))
                 return SUBMITTED
             text = self._env.step(tool, arguments).text
         except EpisodeOver as exc:
@@ -279,7 +239,7 @@ def prompt_rows(warehouse: str | Path | None = None, worlds: Sequence[str] | Non
     if worlds is None:
         names = _worlds_with_tasks(wh)
         if not names:
-            raise WarehouseError(f"no world in {wh} has tasks (build them with `worldforge tasks build`)")
+            raise WarehouseError(f"no world in {wh} has tasks (build them with `worldforge tasks export --world WORLD DIR`)")
     else:
         names = list(dict.fromkeys(w.strip() for w in worlds if w.strip()))
         if not names:

@@ -26,54 +26,31 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from worldforge.corpus.index import search as corpus_search
-from worldforge.corpus.pages import page_markdown, render_value
+from worldforge.corpus.pages import page_markdown
+from worldforge.corpus.quantity import render_value
 from worldforge.corpus.store import read_corpus
 from worldforge.errors import WarehouseError, WorldforgeError
 from worldforge.simenv.perturbations import DEFAULT_MIX, PerturbationConfig, decision_rng
 from worldforge.simenv.reward import Reward, RewardConfig, reward_of
+from worldforge.simenv.tools import DICT_MEMORY, SEARCH_TOOLS
 from worldforge.tasks.io import Task
 from worldforge.warehouse.cache import FileCache
 from worldforge.warehouse.layout import resolve, world_path
 
-if TYPE_CHECKING:
-    from worldforge.simenv.render import LLMSearchRenderer
-
-TOOLS = ("web_search", "web_extractor", "dict_memory")
+TOOLS = tuple(tool.name for tool in SEARCH_TOOLS)
+"""The search tools' names (declared in :mod:`worldforge.simenv.tools`)."""
+_OPERATIONS = next(p.enum for p in DICT_MEMORY.params if p.name == "operation")
 RESULTS_PER_QUERY = 10
 MAX_QUERIES = 20
 """Queries one ``web_search`` call may batch; more is an error observation (one call stays cheap)."""
 MAX_QUERY_CHARS = 1000
 """Characters one query may have; a longer one is an error observation."""
 
-TOOL_SCHEMAS: list[dict] = [
-    {"type": "function", "function": {
-        "name": "web_search",
-        "description": "Search the web. Returns 10 results per query: URL, title, snippet and date.",
-        "parameters": {"type": "object", "properties": {
-            "query": {"type": "string", "description": "One search query."},
-            "queries": {"type": "array", "items": {"type": "string"}, "description": "Several queries at once."},
-            "page": {"type": "integer", "minimum": 1, "description": "Result page, when results are paginated."},
-        }},
-    }},
-    {"type": "function", "function": {
-        "name": "web_extractor",
-        "description": "Fetch a web page and return its content as Markdown.",
-        "parameters": {"type": "object", "properties": {"url": {"type": "string"}}, "required": ["url"]},
-    }},
-    {"type": "function", "function": {
-        "name": "dict_memory",
-        "description": "A key-value memory: add, update, retrieve, retrieve_all, remove, remove_all.",
-        "parameters": {"type": "object", "properties": {
-            "operation": {"type": "string", "enum": ["add", "update", "retrieve", "retrieve_all", "remove", "remove_all"]},
-            "dict": {"type": "object", "description": "Items to add or update."},
-            "key_list": {"type": "array", "items": {"type": "string"}, "description": "Keys to retrieve or remove."},
-        }, "required": ["operation"]},
-    }},
-]
-"""The tools as OpenAI function-tool JSON schemas."""
+TOOL_SCHEMAS: list[dict] = [tool.openai_schema() for tool in SEARCH_TOOLS]
+"""The search tools as OpenAI function-tool JSON schemas (:meth:`~worldforge.simenv.tools.Tool.openai_schema`)."""
 
 
 @dataclass
@@ -183,6 +160,19 @@ def _date(iso: str | None) -> str:
     return render_value(date.fromisoformat(iso)) if iso else "N/A"
 
 
+class ObservationRenderer(Protocol):
+    """What renders an observation through a world model (:class:`worldforge.simenv.render.LLMSearchRenderer`).
+
+    ``render(env, call, grounded)`` may replace ``grounded.text`` (in place) with a verified
+    rendering, and returns an object whose ``as_dict()`` describes the decision (kept on
+    :attr:`Observation.rendering`).
+    """
+
+    def render(self, env: SearchEnv, call: dict, grounded: Observation) -> Any:
+        """Render ``grounded`` for ``call`` in ``env``; the returned object has ``as_dict() -> dict``."""
+        ...
+
+
 class SearchEnv:
     """One agent session in a world's simulated web.
 
@@ -215,7 +205,7 @@ class SearchEnv:
         warehouse: str | Path | None = None,
         session_id: str | None = None,
         episode: int = 0,
-        renderer: LLMSearchRenderer | None = None,
+        renderer: ObservationRenderer | None = None,
         max_tool_calls: int | None = None,
     ):
         self.world, self.scenario, self.task, self.seed, self.warehouse = world, scenario, task, seed, str(resolve(warehouse))
@@ -476,7 +466,7 @@ class SearchEnv:
             self.memory.clear()
             obs.text = "Successfully cleared all memory."
         else:
-            obs.text, obs.error = "Error: 'operation' must be one of add, update, retrieve, retrieve_all, remove, remove_all.", True
+            obs.text, obs.error = f"Error: 'operation' must be one of {', '.join(_OPERATIONS)}.", True
 
 
 def _normalise_call(tool_call: Any) -> tuple[dict | None, str | None]:
@@ -531,4 +521,4 @@ def leakage_probe(env: SearchEnv, queries: int = 8) -> tuple[int, int]:
 
 
 NO_PERTURBATIONS = PerturbationConfig()
-__all__ = ["DEFAULT_MIX", "NO_PERTURBATIONS", "EpisodeOver", "Observation", "SearchEnv", "SearchPage", "SearchResult", "TOOLS", "TOOL_SCHEMAS", "leakage_probe"]
+__all__ = ["DEFAULT_MIX", "NO_PERTURBATIONS", "EpisodeOver", "Observation", "ObservationRenderer", "SearchEnv", "SearchPage", "SearchResult", "TOOLS", "TOOL_SCHEMAS", "leakage_probe"]

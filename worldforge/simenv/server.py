@@ -47,6 +47,7 @@ import contextlib
 import ctypes
 import ctypes.util
 import gc
+import inspect
 import json
 import logging
 import re
@@ -55,12 +56,12 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from mcp.server.mcpserver import Context, MCPServer
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -69,6 +70,7 @@ from worldforge.settings import get_settings
 from worldforge.simenv.env import TOOL_SCHEMAS, EpisodeOver, SearchEnv
 from worldforge.simenv.perturbations import MAX_INSTRUCTION_CHARS, PerturbationConfig, from_instruction, parse_perturbations
 from worldforge.simenv.reward import RewardConfig
+from worldforge.simenv.tools import SEARCH_TOOLS
 from worldforge.tasks.store import tasks_by_id
 from worldforge.trajectories.model import storable
 from worldforge.warehouse.cache import FileCache
@@ -481,24 +483,14 @@ def build_mcp(world: str, warehouse: Path, perturbations: PerturbationConfig | N
         key = (ctx.headers or {}).get("mcp-session-id") or session_id or "default"
         return _Env(*sessions.use_or_add(key, lambda: SearchEnv(world, perturbations=perturbations, seed=seed, warehouse=warehouse)))
 
-    @server.tool(name="web_search", description="Search the web. Returns 10 results per query: URL, title, snippet and date.")
-    def web_search(ctx: Context, query: str | None = None, queries: list[str] | None = None, page: int | None = None, session_id: str | None = None) -> str:
-        args: dict[str, Any] = {k: v for k, v in (("query", query), ("queries", queries), ("page", page)) if v is not None}
-        return env_for(ctx, session_id).step({"name": "web_search", "arguments": args}).text
+    def answer(name: str, arguments: dict[str, Any], ctx: Context, session_id: str | None = None) -> str:
+        return env_for(ctx, session_id).step({"name": name, "arguments": arguments}).text
 
-    @server.tool(name="web_extractor", description="Fetch a web page and return its content as Markdown.")
-    def web_extractor(ctx: Context, url: str, session_id: str | None = None) -> str:
-        return env_for(ctx, session_id).step({"name": "web_extractor", "arguments": {"url": url}}).text
-
-    @server.tool(name="dict_memory", description="A key-value memory: add, update, retrieve, retrieve_all, remove, remove_all.")
-    def dict_memory(ctx: Context, operation: str, dict: dict[str, Any] | None = None, key_list: list[str] | None = None, session_id: str | None = None) -> str:  # noqa: A002 - the reference argument name
-        args: dict[str, Any] = {"operation": operation}
-        if dict is not None:
-            args["dict"] = dict
-        if key_list is not None:
-            args["key_list"] = key_list
-        return env_for(ctx, session_id).step({"name": "dict_memory", "arguments": args}).text
-
+    ctx_param = inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Context)
+    session_param = inspect.Parameter("session_id", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None, annotation=Annotated[
+        str | None, Field(description="The episode's session, for clients of the stateless protocol (no mcp-session-id header).")])
+    for tool in SEARCH_TOOLS:  # the declared tools, with the stateless protocol's session_id after their arguments
+        server.add_tool(tool.function(answer, leading=[ctx_param], trailing=[session_param]), name=tool.name, description=tool.description)
     return server
 
 
