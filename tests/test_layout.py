@@ -1,8 +1,9 @@
-"""The layout rules of the README's "Layout" section, checked on the code itself.
+"""The layout rules of the documentation's Layout page (docs/layout.md), checked on the code itself.
 
-* every package of ``worldforge/`` imports only what the README's map lets it import (directly,
+* every package of ``worldforge/`` imports only what the map lets it import (directly,
   or through what those may import), so imports flow one way, from the stores up to the datasets;
-* no module imports another at import time in a circle;
+* no module imports another in a circle, even through imports deferred into a function or under
+  ``TYPE_CHECKING``;
 * the library never imports ``dagster`` or the code location (``assets``);
 * every public module, function, class and method has a docstring;
 * ``ruff`` (pyflakes and import order, configured in pyproject.toml) finds nothing.
@@ -86,9 +87,9 @@ def _resolve(name: str) -> str | None:
 
 @cache
 def _layout_map() -> dict[str, set[str]]:
-    """The README's Layout table: ``{entry: set of entries it may import}`` (``*``: anything)."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text.split("\n## Layout", 1)[1].split("\n## ", 1)[0]
+    """The Layout table of docs/layout.md: ``{entry: set of entries it may import}`` (``*``: anything)."""
+    text = (ROOT / "docs" / "layout.md").read_text(encoding="utf-8")
+    section = text.split("# Layout", 1)[1].split("\n## ", 1)[0]
     rules: dict[str, set[str]] = {}
     for line in section.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
@@ -113,7 +114,7 @@ def _closure(entry: str) -> set[str]:
 def test_the_readme_map_names_every_part_of_the_library_and_is_acyclic():
     rules = _layout_map()
     parts = {_part(m) for m in _modules()}
-    assert parts - {"__init__"} <= set(rules), f"add these to the README's Layout table: {sorted(parts - {'__init__'} - set(rules))}"
+    assert parts - {"__init__"} <= set(rules), f"add these to the Layout table of docs/layout.md: {sorted(parts - {'__init__'} - set(rules))}"
     for entry in rules:
         assert entry not in _closure(entry), f"the Layout map has a circle through {entry}"
         assert _closure(entry) <= set(rules) | {ANYTHING}, f"{entry} may import an entry the map does not define"
@@ -134,14 +135,14 @@ def test_imports_follow_the_layout_map():
     assert not wrong, "\n".join(sorted(set(wrong)))
 
 
-def test_no_import_circle_at_import_time():
-    graph = {m: {t for n, runtime in _imports(m) if runtime and (t := _resolve(n)) and t != m} for m in _modules()}
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every import circle found by a depth-first walk of ``graph`` (``{module: modules it imports}``)."""
     state: dict[str, int] = {}
     circles: list[list[str]] = []
 
     def walk(node: str, path: list[str]) -> None:
         state[node] = 1
-        for nxt in sorted(graph[node]):
+        for nxt in sorted(graph.get(node, ())):
             if state.get(nxt) == 1:
                 circles.append(path[path.index(nxt):] + [nxt] if nxt in path else [node, nxt])
             elif nxt not in state:
@@ -151,7 +152,26 @@ def test_no_import_circle_at_import_time():
     for m in sorted(graph):
         if m not in state:
             walk(m, [m])
+    return circles
+
+
+def test_no_import_circle_even_deferred():
+    """No module imports another in a circle, counting the imports that only defer one: inside a
+    function, or under ``if TYPE_CHECKING:`` (a circle hidden that way is still a circle)."""
+    graph = {m: {t for n, _ in _imports(m) if (t := _resolve(n)) and t != m} for m in _modules()}
+    circles = _circles(graph)
     assert not circles, "import circles:\n" + "\n".join(" -> ".join(c) for c in circles)
+
+
+def test_the_circle_check_sees_deferred_imports(tmp_path, monkeypatch):
+    """The check above would fail on a circle that only TYPE_CHECKING or a function-level import hides."""
+    a, b, c = tmp_path / "a.py", tmp_path / "b.py", tmp_path / "c.py"
+    a.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from worldforge.b import B\n")
+    b.write_text("def f():\n    from worldforge.c import C\n")
+    c.write_text("import worldforge.a\n")
+    monkeypatch.setattr("tests.test_layout._modules", lambda: {"worldforge.a": a, "worldforge.b": b, "worldforge.c": c})
+    graph = {m: {t for n, _ in _imports(m) if (t := _resolve(n)) and t != m} for m in ("worldforge.a", "worldforge.b", "worldforge.c")}
+    assert _circles(graph) == [["worldforge.a", "worldforge.b", "worldforge.c", "worldforge.a"]]
 
 
 def test_the_library_never_imports_dagster_or_the_code_location():

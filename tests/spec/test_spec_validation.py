@@ -3,6 +3,7 @@ import copy
 import pytest
 import yaml
 
+from tests.conftest import ROOT
 from worldforge.errors import SpecError
 from worldforge.spec import ROW_BUDGET, build_plan, load_spec, spec_from_dict
 
@@ -154,3 +155,30 @@ def test_a_parsed_date_object_is_read_as_its_iso_text(phone_doc):
     phone_doc["as_of"] = datetime.date(2029, 12, 30)
     spec = spec_from_dict(phone_doc)
     assert spec.tables["models"].columns["announced"].start == "2029-01-05" and spec.as_of == "2029-12-30"
+
+
+def test_a_spec_is_compiled_once_and_recompiled_when_changed(monkeypatch):
+    from worldforge.spec import plan as plan_module
+    from worldforge.spec import validate_spec
+
+    calls = []
+    real = plan_module.build_plan
+    monkeypatch.setattr(plan_module, "build_plan", lambda spec: calls.append(spec.world) or real(spec))
+    spec = load_spec(ROOT / "world_specs" / "esports_2031.yaml")
+    assert len(calls) == 1  # the loader compiled it
+    first = validate_spec(spec)
+    assert validate_spec(spec) is first and len(calls) == 1  # every later step reuses the plan the spec carries
+    shifted = spec.model_copy(update={"target_year": spec.target_year + 2})
+    assert validate_spec(shifted) is not first and len(calls) == 2  # a changed copy is compiled (and checked) again
+    assert spec.model_copy() == spec and spec.model_copy()._plan is first
+    assert spec_from_dict(spec.model_dump(mode="json"), "again") == spec  # the cached plan never counts in equality
+
+
+def test_a_cross_field_problem_is_found_by_the_loader_not_the_model():
+    doc = yaml.safe_load((ROOT / "world_specs" / "esports_2031.yaml").read_text(encoding="utf-8"))
+    table = next(iter(doc["tables"].values()))
+    table["primary_key"] = "no_such_column"
+    from worldforge.spec.models import WorldSpec
+
+    assert WorldSpec.model_validate(doc).world == doc["world"]  # the model checks fields only
+    assert any("no_such_column" in msg or "primary" in path for path, msg in problems_of(doc))

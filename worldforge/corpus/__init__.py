@@ -11,7 +11,8 @@
 
 from worldforge.corpus.build import CorpusBuild, build_checked_corpus, index_corpora, publish_corpus
 from worldforge.corpus.index import SearchHit, build_index, index_dir, open_index, search
-from worldforge.corpus.pages import Fact, Page, build_pages, label_column, render_value
+from worldforge.corpus.pages import Fact, Page, build_pages, label_column
+from worldforge.corpus.quantity import render_value
 from worldforge.corpus.store import build_corpus, check_corpus, fact_tally, read_corpus, write_corpus
 from worldforge.corpus.writer import WriterConfig, WriterReport, write_pages, writer_config
 

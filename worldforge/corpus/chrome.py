@@ -345,6 +345,6 @@ class Dresser:
 
 
 def _render_date(value: Any) -> str:
-    from worldforge.corpus.pages import render_value
+    from worldforge.corpus.quantity import render_value
 
     return render_value(value)

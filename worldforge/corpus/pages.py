@@ -58,12 +58,12 @@ from worldforge.corpus.chrome import background_pool, forum_replies
 from worldforge.corpus.lexicon import Frame, Referent, a_or_an, base_verb, frame_for, person_table, possessive
 from worldforge.corpus.planner import Said, realise
 from worldforge.corpus.planner import sentence_case as _cap  # one rule for a capital at a sentence start
-from worldforge.corpus.quantity import Style, format_value
+from worldforge.corpus.quantity import Style, format_value, render_value
 from worldforge.corpus.vocab import ColumnInfo, TableInfo, label_column, row_labels, singular, table_info
 from worldforge.spec import models as M
 from worldforge.synth import column_rng
 
-__all__ = ["Fact", "Page", "build_pages", "label_column", "page_markdown", "render_value", "served", "singular", "slug"]
+__all__ = ["Fact", "Page", "build_pages", "label_column", "page_markdown", "served", "singular", "slug"]
 
 
 @dataclass(frozen=True)
@@ -126,20 +126,6 @@ class Page:
         """The page as a stored ``corpus_pages`` row (what :meth:`~worldforge.corpus.chrome.Dresser.render` reads)."""
         return {"url": self.url, "page_type": self.page_type, "title": self.title, "published": self.published,
                 "body_md": self.body_md, "site": self.site, "chrome": self.chrome}
-
-
-def render_value(value: Any) -> str:
-    """The canonical text of a cell (task gold tables, SQL inspection): dates as ``Mon DD, YYYY``,
-    whole floats without ``.0``, booleans as yes/no; pages use :func:`~worldforge.corpus.quantity.format_value`."""
-    if value is None:
-        return "n/a"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, date):
-        return value.strftime("%b %d, %Y")
-    if isinstance(value, float):
-        return str(int(value)) if value.is_integer() else repr(value)
-    return str(value)
 
 
 def page_markdown(page) -> str:

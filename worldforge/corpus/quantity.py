@@ -21,8 +21,9 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime
 from functools import lru_cache
+from typing import Any
 
-__all__ = ["DATE_FORMATS", "Style", "Unit", "denotes", "format_date", "format_number", "format_value", "parse_date", "parse_number", "parse_unit", "parse_value"]
+__all__ = ["DATE_FORMATS", "Style", "Unit", "denotes", "format_date", "format_number", "format_value", "parse_date", "parse_number", "parse_unit", "parse_value", "render_value"]
 
 SCALES = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
 _SCALE_ABBR = {"k": 1e3, "mn": 1e6, "bn": 1e9, "tn": 1e12}
@@ -286,3 +287,17 @@ def denotes(text: str, value: object, unit: Unit | None, kind: str = "number") -
         stated, precision = got
         return abs(stated - value) <= precision + 1e-9 * max(1.0, abs(value))
     return text.strip() == str(value).strip()
+
+
+def render_value(value: Any) -> str:
+    """The canonical text of a cell (task gold tables, SQL inspection): dates as ``Mon DD, YYYY``,
+    whole floats without ``.0``, booleans as yes/no; pages use :func:`format_value`."""
+    if value is None:
+        return "n/a"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, date):
+        return value.strftime("%b %d, %Y")
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() else repr(value)
+    return str(value)

@@ -25,8 +25,8 @@ import duckdb
 import polars as pl
 
 from worldforge.corpus.chrome import Dresser
-from worldforge.corpus.pages import Page, build_pages, render_value
-from worldforge.corpus.quantity import denotes
+from worldforge.corpus.pages import Page, build_pages
+from worldforge.corpus.quantity import denotes, render_value
 from worldforge.corpus.vocab import table_info
 from worldforge.errors import WarehouseError
 from worldforge.scenarios import scenario_spec

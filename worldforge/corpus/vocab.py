@@ -336,7 +336,7 @@ class RowLabel:
 def _designation_text(value: Any) -> str:
     if isinstance(value, date):
         return format_date(value, "dmy_long")
-    from worldforge.corpus.pages import render_value
+    from worldforge.corpus.quantity import render_value
 
     return render_value(value)
 
@@ -348,7 +348,7 @@ def row_labels(spec: M.WorldSpec, tables: dict[str, pl.DataFrame], infos: dict[s
     ``{n}`` counts rows within their first parent (all rows when the table has no reference) in
     event-date order, then key order; ``{nth}`` writes it as ``3rd``.
     """
-    from worldforge.corpus.pages import render_value
+    from worldforge.corpus.quantity import render_value
 
     infos = infos or {t: table_info(spec, t, tables[t]) for t in spec.tables if t in tables}
     out: dict[str, dict[Any, RowLabel]] = {}

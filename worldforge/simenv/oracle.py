@@ -34,8 +34,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from worldforge.corpus.pages import render_value
-from worldforge.corpus.quantity import parse_unit, parse_value
+from worldforge.corpus.quantity import parse_unit, parse_value, render_value
 from worldforge.corpus.vocab import singular
 from worldforge.simenv.env import Observation, SearchEnv, leakage_probe
 from worldforge.simenv.episodes import Episode, record_episodes
@@ -125,7 +124,7 @@ def read(text: str, fplan: dict) -> Any:
 
 def cell_text(value: Any) -> str:
     """A value as the answer writes it, in the gold tables' canonical form
-    (:func:`~worldforge.corpus.pages.render_value`: ``Mar 05, 2029``, ``1099``, ``6.1``); ``""`` for nothing read."""
+    (:func:`~worldforge.corpus.quantity.render_value`: ``Mar 05, 2029``, ``1099``, ``6.1``); ``""`` for nothing read."""
     if value is None:
         return ""
     return render_value(round(value, 9) if isinstance(value, float) else value)

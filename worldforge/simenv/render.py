@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Literal
 from worldforge.agentworldbench.parsing import PREDICTION_SCHEMA, ParseFailure, parse_prediction
 from worldforge.agentworldbench.prompts import system_prompt
 from worldforge.agentworldbench.records import action_prompt, observation_text
-from worldforge.corpus.pages import render_value
+from worldforge.corpus.quantity import render_value
 from worldforge.corpus.store import stored_hash
 from worldforge.corpus.vocab import table_info
 from worldforge.llm.base import GenerationParams, WorldModelBackend, WorldModelRequest

@@ -32,8 +32,7 @@ from pathlib import Path
 
 import polars as pl
 
-from worldforge.corpus.pages import render_value
-from worldforge.corpus.quantity import Unit, denotes, parse_date
+from worldforge.corpus.quantity import Unit, denotes, parse_date, render_value
 from worldforge.corpus.vocab import table_info
 from worldforge.errors import WarehouseError
 from worldforge.warehouse import read_world

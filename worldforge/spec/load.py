@@ -1,9 +1,9 @@
 """Loading world specs from YAML files, with errors that name the file and field path.
 
-Hostile documents fail with a :class:`~worldforge.errors.SpecError` before validation: files over
-``MAX_SPEC_BYTES``, nesting deeper than ``MAX_YAML_DEPTH`` (checked on the event stream, before
-PyYAML's recursive composer sees it) and alias bombs or recursive aliases that expand past
-``MAX_YAML_NODES`` values (:mod:`worldforge.spec.limits`).
+Hostile documents fail with a :class:`~worldforge.errors.SpecError` before validation: the file
+is read by :func:`worldforge.spec.documents.read_yaml` (size, nesting and alias limits of
+:mod:`worldforge.spec.limits`), and a document that arrives parsed is measured by
+:func:`~worldforge.spec.documents.tree_problem`.
 """
 
 from __future__ import annotations
@@ -17,75 +17,9 @@ import yaml
 from pydantic import ValidationError
 
 from worldforge.errors import SpecError
-from worldforge.spec.limits import MAX_SPEC_BYTES, MAX_YAML_DEPTH, MAX_YAML_NODES
+from worldforge.spec.documents import DocumentError, read_yaml, tree_problem
 from worldforge.spec.models import WorldSpec
-
-
-class _SpecLoader(yaml.SafeLoader):
-    """PyYAML's safe loader without its timestamp resolver: an unquoted ``2032-01-05`` stays the text the
-    spec language reads (so an impossible ``2032-02-30`` is a spec problem on its field, not a YAML error)."""
-
-
-_SpecLoader.yaml_implicit_resolvers = {
-    k: [(tag, rx) for tag, rx in v if tag != "tag:yaml.org,2002:timestamp"] for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-
-
-def _yaml_depth_problem(text: str) -> str | None:
-    """Scan the YAML event stream (no recursion) for nesting deeper than ``MAX_YAML_DEPTH``."""
-    depth = 0
-    for event in yaml.parse(text, Loader=yaml.SafeLoader):
-        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
-            depth += 1
-            if depth > MAX_YAML_DEPTH:
-                mark = event.start_mark
-                where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-                return f"{where}the document nests more than {MAX_YAML_DEPTH} levels deep"
-        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
-            depth -= 1
-    return None
-
-
-def _tree_problem(data: Any) -> str | None:
-    """Nesting depth and expanded size of a parsed document (aliases share nodes; count them each time).
-
-    Sizes are memoised per node, so an alias bomb costs its distinct nodes, not its expansion.
-    """
-    seen: dict[int, tuple[int, int]] = {}  # id -> (values, height)
-    active: set[int] = set()
-    deep = f"the document nests more than {MAX_YAML_DEPTH} levels deep (or an alias refers to itself)"
-
-    def size(node: Any, depth: int) -> tuple[int, int]:
-        if not isinstance(node, (dict, list)):
-            return 1, 0
-        if depth > MAX_YAML_DEPTH or id(node) in active:
-            raise _TooBig(deep)
-        if id(node) in seen:
-            total, height = seen[id(node)]
-            if depth + height > MAX_YAML_DEPTH:
-                raise _TooBig(deep)
-            return total, height
-        active.add(id(node))
-        children = [x for kv in node.items() for x in kv] if isinstance(node, dict) else node
-        total, height = 1, 0
-        for child in children:
-            n, h = size(child, depth + 1)
-            total, height = total + n, max(height, h + 1)
-            if total > MAX_YAML_NODES:
-                raise _TooBig(f"the document holds more than {MAX_YAML_NODES} values once its aliases are expanded")
-        active.discard(id(node))
-        seen[id(node)] = (total, height)
-        return total, height
-
-    try:
-        size(data, 1)
-    except _TooBig as exc:
-        return str(exc)
-    return None
-
-
-class _TooBig(Exception):
-    """Internal: a document over the limits."""
+from worldforge.spec.plan import validate_spec
 
 
 def _loc(loc: tuple[Any, ...]) -> str:
@@ -105,18 +39,21 @@ _TAGS = {
 
 
 def spec_from_dict(data: Any, source: str = "<spec>") -> WorldSpec:
-    """Validate a parsed spec document.
+    """Validate a parsed spec document: its fields, then its cross-references and row budget
+    (:func:`~worldforge.spec.plan.validate_spec`, whose compiled plan the returned spec carries).
 
     Raises:
         SpecError: naming ``source``, each offending field path and what is expected.
     """
     if not isinstance(data, dict):
         raise SpecError(source, [("", f"expected a mapping at the top level, got {type(data).__name__}")])
-    problem = _tree_problem(data)
+    problem = tree_problem(data)
     if problem:
         raise SpecError(source, [("", problem)])
     try:
-        return WorldSpec.model_validate(data)
+        spec = WorldSpec.model_validate(data)
+        validate_spec(spec)  # cross-field checks; compiles the plan the spec then carries
+        return spec
     except ValidationError as exc:
         problems = []
         for err in exc.errors(include_url=False):
@@ -140,26 +77,10 @@ def load_spec(path: str | Path) -> WorldSpec:
         SpecError: the file is missing, is not YAML, or does not validate.
     """
     p = Path(path)
-    if not p.is_file():
-        raise SpecError(str(p), [("", "file not found")])
-    if p.stat().st_size > MAX_SPEC_BYTES:
-        raise SpecError(str(p), [("", f"the file has {p.stat().st_size} bytes, more than {MAX_SPEC_BYTES}")])
     try:
-        text = p.read_text(encoding="utf-8")
-        problem = _yaml_depth_problem(text)
-        if problem:
-            raise SpecError(str(p), [("", problem)])
-        data = yaml.load(text, Loader=_SpecLoader)  # noqa: S506 (a SafeLoader subclass)
-    except RecursionError:  # a backstop: the event scan above bounds the nesting
-        raise SpecError(str(p), [("", "the document nests too deeply")]) from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        raise SpecError(str(p), [("", f"{where}not valid YAML ({getattr(exc, 'problem', exc)})")]) from None
-    except UnicodeDecodeError:
-        raise SpecError(str(p), [("", "not UTF-8 text")]) from None
-    except ValueError as exc:  # e.g. an integer of thousands of digits (Python's int conversion limit)
-        raise SpecError(str(p), [("", f"not a readable spec: {str(exc).splitlines()[0][:200]}")]) from None
+        data = read_yaml(p, "spec")
+    except DocumentError as exc:
+        raise SpecError(str(p), [("", str(exc))]) from None
     return spec_from_dict(data, str(p))
 
 

@@ -33,7 +33,7 @@ import re
 from datetime import date as _date
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from worldforge.spec import limits as L
 from worldforge.spec.dates import resolve_date
@@ -576,9 +576,15 @@ class WorldSpec(_Strict):
 
     ``world`` names the world and its DuckDB file; ``seed`` and ``target_year`` drive generation; ``as_of``
     (default ``Y-12-31``) is the date the world is observed at; ``scenarios`` are time-shifted copies.
-    Validation also checks cross-references and the row budget (300–500 rows for every seed) through
-    :func:`worldforge.spec.plan.validate_spec`, which raises :class:`~worldforge.errors.SpecError`.
+    The model checks each field; :func:`worldforge.spec.plan.validate_spec` checks the cross-references
+    and the row budget (300–500 rows for every seed) and compiles the generation plan, raising
+    :class:`~worldforge.errors.SpecError`. The loaders (:func:`~worldforge.spec.load.load_spec`,
+    :func:`~worldforge.spec.load.spec_from_dict`) do both; the plan is kept on the (frozen) spec, so
+    every later step reuses it instead of compiling it again.
     """
+
+    _plan: Any = PrivateAttr(default=None)
+    """The compiled :class:`~worldforge.spec.plan.Plan` (``None`` until :func:`~worldforge.spec.plan.validate_spec`)."""
 
     world: str = Field(pattern=_IDENT, description="world name; also the DuckDB file name")
     title: str | None = None
@@ -620,9 +626,16 @@ class WorldSpec(_Strict):
                 raise ValueError(f"table name {name!r} must match {_IDENT}")
         return v
 
-    @model_validator(mode="after")
-    def _consistent(self) -> "WorldSpec":
-        from worldforge.spec.plan import validate_spec
+    def __eq__(self, other: object) -> bool:
+        """Specs are equal when their fields are (the compiled plan is a cache and does not count)."""
+        if not isinstance(other, WorldSpec):
+            return NotImplemented
+        return type(self) is type(other) and self.__dict__ == other.__dict__
 
-        validate_spec(self)
-        return self
+    def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> "WorldSpec":
+        """A copy (pydantic's ``model_copy``); with ``update``, the copy's compiled plan is dropped,
+        so :func:`~worldforge.spec.plan.validate_spec` compiles and checks the changed spec again."""
+        copy = super().model_copy(update=update, deep=deep)
+        if update:
+            copy._plan = None
+        return copy

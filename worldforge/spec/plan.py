@@ -14,14 +14,13 @@ import re
 import string
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING
 
 from worldforge.errors import ExpressionError, SpecError
 from worldforge.spec import expr as E
+from worldforge.spec import models as M
+from worldforge.spec.dates import resolve_date
 from worldforge.spec.limits import MAX_FORMAT_WIDTH
-
-if TYPE_CHECKING:
-    from worldforge.spec.models import TableSpec, WorldSpec
+from worldforge.spec.models import ROW_BUDGET, TableSpec, WorldSpec
 
 # Faker attributes that are not value providers (or that produce files/binary blobs).
 _FAKER_DENY = {
@@ -89,7 +88,7 @@ class Plan:
         return (sum(lo for lo, _ in self.row_range.values()), sum(hi for _, hi in self.row_range.values()))
 
 
-def _parent_of_ref(table: "TableSpec", parent: str) -> str | None:
+def _parent_of_ref(table: TableSpec, parent: str) -> str | None:
     """The reference column of ``table`` that points at ``parent`` (first one)."""
     for name, col in table.references.items():
         if col.parent == parent:
@@ -97,9 +96,8 @@ def _parent_of_ref(table: "TableSpec", parent: str) -> str | None:
     return None
 
 
-def column_inputs(spec: "WorldSpec", tname: str, cname: str) -> tuple[list[tuple[str, str]], list[str]]:
+def column_inputs(spec: WorldSpec, tname: str, cname: str) -> tuple[list[tuple[str, str]], list[str]]:
     """The ``(table, column)`` nodes a column reads, and problems found on the way."""
-    from worldforge.spec import models as M
 
     table = spec.tables[tname]
     col = table.columns[cname]
@@ -190,7 +188,7 @@ REDRAWABLE_KINDS = frozenset({"faker", "choice", "number", "date"})
 """Column kinds a ``check`` with ``enforce: resample`` may redraw (never the primary key)."""
 
 
-def check_inputs(spec: "WorldSpec", tname: str, expr: str) -> list[tuple[str, str]]:
+def check_inputs(spec: WorldSpec, tname: str, expr: str) -> list[tuple[str, str]]:
     """The ``(table, column)`` nodes a check expression of ``tname`` reads (``parent.column`` -> the parent's node)."""
     table = spec.tables[tname]
     out = []
@@ -203,14 +201,13 @@ def check_inputs(spec: "WorldSpec", tname: str, expr: str) -> list[tuple[str, st
     return [n for n in out if n[0] in spec.tables and n[1] in spec.tables[n[0]].columns and (n[0] == tname or n[0] in {r.parent for r in table.references.values()})]
 
 
-def resample_columns(spec: "WorldSpec", tname: str, expr: str) -> list[str]:
+def resample_columns(spec: WorldSpec, tname: str, expr: str) -> list[str]:
     """The columns of ``tname`` a check with ``enforce: resample`` redraws, in declared order.
 
     These are the check's inputs, followed through derived columns (in any table: a parent's
     aggregate of this table, a ``parent.column`` that aggregates this table), that are of this
     table, of a kind in :data:`REDRAWABLE_KINDS` and not its primary key.
     """
-    from worldforge.spec import models as M
 
     seen: set[tuple[str, str]] = set()
     stack = check_inputs(spec, tname, expr)
@@ -231,7 +228,7 @@ def resample_columns(spec: "WorldSpec", tname: str, expr: str) -> list[str]:
     ]
 
 
-def _resample_problems(spec: "WorldSpec") -> list[tuple[str, str]]:
+def _resample_problems(spec: WorldSpec) -> list[tuple[str, str]]:
     """A check with ``enforce: resample`` must read (directly or through derived columns) a column it can redraw."""
     problems = []
     for tname, table in spec.tables.items():
@@ -246,7 +243,7 @@ def _resample_problems(spec: "WorldSpec") -> list[tuple[str, str]]:
     return problems
 
 
-def _row_ranges(spec: "WorldSpec", order: list[str], problems: list[tuple[str, str]]) -> dict[str, tuple[int, int]]:
+def _row_ranges(spec: WorldSpec, order: list[str], problems: list[tuple[str, str]]) -> dict[str, tuple[int, int]]:
     ranges: dict[str, tuple[int, int]] = {}
     for tname in order:
         table = spec.tables[tname]
@@ -306,7 +303,7 @@ def _toposort(nodes: list, edges: dict) -> tuple[list, list | None]:
     return order, path[path.index(cur):] + [cur]
 
 
-def build_plan(spec: "WorldSpec") -> tuple[Plan | None, list[tuple[str, str]]]:
+def build_plan(spec: WorldSpec) -> tuple[Plan | None, list[tuple[str, str]]]:
     """Validate the cross-references of a spec and compute its generation plan.
 
     Returns:
@@ -383,7 +380,6 @@ def build_plan(spec: "WorldSpec") -> tuple[Plan | None, list[tuple[str, str]]]:
 
     plan = Plan(tuple(torder), tuple(corder), ranges)
     lo, hi = plan.total_rows
-    from worldforge.spec.models import ROW_BUDGET
 
     if lo < ROW_BUDGET[0] or hi > ROW_BUDGET[1]:
         detail = ", ".join(f"{t}: {a}" + (f"–{b}" if b != a else "") for t, (a, b) in ranges.items())
@@ -404,7 +400,7 @@ def designation_fields(template: str) -> list[str]:
     return _DESIGNATION_FIELD.findall(template)
 
 
-def designation_problems(spec: "WorldSpec", table: str) -> list[str]:
+def designation_problems(spec: WorldSpec, table: str) -> list[str]:
     """Why a table's designation template does not fit the spec (empty: it does)."""
     t = spec.tables[table]
     if t.designation is None:
@@ -430,11 +426,21 @@ def designation_problems(spec: "WorldSpec", table: str) -> list[str]:
     return out
 
 
-def validate_spec(spec: "WorldSpec") -> Plan:
-    """Raise :class:`SpecError` unless the spec's cross-references and row budget are valid."""
+def validate_spec(spec: WorldSpec) -> Plan:
+    """The spec's generation plan, once its cross-references and row budget are checked.
+
+    The plan is compiled once per spec object and kept on it (``WorldSpec._plan``; specs are
+    frozen, and ``model_copy(update=...)`` drops it), so a world's later steps reuse it.
+
+    Raises:
+        SpecError: a cross-reference, type or row-budget problem (source ``<spec>``).
+    """
+    if spec._plan is not None:
+        return spec._plan
     plan, problems = build_plan(spec)
     if problems or plan is None:
         raise SpecError("<spec>", problems)
+    spec._plan = plan
     return plan
 
 
@@ -453,7 +459,7 @@ def _choice_type(values: list) -> str:
     return "str" if kinds == {str} else "any"
 
 
-def column_types(spec: "WorldSpec", column_order) -> tuple[dict[tuple[str, str], str], list[tuple[str, str]]]:
+def column_types(spec: WorldSpec, column_order) -> tuple[dict[tuple[str, str], str], list[tuple[str, str]]]:
     """The value type of every column (one of :data:`worldforge.spec.expr.TYPES`), and type problems.
 
     Columns are typed in ``column_order`` (dependency order), so a derive column knows the types
@@ -462,7 +468,6 @@ def column_types(spec: "WorldSpec", column_order) -> tuple[dict[tuple[str, str],
     type, a range bound of the wrong type for its column, a ``not_after_as_of`` column that holds
     no dates.
     """
-    from worldforge.spec import models as M
 
     types: dict[tuple[str, str], str] = {}
     problems: list[tuple[str, str]] = []
@@ -557,10 +562,8 @@ def column_types(spec: "WorldSpec", column_order) -> tuple[dict[tuple[str, str],
     return types, problems
 
 
-def _date_problems(spec: "WorldSpec") -> list[tuple[str, str]]:
+def _date_problems(spec: WorldSpec) -> list[tuple[str, str]]:
     """Every date the spec writes must exist at its target year and in every scenario (shifted)."""
-    from worldforge.spec import models as M
-    from worldforge.spec.dates import resolve_date
 
     found: list[tuple[str, str]] = [("as_of", spec.as_of)]
     for tname, table in spec.tables.items():

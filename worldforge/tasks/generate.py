@@ -23,7 +23,7 @@ scenario_diff  (scenarios) how attributes changed between the base world and the
 
 Task columns are named as people name them: the column's label with its unit (``Launch price
 (USD)``, :mod:`worldforge.corpus.vocab`), never its identifier. Gold cells are canonical
-(:func:`~worldforge.corpus.pages.render_value`: ``Mar 05, 2029``, ``1099``); computed cells
+(:func:`~worldforge.corpus.quantity.render_value`: ``Mar 05, 2029``, ``1099``); computed cells
 (averages, totals) are rounded to two decimals. The evaluation pipeline follows the cell type:
 strings ``norm_str`` + ``exact_match``, numbers ``extract_number`` + ``number_near`` (1% relative
 tolerance; exact for ranks, positions and counts), dates ``norm_date`` + ``date_near``, URLs
@@ -42,8 +42,8 @@ from typing import Any
 
 import polars as pl
 
-from worldforge.corpus.pages import render_value, slug
-from worldforge.corpus.quantity import Style, format_value
+from worldforge.corpus.pages import slug
+from worldforge.corpus.quantity import Style, format_value, render_value
 from worldforge.corpus.vocab import ColumnInfo, TableInfo, row_labels, table_info
 from worldforge.spec import models as M
 from worldforge.synth import column_rng

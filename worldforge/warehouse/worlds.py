@@ -24,6 +24,7 @@ target_year, as_of, total_rows)``.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -202,6 +203,12 @@ class WorldFile:
     has_scenarios: bool  # the file has a _scenarios table (its scenarios were built)
 
 
+@functools.lru_cache(maxsize=64)
+def _stored_spec(text: str, source: str) -> WorldSpec:
+    """A stored ``spec_json`` validated and compiled once per process (specs are frozen: safe to share)."""
+    return spec_from_dict(json.loads(text), source)
+
+
 def read_world(path: str | Path) -> WorldFile:
     """Read a world file: its spec (from ``_world.spec_json``), tables and declared constraints.
 
@@ -219,7 +226,7 @@ def read_world(path: str | Path) -> WorldFile:
             raise WarehouseError(f"{p}: _world must have exactly one row, has {meta_df.height}")
         meta = meta_df.row(0, named=True)
         try:
-            spec = spec_from_dict(json.loads(meta["spec_json"]), f"{p}:_world.spec_json")
+            spec = _stored_spec(meta["spec_json"], f"{p}:_world.spec_json")
         except (SpecError, json.JSONDecodeError) as exc:
             raise WarehouseError(f"{p}: stored spec is unreadable: {exc}") from None
         present = {(r[0], r[1]) for r in con.execute("SELECT schema_name, table_name FROM duckdb_tables()").fetchall()}

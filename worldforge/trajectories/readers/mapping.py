@@ -45,13 +45,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 import jmespath
-import yaml
 from jmespath.exceptions import IncompleteExpressionError, JMESPathError
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from worldforge.errors import WorldforgeError
-from worldforge.spec.limits import MAX_SPEC_BYTES
-from worldforge.spec.load import _SpecLoader, _tree_problem, _yaml_depth_problem
+from worldforge.spec.documents import DocumentError, read_yaml, tree_problem
 from worldforge.trajectories.model import DOMAINS, Quarantined, Trajectory, Turn, as_text, tool_call_text
 from worldforge.trajectories.readers.common import RecordError, infer_domain, strip_prefix
 
@@ -462,7 +460,7 @@ def mapping_from_dict(data: Any, source: str = "<mapping>") -> Mapping:
     """
     if not isinstance(data, dict):
         raise MappingError(source, [("", f"expected a mapping of keys at the top level, got {type(data).__name__}")])
-    problem = _tree_problem(data)
+    problem = tree_problem(data)
     if problem:
         raise MappingError(source, [("", problem)])
     try:
@@ -492,22 +490,8 @@ def load_mapping(path: str | Path) -> Mapping:
             the file and the bad key.
     """
     p = Path(path)
-    if not p.is_file():
-        raise MappingError(str(p), [("", "file not found")])
-    if p.stat().st_size > MAX_SPEC_BYTES:
-        raise MappingError(str(p), [("", f"the file has {p.stat().st_size} bytes, more than {MAX_SPEC_BYTES}")])
     try:
-        text = p.read_text(encoding="utf-8")
-        problem = _yaml_depth_problem(text)
-        if problem:
-            raise MappingError(str(p), [("", problem)])
-        data = yaml.load(text, Loader=_SpecLoader)  # noqa: S506 (a SafeLoader subclass)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        raise MappingError(str(p), [("", f"{where}not valid YAML ({getattr(exc, 'problem', exc)})")]) from None
-    except UnicodeDecodeError:
-        raise MappingError(str(p), [("", "not UTF-8 text")]) from None
-    except (RecursionError, ValueError) as exc:
-        raise MappingError(str(p), [("", f"not a readable mapping: {str(exc).splitlines()[0][:200] if str(exc) else 'nests too deeply'}")]) from None
+        data = read_yaml(p, "mapping")
+    except DocumentError as exc:
+        raise MappingError(str(p), [("", str(exc))]) from None
     return mapping_from_dict(data, str(p))
