@@ -13,7 +13,7 @@ ifdef WAREHOUSE
 export WORLDFORGE_WAREHOUSE := $(abspath $(WAREHOUSE))
 endif
 
-.PHONY: demo test bench dev clean install browser catalog
+.PHONY: demo test bench dev docs clean install browser catalog
 
 install: $(STAMP)
 
@@ -48,7 +48,7 @@ demo: $(STAMP)
 	$(WF) catalog generate --n 12 --seed 0 "$$catalog" && \
 	$(WF) catalog build "$$catalog" && \
 	$(WF) catalog report && \
-	echo "Dagster run logs: $$logs/   UI: make dev   SQL: see README (Inspecting with SQL)"
+	echo "Dagster run logs: $$logs/   UI: make dev   SQL: docs/sql.md"
 
 ## The catalog: 1,000 world specs (seed 0) generated into the catalog spec folder (WORLDFORGE_CATALOG_SPECS), each built
 ## end to end on WORLDFORGE_CATALOG_WORKERS processes (default one per CPU plus one) into WAREHOUSE/catalog.duckdb; unchanged
@@ -93,6 +93,10 @@ dev: $(STAMP)
 	@host="$$($(WF) settings host)" && port="$$($(WF) settings ui_port)" && \
 	exec $(BIN)/dagster dev -m assets.definitions -h "$$host" -p "$$port"
 
+## The reference documentation (docs/, mkdocs.yml) as a site in site/; strict: a broken link or anchor fails the build.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
 ## Removes the warehouse (never the checkout, / or your home folder) and Dagster's run state.
 clean:
 	@if [ -x $(WF) ]; then \
@@ -100,5 +104,5 @@ clean:
 	  case "$$wh" in "" | / | "$$HOME" | "$(CURDIR)" | "$(CURDIR)/" | "$$(dirname $(CURDIR))") \
 	    echo "refusing to remove $$wh: point WORLDFORGE_WAREHOUSE at a warehouse folder"; exit 2;; esac; \
 	  echo "rm -rf $$wh"; rm -rf "$$wh"; fi
-	rm -rf .pytest_cache
+	rm -rf .pytest_cache site
 	find dagster_home -mindepth 1 ! -name dagster.yaml -exec rm -rf {} +

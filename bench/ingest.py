@@ -169,7 +169,7 @@ def run_child(code: str) -> tuple[list[str], float]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--mb", type=int, default=256, help="input size in MB (1024 for the README figure)")
+    ap.add_argument("--mb", type=int, default=256, help="input size in MB (1024 for the figure in docs/benchmarks.md)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--keep", type=Path, help="generate into this folder and keep it")
     ap.add_argument("--large-mb", type=float, default=100.0, help="the over-the-cap record's size in MiB")
