@@ -29,11 +29,11 @@ $(STAMP): pyproject.toml
 ## The main job: every world spec and every real trajectory source, then the CPT/SFT datasets, the
 ## AgentWorldBench export and its evaluation, materialized through Dagster.
 demo: $(STAMP)
-	@logs="$$($(WF) settings warehouse)/logs" && specs="$$($(WF) settings specs)" && mkdir -p "$$logs" && \
+	@logs="$$($(WF) settings warehouse)/logs" && specs="$$($(WF) settings specs)" && steps="$$($(WF) world steps --select)" && mkdir -p "$$logs" && \
 	for spec in "$$specs"/*.yaml; do \
 	  name=$$(basename $$spec .yaml); \
-	  printf 'materializing world_tables .. oracle_episodes [%s] ... ' "$$name"; \
-	  if $(BIN)/dagster asset materialize -m assets.definitions --select 'world_tables,scenario_tables,search_corpus,search_index,search_tasks,oracle_episodes' --partition $$name > "$$logs/demo-$$name.log" 2>&1; \
+	  printf 'materializing %s [%s] ... ' "$$steps" "$$name"; \
+	  if $(BIN)/dagster asset materialize -m assets.definitions --select "$$steps" --partition $$name > "$$logs/demo-$$name.log" 2>&1; \
 	  then echo ok; else echo FAILED; tail -n 30 "$$logs/demo-$$name.log"; exit 1; fi; \
 	done && \
 	printf 'materializing trajectory_turns, turn_mask_stats ... ' && \

@@ -16,9 +16,10 @@ from dagster import (
 )
 
 from assets.resources import SourcesResource, WarehouseResource
+from worldforge.pipeline import step_names
 from worldforge.warehouse.layout import landing_dir
 
-WORLD_ASSETS = ["world_tables", "scenario_tables", "search_corpus", "search_index", "search_tasks", "oracle_episodes"]
+WORLD_ASSETS = step_names()
 TRAJECTORY_ASSETS = ["trajectory_turns", "turn_mask_stats"]
 DATASET_ASSETS = ["cpt_dataset", "sft_dataset", "agentworldbench_export", "world_model_eval"]
 

@@ -8,15 +8,14 @@ from assets.datasets import agentworldbench_export, cpt_dataset, sft_dataset, wo
 from assets.executors import executor_for
 from assets.recordings import closed_recordings, recorded_sessions_job
 from assets.resources import DatasetsResource, SourcesResource, WarehouseResource, WorldModelResource
-from assets.search import oracle_episodes, scenario_tables, search_corpus, search_index, search_tasks
 from assets.trajectories import trajectory_shards, trajectory_turns, turn_mask_stats
-from assets.worlds import world_tables
+from assets.worlds import WORLD_ASSETS
 
 
 def build_definitions(executor: ExecutorDefinition | None = None) -> Definitions:
     """The code location; ``executor`` defaults to the one ``WORLDFORGE_EXECUTOR`` names (see assets/executors.py)."""
     return Definitions(
-        assets=[world_tables, scenario_tables, search_corpus, search_index, search_tasks, oracle_episodes, trajectory_turns, turn_mask_stats, trajectory_shards,
+        assets=[*WORLD_ASSETS.values(), trajectory_turns, turn_mask_stats, trajectory_shards,
                 cpt_dataset, sft_dataset, agentworldbench_export, world_model_eval, catalog_world, catalog_report],
         jobs=[world_build_job, datasets_job, catalog_job, recorded_sessions_job],
         schedules=[nightly_dataset_build],

@@ -1,11 +1,18 @@
-"""World assets: ``world_tables``, one partition per spec in the spec folder (``WORLDFORGE_SPECS``)."""
+"""World assets, generated from the library's step list (:data:`worldforge.pipeline.WORLD_STEPS`): one asset per step
+(``world_tables`` -> ``scenario_tables`` -> ``search_corpus`` -> ``search_index``, ``search_tasks`` -> ``oracle_episodes``),
+with the step's checks, each partitioned by spec in the spec folder (``WORLDFORGE_SPECS``)."""
 
+from pathlib import Path
+from typing import Any
 
 from dagster import (
     AssetCheckResult,
     AssetCheckSeverity,
     AssetCheckSpec,
     AssetExecutionContext,
+    AssetKey,
+    AssetsDefinition,
+    Config,
     Failure,
     MaterializeResult,
     MetadataValue,
@@ -13,57 +20,87 @@ from dagster import (
     asset,
 )
 
-from assets.metadata import md_table
-from assets.resources import SourcesResource, WarehouseResource
+from assets.metadata import tally_metadata
+from worldforge.corpus import writer_config
 from worldforge.errors import WorldforgeError
+from worldforge.llm import BackendError
+from worldforge.pipeline import WORLD_STEPS, Json, Markdown, Step, StepFailed, StepResult, WorldRun
 from worldforge.settings import get_settings
-from worldforge.spec import discover_specs, spec_hash
-from worldforge.warehouse import build_world_file, check_world_file
+from worldforge.spec import discover_specs
 
 world_partitions = StaticPartitionsDefinition(sorted(discover_specs(get_settings().specs)) or ["none"])
 
-# which invariant (worldforge.synth.invariants) feeds which asset check
-CHECKS = {
-    "fk_integrity": {"fk_unresolved", "cardinality", "ddl_foreign_key", "pk_null", "pk_unique", "ddl_primary_key", "missing_table"},
-    "row_budget": {"row_budget"},
-    "declared_constraints": {"unique", "range", "monotone", "check"},
-}
+
+class CorpusConfig(Config):
+    """Who writes the prose pages (``worldforge corpus build --writer``): ``template``, or ``openai`` (a model behind an
+    OpenAI-compatible server at ``base_url``, empty: ``WORLDFORGE_VLLM_URL``; ``model`` empty: ``WORLDFORGE_VLLM_MODEL``,
+    else the first one served). A page is kept only when every value checks out; replies are cached under the warehouse."""
+
+    writer: str = "template"
+    base_url: str = ""
+    model: str = ""
+    max_rounds: int = 2
+    concurrency: int = 8
+    limit: int | None = None
 
 
-@asset(
-    partitions_def=world_partitions,
-    group_name="worlds",
-    check_specs=[AssetCheckSpec(name, asset="world_tables") for name in CHECKS],
-)
-def world_tables(context: AssetExecutionContext, warehouse: WarehouseResource, sources: SourcesResource) -> MaterializeResult:
-    """A seeded fictional world in WAREHOUSE/<world>.duckdb, with PRIMARY/FOREIGN KEY constraints."""
-    try:
-        built = build_world_file(sources.spec_file(context.partition_key), warehouse.path, with_scenarios=False)
-    except (WorldforgeError, FileNotFoundError) as exc:  # a user's spec mistake: show it, not a traceback
-        raise Failure(description=str(exc)) from None
-    if built.violations:
-        raise Failure(
-            description=f"world {built.spec.world} breaks {len(built.violations)} invariant(s); the previous file is untouched",
-            metadata={"violations": MetadataValue.md("\n".join(f"- {v}" for v in built.violations))},
-        )
-    _, found = check_world_file(built.path)  # re-read from DuckDB: the file itself is what is checked
-    results = []
-    for name, kinds in CHECKS.items():
-        hits = [v for v in found if v.check in kinds]
-        results.append(AssetCheckResult(
-            check_name=name, passed=not hits, severity=AssetCheckSeverity.ERROR,
-            metadata={"violations": len(hits), "details": MetadataValue.md("\n".join(f"- {v}" for v in hits) or "none")},
-        ))
-    tables = built.tables
-    context.log.info("wrote %s (%d rows)", built.path, sum(f.height for f in tables.values()))
-    return MaterializeResult(
-        metadata={
-            "path": MetadataValue.path(str(built.path)),
-            "seed": built.seed,
-            "spec_hash": spec_hash(built.spec),
-            "total_rows": sum(f.height for f in tables.values()),
-            "rows_by_table": MetadataValue.json({t: f.height for t, f in tables.items()}),
-            "preview": MetadataValue.md("\n\n".join(f"**{t}** ({f.height} rows)\n\n" + md_table(f, 5).value for t, f in tables.items())),
-        },
-        check_results=results,
-    )
+def metadata_value(value: Any) -> Any:
+    """A step's metadata value as Dagster metadata (Markdown, JSON and paths get their types; numbers and text pass)."""
+    if isinstance(value, Markdown):
+        return MetadataValue.md(str(value))
+    if isinstance(value, Json):
+        return MetadataValue.json(value.value)
+    if isinstance(value, Path):
+        return MetadataValue.path(str(value))
+    return value
+
+
+def _materialization(result: StepResult) -> MaterializeResult:
+    metadata = {k: metadata_value(v) for k, v in result.metadata.items()}
+    if result.tally is not None:
+        metadata.update(tally_metadata(result.tally))
+    checks = [AssetCheckResult(check_name=c.name, passed=c.passed, severity=AssetCheckSeverity.ERROR,
+                               metadata={k: metadata_value(v) for k, v in c.details.items()}) for c in result.checks]
+    return MaterializeResult(metadata=metadata, check_results=checks)
+
+
+def world_asset(step: Step) -> AssetsDefinition:
+    """The Dagster asset of one world step: partitioned by spec, after the step's ``after`` assets, with its checks.
+
+    A step that cannot write its output (:class:`~worldforge.pipeline.StepFailed`, a spec error, an
+    unreachable writer) fails the run with its message, not a traceback.
+    """
+    first = not step.after  # the first step reads the spec file (the sources resource); the others read the world file
+    spec = dict(name=step.name, description=step.description, partitions_def=world_partitions, group_name=step.group,
+                deps=[AssetKey(a) for a in step.after], pool=step.pool,
+                required_resource_keys={"warehouse", "sources"} if first else {"warehouse"},
+                check_specs=[AssetCheckSpec(c.name, asset=step.name, description=c.description) for c in step.checks])
+
+    def run(context: AssetExecutionContext, config: CorpusConfig | None) -> MaterializeResult:
+        world, warehouse = context.partition_key, context.resources.warehouse
+        try:
+            writer = None if config is None else writer_config(
+                config.writer, base_url=config.base_url or None, model=config.model or None, max_rounds=config.max_rounds,
+                concurrency=config.concurrency, limit=config.limit)
+            spec_path = context.resources.sources.spec_file(world) if first else None
+            result = step.run(WorldRun(world, warehouse.path, spec_path, writer=writer))
+        except StepFailed as exc:
+            raise Failure(description=str(exc), metadata={k: metadata_value(v) for k, v in exc.metadata.items()}) from None
+        except (WorldforgeError, BackendError, FileNotFoundError, ValueError) as exc:  # a user's mistake: one line, not a traceback
+            raise Failure(description=str(exc)) from None
+        context.log.info("%s %s: %s", step.name, world, ", ".join(f"{k}={v}" for k, v in result.figures.items()) or "done")
+        return _materialization(result)
+
+    if step.writer_option:
+        @asset(**spec)
+        def step_asset(context: AssetExecutionContext, config: CorpusConfig) -> MaterializeResult:
+            return run(context, config)
+    else:
+        @asset(**spec)
+        def step_asset(context: AssetExecutionContext) -> MaterializeResult:
+            return run(context, None)
+    return step_asset
+
+
+WORLD_ASSETS: dict[str, AssetsDefinition] = {step.name: world_asset(step) for step in WORLD_STEPS}
+"""The world assets by step name, in step order."""

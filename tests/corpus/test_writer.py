@@ -224,7 +224,9 @@ def test_the_search_corpus_asset_takes_the_writer_from_its_run_config(world, ser
     from dagster import DagsterInstance, materialize
 
     from assets.resources import WarehouseResource
-    from assets.search import search_corpus
+    from assets.worlds import WORLD_ASSETS
+
+    search_corpus = WORLD_ASSETS["search_corpus"]
 
     config = {"writer": "openai", "base_url": server.url + "/v1", "model": "fake-writer", "limit": 3}
     result = materialize([search_corpus], partition_key=WORLD, resources={"warehouse": WarehouseResource(root=str(world.parent))},

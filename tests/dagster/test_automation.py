@@ -10,7 +10,7 @@ from assets.automation import landing_trajectories, nightly_dataset_build, world
 from assets.definitions import defs
 from assets.resources import SourcesResource, WarehouseResource
 from assets.trajectories import trajectory_turns, turn_mask_stats
-from assets.worlds import world_tables
+from assets.worlds import WORLD_ASSETS
 from tests.conftest import SPECS_DIR, TRAJECTORIES
 from worldforge.trajectories import load_store
 
@@ -59,7 +59,7 @@ def test_spec_change_sensor_then_rebuild(tmp_path):
 
     first = evaluate()
     assert [r.partition_key for r in first] == ["mars_colony_2030"]
-    result = materialize([world_tables], partition_key="mars_colony_2030", resources=resources, instance=DagsterInstance.ephemeral())
+    result = materialize([WORLD_ASSETS["world_tables"]], partition_key="mars_colony_2030", resources=resources, instance=DagsterInstance.ephemeral())
     assert result.success
     assert isinstance(evaluate(), SkipReason)  # built from the current spec
     spec_file.write_text(spec_file.read_text().replace("seed: 2030", "seed: 7"))
@@ -68,5 +68,5 @@ def test_spec_change_sensor_then_rebuild(tmp_path):
     spec_file.write_text("world: mars_colony_2030\nnot: valid\n")
     broken = evaluate()
     assert broken[0].run_key.startswith("mars_colony_2030-invalid-")
-    failed = materialize([world_tables], partition_key="mars_colony_2030", resources=resources, instance=DagsterInstance.ephemeral(), raise_on_error=False)
+    failed = materialize([WORLD_ASSETS["world_tables"]], partition_key="mars_colony_2030", resources=resources, instance=DagsterInstance.ephemeral(), raise_on_error=False)
     assert not failed.success and "invalid world spec" in failed.get_step_failure_events()[0].step_failure_data.error.message

@@ -7,9 +7,8 @@ from dagster import DagsterInstance, materialize
 from assets.datasets import agentworldbench_export, cpt_dataset, sft_dataset, world_model_eval
 from assets.definitions import defs
 from assets.resources import DatasetsResource, SourcesResource, WarehouseResource, WorldModelResource
-from assets.search import oracle_episodes, scenario_tables, search_corpus, search_index, search_tasks
 from assets.trajectories import trajectory_shards, trajectory_turns, turn_mask_stats
-from assets.worlds import world_partitions, world_tables
+from assets.worlds import WORLD_ASSETS, world_partitions
 from tests.conftest import BUNDLED, SPECS_DIR, TRAJECTORIES
 
 pytestmark = pytest.mark.dagster
@@ -30,7 +29,7 @@ def test_materialize_whole_graph(tmp_path):
         "sources": SourcesResource(world_specs=str(SPECS_DIR), trajectories=[str(TRAJECTORIES)]),
     }
     instance = DagsterInstance.ephemeral()
-    graph = [world_tables, scenario_tables, search_corpus, search_index, search_tasks, oracle_episodes]
+    graph = list(WORLD_ASSETS.values())
     for key in world_partitions.get_partition_keys():
         result = materialize(graph, partition_key=key, resources=resources, instance=instance)
         assert result.success
@@ -91,7 +90,7 @@ def test_a_broken_spec_fails_its_partition(tmp_path):
     specs.mkdir()
     (specs / "smartphones_2029.yaml").write_text((SPECS_DIR / "smartphones_2029.yaml").read_text().replace("target_year: 2029", "target_year: 2029\nbogus: 1"))
     resources = {"warehouse": WarehouseResource(root=str(tmp_path / "wh")), "sources": SourcesResource(world_specs=str(specs), trajectories=[])}
-    result = materialize([world_tables], partition_key="smartphones_2029", resources=resources, instance=DagsterInstance.ephemeral(), raise_on_error=False)
+    result = materialize([WORLD_ASSETS["world_tables"]], partition_key="smartphones_2029", resources=resources, instance=DagsterInstance.ephemeral(), raise_on_error=False)
     assert not result.success
     failure = result.get_step_failure_events()[0].step_failure_data.error
     assert failure.cls_name == "Failure"

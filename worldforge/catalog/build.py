@@ -1,11 +1,8 @@
 """Every spec of a folder built end to end into the warehouse, one row per spec in ``WAREHOUSE/catalog.duckdb``.
 
-Per world, exactly the steps of the Dagster world assets (``assets/worlds.py``, ``assets/search.py``):
-:func:`~worldforge.warehouse.build_world_file` (tables and invariants),
-:func:`~worldforge.scenarios.build_scenarios` + :func:`~worldforge.warehouse.write_scenarios`,
-:func:`~worldforge.corpus.build_checked_corpus` (pages and the fact check),
-:func:`~worldforge.corpus.index_corpora`, :func:`~worldforge.tasks.store.build_and_export_tasks` and
-:func:`~worldforge.simenv.oracle.run_oracle_suite` (F1 = 1.0 on every task, no leakage). The oracle's
+Per world, the steps of :data:`worldforge.pipeline.WORLD_STEPS` run by :func:`worldforge.pipeline.run_world`
+(the Dagster world assets are generated from the same list): tables and invariants, scenarios, pages and the
+fact check, indexes, tasks, the oracle (F1 = 1.0 on every task, no leakage). The oracle's
 episodes go to one store per world, ``WAREHOUSE/catalog_episodes/<world>.duckdb`` (the episode store's
 schema): the shared ``episodes.duckdb`` is updated as a copy renamed over it, a write that would grow
 with the catalog (about 2 MB of episodes per world).
@@ -169,23 +166,20 @@ def default_workers() -> int:
 
 
 def build_world_entry(spec_path: str | Path, warehouse: str | Path, writer: WriterConfig | None = None) -> CatalogRow:
-    """Build one spec end to end (the Dagster world assets' steps) and return its catalog row.
+    """Build one spec end to end (:func:`worldforge.pipeline.run_world`: the world's steps, as the Dagster
+    world assets run them) and return its catalog row.
 
     ``writer``: rewrite the corpus's prose pages with a model (:mod:`worldforge.corpus.writer`); ``None``: template pages.
 
     Never raises for a world's failure: an invalid spec, an invariant violation, a contradicted fact,
     an unsolvable task, an oracle F1 below 1, leakage or any exception gives a ``failed`` row with the
-    error (what was counted until then is kept in the row). The written world file is re-checked (keys,
-    declared constraints, scenario invariants), as the assets' checks do.
+    error (what was counted until then is kept in the row): the first failed check of the first step
+    that failed one.
     """
     from worldforge.catalog.signature import schema_signature
-    from worldforge.corpus import build_checked_corpus, index_corpora
-    from worldforge.scenarios import build_scenarios
-    from worldforge.simenv.oracle import run_oracle_suite
+    from worldforge.pipeline import run_world
     from worldforge.spec import load_spec
-    from worldforge.tasks.store import build_and_export_tasks
-    from worldforge.warehouse import build_world_file, check_world_file, write_scenarios
-    from worldforge.warehouse.layout import catalog_episode_store, tasks_dir
+    from worldforge.warehouse.layout import catalog_episode_store
 
     spec_path = Path(spec_path).resolve()
     wh = Path(warehouse)
@@ -202,36 +196,12 @@ def build_world_entry(spec_path: str | Path, warehouse: str | Path, writer: Writ
         spec = load_spec(spec_path)
         got.update(world=spec.world, archetype=spec.archetype, schema_signature=schema_signature(spec),
                    target_year=spec.target_year, tables=len(spec.tables), scenarios=len(spec.scenarios))
-        built = build_world_file(spec_path, wh, with_scenarios=False)
-        got["rows"] = sum(f.height for f in built.tables.values())
-        if built.violations:
-            return row("failed", f"breaks {len(built.violations)} invariant(s): " + "; ".join(map(str, built.violations[:5])))
-        path = built.path
-        write_scenarios(path, built.spec, build_scenarios(built.spec, built.tables))
-        _, found = check_world_file(path)  # re-read from DuckDB, world and scenarios: the file itself is what is checked
-        if found:
-            return row("failed", f"the written file breaks {len(found)} invariant(s): " + "; ".join(map(str, found[:5])))
-        corpus = build_checked_corpus(path, writer=writer)
-        got.update(pages=sum(corpus.report.pages.values()), facts=corpus.report.facts, contradictions=corpus.contradictions.height)
-        if corpus.contradictions.height:
-            first = corpus.contradictions.row(0, named=True)
-            return row("failed", f"{corpus.contradictions.height} contradicted fact(s), e.g. {first}")
-        index_corpora(path)
-        tasks = build_and_export_tasks(path, tasks_dir(wh, spec.world))
-        got["tasks"] = len(tasks.tasks)
-        if not tasks.tasks:
-            return row("failed", "no task was generated")
-        if tasks.unsolvable:
-            tid, problems = next(iter(tasks.unsolvable.items()))
-            return row("failed", f"{len(tasks.unsolvable)} unsolvable task(s), e.g. {tid}: {'; '.join(problems[:3])}")
-        suite = run_oracle_suite(spec.world, wh, catalog_episode_store(wh, spec.world))
-        got["oracle_f1_min"] = min((e.f1_by_item or 0.0 for e in suite.clean), default=0.0)
-        if not suite.solved:
-            below = [e.task_id for e in suite.clean if e.f1_by_item != 1.0]
-            unfinished = [e.task_id for e in suite.perturbed if not e.finished]
-            return row("failed", f"oracle: F1 below 1 on {below[:5]} ({len(below)}), perturbed unfinished {unfinished[:5]} ({len(unfinished)})")
-        if not suite.leak_free:
-            return row("failed", f"leakage: {suite.leaked} gold cell(s) revealed by {suite.probed} unrelated queries")
+        results = run_world(spec_path, wh, writer=writer, episodes=catalog_episode_store(wh, spec.world))
+        for result in results:
+            got.update({k: v for k, v in result.figures.items() if k in COLUMNS})
+        failed = results[-1].failed_checks if results else []
+        if failed:
+            return row("failed", failed[0].summary or f"{results[-1].step}: check {failed[0].name} failed")
         return row("built")
     except Exception as exc:  # noqa: BLE001 - one world's failure, whatever it is, is that world's row
         from worldforge.errors import WorldforgeError

@@ -1,4 +1,4 @@
-"""``worldforge world build | check``: generate a world from its spec, re-check a world file."""
+"""``worldforge world build | check | run | steps``: generate a world from its spec, re-check a world file, run a world's steps end to end."""
 
 from __future__ import annotations
 
@@ -60,3 +60,42 @@ def check(path: Annotated[Path, typer.Argument(help="A world file, WAREHOUSE/<wo
         raise typer.Exit(1)
     rows = sum(f.height for f in wf.tables.values())
     out.print(f"[green]ok[/] {wf.spec.world}: {len(wf.tables)} tables, {rows} rows, seed {wf.meta['seed']}, no violations")
+
+
+@app.command("steps")
+def steps(select: Annotated[bool, typer.Option("--select", help="One line, comma-separated (dagster asset materialize --select).")] = False) -> None:
+    """List a world's steps in order (the Dagster world assets have the same names)."""
+    from worldforge.pipeline import WORLD_STEPS
+
+    if select:
+        out.print(",".join(s.name for s in WORLD_STEPS), soft_wrap=True)
+        return
+    for s in WORLD_STEPS:
+        checks = ", ".join(c.name for c in s.checks) or "-"
+        out.print(f"{s.name:<16} after {', '.join(s.after) or '-':<28} checks {checks}", soft_wrap=True, markup=False)
+
+
+@app.command("run")
+def run(
+    spec: Annotated[Path, typer.Argument(help="World spec YAML file.")],
+    warehouse: WarehouseOpt = None,
+) -> None:
+    """Build SPEC's world end to end, as its Dagster assets do: tables, scenarios, corpus, index, tasks, oracle episodes.
+
+    Prints each step's checks; exits 1 when a check fails (the later steps do not run).
+    """
+    from worldforge.pipeline import WORLD_STEPS, run_world
+
+    with user_errors(), progress() as bar:
+        task = bar.add_task("starting", total=len(WORLD_STEPS))
+        results = run_world(spec, warehouse_of(warehouse), progress=lambda name: bar.update(task, advance=1, description=name))
+    failed = False
+    for result in results:
+        verdicts = ", ".join(f"{c.name} {'[green]passed[/]' if c.passed else '[red]FAILED[/]'}" for c in result.checks) or "no check"
+        figures = ", ".join(f"{k} {v:,}" if isinstance(v, int) else f"{k} {v}" for k, v in result.figures.items())
+        out.print(f"{result.step:<16} {result.seconds:6.1f} s  {verdicts}" + (f"  ({escape(figures)})" if figures else ""), soft_wrap=True)
+        for c in result.failed_checks:
+            failed = True
+            out.print(f"  [red]{escape(c.name)}[/]: {escape(c.summary)}", soft_wrap=True)
+    if failed:
+        raise typer.Exit(1)

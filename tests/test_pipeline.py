@@ -1,0 +1,74 @@
+"""A world's steps are declared once (worldforge.pipeline): the runner, the CLI, the catalog build and the
+generated Dagster assets follow the same list."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.conftest import SPECS_DIR
+from worldforge.cli import app
+from worldforge.pipeline import WORLD_STEPS, CheckResult, Step, StepResult, run_world, step_names
+
+NAMES = ["world_tables", "scenario_tables", "search_corpus", "search_index", "search_tasks", "oracle_episodes"]
+
+
+def test_the_step_list_is_ordered_by_its_inputs():
+    assert step_names() == NAMES
+    seen: set[str] = set()
+    for step in WORLD_STEPS:
+        assert set(step.after) <= seen, f"{step.name} comes before what it reads"
+        seen.add(step.name)
+    assert sum(s.writer_option for s in WORLD_STEPS) == 1 and [s.name for s in WORLD_STEPS if s.pool] == ["oracle_episodes"]
+
+
+@pytest.mark.dagster
+def test_the_dagster_world_assets_are_generated_from_the_steps():
+    from assets.automation import world_build_job
+    from assets.definitions import defs
+    from assets.worlds import WORLD_ASSETS
+
+    assert list(WORLD_ASSETS) == NAMES
+    graph = defs.get_repository_def().asset_graph
+    for step in WORLD_STEPS:
+        asset = WORLD_ASSETS[step.name]
+        key = asset.key
+        assert {k.to_user_string() for k in graph.get(key).parent_keys} == set(step.after)
+        assert [c.name for c in asset.check_specs] == [c.name for c in step.checks]
+        assert asset.descriptions_by_key[key] == step.description
+    selected = world_build_job.selection.resolve(graph)
+    assert {k.to_user_string() for k in selected} == set(NAMES)
+
+
+def test_run_world_builds_a_world_end_to_end_and_the_cli_says_so(tmp_path):
+    results = run_world(SPECS_DIR / "esports_2031.yaml", tmp_path, episodes=tmp_path / "episodes-esports.duckdb")
+    assert [r.step for r in results] == NAMES
+    assert all(c.passed for r in results for c in r.checks), [(r.step, r.failed_checks) for r in results]
+    figures = {k: v for r in results for k, v in r.figures.items()}
+    assert figures["rows"] >= 300 and figures["pages"] > 1000 and figures["tasks"] >= 20 and figures["oracle_f1_min"] == 1.0
+    assert (tmp_path / "episodes-esports.duckdb").is_file() and not (tmp_path / "episodes.duckdb").exists()
+
+    out = CliRunner().invoke(app, ["world", "run", str(SPECS_DIR / "esports_2031.yaml"), "--warehouse", str(tmp_path / "cli")])
+    assert out.exit_code == 0, out.output
+    lines = [line.split()[0] for line in out.output.splitlines() if line.strip()]
+    assert lines == NAMES and "FAILED" not in out.output
+    assert CliRunner().invoke(app, ["world", "steps", "--select"]).output.strip() == ",".join(NAMES)
+
+
+def test_a_failed_check_stops_the_run_and_the_later_steps_do_not_run(tmp_path):
+    ran = []
+
+    def failing(run):
+        ran.append("audit")
+        return StepResult("audit", checks=[CheckResult("audit_passes", False, summary="the audit found 2 problems")])
+
+    def later(run):
+        ran.append("later")
+        return StepResult("later")
+
+    steps = (WORLD_STEPS[0], Step("audit", "An audit.", ("world_tables",), (), failing, group="worlds"),
+             Step("later", "Never runs.", ("audit",), (), later, group="worlds"))
+    results = run_world(SPECS_DIR / "smartphones_2029.yaml", tmp_path, steps=steps)
+    assert [r.step for r in results] == ["world_tables", "audit"] and ran == ["audit"]
+    assert results[-1].failed_checks[0].summary == "the audit found 2 problems"
+    assert (tmp_path / "smartphones_2029.duckdb").is_file()  # what the steps before it wrote stays

@@ -1,0 +1,368 @@
+"""A world's build, declared once: its steps and the runner that executes them.
+
+Each :class:`Step` is one named unit, after datatrove's ``PipelineStep``: the steps it comes after,
+what it writes, the checks it answers and a function ``run(WorldRun) -> StepResult``.
+:data:`WORLD_STEPS` lists a world's six steps in order::
+
+    world_tables -> scenario_tables -> search_corpus -> search_index
+                                                    -> search_tasks  -> oracle_episodes
+
+:func:`run_world` executes them for one spec file, stopping at the first step that fails or answers
+a check with a failure. Every entry point derives from the list: the Dagster world assets and their
+checks are generated from it (one asset per step, ``assets/worlds.py``), ``worldforge catalog build``
+builds each catalog world with :func:`run_world`, ``worldforge world run`` runs it from the shell,
+and the Makefile selects the assets by :func:`step_names`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from worldforge.errors import WorldforgeError
+from worldforge.tally import Tally
+
+if TYPE_CHECKING:
+    from worldforge.corpus.writer import WriterConfig
+    from worldforge.spec import WorldSpec
+
+__all__ = ["WORLD_STEPS", "Check", "CheckResult", "Json", "Markdown", "Step", "StepFailed", "StepResult", "WorldRun",
+           "frame_markdown", "run_world", "step_names"]
+
+
+class Markdown(str):
+    """A metadata value to show as Markdown (a table, a list)."""
+
+
+@dataclass(frozen=True)
+class Json:
+    """A metadata value to show as JSON."""
+
+    value: Any
+
+
+def frame_markdown(frame: pl.DataFrame | list[dict], rows: int | None = None) -> Markdown:
+    """A frame or a list of dict rows (its first ``rows`` rows) as a Markdown table; floats to 3 decimals."""
+    from worldforge.tasks import render_markdown_table
+
+    frame = frame if isinstance(frame, pl.DataFrame) else pl.DataFrame(frame)
+    head = frame if rows is None else frame.head(rows)
+    cells = [{c: "" if v is None else (f"{v:.3f}" if isinstance(v, float) else str(v)) for c, v in r.items()} for r in head.iter_rows(named=True)]
+    return Markdown(render_markdown_table(head.columns, cells))
+
+
+@dataclass(frozen=True)
+class Check:
+    """A check a step answers (a Dagster asset check of the step's asset).
+
+    Attributes:
+        name: the check's name (``fk_integrity`` ...).
+        description: what passing means.
+    """
+
+    name: str
+    description: str
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """A check's answer.
+
+    Attributes:
+        name: the check.
+        passed: it passed.
+        details: what it found (shown with it: numbers, text, :class:`Markdown`, :class:`Json`).
+        summary: what failed, in one line (a catalog row's error); empty when it passed.
+    """
+
+    name: str
+    passed: bool
+    details: dict[str, Any] = field(default_factory=dict)
+    summary: str = ""
+
+
+@dataclass
+class StepResult:
+    """What one step did.
+
+    Attributes:
+        step: the step's name.
+        metadata: what it wrote and counted, for people (values: numbers, text, :class:`Markdown`,
+            :class:`Json`, :class:`~pathlib.Path`).
+        checks: its checks' answers, in the step's order.
+        tally: its records balance (records in = kept + dropped by reason), when it reads records.
+        figures: the counts the catalog keeps per world (``rows``, ``pages``, ``tasks`` ...).
+        seconds: wall-clock time of the step.
+    """
+
+    step: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+    checks: list[CheckResult] = field(default_factory=list)
+    tally: Tally | None = None
+    figures: dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    @property
+    def failed_checks(self) -> list[CheckResult]:
+        """The checks that did not pass."""
+        return [c for c in self.checks if not c.passed]
+
+
+class StepFailed(WorldforgeError):
+    """A step could not produce its output (an invalid spec, tables that break an invariant ...);
+    nothing it would have written was written.
+
+    Attributes:
+        step: the step's name.
+        metadata: what it found (shown with the failure).
+    """
+
+    def __init__(self, step: str, message: str, metadata: dict[str, Any] | None = None):
+        super().__init__(message)
+        self.step, self.metadata = step, metadata or {}
+
+
+@dataclass
+class WorldRun:
+    """One world's run: where it reads and writes, and what its steps hand each other.
+
+    Attributes:
+        world: the world's name (its file is ``<warehouse>/<world>.duckdb``).
+        warehouse: the warehouse folder.
+        spec_path: the spec file (``world_tables`` reads it).
+        writer: rewrite the corpus's prose pages with a model; ``None``: template pages.
+        episodes: the oracle's episode store (``None``: the warehouse's ``episodes.duckdb``).
+        progress: called with each step's name as it starts.
+        spec: the validated spec, once ``world_tables`` has run (later steps read it from the file otherwise).
+        tables: the generated tables, likewise.
+    """
+
+    world: str
+    warehouse: Path
+    spec_path: Path | None = None
+    writer: WriterConfig | None = None
+    episodes: Path | None = None
+    progress: Callable[[str], None] = lambda _: None
+    spec: WorldSpec | None = None
+    tables: dict[str, pl.DataFrame] | None = None
+
+    @property
+    def path(self) -> Path:
+        """The world file."""
+        from worldforge.warehouse import world_path
+
+        return world_path(self.warehouse, self.world)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of a world's build.
+
+    Attributes:
+        name: the step's name, also its Dagster asset's.
+        description: what it writes (the asset's description).
+        after: the steps whose output it reads.
+        checks: the checks it answers.
+        run: ``run(WorldRun) -> StepResult``; raises :class:`StepFailed` when it cannot write its output.
+        group: the Dagster asset group.
+        pool: the concurrency pool of runs that write a shared file (``None``: the step writes the world's own files).
+        writer_option: the step takes the corpus writer (``--writer``; a Dagster run config).
+    """
+
+    name: str
+    description: str
+    after: tuple[str, ...]
+    checks: tuple[Check, ...]
+    run: Callable[[WorldRun], StepResult]
+    group: str
+    pool: str | None = None
+    writer_option: bool = False
+
+
+# -- the steps ---------------------------------------------------------------------------------------
+
+_WORLD_CHECKS = {  # which invariant (worldforge.synth.invariants) feeds which check
+    "fk_integrity": {"fk_unresolved", "cardinality", "ddl_foreign_key", "pk_null", "pk_unique", "ddl_primary_key", "missing_table"},
+    "row_budget": {"row_budget"},
+    "declared_constraints": {"unique", "range", "monotone", "check"},
+}
+
+
+def _violations(found: list, kinds: set[str] | None = None, scenario: bool | None = None) -> list:
+    return [v for v in found if (kinds is None or v.check in kinds) and (scenario is None or v.table.startswith("scenario_") == scenario)]
+
+
+def _broken(hits: list, what: str) -> str:
+    return f"{what} breaks {len(hits)} invariant(s): " + "; ".join(map(str, hits[:5])) if hits else ""
+
+
+def _world_tables(run: WorldRun) -> StepResult:
+    from worldforge.spec import spec_hash
+    from worldforge.warehouse import build_world_file, check_world_file
+
+    if run.spec_path is None:
+        raise StepFailed("world_tables", "world_tables needs the spec file")
+    built = build_world_file(run.spec_path, run.warehouse, with_scenarios=False)
+    if built.violations:
+        raise StepFailed("world_tables", f"world {built.spec.world} breaks {len(built.violations)} invariant(s): "
+                         + "; ".join(map(str, built.violations[:5])) + "; the previous file is untouched",
+                         {"violations": Markdown("\n".join(f"- {v}" for v in built.violations))})
+    run.spec, run.tables = built.spec, built.tables
+    _, found = check_world_file(built.path)  # re-read from DuckDB: the file itself is what is checked
+    checks = [CheckResult(name, not hits, {"violations": len(hits), "details": Markdown("\n".join(f"- {v}" for v in hits) or "none")},
+                          _broken(hits, "the written file")) for name, kinds in _WORLD_CHECKS.items() for hits in [_violations(found, kinds)]]
+    total = sum(f.height for f in built.tables.values())
+    preview = "\n\n".join(f"**{t}** ({f.height} rows)\n\n" + frame_markdown(f, 5) for t, f in built.tables.items())
+    return StepResult("world_tables", metadata={
+        "path": built.path, "seed": built.seed, "spec_hash": spec_hash(built.spec), "total_rows": total,
+        "rows_by_table": Json({t: f.height for t, f in built.tables.items()}), "preview": Markdown(preview),
+    }, checks=checks, figures={"rows": total})
+
+
+def _scenario_tables(run: WorldRun) -> StepResult:
+    from worldforge.scenarios import build_scenarios
+    from worldforge.warehouse import check_world_file, read_world, write_scenarios
+
+    if run.spec is None or run.tables is None:
+        wf = read_world(run.path)
+        run.spec, run.tables = wf.spec, wf.tables
+    scenarios = build_scenarios(run.spec, run.tables)
+    write_scenarios(run.path, run.spec, scenarios)
+    _, found = check_world_file(run.path)  # the whole file, world and scenarios
+    hits = _violations(found)
+    return StepResult("scenario_tables", metadata={"scenarios": Json({n: sum(f.height for f in t.values()) for n, t in scenarios.items()})},
+                      checks=[CheckResult("scenario_invariants", not hits, {"violations": Markdown("\n".join(f"- {v}" for v in hits) or "none")},
+                                          _broken(hits, "the written file"))],
+                      figures={"scenarios": len(scenarios)})
+
+
+def _search_corpus(run: WorldRun) -> StepResult:
+    from worldforge.corpus import build_checked_corpus
+
+    built = build_checked_corpus(run.path, writer=run.writer)
+    bad = built.contradictions
+    written = {} if built.writer is None else {"writer": Json(built.writer.to_dict()), "writer_balance": built.writer.summary()}
+    return StepResult("search_corpus", metadata={"pages": Json({s or "(world)": n for s, n in built.report.pages.items()}),
+                                                 "facts": built.report.facts, **written},
+                      checks=[CheckResult("no_contradicted_fact", bad.height == 0, {"contradicted": bad.height, "examples": frame_markdown(bad, 10)},
+                                          f"{bad.height} contradicted fact(s), e.g. {bad.row(0, named=True)}" if bad.height else "")],
+                      tally=built.tally,
+                      figures={"pages": sum(built.report.pages.values()), "facts": built.report.facts, "contradictions": bad.height})
+
+
+def _search_index(run: WorldRun) -> StepResult:
+    from worldforge.corpus import index_corpora
+
+    return StepResult("search_index", metadata={"indexes": Json([str(d) for d in index_corpora(run.path)])})
+
+
+def _search_tasks(run: WorldRun) -> StepResult:
+    from worldforge.tasks.store import build_and_export_tasks
+    from worldforge.warehouse.layout import tasks_dir
+
+    out = tasks_dir(run.warehouse, run.world)
+    built = build_and_export_tasks(run.path, out)
+    kinds = (pl.DataFrame({"kind": [t.extra["kind"] for t in built.tasks], "rows": [len(t.gold) for t in built.tasks],
+                           "columns": [len(t.required) for t in built.tasks]},
+                          schema={"kind": pl.String, "rows": pl.Int64, "columns": pl.Int64})
+             .group_by("kind").agg(pl.len().alias("tasks"), pl.col("rows").median().alias("median rows"),
+                                   pl.col("columns").median().alias("median columns"))
+             .sort("kind"))
+    solvable = bool(built.tasks) and not built.unsolvable
+    first = next(iter(built.unsolvable.items()), None)
+    summary = ("no task was generated" if not built.tasks else
+               f"{len(built.unsolvable)} unsolvable task(s), e.g. {first[0]}: {'; '.join(first[1][:3])}" if first else "")
+    return StepResult("search_tasks", metadata={"tasks": len(built.tasks), "export": out / "tasks.jsonl", "by_kind": frame_markdown(kinds)},
+                      checks=[CheckResult("every_task_solvable", solvable, {"tasks": len(built.tasks), "unsolvable": Json(built.unsolvable)}, summary)],
+                      tally=built.tally, figures={"tasks": len(built.tasks)})
+
+
+def _oracle_episodes(run: WorldRun) -> StepResult:
+    from worldforge.simenv.oracle import run_oracle_suite
+
+    suite = run_oracle_suite(run.world, run.warehouse, run.episodes)
+    clean, noisy = suite.clean, suite.perturbed
+    below = [e.task_id for e in clean if e.f1_by_item != 1.0]
+    unfinished = [e.task_id for e in noisy if not e.finished]
+    return StepResult("oracle_episodes", metadata={
+        "path": suite.path, "episodes": len(suite.episodes), "steps": sum(len(e.steps) for e in suite.episodes),
+        "clean_mean_f1": sum(e.f1_by_item or 0 for e in clean) / max(len(clean), 1),
+        "perturbed_mean_f1": sum(e.f1_by_item or 0 for e in noisy) / max(len(noisy), 1),
+        "perturbations_fired": suite.fired,
+    }, checks=[
+        CheckResult("oracle_solves_every_task", suite.solved, {"clean_below_1": Json(below), "perturbed_unfinished": Json(unfinished)},
+                    "" if suite.solved else f"oracle: F1 below 1 on {below[:5]} ({len(below)}), perturbed unfinished {unfinished[:5]} ({len(unfinished)})"),
+        CheckResult("no_leakage", suite.leak_free, {"unrelated_queries": suite.probed, "gold_cells_revealed": suite.leaked},
+                    "" if suite.leak_free else f"leakage: {suite.leaked} gold cell(s) revealed by {suite.probed} unrelated queries"),
+    ], figures={"oracle_f1_min": min((e.f1_by_item or 0.0 for e in clean), default=0.0)})
+
+
+WORLD_STEPS: tuple[Step, ...] = (
+    Step("world_tables", "A seeded fictional world in WAREHOUSE/<world>.duckdb, with PRIMARY/FOREIGN KEY constraints.", (),
+         (Check("fk_integrity", "every foreign key resolves, cardinalities hold, keys are declared and unique"),
+          Check("row_budget", "the world has 300-500 rows"),
+          Check("declared_constraints", "the spec's unique, range, monotone and check constraints hold")),
+         _world_tables, group="worlds"),
+    Step("scenario_tables", "Time-shifted copies of the world (schema scenario_<name> in its DuckDB file).", ("world_tables",),
+         (Check("scenario_invariants", "the world file, scenarios included, breaks no invariant"),), _scenario_tables, group="scenarios"),
+    Step("search_corpus", "Pages in eleven web genres (encyclopedia, news, press release, ranking, profile, comparison, forum, dataset, "
+         "timeline, rumor, archive) with cell provenance: corpus_pages, corpus_facts.", ("scenario_tables",),
+         (Check("no_contradicted_fact", "every value a page states equals its table cell"),), _search_corpus, group="corpora",
+         writer_option=True),
+    Step("search_index", "tantivy BM25 indexes beside the world file (<world>.index, <world>.<scenario>.index).", ("search_corpus",), (),
+         _search_index, group="corpora"),
+    Step("search_tasks", "WideSearch-style tasks of nine kinds (search_tasks table: question, gold, evaluation, plan, provenance) "
+         "exported to WAREHOUSE/tasks/<world>/.", ("search_corpus",),
+         (Check("every_task_solvable", "tasks were generated and each is solvable in its corpus"),), _search_tasks, group="corpora"),
+    Step("oracle_episodes", "Oracle-agent episodes in the simulated search environment, clean and under the default perturbation mix "
+         "(the episode store).", ("search_index", "search_tasks"),
+         (Check("oracle_solves_every_task", "the scripted oracle reaches item-F1 1.0 on every task, and finishes under perturbations"),
+          Check("no_leakage", "queries about other entities reveal no gold cell")), _oracle_episodes, group="simenv", pool="episodes_db"),
+)
+"""A world's steps, in an order that respects ``after``."""
+
+
+def step_names(steps: Sequence[Step] = WORLD_STEPS) -> list[str]:
+    """The steps' names, in order (what ``dagster asset materialize --select`` takes, joined by commas)."""
+    return [s.name for s in steps]
+
+
+def run_world(spec_path: str | Path, warehouse: str | Path, writer: WriterConfig | None = None, episodes: Path | None = None,
+              steps: Sequence[Step] = WORLD_STEPS, progress: Callable[[str], None] | None = None) -> list[StepResult]:
+    """Run a world's steps for one spec file, in order, stopping after the first step that fails a check.
+
+    Args:
+        spec_path: the world spec (YAML).
+        warehouse: the warehouse folder.
+        writer: the corpus writer (``None``: template pages).
+        episodes: the oracle's episode store (``None``: ``WAREHOUSE/episodes.duckdb``).
+        steps: the steps to run (default: all six).
+        progress: called with each step's name as it starts.
+
+    Returns:
+        The results of the steps that ran; the last one has failed checks when the run stopped early.
+
+    Raises:
+        StepFailed: a step could not write its output.
+        SpecError: the spec is invalid (nothing is written).
+        WorldforgeError: what a step's library call raises (no corpus, no tasks ...).
+    """
+    from worldforge.spec import load_spec
+
+    spec = load_spec(spec_path)
+    run = WorldRun(spec.world, Path(warehouse), Path(spec_path), writer, episodes, progress or (lambda _: None))
+    results: list[StepResult] = []
+    for step in steps:
+        run.progress(step.name)
+        t0 = time.perf_counter()
+        result = step.run(run)
+        result.seconds = time.perf_counter() - t0
+        results.append(result)
+        if result.failed_checks:
+            break
+    return results
