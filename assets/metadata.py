@@ -3,16 +3,13 @@
 import polars as pl
 from dagster import AssetCheckResult, MetadataValue
 
+from worldforge.pipeline import frame_markdown
 from worldforge.tally import Tally
-from worldforge.tasks import render_markdown_table
 
 
 def md_table(frame: pl.DataFrame | list[dict], rows: int | None = None) -> MetadataValue:
-    """A frame or a list of dict rows (its first ``rows`` rows) as a Markdown table; floats to 3 decimals."""
-    frame = frame if isinstance(frame, pl.DataFrame) else pl.DataFrame(frame)
-    head = frame if rows is None else frame.head(rows)
-    cells = [{c: "" if v is None else (f"{v:.3f}" if isinstance(v, float) else str(v)) for c, v in r.items()} for r in head.iter_rows(named=True)]
-    return MetadataValue.md(render_markdown_table(head.columns, cells))
+    """A frame or a list of dict rows (its first ``rows`` rows) as a Markdown table (:func:`worldforge.pipeline.frame_markdown`)."""
+    return MetadataValue.md(str(frame_markdown(frame, rows)))
 
 
 def tally_metadata(tally: Tally) -> dict:

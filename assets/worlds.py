@@ -82,11 +82,14 @@ def world_asset(step: Step) -> AssetsDefinition:
             writer = None if config is None else writer_config(
                 config.writer, base_url=config.base_url or None, model=config.model or None, max_rounds=config.max_rounds,
                 concurrency=config.concurrency, limit=config.limit)
+        except ValueError as exc:  # a bad writer in the run config: one line
+            raise Failure(description=str(exc)) from None
+        try:
             spec_path = context.resources.sources.spec_file(world) if first else None
             result = step.run(WorldRun(world, warehouse.path, spec_path, writer=writer))
         except StepFailed as exc:
             raise Failure(description=str(exc), metadata={k: metadata_value(v) for k, v in exc.metadata.items()}) from None
-        except (WorldforgeError, BackendError, FileNotFoundError, ValueError) as exc:  # a user's mistake: one line, not a traceback
+        except (WorldforgeError, BackendError, FileNotFoundError) as exc:  # a user's mistake or an unreachable server: one line
             raise Failure(description=str(exc)) from None
         context.log.info("%s %s: %s", step.name, world, ", ".join(f"{k}={v}" for k, v in result.figures.items()) or "done")
         return _materialization(result)

@@ -72,3 +72,16 @@ def test_a_failed_check_stops_the_run_and_the_later_steps_do_not_run(tmp_path):
     assert [r.step for r in results] == ["world_tables", "audit"] and ran == ["audit"]
     assert results[-1].failed_checks[0].summary == "the audit found 2 problems"
     assert (tmp_path / "smartphones_2029.duckdb").is_file()  # what the steps before it wrote stays
+
+
+def test_each_result_reaches_the_caller_before_a_later_step_raises(tmp_path):
+    from worldforge.errors import WorldforgeError
+
+    def broken(run):
+        raise WorldforgeError("the corpus server is unreachable")
+
+    kept = []
+    steps = (WORLD_STEPS[0], Step("corpus", "Pages.", ("world_tables",), (), broken, group="corpora"))
+    with pytest.raises(WorldforgeError, match="unreachable"):
+        run_world(SPECS_DIR / "smartphones_2029.yaml", tmp_path, steps=steps, on_result=kept.append)
+    assert [r.step for r in kept] == ["world_tables"] and kept[0].figures["rows"] >= 300  # a catalog row keeps what was counted

@@ -86,6 +86,7 @@ def test_search_finds_the_entity_page_with_a_lead_snippet(phones):
     leads = dict(zip(pages["url"], pages["lead"]))
     for h in hits:
         assert h.snippet.rstrip("…") in " ".join(plain(leads[h.url]).split())
+        assert not re.search(r"\s[.,;:!?]", h.snippet), h.snippet  # an emphasis mark leaves no space before punctuation
     # query syntax errors fall back to the words: the brand is still found
     brand = facts.filter((pl.col("table_name") == "brands") & (pl.col("column_name") == "name"))["value_text"][0]
     fallback = search("smartphones_2029", f'AND ( "{brand}', 3, wh)
@@ -148,3 +149,10 @@ def test_scenario_corpora_state_base_year_values_as_archives(phones):
     assert all("2029" in t for t in archived["title"])  # clearly dated in the past
     launch = world.filter((pl.col("table_name") == "models") & (pl.col("column_name") == "launch_date"))["value_text"]
     assert launch.len() and {parse_date(x).year for x in launch} == {2029}
+
+
+def test_plain_text_drops_emphasis_marks_without_leaving_a_gap():
+    assert plain("listed in *Global smartphone market, 2029*.") == "listed in Global smartphone market, 2029."
+    assert " ".join(plain("**Nova X** | 2029 | # Specs > quote").split()) == "Nova X 2029 Specs quote"
+    assert plain("the launch_price_usd column") == "the launch_price_usd column"  # an underscore inside a word stays
+    assert plain("[the article](https://x.org/a) says") == "the article says"

@@ -88,3 +88,23 @@ def test_a_generated_method_binds_like_a_written_one():
     with pytest.raises(TypeError):
         method("me")
     assert method.__name__ == "echo" and "Args:\n    text: What to echo." in method.__doc__
+
+
+def test_generated_methods_pickle_by_reference_like_written_ones():
+    import pickle
+
+    for cls in (TRLTools, SearchWorldEnv):
+        for tool in (SEARCH_TOOLS if cls is SearchWorldEnv else EPISODE_TOOLS):
+            method = getattr(cls, tool.name)
+            assert method.__qualname__ == f"{cls.__name__}.{tool.name}"
+            assert pickle.loads(pickle.dumps(method)) is method
+
+
+def test_every_trl_adapter_submits_the_answer_as_text():
+    class Capture(TRLTools):
+        def _call(self, tool, arguments):
+            return repr((tool, arguments))
+
+    assert Capture().submit(42) == repr(("submit", {"answer": "42"}))  # a policy's JSON number is still an answer
+    assert Capture().submit("| a |") == repr(("submit", {"answer": "| a |"}))
+    assert Capture().web_search(queries=["a", "b"]) == repr(("web_search", {"queries": ["a", "b"]}))

@@ -177,7 +177,7 @@ def build_world_entry(spec_path: str | Path, warehouse: str | Path, writer: Writ
     that failed one.
     """
     from worldforge.catalog.signature import schema_signature
-    from worldforge.pipeline import run_world
+    from worldforge.pipeline import StepFailed, run_world
     from worldforge.spec import load_spec
     from worldforge.warehouse.layout import catalog_episode_store
 
@@ -196,9 +196,15 @@ def build_world_entry(spec_path: str | Path, warehouse: str | Path, writer: Writ
         spec = load_spec(spec_path)
         got.update(world=spec.world, archetype=spec.archetype, schema_signature=schema_signature(spec),
                    target_year=spec.target_year, tables=len(spec.tables), scenarios=len(spec.scenarios))
-        results = run_world(spec_path, wh, writer=writer, episodes=catalog_episode_store(wh, spec.world))
-        for result in results:
-            got.update({k: v for k, v in result.figures.items() if k in COLUMNS})
+        def keep(figures: dict) -> None:  # counted so far: kept in the row whatever happens next
+            got.update({k: v for k, v in figures.items() if k in COLUMNS})
+
+        try:
+            results = run_world(spec_path, wh, writer=writer, episodes=catalog_episode_store(wh, spec.world),
+                                on_result=lambda result: keep(result.figures))
+        except StepFailed as exc:
+            keep(exc.figures)
+            raise
         failed = results[-1].failed_checks if results else []
         if failed:
             return row("failed", failed[0].summary or f"{results[-1].step}: check {failed[0].name} failed")

@@ -62,9 +62,14 @@ def _schema() -> tantivy.Schema:
     return sb.build()
 
 
+_EMPHASIS = re.compile(r"(?<!\w)[*_]+|[*_]+(?!\w)")
+"""Emphasis marks at a word's edge (``*Title*.``, ``**bold**``); an underscore inside a word stays."""
+
+
 def plain(markdown: str) -> str:
-    """Markdown to searchable text: links to their text, emphasis and table bars dropped."""
-    return re.sub(r"[*_|#>]+", " ", _MD_LINK.sub(r"\1", markdown))
+    """Markdown to searchable text: links to their text, emphasis marks removed (``*X*.`` reads ``X.``, never
+    ``X .``), table bars, headings and quote marks to spaces."""
+    return re.sub(r"[|#>]+", " ", _EMPHASIS.sub("", _MD_LINK.sub(r"\1", markdown)))
 
 
 def build_index(world_file: str | Path, scenario: str | None = None, corpus: tuple[pl.DataFrame, str | None] | None = None) -> Path:

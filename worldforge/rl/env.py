@@ -217,7 +217,7 @@ class SearchWorldEnv:
 
 
 for _tool in SEARCH_TOOLS:  # the search tools' methods: the declared signature and docstring, answered by step()
-    setattr(SearchWorldEnv, _tool.name, _tool.method(lambda env, name, arguments: env.step(name, arguments).text))
+    setattr(SearchWorldEnv, _tool.name, _tool.method(lambda env, name, arguments: env.step(name, arguments).text, owner=SearchWorldEnv))
 
 
 class _ToolSession:

@@ -77,8 +77,15 @@ class TRLTools:
     # web_search, web_extractor, dict_memory, submit: generated from their declaration below the class
 
 
+def _tool_call(tools: TRLTools, name: str, arguments: dict[str, Any]) -> str:
+    if name == "submit":  # a policy's answer reaches the episode as text, whatever JSON type it came as
+        answer = arguments.get("answer")
+        arguments = {"answer": answer if isinstance(answer, str) else str(answer)}
+    return tools._call(name, arguments)
+
+
 for _tool in EPISODE_TOOLS:  # each tool's method: the declared signature and Google-style docstring, answered by _call
-    setattr(TRLTools, _tool.name, _tool.method(lambda tools, name, arguments: tools._call(name, arguments)))
+    setattr(TRLTools, _tool.name, _tool.method(_tool_call, owner=TRLTools))
 
 
 class SearchWorldToolEnv(TRLTools):
@@ -166,8 +173,7 @@ class SearchWorldToolEnv(TRLTools):
     def _call(self, tool: str, arguments: dict[str, Any]) -> str:
         try:
             if tool == "submit":
-                answer = arguments.get("answer")
-                self._env.submit(answer if isinstance(answer, str) else str(answer))
+                self._env.submit(arguments["answer"])
                 return SUBMITTED
             text = self._env.step(tool, arguments).text
         except EpisodeOver as exc:

@@ -62,7 +62,7 @@ class Param:
         """``pydantic.Field`` metadata carrying the description, enum and minimum into a pydantic
         JSON schema (as schema only: a value outside them reaches the environment, whose error
         observation says what is allowed)."""
-        extra = {k: v for k, v in (("enum", list(self.enum)), ("minimum", self.minimum)) if v}
+        extra = {k: v for k, v in (("enum", list(self.enum) or None), ("minimum", self.minimum)) if v is not None}
         return Field(description=self.description, json_schema_extra=extra or None)
 
     def annotation(self) -> Any:
@@ -122,18 +122,25 @@ class Tool:
                                       default=inspect.Parameter.empty if p.required else None) for p in self.params]
         return inspect.Signature([*leading, *declared, *trailing], return_annotation=returns)
 
-    def _finish(self, fn: Callable, sig: inspect.Signature) -> Callable:
-        fn.__name__ = fn.__qualname__ = self.name
+    def _finish(self, fn: Callable, sig: inspect.Signature, owner: type | None = None) -> Callable:
+        fn.__name__ = self.name
+        fn.__qualname__ = f"{owner.__qualname__}.{self.name}" if owner is not None else self.name
+        if owner is not None:  # so that pickle finds the method where it is installed
+            fn.__module__ = owner.__module__
         fn.__doc__ = self.docstring()
         fn.__signature__ = sig  # type: ignore[attr-defined]
         fn.__annotations__ = {name: p.annotation for name, p in sig.parameters.items() if p.annotation is not inspect.Parameter.empty}
         fn.__annotations__["return"] = sig.return_annotation
         return fn
 
-    def method(self, call: Callable[[Any, str, dict[str, Any]], Any], returns: Any = str) -> Callable:
+    def method(self, call: Callable[[Any, str, dict[str, Any]], Any], returns: Any = str, owner: type | None = None) -> Callable:
         """A method ``(self, <arguments>) -> returns`` that answers ``call(self, name, arguments)``.
 
         Its signature, annotations and docstring are this declaration's (TRL reads tools off them).
+
+        Args:
+            owner: the class the method is installed on (its ``__qualname__`` and ``__module__`` then
+                name it there, so it pickles by reference like a written method).
         """
         sig = self.signature([inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)], returns=returns)
 
@@ -141,7 +148,7 @@ class Tool:
             bound = sig.bind(self_, *args, **kwargs)
             return call(self_, self.name, self.arguments(bound.arguments))
 
-        return self._finish(method, sig)
+        return self._finish(method, sig, owner)
 
     def function(self, call: Callable[..., Any], leading: Sequence[inspect.Parameter] = (),
                  trailing: Sequence[inspect.Parameter] = ()) -> Callable:
