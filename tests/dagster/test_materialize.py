@@ -30,7 +30,10 @@ def test_materialize_whole_graph(tmp_path):
     }
     instance = DagsterInstance.ephemeral()
     graph = list(WORLD_ASSETS.values())
-    for key in world_partitions.get_partition_keys():
+    # one world partition runs every world asset and check; each bundled world's steps are tested in the library
+    # (tests/simenv, tests/corpus, tests/tasks, test_pipeline), so three partitions here only tripled the time
+    for key in ["esports_2031"]:
+        assert key in world_partitions.get_partition_keys()
         result = materialize(graph, partition_key=key, resources=resources, instance=instance)
         assert result.success
         checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
