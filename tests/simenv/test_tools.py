@@ -14,7 +14,7 @@ from worldforge.rl.openenv import RemoteSearchWorld, SearchAction
 from worldforge.rl.trl import SearchWorldToolEnv, TRLTools
 from worldforge.simenv.env import TOOL_SCHEMAS, TOOLS
 from worldforge.simenv.server import build_mcp
-from worldforge.simenv.tools import EPISODE_TOOLS, SEARCH_TOOLS, SUBMIT, Param, Tool, tool_named
+from worldforge.simenv.tools import EPISODE_TOOLS, SEARCH_TOOLS, SUBMIT, Param, Tool
 
 DECLARED = {t.name: t for t in EPISODE_TOOLS}
 
@@ -32,9 +32,7 @@ def _from_schema(schema: dict) -> dict:
 
 def test_the_declaration_names_four_tools_in_order():
     assert [t.name for t in EPISODE_TOOLS] == ["web_search", "web_extractor", "dict_memory", "submit"]
-    assert SEARCH_TOOLS == EPISODE_TOOLS[:3] and tool_named("submit") is SUBMIT
-    with pytest.raises(KeyError):
-        tool_named("shell")
+    assert SEARCH_TOOLS == EPISODE_TOOLS[:3]
 
 
 def test_the_openai_schemas_of_the_http_server_and_openenv_are_the_declared_ones():

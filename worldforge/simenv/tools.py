@@ -22,7 +22,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-__all__ = ["DICT_MEMORY", "EPISODE_TOOLS", "SEARCH_TOOLS", "SUBMIT", "Param", "Tool", "WEB_EXTRACTOR", "WEB_SEARCH", "tool_named"]
+__all__ = ["DICT_MEMORY", "EPISODE_TOOLS", "SEARCH_TOOLS", "SUBMIT", "Param", "Tool", "WEB_EXTRACTOR", "WEB_SEARCH"]
 
 _JSON_TYPES: dict[Any, dict] = {str: {"type": "string"}, int: {"type": "integer"}, float: {"type": "number"},
                                 bool: {"type": "boolean"}, dict: {"type": "object"}, list[str]: {"type": "array", "items": {"type": "string"}}}
@@ -198,14 +198,3 @@ SEARCH_TOOLS: tuple[Tool, ...] = (WEB_SEARCH, WEB_EXTRACTOR, DICT_MEMORY)
 EPISODE_TOOLS: tuple[Tool, ...] = (*SEARCH_TOOLS, SUBMIT)
 """The tools of an RL episode: the search tools and ``submit``."""
 
-
-def tool_named(name: str) -> Tool:
-    """The declared tool called ``name``.
-
-    Raises:
-        KeyError: no tool has that name.
-    """
-    for tool in EPISODE_TOOLS:
-        if tool.name == name:
-            return tool
-    raise KeyError(name)
