@@ -180,6 +180,8 @@ def main() -> int:
                   f"parallel speedup (sum build_s / wall): {sum(per) / wall:.2f}x on {result.workers} workers")
         print(f"  peak RSS of the process tree: {peak / 2**20:.0f} MiB; warehouse on disk: {du(wh) / 2**30:.2f} GiB "
               f"({du(wh) / max(len(files), 1) / 2**20:.1f} MiB per world)")
+        eps = du(wh / "episodes") + du(wh / "catalog_episodes")  # the episode store (catalog_episodes/: before issue 30)
+        print(f"  episodes on disk: {eps / 2**20:.1f} MiB ({eps / max(len(files), 1) / 2**20:.2f} MiB per world)")
         if base_s is not None:
             print(f"ratio baseline/worldforge (wall): {base_s / wall:.2f}x")
         projected = wall * TARGET_N / max(len(files), 1)

@@ -64,10 +64,8 @@ sys.path.insert(0, str(ROOT))
 from worldforge.corpus import read_corpus  # noqa: E402
 from worldforge.net import free_port  # noqa: E402
 from worldforge.settings import get_settings  # noqa: E402
-from worldforge.simenv.episodes import read_episodes  # noqa: E402
+from worldforge.simenv.episodes import read_episode_tables, read_episodes  # noqa: E402
 from worldforge.warehouse import world_path  # noqa: E402
-from worldforge.warehouse.duck import open_readonly  # noqa: E402
-from worldforge.warehouse.layout import episode_store  # noqa: E402
 
 RSS_TOLERANCE = 0.10
 """After the load, the server's RSS must be within 10% of its baseline."""
@@ -262,17 +260,11 @@ def agent_episodes(warehouse: Path, agent: str) -> int:
 
 def stored_episodes(warehouse: Path, ids: set[str]) -> tuple[int, int]:
     """How many of ``ids`` the episode store holds, and how many steps it holds for them."""
-    stored = set(read_episodes(warehouse)["episode_id"].to_list()) & ids
+    tables = read_episode_tables(warehouse)
+    stored = set(tables["episodes"]["episode_id"].to_list()) & ids
     if not stored:
         return 0, 0
-    con = open_readonly(episode_store(warehouse))
-    try:
-        con.execute("CREATE TEMP TABLE ids (id VARCHAR)")
-        con.executemany("INSERT INTO ids VALUES (?)", [[i] for i in stored])
-        n_steps = con.execute("SELECT count(*) FROM steps JOIN ids ON steps.episode_id = ids.id").fetchone()[0]
-    finally:
-        con.close()
-    return len(stored), n_steps
+    return len(stored), tables["steps"].filter(pl.col("episode_id").is_in(list(stored))).height
 
 
 # --- MCP ----------------------------------------------------------------------------------

@@ -67,7 +67,9 @@ def test_ingest_prints_the_balance(tmp_path):
     assert "records in 19 = trajectories 13 + quarantined 6" in r.output and "balanced" in r.output
     from worldforge.simenv.episodes import record_episodes
 
-    record_episodes(tmp_path / "wh", [])  # episodes.duckdb is not a world: summary must not read it as one
+    _legacy_store = tmp_path / "wh" / "episodes.duckdb"  # an earlier version's episode store is not a world
+    duckdb.connect(str(_legacy_store)).close()
+    record_episodes(tmp_path / "wh", [])
     duckdb.connect(str(tmp_path / "wh" / "catalog.duckdb")).close()  # nor the catalog (make demo builds one)
     r = run("summary", "--warehouse", tmp_path / "wh")
     assert r.exit_code == 0 and "trajectories: 13 from 1 sources" in r.output

@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 from tests.conftest import SPECS_DIR
 from worldforge.cli import app
 from worldforge.pipeline import WORLD_STEPS, CheckResult, Step, StepResult, run_world, step_names
+from worldforge.simenv.episodes import read_episodes
 
 NAMES = ["world_tables", "scenario_tables", "search_corpus", "search_index", "search_tasks", "oracle_episodes"]
 
@@ -19,7 +20,8 @@ def test_the_step_list_is_ordered_by_its_inputs():
     for step in WORLD_STEPS:
         assert set(step.after) <= seen, f"{step.name} comes before what it reads"
         seen.add(step.name)
-    assert sum(s.writer_option for s in WORLD_STEPS) == 1 and [s.name for s in WORLD_STEPS if s.pool] == ["oracle_episodes"]
+    # no step writes a shared file: the oracle adds a part to its own world's episodes, so world runs need no pool
+    assert sum(s.writer_option for s in WORLD_STEPS) == 1 and [s.name for s in WORLD_STEPS if s.pool] == []
 
 
 @pytest.mark.dagster
@@ -41,12 +43,13 @@ def test_the_dagster_world_assets_are_generated_from_the_steps():
 
 
 def test_run_world_builds_a_world_end_to_end_and_the_cli_says_so(tmp_path):
-    results = run_world(SPECS_DIR / "esports_2031.yaml", tmp_path, episodes=tmp_path / "episodes-esports.duckdb")
+    results = run_world(SPECS_DIR / "esports_2031.yaml", tmp_path)
     assert [r.step for r in results] == NAMES
     assert all(c.passed for r in results for c in r.checks), [(r.step, r.failed_checks) for r in results]
     figures = {k: v for r in results for k, v in r.figures.items()}
     assert figures["rows"] >= 300 and figures["pages"] > 1000 and figures["tasks"] >= 20 and figures["oracle_f1_min"] == 1.0
-    assert (tmp_path / "episodes-esports.duckdb").is_file() and not (tmp_path / "episodes.duckdb").exists()
+    oracle = read_episodes(tmp_path)
+    assert oracle.height == results[-1].metadata["episodes"] > 0 and set(oracle["world"]) == {"esports_2031"} and set(oracle["agent"]) == {"oracle"}
 
     out = CliRunner().invoke(app, ["world", "run", str(SPECS_DIR / "esports_2031.yaml"), "--warehouse", str(tmp_path / "cli")])
     assert out.exit_code == 0, out.output

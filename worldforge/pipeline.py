@@ -137,7 +137,6 @@ class WorldRun:
         warehouse: the warehouse folder.
         spec_path: the spec file (``world_tables`` reads it).
         writer: rewrite the corpus's prose pages with a model; ``None``: template pages.
-        episodes: the oracle's episode store (``None``: the warehouse's ``episodes.duckdb``).
         progress: called with each step's name as it starts.
         spec: the validated spec, once ``world_tables`` has run (later steps read it from the file otherwise).
         tables: the generated tables, likewise.
@@ -147,7 +146,6 @@ class WorldRun:
     warehouse: Path
     spec_path: Path | None = None
     writer: WriterConfig | None = None
-    episodes: Path | None = None
     progress: Callable[[str], None] = lambda _: None
     spec: WorldSpec | None = None
     tables: dict[str, pl.DataFrame] | None = None
@@ -287,7 +285,7 @@ def _search_tasks(run: WorldRun) -> StepResult:
 def _oracle_episodes(run: WorldRun) -> StepResult:
     from worldforge.simenv.oracle import run_oracle_suite
 
-    suite = run_oracle_suite(run.world, run.warehouse, run.episodes)
+    suite = run_oracle_suite(run.world, run.warehouse)
     clean, noisy = suite.clean, suite.perturbed
     below = [e.task_id for e in clean if e.f1_by_item != 1.0]
     unfinished = [e.task_id for e in noisy if not e.finished]
@@ -324,7 +322,7 @@ WORLD_STEPS: tuple[Step, ...] = (
     Step("oracle_episodes", "Oracle-agent episodes in the simulated search environment, clean and under the default perturbation mix "
          "(the episode store).", ("search_index", "search_tasks"),
          (Check("oracle_solves_every_task", "the scripted oracle reaches item-F1 1.0 on every task, and finishes under perturbations"),
-          Check("no_leakage", "queries about other entities reveal no gold cell")), _oracle_episodes, group="simenv", pool="episodes_db"),
+          Check("no_leakage", "queries about other entities reveal no gold cell")), _oracle_episodes, group="simenv"),
 )
 """A world's steps, in an order that respects ``after``."""
 
@@ -334,7 +332,7 @@ def step_names(steps: Sequence[Step] = WORLD_STEPS) -> list[str]:
     return [s.name for s in steps]
 
 
-def run_world(spec_path: str | Path, warehouse: str | Path, writer: WriterConfig | None = None, episodes: Path | None = None,
+def run_world(spec_path: str | Path, warehouse: str | Path, writer: WriterConfig | None = None,
               steps: Sequence[Step] = WORLD_STEPS, progress: Callable[[str], None] | None = None,
               on_result: Callable[[StepResult], None] | None = None) -> list[StepResult]:
     """Run a world's steps for one spec file, in order, stopping after the first step that fails a check.
@@ -343,7 +341,6 @@ def run_world(spec_path: str | Path, warehouse: str | Path, writer: WriterConfig
         spec_path: the world spec (YAML).
         warehouse: the warehouse folder.
         writer: the corpus writer (``None``: template pages).
-        episodes: the oracle's episode store (``None``: ``WAREHOUSE/episodes.duckdb``).
         steps: the steps to run (default: all six).
         progress: called with each step's name as it starts.
         on_result: called with each step's result as it finishes (what a caller keeps when a later step raises).
@@ -359,7 +356,7 @@ def run_world(spec_path: str | Path, warehouse: str | Path, writer: WriterConfig
     from worldforge.spec import load_spec
 
     spec = load_spec(spec_path)
-    run = WorldRun(spec.world, Path(warehouse), Path(spec_path), writer, episodes, progress or (lambda _: None))
+    run = WorldRun(spec.world, Path(warehouse), Path(spec_path), writer, progress or (lambda _: None))
     results: list[StepResult] = []
     for step in steps:
         run.progress(step.name)

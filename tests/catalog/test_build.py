@@ -145,4 +145,10 @@ def test_generated_specs_build_end_to_end_with_workers_recycled_after_every_worl
         assert row.contradictions == 0 and row.oracle_f1_min == 1.0 and row.tasks >= 20
         assert 300 <= row.rows <= 500 and row.archetype in made.archetypes
     assert len({r.schema_signature for r in rows}) == 3
-    assert (tmp_path / "wh" / "catalog_episodes" / f"{rows[0].world}.duckdb").is_file()
+    # the catalog's oracle episodes are in the episode store every world shares, which the datasets read
+    from worldforge.simenv.episodes import iter_episode_trajectories, read_episodes
+
+    eps = read_episodes(tmp_path / "wh")
+    assert sorted(set(eps["world"])) == sorted(r.world for r in rows)
+    assert {t.extra["world"] for t in iter_episode_trajectories(tmp_path / "wh")} == {r.world for r in rows}
+    assert not (tmp_path / "wh" / "catalog_episodes").exists()

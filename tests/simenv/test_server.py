@@ -110,12 +110,11 @@ def test_idle_sessions_expire(warehouse):
         c.delete(f"/sessions/{sid2}")
     finally:
         s.stop()
-    from worldforge.simenv.episodes import read_episodes
-    from worldforge.trajectories.store import load_store
+    from worldforge.simenv.episodes import read_episode_tables, read_episodes
 
     got = read_episodes(warehouse).filter(pl.col("episode_id") == sid2)
     assert got.height == 1 and got["agent"][0] == "http"
-    turns = load_store(warehouse / "episodes.duckdb").turns.filter(pl.col("trajectory_id") == sid2)
+    turns = read_episode_tables(warehouse)["turns"].filter(pl.col("trajectory_id") == sid2)
     assert turns.height == 2 and turns.sort("turn_idx")["observation"].str.starts_with("[1] https://").to_list() == [True, False]
 
 

@@ -17,12 +17,11 @@ from fastapi.testclient import TestClient
 from tests.conftest_worlds import built_world
 from tests.simenv.test_server import Server
 from worldforge.simenv.env import SearchEnv
-from worldforge.simenv.episodes import Episode, read_episodes, record_episodes
+from worldforge.simenv.episodes import Episode, read_episode_tables, read_episodes, record_episodes
 from worldforge.simenv.perturbations import MAX_INSTRUCTION_CHARS, from_instruction
 from worldforge.simenv.server import MAX_BODY_BYTES, MAX_JSON_DEPTH, Sessions, create_app
 from worldforge.tasks.store import build_tasks
 from worldforge.trajectories.model import storable
-from worldforge.trajectories.store import load_store
 
 WORLD = "esports_2031"
 
@@ -227,7 +226,7 @@ def test_episode_text_is_storable(tmp_path, warehouse):
     ep = Episode(episode_id=env.session_id, world=WORLD, scenario=None, task_id=None, question="q\udc80", seed=0,
                  perturbations_json="{}", agent="test", steps=list(env.history), finished=True)
     record_episodes(tmp_path, [ep])
-    turns = load_store(tmp_path / "episodes.duckdb").turns.sort("turn_idx")
+    turns = read_episode_tables(tmp_path)["turns"].sort("turn_idx")
     assert "\\ud800" in turns["action"][0] and "\\udfff" in turns["observation"][1]
     assert storable("plain ü") == "plain ü" and storable("a\ud800b") == "a\\ud800b"
 
@@ -297,5 +296,5 @@ def test_http_episode_with_lone_surrogate_is_recorded(warehouse, tmp_path):
             app.state.sessions.flush()
     got = read_episodes(wh)
     assert sorted(got["episode_id"].to_list()) == sorted(sids)
-    obs = load_store(wh / "episodes.duckdb").turns.filter(pl.col("trajectory_id") == sids[0])["action"][0]
+    obs = read_episode_tables(wh)["turns"].filter(pl.col("trajectory_id") == sids[0])["action"][0]
     assert "\\ud800" in obs

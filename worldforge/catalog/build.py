@@ -3,9 +3,8 @@
 Per world, the steps of :data:`worldforge.pipeline.WORLD_STEPS` run by :func:`worldforge.pipeline.run_world`
 (the Dagster world assets are generated from the same list): tables and invariants, scenarios, pages and the
 fact check, indexes, tasks, the oracle (F1 = 1.0 on every task, no leakage). The oracle's
-episodes go to one store per world, ``WAREHOUSE/catalog_episodes/<world>.duckdb`` (the episode store's
-schema): the shared ``episodes.duckdb`` is updated as a copy renamed over it, a write that would grow
-with the catalog (about 2 MB of episodes per world).
+episodes go to the episode store every world shares, ``WAREHOUSE/episodes/`` (one Parquet part per
+world and run, :mod:`worldforge.simenv.episodes`), which the SFT and CPT datasets read.
 
 A world that fails (invalid spec, invariant violation, contradicted fact, unsolvable task, oracle
 F1 below 1, leakage, any exception) gets a ``failed`` row with its error; the others go on. A spec
@@ -179,7 +178,6 @@ def build_world_entry(spec_path: str | Path, warehouse: str | Path, writer: Writ
     from worldforge.catalog.signature import schema_signature
     from worldforge.pipeline import StepFailed, run_world
     from worldforge.spec import load_spec
-    from worldforge.warehouse.layout import catalog_episode_store
 
     spec_path = Path(spec_path).resolve()
     wh = Path(warehouse)
@@ -200,7 +198,7 @@ def build_world_entry(spec_path: str | Path, warehouse: str | Path, writer: Writ
             got.update({k: v for k, v in figures.items() if k in COLUMNS})
 
         try:
-            results = run_world(spec_path, wh, writer=writer, episodes=catalog_episode_store(wh, spec.world),
+            results = run_world(spec_path, wh, writer=writer,
                                 on_result=lambda result: keep(result.figures))
         except StepFailed as exc:
             keep(exc.figures)

@@ -17,7 +17,7 @@ def search(
     port: Annotated[Optional[int], typer.Option(help="TCP port (default: WORLDFORGE_SEARCH_PORT).", show_default=False)] = None,
     host: Annotated[Optional[str], typer.Option(help="Interface to bind (default: WORLDFORGE_HOST, loopback).", show_default=False)] = None,
     idle_timeout: Annotated[Optional[float], typer.Option(help="Seconds before an idle session expires (default: WORLDFORGE_SESSION_IDLE_S).", show_default=False)] = None,
-    record: Annotated[bool, typer.Option(help="Record closed sessions in WAREHOUSE/episodes.duckdb.")] = True,
+    record: Annotated[bool, typer.Option(help="Record closed sessions in the episode store WAREHOUSE/episodes/.")] = True,
     warehouse: WarehouseOpt = None,
 ) -> None:
     """Serve the simulated search environment: HTTP sessions at /sessions, MCP at /mcp."""

@@ -226,7 +226,7 @@ def build_cpt(
     """Build the CPT dataset from the warehouse's trajectories (train split) and corpus pages.
 
     Args:
-        warehouse: the warehouse folder (``trajectories.duckdb``, ``episodes.duckdb``, world files).
+        warehouse: the warehouse folder (``trajectories.duckdb``, the episode store ``episodes/``, world files).
         out: the dataset folder, replaced atomically (default layout: ``<warehouse>/datasets/cpt``).
         config: the build config.
         progress: called with the number of units (trajectories and pages) done so far.

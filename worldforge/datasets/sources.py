@@ -44,7 +44,7 @@ def iter_split_trajectories(warehouse: str | Path, split: SplitConfig = SplitCon
     """Every stored trajectory of the warehouse with its split: real ones first, then simulated episodes.
 
     Args:
-        warehouse: the warehouse folder (``trajectories.duckdb``, ``episodes.duckdb``; either may be missing).
+        warehouse: the warehouse folder (``trajectories.duckdb``, the episode store ``episodes/``; either may be missing).
         split: the seed and test fraction of the split (see :func:`split_of`); any dataset config is one.
         batch_rows: turns per Arrow batch (bounds the memory of the read).
 

@@ -1,4 +1,12 @@
-"""Simulated episodes as data: ``warehouse/episodes.duckdb``.
+"""Simulated episodes as data: the episode store ``warehouse/episodes/``, one policy for every world.
+
+Every world's episodes, bundled or catalog, recorded by the oracle step or by served sessions,
+go to one store of immutable zstd Parquet parts, ``episodes/<world>/<part>/<table>.parquet``
+(:mod:`worldforge.warehouse.parts`): a write adds a part and rewrites nothing, writers of one
+world take turns under a lock and writers of different worlds never wait, and the datasets
+(SFT, CPT), ``worldforge summary`` and ``worldforge sql episodes`` read every world's episodes
+from it. Stores of earlier versions (``episodes.duckdb``, ``catalog_episodes/<world>.duckdb``)
+are moved in on first use (:func:`migrate_legacy_stores`).
 
 Episodes are stored in the canonical trajectory shape of the foundation
 (:mod:`worldforge.trajectories.store`): ``trajectories`` (source ``simenv``, domain
@@ -11,8 +19,8 @@ real ones. Two more tables keep what only a simulator knows:
 * ``steps(episode_id, turn_idx, tool, error, fired_json, revealed_json, leaks_blocked)`` —
   the perturbation decisions that fired and the facts each turn's snippets revealed.
 
-Writers append under an exclusive file lock, rewriting the file atomically, so parallel
-runs never lose each other's episodes.
+An episode id recorded again replaces the earlier one: readers keep each id's rows from its
+newest part (the SQL views of :func:`open_episode_sql` apply the same rule).
 
 The search server does not write the store when a session closes: it appends the episode to
 ``<warehouse>/episodes.log.jsonl`` (:func:`log_episodes`: one JSON line, ASCII, ``fsync``-ed
@@ -31,22 +39,27 @@ import dataclasses
 import json
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TypeVar
 
+import duckdb
 import polars as pl
 
+from worldforge.errors import WarehouseError
 from worldforge.simenv.env import Observation, SearchEnv
 from worldforge.trajectories.mask import MaskConfig, mask_turns
 from worldforge.trajectories.model import StoredTrajectory, storable_row, tool_call_text
-from worldforge.trajectories.store import LOG_SCHEMA, QUARANTINE_SCHEMA, STORE_DDL, THRESHOLD_SCHEMA, TRAJECTORY_SCHEMA, TURN_SCHEMA, trajectories_from_batches
+from worldforge.trajectories.store import TRAJECTORY_SCHEMA, TURN_SCHEMA, trajectories_from_batches
 from worldforge.warehouse.atomic import file_lock
-from worldforge.warehouse.duck import atomic_duckdb, insert_frame, open_readonly, read_table, reading_store
-from worldforge.warehouse.layout import episode_log, episode_store
+from worldforge.warehouse.duck import duck_type, open_sandboxed_views, quote_ident, quote_str, read_table, reading_store
+from worldforge.warehouse.layout import episode_log, episode_store, legacy_episode_stores
+from worldforge.warehouse.parts import check_key, key_lock, list_parts, merge_parts, part_name, read_parts, table_files, write_part
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 EPISODE_SCHEMA = {
     "episode_id": pl.String, "world": pl.String, "scenario": pl.String, "task_id": pl.String, "seed": pl.Int64,
@@ -115,50 +128,165 @@ def _frames(episodes: list[Episode]) -> dict[str, pl.DataFrame]:
     }
 
 
-_DDL = STORE_DDL + """
-CREATE TABLE episodes (episode_id VARCHAR PRIMARY KEY REFERENCES trajectories (trajectory_id), world VARCHAR, scenario VARCHAR,
-  task_id VARCHAR, seed BIGINT, perturbations_json VARCHAR, agent VARCHAR, finished BOOLEAN, f1_by_row DOUBLE,
-  f1_by_item DOUBLE, answer VARCHAR, recorded_at TIMESTAMP);
-CREATE TABLE steps (episode_id VARCHAR NOT NULL, turn_idx BIGINT NOT NULL, tool VARCHAR, error BOOLEAN, fired_json VARCHAR,
-  revealed_json VARCHAR, leaks_blocked BIGINT, PRIMARY KEY (episode_id, turn_idx));
-COMMENT ON TABLE episodes IS 'Simulated search episodes (worldforge.simenv); their turns are in trajectories/turns.';
-"""
+EPISODE_TABLES = ("trajectories", "turns", "episodes", "steps")
+"""The episode store's tables, in the order their rows are written."""
+_ID_COLUMN = {"trajectories": "trajectory_id", "turns": "trajectory_id", "episodes": "episode_id", "steps": "episode_id"}
+_SCHEMAS = {"trajectories": TRAJECTORY_SCHEMA, "turns": TURN_SCHEMA, "episodes": EPISODE_SCHEMA, "steps": STEP_SCHEMA}
+MERGE_PARTS = 16
+"""Parts a world may hold before its newest small ones are merged into one (:func:`record_episodes`)."""
+MERGE_PART_BYTES = 32 << 20
+"""A part at least this large is never merged again: a merge rewrites only the newest small parts."""
 
 
-def record_episodes(warehouse: str | Path, episodes: list[Episode], store: Path | None = None) -> Path:
-    """Append episodes to ``<warehouse>/episodes.duckdb``, or to ``store`` when given (an episode id seen before is replaced).
+def record_episodes(warehouse: str | Path, episodes: list[Episode]) -> Path:
+    """Add episodes to the episode store ``<warehouse>/episodes/``: one new Parquet part per world.
 
-    The store is updated in a copy renamed over it (readers keep a consistent file; a failure
-    leaves it untouched); only the batch's rows are read and written, so the cost grows with the
-    batch, not with the store. Text is stored as valid UTF-8: lone surrogates become their
-    ``\\uXXXX`` escape (:func:`storable`). Within a batch the last episode with an id wins.
+    Every world's episodes, bundled or catalog, served or the oracle's, go to the same store under
+    the same rule (:mod:`worldforge.warehouse.parts`): ``episodes/<world>/<part>/{trajectories,
+    turns,episodes,steps}.parquet``, zstd. A write adds a part (renamed into place whole, so a
+    failure leaves the store as it was) and never rewrites what is there: its cost grows with the
+    batch. Writers of one world take turns under a lock; writers of different worlds never wait.
+    An episode id seen before is replaced: readers keep each id's rows from its newest part. When a
+    world holds more than :data:`MERGE_PARTS` parts, its newest parts under
+    :data:`MERGE_PART_BYTES` are merged into one. Text is stored as valid UTF-8: lone surrogates
+    become their ``\\uXXXX`` escape (:func:`storable`). Within a batch the last episode with an id wins.
+
+    Returns:
+        The store folder (``<warehouse>/episodes``).
 
     Raises:
-        OSError, duckdb.Error: the store cannot be written (it is left as it was).
+        OSError, polars errors: a part cannot be written (the store is left as it was).
+        WarehouseError: a world name that cannot name a folder.
     """
-    path = store or episode_store(warehouse)
+    root = episode_store(warehouse)
     latest = {e.episode_id: e for e in episodes}  # the last one of an id wins
-    new = _frames(list(latest.values()))
-    with file_lock(path):
-        if not path.exists():
-            with atomic_duckdb(path) as con:
-                con.execute(_DDL)
-                for t, schema in (("quarantine", QUARANTINE_SCHEMA), ("mask_thresholds", THRESHOLD_SCHEMA), ("ingest_log", LOG_SCHEMA)):
-                    insert_frame(con, t, pl.DataFrame(schema=schema))  # empty: the store's shape, for its readers
-                for t in ("trajectories", "turns", "episodes", "steps"):
-                    insert_frame(con, t, new[t])
-            return path
-        with atomic_duckdb(path, update=True) as con:
-            _ids = new["episodes"].select("episode_id").to_arrow()  # noqa: F841 - read by name in the SQL below
-            known = con.execute("SELECT count(*) FROM episodes WHERE episode_id IN (SELECT episode_id FROM _ids)").fetchone()[0]
-            if known:  # children first (foreign keys), each delete committed apart: DuckDB checks keys eagerly
-                for t, key in (("steps", "episode_id"), ("episodes", "episode_id"), ("turns", "trajectory_id"), ("trajectories", "trajectory_id")):
-                    con.execute(f"DELETE FROM {t} WHERE {key} IN (SELECT episode_id FROM _ids)")
-                    con.execute("COMMIT")  # inside the copy: nothing is visible before the rename
-                    con.execute("BEGIN TRANSACTION")
-            for t in ("trajectories", "turns", "episodes", "steps"):
-                insert_frame(con, t, new[t])
-    return path
+    by_world: dict[str, list[Episode]] = {}
+    for e in latest.values():
+        by_world.setdefault(e.world, []).append(e)
+    for world, batch in by_world.items():
+        check_key(world)
+        frames = _frames(batch)
+        with key_lock(root, world):
+            write_part(root, world, frames)
+            parts = list_parts(root, world)
+            if len(parts) > MERGE_PARTS:
+                _merge_newest(root, world, parts)
+    return root
+
+
+def _merge_newest(root: Path, world: str, parts: list[Path]) -> None:
+    """Merge the world's newest parts smaller than :data:`MERGE_PART_BYTES` into one (under its lock)."""
+    small: list[Path] = []
+    for p in reversed(parts):
+        if sum(f.stat().st_size for f in p.iterdir()) >= MERGE_PART_BYTES:
+            break
+        small.append(p)
+    if len(small) < 2:
+        return
+    small.reverse()
+    con = duckdb.connect()
+    try:
+        _episode_views(con, small)
+        frames = {t: con.sql(f"SELECT * FROM {t}").pl() for t in EPISODE_TABLES}
+    finally:
+        con.close()
+    merge_parts(root, world, small, frames)
+
+
+def _episode_views(con: duckdb.DuckDBPyConnection, parts: list[Path]) -> None:
+    """Views ``trajectories``, ``turns``, ``episodes``, ``steps`` over ``parts`` (oldest first):
+    each episode's rows from the newest part that holds it (empty tables when there is no part)."""
+    if not parts:
+        for t in EPISODE_TABLES:
+            cols = ", ".join(f"{quote_ident(c)} {duck_type(d() if isinstance(d, type) else d)}" for c, d in _SCHEMAS[t].items())
+            con.execute(f"CREATE TABLE {t} ({cols})")
+        return
+    for t in EPISODE_TABLES:
+        files = ", ".join(quote_str(f) for f in table_files(parts, t))
+        con.execute(f"CREATE TEMP VIEW _all_{t} AS SELECT * EXCLUDE (filename), "
+                    f"regexp_extract(filename, '(p-[0-9]{{20}}-[A-Za-z0-9_-]+)[/\\\\][a-z_]+[.]parquet$', 1) AS _part "
+                    f"FROM read_parquet([{files}], filename = true, union_by_name = true)")
+    con.execute("CREATE TEMP VIEW _newest AS SELECT episode_id, max(_part) AS _part FROM _all_episodes GROUP BY episode_id")
+    for t in EPISODE_TABLES:
+        cols = ", ".join(quote_ident(c) for c in _SCHEMAS[t])
+        con.execute(f"CREATE VIEW {t} AS SELECT {cols} FROM _all_{t} a SEMI JOIN _newest n "
+                    f"ON a.{_ID_COLUMN[t]} = n.episode_id AND a._part = n._part")
+
+
+def _read_store(warehouse: str | Path, read: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
+    """``read`` on an in-memory connection with the store's views (:func:`_episode_views`), after
+    the legacy stores and the episode log were settled; listed again when a merge removed a part.
+
+    Raises:
+        WarehouseError: a part cannot be read (its path and DuckDB's first line).
+    """
+    settle_episode_log(warehouse)
+
+    def run(parts: list[Path]) -> T:
+        con = duckdb.connect()
+        try:
+            _episode_views(con, parts)
+            return read(con)
+        finally:
+            con.close()
+
+    try:
+        return read_parts(episode_store(warehouse), run)
+    except (duckdb.Error, pl.exceptions.PolarsError) as exc:
+        if isinstance(exc, duckdb.IOException) and all(p.is_dir() for p in list_parts(episode_store(warehouse))):
+            raise WarehouseError(f"{episode_store(warehouse)}: a part of the episode store cannot be read ({str(exc).splitlines()[0]})") from None
+        raise WarehouseError(f"{episode_store(warehouse)}: not a worldforge episode store ({str(exc).splitlines()[0]})") from None
+
+
+def read_episode_tables(warehouse: str | Path) -> dict[str, pl.DataFrame]:
+    """The store's four tables (:data:`EPISODE_TABLES`), one row per episode id; the log is drained first."""
+    return _read_store(warehouse, lambda con: {t: con.sql(f"SELECT * FROM {t}").pl() for t in EPISODE_TABLES})
+
+
+def open_episode_sql(warehouse: str | Path) -> duckdb.DuckDBPyConnection:
+    """A sandboxed connection for ``worldforge sql episodes``: the store's four tables as views, no
+    other file reachable (:func:`~worldforge.warehouse.duck.open_sandboxed_views`).
+
+    Raises:
+        WarehouseError: no episode store in ``warehouse``.
+    """
+    settle_episode_log(warehouse)
+    root = episode_store(warehouse)
+    if not root.is_dir():
+        raise WarehouseError(f"{root}: no episode store (episodes are recorded by the oracle step and by served sessions)")
+    return open_sandboxed_views(root, lambda con: _episode_views(con, list_parts(root)))
+
+
+# -- stores of earlier versions -------------------------------------------------------------
+
+
+def migrate_legacy_stores(warehouse: str | Path) -> int:
+    """Move the episodes of earlier versions' DuckDB stores (``episodes.duckdb``,
+    ``catalog_episodes/<world>.duckdb``) into the store, one part per world; each file is then
+    renamed ``<name>.migrated`` (kept: nothing is lost). Its parts are ordered by the file's
+    modification time, so episodes recorded since win over them. Returns the episodes moved.
+
+    Raises:
+        WarehouseError: a legacy file that is not an episode store.
+    """
+    root = episode_store(warehouse)
+    moved = 0
+    for path in legacy_episode_stores(warehouse):
+        with file_lock(path):
+            if not path.is_file():
+                continue
+            with reading_store(path, "episode store") as con:
+                frames = {t: read_table(con, t) for t in EPISODE_TABLES}
+            order = path.stat().st_mtime_ns
+            for (world,), eps in frames["episodes"].partition_by("world", as_dict=True).items():
+                ids = eps["episode_id"]
+                part = {t: f.filter(pl.col(_ID_COLUMN[t]).is_in(ids.implode())) for t, f in frames.items()}
+                with key_lock(root, check_key(str(world))):
+                    write_part(root, str(world), part, name=part_name(order, tag="migrated"))
+                moved += eps.height
+            os.replace(path, path.with_name(path.name + ".migrated"))
+            log.info("migrated %d episodes of %s into %s", frames["episodes"].height, path, root)
+    return moved
 
 
 # -- the append-only episode log ---------------------------------------------------------
@@ -402,9 +530,11 @@ def _drain_batch(warehouse: str | Path, path: Path, offset: int) -> tuple[int, i
 
 
 def settle_episode_log(warehouse: str | Path) -> None:
-    """Drain the episode log before reading the store; never raises (a read-only warehouse,
-    a store that cannot be written: the readers then see what the store holds, and it is logged)."""
+    """Move legacy stores in (:func:`migrate_legacy_stores`) and drain the episode log before
+    reading the store; never raises (a read-only warehouse, a store that cannot be written: the
+    readers then see what the store holds, and it is logged)."""
     try:
+        migrate_legacy_stores(warehouse)
         if episode_log(warehouse).exists():
             drain_episode_log(warehouse)
     except Exception as exc:  # a warning, not a traceback: the reader goes on
@@ -412,16 +542,13 @@ def settle_episode_log(warehouse: str | Path) -> None:
 
 
 def read_episodes(warehouse: str | Path) -> pl.DataFrame:
-    """The ``episodes`` table (empty frame when nothing was recorded); the episode log is drained first."""
-    settle_episode_log(warehouse)
-    path = episode_store(warehouse)
-    if not path.exists():
-        return pl.DataFrame(schema=EPISODE_SCHEMA)
-    con = open_readonly(path)
-    try:
-        return read_table(con, "episodes")
-    finally:
-        con.close()
+    """The ``episodes`` table, one row per episode id (empty frame when nothing was recorded); the
+    episode log is drained first.
+
+    Raises:
+        WarehouseError: a part of the store cannot be read.
+    """
+    return _read_store(warehouse, lambda con: con.sql("SELECT * FROM episodes").pl())
 
 
 @dataclass(frozen=True)
@@ -438,16 +565,14 @@ def episode_counts(warehouse: str | Path) -> EpisodeCounts:
     """Count the recorded episodes in SQL (all zero without an episode store).
 
     Raises:
-        WarehouseError: the file exists but is not an episode store.
+        WarehouseError: a part of the store cannot be read.
     """
-    settle_episode_log(warehouse)
-    path = episode_store(warehouse)
-    if not path.exists():
-        return EpisodeCounts()
-    with reading_store(path, "episode store") as con:
+    def count(con: duckdb.DuckDBPyConnection) -> EpisodeCounts:
         n, finished, solved = con.execute("SELECT count(*), count(*) FILTER (WHERE finished), count(*) FILTER (WHERE f1_by_item = 1.0) FROM episodes").fetchone()
         by_agent = [tuple(r) for r in con.execute("SELECT agent, count(*) FROM episodes GROUP BY 1 ORDER BY 1").fetchall()]
-    return EpisodeCounts(n, by_agent, finished, solved)
+        return EpisodeCounts(n, by_agent, finished, solved)
+
+    return _read_store(warehouse, count)
 
 
 def iter_episode_trajectories(warehouse: str | Path, config: MaskConfig = MaskConfig(), batch_rows: int = 8192) -> Iterator[StoredTrajectory]:
@@ -464,16 +589,15 @@ def iter_episode_trajectories(warehouse: str | Path, config: MaskConfig = MaskCo
         batch_rows: turns per batch.
 
     Raises:
-        WarehouseError: the file exists but is not an episode store.
+        WarehouseError: a part of the store cannot be read.
     """
-    settle_episode_log(warehouse)
-    path = episode_store(warehouse)
-    if not path.exists():
-        return
-    with reading_store(path, "episode store") as con:
+    def read(con: duckdb.DuckDBPyConnection) -> tuple[pl.DataFrame, dict, pl.DataFrame]:
         turns = con.sql("SELECT u.trajectory_id, u.turn_idx, u.action, u.observation, t.domain FROM turns u JOIN trajectories t USING (trajectory_id)").pl()
         extra = {r[0]: {"world": r[1], **({"scenario": r[2]} if r[2] else {})} for r in con.sql("SELECT episode_id, world, scenario FROM episodes").fetchall()}
         meta = con.sql("SELECT trajectory_id, source, domain, coalesce(task, '') AS task FROM trajectories").pl()
+        return turns, extra, meta
+
+    turns, extra, meta = _read_store(warehouse, read)
     if turns.height == 0:
         return
     masked, _ = mask_turns(turns, config)

@@ -407,7 +407,7 @@ class OracleSuite:
     """The oracle over every task of a world, clean and perturbed, and the leakage probe.
 
     Attributes:
-        path: the episode store the episodes were recorded in.
+        path: the episode store the episodes were recorded in (its folder).
         clean: one episode per task without perturbations (seed 1): each must reach F1 = 1.0.
         perturbed: one episode per task under :data:`~worldforge.simenv.perturbations.DEFAULT_MIX`
             (seed = the task's position): each must finish.
@@ -442,9 +442,9 @@ class OracleSuite:
         return self.leaked == 0 and self.probed > 0
 
 
-def run_oracle_suite(world: str, warehouse: str | Path | None = None, store: Path | None = None) -> OracleSuite:
+def run_oracle_suite(world: str, warehouse: str | Path | None = None) -> OracleSuite:
     """Run the oracle on every stored task of a world, clean and perturbed, record the episodes
-    in the episode store (``store``, default ``WAREHOUSE/episodes.duckdb``), and probe every task for leakage.
+    in the episode store (``WAREHOUSE/episodes/<world>/``, a new part), and probe every task for leakage.
 
     Raises:
         WarehouseError: the world has no tasks or no corpus yet.
@@ -453,6 +453,6 @@ def run_oracle_suite(world: str, warehouse: str | Path | None = None, store: Pat
     tasks = read_tasks(world_path(wh, world))
     clean = [oracle_episode(world, t, wh, None, seed=1) for t in tasks]
     perturbed = [oracle_episode(world, t, wh, DEFAULT_MIX, seed=i) for i, t in enumerate(tasks)]
-    path = record_episodes(wh, clean + perturbed, store)
+    path = record_episodes(wh, clean + perturbed)
     probes = [leakage_probe(SearchEnv(world, t.extra.get("scenario"), t, warehouse=wh, seed=5)) for t in tasks]
     return OracleSuite(path, clean, perturbed, probed=sum(p[1] for p in probes), leaked=sum(p[0] for p in probes))

@@ -29,7 +29,7 @@ session, world, scenario or task (404), a body that is not UTF-8 JSON or is nest
 after ``idle_timeout`` seconds without a call. A session that closes or expires is written to
 the append-only episode log ``<warehouse>/episodes.log.jsonl`` (``fsync``-ed before the close
 is answered; 503 if it cannot be written, the episode then kept in memory and retried), and a
-background flush records the log in ``<warehouse>/episodes.duckdb`` every second (agent
+background flush records the log in the episode store ``<warehouse>/episodes/`` every second (agent
 ``http``); a restart replays what a crash left in the log, and a stopping server closes and
 records its open sessions.
 
@@ -199,7 +199,7 @@ class Sessions:
 
     A session that closes or expires with at least one step is written to the episode log
     (:func:`worldforge.simenv.episodes.log_episodes`, ``fsync``-ed) before :meth:`close`
-    returns; :meth:`flush` then fills ``episodes.duckdb`` from the log. Each session has a lock:
+    returns; :meth:`flush` then fills the episode store from the log. Each session has a lock:
     its steps run in worker threads, one at a time.
 
     Args:
@@ -239,7 +239,7 @@ class Sessions:
 
     def flush(self) -> int:
         """Log the sessions waiting in :attr:`finished`, then record the episode log in
-        ``episodes.duckdb`` (:func:`~worldforge.simenv.episodes.drain_episode_log`); never raises
+        the episode store (:func:`~worldforge.simenv.episodes.drain_episode_log`); never raises
         (a failure is logged and retried at the next flush).
 
         Returns:
@@ -518,7 +518,7 @@ halve the throughput on two cores); larger calls (up to 20 queries of 1,000 char
 calls that must wait for their session run in worker threads, so they cannot stall the others."""
 
 FLUSH_INTERVAL_S = 1.0
-"""How often the server records the episode log in ``episodes.duckdb`` (seconds)."""
+"""How often the server records the episode log in the episode store (seconds)."""
 
 
 def release_memory() -> None:
@@ -570,7 +570,7 @@ def create_app(
 ) -> FastAPI:
     """The HTTP app (and the MCP endpoint at ``/mcp``) for one default world.
 
-    ``record=False`` keeps closed sessions out of ``episodes.duckdb`` (load tests).
+    ``record=False`` keeps closed sessions out of the episode store (load tests).
 
     Raises:
         WarehouseError: the world or its corpus is missing (checked at start-up).

@@ -16,7 +16,7 @@ import re
 import shutil
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import duckdb
@@ -276,6 +276,38 @@ def open_sandboxed(path: str | Path, memory_limit: str = SQL_MEMORY_LIMIT, threa
     return con
 
 
+def open_sandboxed_views(
+    allowed: str | Path,
+    setup: Callable[[duckdb.DuckDBPyConnection], None],
+    memory_limit: str = SQL_MEMORY_LIMIT,
+    threads: int = SQL_THREADS,
+) -> duckdb.DuckDBPyConnection:
+    """An in-memory connection for untrusted SQL over files of one folder (a store of Parquet parts).
+
+    ``setup`` creates the views the queries see (``read_parquet`` of files under ``allowed``);
+    then the connection is locked as :func:`open_sandboxed` locks a file: no file outside
+    ``allowed`` (DuckDB's ``allowed_directories`` with ``enable_external_access=false``), no
+    extensions, capped memory and threads, no spilling, settings locked. The caller runs only
+    SELECT-like statements on it (:func:`query_readonly`), so nothing is written under ``allowed``.
+
+    Raises:
+        Whatever ``setup`` raises (the connection is closed).
+    """
+    config = {"autoinstall_known_extensions": False, "autoload_known_extensions": False, "allow_community_extensions": False,
+              "allow_unsigned_extensions": False, "memory_limit": memory_limit, "threads": threads, "temp_directory": ""}
+    con = duckdb.connect(":memory:", config=config)
+    try:
+        con.execute(f"SET allowed_directories = [{quote_str(str(Path(allowed).resolve()) + os.sep)}]")
+        con.execute("SET enable_external_access = false")
+        setup(con)
+        con.execute("SET enable_progress_bar = false")
+        con.execute("SET lock_configuration = true")
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
 def _check_read_only(con: duckdb.DuckDBPyConnection, sql: str, name: str) -> None:
     """Refuse anything but one SELECT-like statement (or an EXPLAIN of one), before it runs.
 
@@ -309,6 +341,7 @@ def query_readonly(
     timeout_s: float | None = SQL_TIMEOUT_S,
     memory_limit: str = SQL_MEMORY_LIMIT,
     threads: int = SQL_THREADS,
+    connect: Callable[[], duckdb.DuckDBPyConnection] | None = None,
 ) -> tuple[pl.DataFrame, bool]:
     """Run one read-only statement against a warehouse file (``worldforge sql``), sandboxed.
 
@@ -323,6 +356,8 @@ def query_readonly(
         timeout_s: seconds the query may run; ``None`` or 0: no limit.
         memory_limit: DuckDB memory limit of the connection.
         threads: DuckDB threads of the connection.
+        connect: opens the sandboxed connection instead (a store of Parquet parts:
+            :func:`open_sandboxed_views`); ``path`` then only names it in messages.
 
     Returns:
         ``(the first `limit` rows, whether there were more)``.
@@ -333,7 +368,7 @@ def query_readonly(
             ``timeout_s`` or fails (its first line is the message).
     """
     p = Path(path)
-    con = open_sandboxed(p, memory_limit=memory_limit, threads=threads)
+    con = connect() if connect is not None else open_sandboxed(p, memory_limit=memory_limit, threads=threads)
     timer = threading.Timer(timeout_s, con.interrupt) if timeout_s else None
     try:
         _check_read_only(con, sql, p.name)

@@ -6,10 +6,9 @@
       <world>.duckdb             a world (tables, scenarios, corpus, tasks)    world_path
       <world>[.<scenario>].index tantivy indexes (worldforge.corpus.index)
       trajectories.duckdb        the trajectory store                          trajectory_store
-      episodes.duckdb            the simulated episode store                   episode_store
+      episodes/<w>/<part>/       the episode store: Parquet parts per world    episode_store
       episodes.log.jsonl         closed sessions not yet in the episode store  episode_log
       catalog.duckdb             the catalog: one row per built spec           catalog.build.catalog_path
-      catalog_episodes/<w>.duckdb a catalog world's oracle episodes            catalog_episode_store
       trajectories/<src>.parquet one source's turns                            shard_path
       tasks/<world>/             WideSearch-format task export                 tasks_dir
       datasets/<name>/           cpt, sft, agentworldbench, eval               dataset_dir
@@ -30,10 +29,11 @@ from pathlib import Path
 from worldforge.settings import get_settings
 
 TRAJECTORY_STORE = "trajectories.duckdb"
-EPISODE_STORE = "episodes.duckdb"
+EPISODE_STORE = "episodes"
+LEGACY_EPISODE_STORE = "episodes.duckdb"
 EPISODE_LOG = "episodes.log.jsonl"
 CATALOG_STORE = "catalog.duckdb"
-STORES = (TRAJECTORY_STORE, EPISODE_STORE, CATALOG_STORE)
+STORES = (TRAJECTORY_STORE, LEGACY_EPISODE_STORE, CATALOG_STORE)
 """The warehouse's DuckDB files that are not worlds: every command that lists worlds passes them over."""
 
 DATASETS = ("cpt", "sft", "agentworldbench", "eval")
@@ -61,14 +61,15 @@ def trajectory_store(warehouse: str | Path | None) -> Path:
 
 
 def episode_store(warehouse: str | Path | None) -> Path:
-    """``<warehouse>/episodes.duckdb``."""
+    """``<warehouse>/episodes``: the episode store of every world (:mod:`worldforge.simenv.episodes`)."""
     return resolve(warehouse) / EPISODE_STORE
 
 
-def catalog_episode_store(warehouse: str | Path | None, world: str) -> Path:
-    """``<warehouse>/catalog_episodes/<world>.duckdb``: a catalog world's oracle episodes, one store per world
-    (the shared store is rewritten as a copy on each write, which would grow with the catalog)."""
-    return resolve(warehouse) / "catalog_episodes" / f"{world}.duckdb"
+def legacy_episode_stores(warehouse: str | Path | None) -> list[Path]:
+    """Episode stores of earlier versions still in the warehouse: ``episodes.duckdb`` and
+    ``catalog_episodes/<world>.duckdb`` (moved into :func:`episode_store` on first use)."""
+    wh = resolve(warehouse)
+    return [p for p in [wh / LEGACY_EPISODE_STORE, *sorted((wh / "catalog_episodes").glob("*.duckdb"))] if p.is_file()]
 
 
 def episode_log(warehouse: str | Path | None) -> Path:
