@@ -19,11 +19,12 @@ from assets.resources import SourcesResource, WarehouseResource
 from worldforge.pipeline import step_names
 from worldforge.warehouse.layout import landing_dir
 
-WORLD_ASSETS = step_names()
+WORLD_ASSET_NAMES = step_names()
+"""The world assets' names (the steps'; the definitions themselves are :data:`assets.worlds.WORLD_ASSETS`)."""
 TRAJECTORY_ASSETS = ["trajectory_turns", "turn_mask_stats"]
 DATASET_ASSETS = ["cpt_dataset", "sft_dataset", "agentworldbench_export", "world_model_eval"]
 
-world_build_job = define_asset_job("world_build", selection=AssetSelection.assets(*WORLD_ASSETS), description="One world: tables to oracle episodes.")
+world_build_job = define_asset_job("world_build", selection=AssetSelection.assets(*WORLD_ASSET_NAMES), description="One world: tables to oracle episodes.")
 datasets_job = define_asset_job(
     "nightly_datasets", selection=AssetSelection.assets(*TRAJECTORY_ASSETS, *DATASET_ASSETS),
     description="Trajectories and their loss-mask statistics, then the CPT and SFT datasets, the AgentWorldBench export and its evaluation.",

@@ -3,13 +3,13 @@
 import polars as pl
 from dagster import AssetCheckResult, MetadataValue
 
-from worldforge.pipeline import frame_markdown
 from worldforge.tally import Tally
+from worldforge.tasks import frame_markdown
 
 
 def md_table(frame: pl.DataFrame | list[dict], rows: int | None = None) -> MetadataValue:
-    """A frame or a list of dict rows (its first ``rows`` rows) as a Markdown table (:func:`worldforge.pipeline.frame_markdown`)."""
-    return MetadataValue.md(str(frame_markdown(frame, rows)))
+    """A frame or a list of dict rows (its first ``rows`` rows) as a Markdown table (:func:`worldforge.tasks.frame_markdown`)."""
+    return MetadataValue.md(frame_markdown(frame, rows))
 
 
 def tally_metadata(tally: Tally) -> dict:

@@ -10,6 +10,7 @@ from tests.conftest import SPECS_DIR
 from worldforge.cli import app
 from worldforge.pipeline import WORLD_STEPS, CheckResult, Step, StepResult, run_world, step_names
 from worldforge.simenv.episodes import read_episodes
+from worldforge.spec import load_spec
 
 NAMES = ["world_tables", "scenario_tables", "search_corpus", "search_index", "search_tasks", "oracle_episodes"]
 
@@ -42,8 +43,20 @@ def test_the_dagster_world_assets_are_generated_from_the_steps():
     assert {k.to_user_string() for k in selected} == set(NAMES)
 
 
-def test_run_world_builds_a_world_end_to_end_and_the_cli_says_so(tmp_path):
+def test_run_world_builds_a_world_end_to_end_and_the_cli_says_so(tmp_path, monkeypatch):
+    from worldforge.spec import plan as plan_module
+    from worldforge.warehouse.worlds import _stored_spec
+
+    compiled = []
+    real = plan_module.build_plan
+    monkeypatch.setattr(plan_module, "build_plan", lambda spec: compiled.append(spec) or real(spec))
+    _stored_spec.cache_clear()
     results = run_world(SPECS_DIR / "esports_2031.yaml", tmp_path)
+    monkeypatch.undo()
+    spec = load_spec(SPECS_DIR / "esports_2031.yaml")
+    # the spec is compiled once from the YAML for the whole run and once from the world file's stored copy;
+    # each time-shifted scenario is a changed spec, compiled once
+    assert sum(s == spec for s in compiled) == 2 and len(compiled) == 2 + len(spec.scenarios)
     assert [r.step for r in results] == NAMES
     assert all(c.passed for r in results for c in r.checks), [(r.step, r.failed_checks) for r in results]
     figures = {k: v for r in results for k, v in r.figures.items()}

@@ -47,13 +47,10 @@ class Json:
 
 
 def frame_markdown(frame: pl.DataFrame | list[dict], rows: int | None = None) -> Markdown:
-    """A frame or a list of dict rows (its first ``rows`` rows) as a Markdown table; floats to 3 decimals."""
-    from worldforge.tasks import render_markdown_table
+    """:func:`worldforge.tasks.frame_markdown` marked to show as Markdown."""
+    from worldforge.tasks import frame_markdown as table
 
-    frame = frame if isinstance(frame, pl.DataFrame) else pl.DataFrame(frame)
-    head = frame if rows is None else frame.head(rows)
-    cells = [{c: "" if v is None else (f"{v:.3f}" if isinstance(v, float) else str(v)) for c, v in r.items()} for r in head.iter_rows(named=True)]
-    return Markdown(render_markdown_table(head.columns, cells))
+    return Markdown(table(frame, rows))
 
 
 @dataclass(frozen=True)
@@ -138,7 +135,7 @@ class WorldRun:
         spec_path: the spec file (``world_tables`` reads it).
         writer: rewrite the corpus's prose pages with a model; ``None``: template pages.
         progress: called with each step's name as it starts.
-        spec: the validated spec, once ``world_tables`` has run (later steps read it from the file otherwise).
+        spec: the validated spec (set by :func:`run_world`; a step run alone reads it from the world file).
         tables: the generated tables, likewise.
     """
 
@@ -206,7 +203,7 @@ def _world_tables(run: WorldRun) -> StepResult:
 
     if run.spec_path is None:
         raise StepFailed("world_tables", "world_tables needs the spec file")
-    built = build_world_file(run.spec_path, run.warehouse, with_scenarios=False)
+    built = build_world_file(run.spec or run.spec_path, run.warehouse, with_scenarios=False)
     if built.violations:
         raise StepFailed("world_tables", f"world {built.spec.world} breaks {len(built.violations)} invariant(s): "
                          + "; ".join(map(str, built.violations[:5])) + "; the previous file is untouched",
@@ -334,8 +331,10 @@ def step_names(steps: Sequence[Step] = WORLD_STEPS) -> list[str]:
 
 def run_world(spec_path: str | Path, warehouse: str | Path, writer: WriterConfig | None = None,
               steps: Sequence[Step] = WORLD_STEPS, progress: Callable[[str], None] | None = None,
-              on_result: Callable[[StepResult], None] | None = None) -> list[StepResult]:
+              on_result: Callable[[StepResult], None] | None = None, spec: WorldSpec | None = None) -> list[StepResult]:
     """Run a world's steps for one spec file, in order, stopping after the first step that fails a check.
+
+    The spec is read and compiled once (here, or by the caller: ``spec``) and travels with the run.
 
     Args:
         spec_path: the world spec (YAML).
@@ -344,6 +343,7 @@ def run_world(spec_path: str | Path, warehouse: str | Path, writer: WriterConfig
         steps: the steps to run (default: all six).
         progress: called with each step's name as it starts.
         on_result: called with each step's result as it finishes (what a caller keeps when a later step raises).
+        spec: ``spec_path`` already loaded (:func:`~worldforge.spec.load_spec`); ``None``: loaded here.
 
     Returns:
         The results of the steps that ran; the last one has failed checks when the run stopped early.
@@ -355,8 +355,8 @@ def run_world(spec_path: str | Path, warehouse: str | Path, writer: WriterConfig
     """
     from worldforge.spec import load_spec
 
-    spec = load_spec(spec_path)
-    run = WorldRun(spec.world, Path(warehouse), Path(spec_path), writer, progress or (lambda _: None))
+    spec = spec if spec is not None else load_spec(spec_path)
+    run = WorldRun(spec.world, Path(warehouse), Path(spec_path), writer, progress or (lambda _: None), spec=spec)
     results: list[StepResult] = []
     for step in steps:
         run.progress(step.name)

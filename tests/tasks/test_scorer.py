@@ -157,3 +157,15 @@ def test_cells_are_cleaned_the_same_on_both_sides():
     from worldforge.tasks.scorer import clean_cell
 
     assert clean_cell("Line one\n  line two<br/>three <BR> four\t\tfive ") == "Line one line two three four five"
+
+
+def test_a_frame_renders_as_a_markdown_table_the_parser_reads_back():
+    import polars as pl
+
+    from worldforge.tasks import frame_markdown, parse_markdown_table
+
+    frame = pl.DataFrame({"team": ["Nova | Prime", "Ash"], "score": [0.12345, None], "rank": [1, 2]})
+    header, rows = parse_markdown_table(frame_markdown(frame))
+    assert header == ["team", "score", "rank"]
+    assert rows == [["Nova | Prime", "0.123", "1"], ["Ash", "", "2"]]
+    assert len(parse_markdown_table(frame_markdown(frame, rows=1))[1]) == 1

@@ -198,7 +198,7 @@ def build_world_entry(spec_path: str | Path, warehouse: str | Path, writer: Writ
             got.update({k: v for k, v in figures.items() if k in COLUMNS})
 
         try:
-            results = run_world(spec_path, wh, writer=writer,
+            results = run_world(spec_path, wh, writer=writer, spec=spec,
                                 on_result=lambda result: keep(result.figures))
         except StepFailed as exc:
             keep(exc.figures)

@@ -43,6 +43,13 @@ err = _console(stderr=True)
 
 WarehouseOpt = Annotated[Optional[Path], typer.Option("--warehouse", "-w", help="Warehouse folder (default: WORLDFORGE_WAREHOUSE, see `worldforge settings`).", show_default=False)]
 """The ``--warehouse`` option of every command that reads or writes a warehouse; ``None``: the configured one."""
+HostOpt = Annotated[Optional[str], typer.Option(help="Interface to bind (default: WORLDFORGE_HOST, loopback).", show_default=False)]
+"""The ``--host`` of every server command."""
+
+
+def port_opt(default: str) -> object:
+    """The ``--port`` option of a server command; ``default`` says where the port comes from when it is not given."""
+    return Annotated[Optional[int], typer.Option(help=f"TCP port (default: {default}).", show_default=False)]
 
 
 def warehouse_of(option: Path | None) -> Path:

@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from worldforge.cli._common import WarehouseOpt, err, user_errors, warehouse_of
+from worldforge.cli._common import HostOpt, WarehouseOpt, err, port_opt, user_errors, warehouse_of
 
 app = typer.Typer(help="Record live agent sessions into the trajectory store.", no_args_is_help=True)
 
@@ -14,8 +14,8 @@ app = typer.Typer(help="Record live agent sessions into the trajectory store.", 
 @app.command("openai")
 def openai(
     upstream: Annotated[str, typer.Option("--upstream", help="The upstream's OpenAI API root, e.g. http://127.0.0.1:8000/v1.")],
-    port: Annotated[Optional[int], typer.Option(help="TCP port (default: 8100).", show_default=False)] = None,
-    host: Annotated[Optional[str], typer.Option(help="Interface to bind (default: WORLDFORGE_HOST, loopback).", show_default=False)] = None,
+    port: port_opt("8100") = None,
+    host: HostOpt = None,
     idle_timeout: Annotated[float, typer.Option("--idle-timeout", help="Seconds without a request before a session is stored.")] = 300.0,
     warehouse: WarehouseOpt = None,
 ) -> None:
@@ -34,8 +34,8 @@ def mcp(
     upstream: Annotated[Optional[str], typer.Option("--upstream", help="The upstream MCP server's streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp.", show_default=False)] = None,
     command: Annotated[Optional[str], typer.Option("--command", help="Or: the upstream MCP server's command line, launched over stdio.", show_default=False)] = None,
     serve: Annotated[str, typer.Option("--serve", help="How agents reach the proxy: http (streamable HTTP, path /mcp) or stdio.")] = "http",
-    port: Annotated[Optional[int], typer.Option(help="TCP port with --serve http (default: 8101).", show_default=False)] = None,
-    host: Annotated[Optional[str], typer.Option(help="Interface to bind (default: WORLDFORGE_HOST, loopback).", show_default=False)] = None,
+    port: port_opt("8101, with --serve http") = None,
+    host: HostOpt = None,
     idle_timeout: Annotated[float, typer.Option("--idle-timeout", help="Seconds without a request before a session is stored.")] = 300.0,
     warehouse: WarehouseOpt = None,
 ) -> None:

@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from worldforge.cli._common import WarehouseOpt, err, user_errors, warehouse_of
+from worldforge.cli._common import HostOpt, WarehouseOpt, err, port_opt, user_errors, warehouse_of
 
 app = typer.Typer(help="Serve environments over HTTP and MCP.", no_args_is_help=True)
 
@@ -14,8 +14,8 @@ app = typer.Typer(help="Serve environments over HTTP and MCP.", no_args_is_help=
 @app.command("search")
 def search(
     world: Annotated[str, typer.Option("--world", help="The default world of new sessions.")],
-    port: Annotated[Optional[int], typer.Option(help="TCP port (default: WORLDFORGE_SEARCH_PORT).", show_default=False)] = None,
-    host: Annotated[Optional[str], typer.Option(help="Interface to bind (default: WORLDFORGE_HOST, loopback).", show_default=False)] = None,
+    port: port_opt("WORLDFORGE_SEARCH_PORT") = None,
+    host: HostOpt = None,
     idle_timeout: Annotated[Optional[float], typer.Option(help="Seconds before an idle session expires (default: WORLDFORGE_SESSION_IDLE_S).", show_default=False)] = None,
     record: Annotated[bool, typer.Option(help="Record closed sessions in the episode store WAREHOUSE/episodes/.")] = True,
     warehouse: WarehouseOpt = None,
@@ -31,8 +31,8 @@ def search(
 @app.command("retrieve")
 def retrieve(
     world: Annotated[str, typer.Option("--world", help="The world whose web is searched.")],
-    port: Annotated[Optional[int], typer.Option(help="TCP port (default: 8000, as Search-R1's server).", show_default=False)] = None,
-    host: Annotated[Optional[str], typer.Option(help="Interface to bind (default: WORLDFORGE_HOST, loopback).", show_default=False)] = None,
+    port: port_opt("8000, as Search-R1's server") = None,
+    host: HostOpt = None,
     perturbations: Annotated[Optional[str], typer.Option(help="none, default, a JSON schema, or an instruction in words.", show_default=False)] = None,
     seed: Annotated[int, typer.Option(help="Seed of every perturbation decision.")] = 0,
     scenario: Annotated[Optional[str], typer.Option(help="Search this scenario's corpus instead of the world's.", show_default=False)] = None,
@@ -52,8 +52,8 @@ def retrieve(
 @app.command("openenv")
 def openenv(
     world: Annotated[Optional[str], typer.Option("--world", help="The world of a reset that names none.", show_default=False)] = None,
-    port: Annotated[Optional[int], typer.Option(help="TCP port (default: WORLDFORGE_OPENENV_PORT).", show_default=False)] = None,
-    host: Annotated[Optional[str], typer.Option(help="Interface to bind (default: WORLDFORGE_HOST, loopback).", show_default=False)] = None,
+    port: port_opt("WORLDFORGE_OPENENV_PORT") = None,
+    host: HostOpt = None,
     max_sessions: Annotated[int, typer.Option(help="Concurrent WebSocket sessions (one environment each).", min=1)] = 64,
     idle_timeout: Annotated[Optional[float], typer.Option(help="Seconds before an idle session is closed (default: WORLDFORGE_SESSION_IDLE_S).", show_default=False)] = None,
     record: Annotated[bool, typer.Option(help="Log finished episodes to WAREHOUSE/episodes.log.jsonl (agent openenv).")] = True,

@@ -8,9 +8,9 @@
 
 from worldforge.tasks.generate import check_solvable, generate_tasks
 from worldforge.tasks.io import Task, TaskError, load_tasks, norm_column, write_tasks
-from worldforge.tasks.scorer import Judge, Score, parse_markdown_table, render_markdown_table, score_answer, score_table
+from worldforge.tasks.scorer import Judge, Score, frame_markdown, parse_markdown_table, render_markdown_table, score_answer, score_table
 
 __all__ = [
     "Judge", "Score", "Task", "TaskError", "check_solvable", "generate_tasks", "load_tasks", "norm_column",
-    "parse_markdown_table", "render_markdown_table", "score_answer", "score_table", "write_tasks",
+    "frame_markdown", "parse_markdown_table", "render_markdown_table", "score_answer", "score_table", "write_tasks",
 ]

@@ -30,6 +30,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import polars as pl
+
 from worldforge.tasks.io import Task, TaskError, load_tasks, norm_column
 from worldforge.tasks.metrics import METRICS, PREPROCESS, norm_str
 
@@ -111,6 +113,15 @@ def render_markdown_table(columns: list[str], rows: list[dict[str, str]]) -> str
     out = ["| " + " | ".join(cell(c) for c in columns) + " |", "|" + "---|" * len(columns)]
     out += ["| " + " | ".join(cell(r.get(c, "")) for c in columns) + " |" for r in rows]
     return "\n".join(out)
+
+
+def frame_markdown(frame: pl.DataFrame | list[dict], rows: int | None = None) -> str:
+    """A frame or a list of dict rows (its first ``rows`` rows) as a Markdown table
+    (:func:`render_markdown_table`); ``None`` as an empty cell, floats to 3 decimals."""
+    frame = frame if isinstance(frame, pl.DataFrame) else pl.DataFrame(frame)
+    head = frame if rows is None else frame.head(rows)
+    cells = [{c: "" if v is None else (f"{v:.3f}" if isinstance(v, float) else str(v)) for c, v in r.items()} for r in head.iter_rows(named=True)]
+    return render_markdown_table(head.columns, cells)
 
 
 def _dedup(rows: list[dict[str, str]], keys: list[str]) -> list[dict[str, str]]:

@@ -298,7 +298,7 @@ class WorldBuild:
 
 
 def build_world_file(
-    spec_path: str | Path,
+    spec_path: str | Path | WorldSpec,
     warehouse: str | Path,
     seed: int | None = None,
     with_scenarios: bool = True,
@@ -307,7 +307,7 @@ def build_world_file(
     """Validate a spec, generate its world (and scenarios), check every invariant, write ``<warehouse>/<world>.duckdb``.
 
     Args:
-        spec_path: the world spec YAML file.
+        spec_path: the world spec YAML file, or the spec already loaded (not read again).
         warehouse: the warehouse folder.
         seed: the seed (default: the spec's).
         with_scenarios: also build the spec's time-shifted scenarios into the file (the
@@ -325,7 +325,7 @@ def build_world_file(
     """
     step = progress or (lambda _: None)
     step("validating spec")
-    spec = load_spec(spec_path)
+    spec = spec_path if isinstance(spec_path, WorldSpec) else load_spec(spec_path)
     step("generating tables")
     tables = build_world(spec, seed)
     step("checking invariants")
