@@ -132,11 +132,11 @@ def search_server(specs, tmp_path_factory):
 
 def test_project_search_server_behind_proxy_stored_when_idle(search_server, tmp_path):
     wh = tmp_path / "wh"
-    proxy = McpProxy(wh, "--upstream", search_server.url + "/mcp", idle_timeout=1.0)
+    proxy = McpProxy(wh, "--upstream", search_server.url + "/mcp", idle_timeout=3.0)
     try:
         answers = asyncio.run(drive(proxy.url, [("web_search", {"query": "Titans"}), ("dict_memory", {"operation": "add", "dict": {"k": 1}})]))
         assert answers[0][0].startswith("[1] https://") and answers[1][0] == "Successfully added items of ['k'] to memory."
-        rows = wait_for(lambda: stored_turns(wh), 60)  # idle for 1 s: stored with no further command
+        rows = wait_for(lambda: stored_turns(wh), 60)  # idle for 3 s: stored with no further command
         assert proxy.proc.poll() is None
     finally:
         proxy.stop()
@@ -184,3 +184,32 @@ def test_bad_flags_are_one_clear_error(tmp_path):
     assert r.exit_code == 2 and "exactly one of --upstream" in r.output
     r = CliRunner().invoke(app, ["record", "mcp", "--upstream", "ftp://x", "-w", str(tmp_path)])
     assert r.exit_code == 2 and "http(s)://" in r.output
+
+
+def test_a_session_is_never_idle_while_a_call_is_in_flight(tmp_path, monkeypatch):
+    """A slow upstream call (longer than the idle timeout) must not have its session stored, and split, under it:
+    idleness counts from the end of the last answered request (issue 33: it counted from the start)."""
+    from worldforge.record import mcp_proxy
+    from worldforge.record.sink import RecordingSink
+
+    async def slow_call(self, fn):
+        await asyncio.sleep(0.6)
+        return type("Result", (), {"content": [], "is_error": False})()
+
+    async def main() -> list:
+        monkeypatch.setattr(mcp_proxy.UpstreamSession, "__init__", lambda self, target: None)
+        monkeypatch.setattr(mcp_proxy.UpstreamSession, "call", slow_call)
+        rec = mcp_proxy.McpRecorder(None, RecordingSink(tmp_path / "wh", "mcp"), "test")
+        seen = []
+        call = asyncio.create_task(rec.call_tool("k", "echo", {"text": "x"}))
+        for _ in range(5):  # 0.5 s of a 0.6 s call, with an idle timeout of 0.1 s
+            await asyncio.sleep(0.1)
+            seen.append(rec.idle(0.1))
+        await call
+        seen.append(rec.idle(0.1))  # just answered
+        await asyncio.sleep(0.15)
+        seen.append(rec.idle(0.1))
+        return seen
+
+    seen = asyncio.run(main())
+    assert seen[:6] == [[]] * 6 and seen[6] == ["k"]

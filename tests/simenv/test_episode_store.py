@@ -93,7 +93,8 @@ def test_stores_of_earlier_versions_are_moved_in_and_kept(tmp_path):
     _legacy(tmp_path / "episodes.duckdb", [_episode("old1"), _episode("both", answer="legacy")])
     (tmp_path / "catalog_episodes").mkdir()
     _legacy(tmp_path / "catalog_episodes" / "gamma_2029.duckdb", [_episode("cat1", world="gamma_2029", n=4)])
-    record_episodes(tmp_path, [_episode("both", answer="new")])  # recorded after: wins over the legacy row
+    record_episodes(tmp_path, [_episode("both", answer="new")])  # recorded after the upgrade: wins over the legacy row
+    assert read_episodes(tmp_path).height == 3  # the first read moves the old stores in
     assert (tmp_path / "episodes.duckdb.migrated").is_file() and not (tmp_path / "episodes.duckdb").exists()
     assert (tmp_path / "catalog_episodes" / "gamma_2029.duckdb.migrated").is_file()
     tables = read_episode_tables(tmp_path)
@@ -142,3 +143,60 @@ def test_sql_reads_the_episode_store_and_nothing_beside_it(tmp_path):
     assert out.exit_code == 2 and "refused" in out.output
     out = run(app, ["sql", "episodes", "SELECT 1", "--warehouse", str(tmp_path / "empty")])
     assert out.exit_code == 2 and "no episode store" in out.output
+
+
+def test_a_batch_with_a_bad_world_or_a_warehouse_that_is_a_file_writes_nothing(tmp_path):
+    with pytest.raises(WarehouseError, match="not a store key"):
+        record_episodes(tmp_path, [_episode("ok"), _episode("x", world="bad world"), _episode("g", world="gamma_2029")])
+    assert list_parts(tmp_path / "episodes") == []
+    (tmp_path / "file").write_text("")
+    with pytest.raises(WarehouseError, match="is a file"):
+        record_episodes(tmp_path / "file", [_episode("ok")])
+
+
+def test_a_clock_set_back_still_orders_a_worlds_parts(tmp_path, monkeypatch):
+    import time
+
+    from worldforge.warehouse import parts
+
+    record_episodes(tmp_path, [_episode("same", answer="first")])
+    real = time.time_ns
+    monkeypatch.setattr(parts.time, "time_ns", lambda: real() - 3_600 * 10**9)  # an hour behind
+    record_episodes(tmp_path, [_episode("same", answer="second")])
+    assert read_episodes(tmp_path)["answer"].to_list() == ["second"]
+
+
+def test_what_a_killed_writer_left_is_swept_by_the_next_writer(tmp_path):
+    record_episodes(tmp_path, [_episode("a")])
+    folder = tmp_path / "episodes" / "alpha_2031"
+    (folder / ".tmp-p-00000000000000000001-9-deadbeef").mkdir()
+    (folder / ".gone-p-00000000000000000002-9-deadbeef").mkdir()
+    record_episodes(tmp_path, [_episode("b")])
+    assert sorted(p.name[:2] for p in folder.iterdir()) == ["p-", "p-"]
+
+
+def test_a_corrupt_part_is_one_clear_error_and_other_worlds_still_record(tmp_path):
+    record_episodes(tmp_path, [_episode("a"), _episode("b", world="beta_2030")])
+    [part] = list_parts(tmp_path / "episodes", "alpha_2031")
+    (part / "steps.parquet").write_bytes(b"not parquet")
+    with pytest.raises(WarehouseError, match="a part of the episode store cannot be read"):
+        read_episodes(tmp_path)
+    out = CliRunner().invoke(app, ["sql", "episodes", "SELECT count(*) FROM steps", "--warehouse", str(tmp_path)])
+    assert out.exit_code == 2 and "cannot be read" in out.output and "Traceback" not in out.output
+    for i in range(MERGE_PARTS + 1):  # alpha's merges fail on the corrupt part (logged); the writes go on
+        record_episodes(tmp_path, [_episode(f"a{i}"), _episode(f"b{i}", world="beta_2030")])
+    assert len(list_parts(tmp_path / "episodes", "alpha_2031")) == MERGE_PARTS + 2
+    assert len(list_parts(tmp_path / "episodes", "beta_2030")) <= MERGE_PARTS
+
+
+def test_a_legacy_file_that_is_no_episode_store_is_set_aside_and_the_log_still_drains(tmp_path):
+    from worldforge.simenv.episodes import log_episodes
+
+    duckdb.connect(str(tmp_path / "episodes.duckdb")).close()  # an empty DuckDB file where the old store was
+    log_episodes(tmp_path, [_episode("logged")])
+    assert read_episodes(tmp_path)["episode_id"].to_list() == ["logged"]
+    assert (tmp_path / "episodes.duckdb.not-an-episode-store").is_file() and not (tmp_path / "episodes.duckdb").exists()
+    _legacy(tmp_path / "episodes.duckdb", [_episode("old")])  # a second old store: the first .migrated is kept
+    (tmp_path / "episodes.duckdb.migrated").write_text("kept")
+    assert sorted(read_episodes(tmp_path)["episode_id"].to_list()) == ["logged", "old"]
+    assert (tmp_path / "episodes.duckdb.migrated").read_text() == "kept" and (tmp_path / "episodes.duckdb.migrated-2").is_file()

@@ -24,7 +24,8 @@ def sql(
 
     World files carry documented views: v_columns, v_pages, v_facts, v_tasks, v_task_rows
     (see `SELECT view_name, comment FROM duckdb_views() WHERE NOT internal`). `episodes` shows
-    every world's episodes as the tables trajectories, turns, episodes and steps. The query sees
+    every world's episodes as the tables trajectories, turns, episodes and steps (closed sessions
+    still in the episode log are recorded first, as for every reader of the store). The query sees
     only that store: no other file, extension or setting; it may use 1 GB of memory and 2 threads.
     """
     from worldforge.warehouse.duck import query_readonly

@@ -111,48 +111,59 @@ class UpstreamSession:
 
 
 class McpRecorder:
-    """The proxy's sessions: downstream key → (recording session id, upstream session, last use)."""
+    """The proxy's sessions: downstream key → (recording session id, upstream session, use).
+
+    A session's use is ``[requests in flight, end of its last request]``: it is idle only with no
+    request in flight, counted from when the last one was answered, so a slow upstream call never
+    has its session stored (and split in two) under it.
+    """
 
     def __init__(self, target: Any, sink: RecordingSink, upstream_label: str) -> None:
         self.target, self.sink, self.label = target, sink, upstream_label
         self.sessions: dict[str, tuple[str, UpstreamSession, list[float]]] = {}
         self.tools_recorded: set[str] = set()
 
-    def _session(self, key: str) -> tuple[str, UpstreamSession]:
+    @contextlib.asynccontextmanager
+    async def _using(self, key: str) -> AsyncIterator[tuple[str, UpstreamSession]]:
+        """The session of ``key`` (opened on first use), marked in use for the block."""
         if key not in self.sessions:
             sid = self.sink.new_session_id("mcp")
             self.sink.append(sid, {"event": "start", "at": now_iso(), "upstream": self.label})
-            self.sessions[key] = (sid, UpstreamSession(self.target), [time.monotonic()])
-        sid, up, last = self.sessions[key]
-        last[0] = time.monotonic()
-        return sid, up
+            self.sessions[key] = (sid, UpstreamSession(self.target), [0, time.monotonic()])
+        sid, up, use = self.sessions[key]
+        use[0] += 1
+        try:
+            yield sid, up
+        finally:
+            use[0] -= 1
+            use[1] = time.monotonic()
 
     async def list_tools(self, key: str, params: Any) -> Any:
         """Forward ``tools/list``; the first answer of a session is recorded."""
-        sid, up = self._session(key)
-        cursor = getattr(params, "cursor", None)
-        result = await up.call(lambda c: c.list_tools(cursor=cursor, cache_mode="bypass") if cursor else c.list_tools())
-        if sid not in self.tools_recorded:
-            self.tools_recorded.add(sid)
-            tools = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in result.tools]
-            await asyncio.to_thread(self.sink.append, sid, {"event": "tools", "at": now_iso(), "tools": tools})
-        return result
+        async with self._using(key) as (sid, up):
+            cursor = getattr(params, "cursor", None)
+            result = await up.call(lambda c: c.list_tools(cursor=cursor, cache_mode="bypass") if cursor else c.list_tools())
+            if sid not in self.tools_recorded:
+                self.tools_recorded.add(sid)
+                tools = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in result.tools]
+                await asyncio.to_thread(self.sink.append, sid, {"event": "tools", "at": now_iso(), "tools": tools})
+            return result
 
     async def call_tool(self, key: str, name: str, arguments: dict | None) -> Any:
         """Forward ``tools/call`` and record it with its result (or the upstream's error, re-raised)."""
-        sid, up = self._session(key)
-        started = now_iso()
-        try:
-            result = await up.call(lambda c: c.call_tool(name, arguments or {}))
-        except Exception as exc:
+        async with self._using(key) as (sid, up):
+            started = now_iso()
+            try:
+                result = await up.call(lambda c: c.call_tool(name, arguments or {}))
+            except Exception as exc:
+                await asyncio.to_thread(self.sink.append, sid, {"event": "call", "name": name, "arguments": arguments or {},
+                                                              "result_text": f"{type(exc).__name__}: {exc}", "is_error": True,
+                                                              "started_at": started, "ended_at": now_iso()})
+                raise
             await asyncio.to_thread(self.sink.append, sid, {"event": "call", "name": name, "arguments": arguments or {},
-                                                          "result_text": f"{type(exc).__name__}: {exc}", "is_error": True,
+                                                          "result_text": result_text(result), "is_error": bool(getattr(result, "is_error", False)),
                                                           "started_at": started, "ended_at": now_iso()})
-            raise
-        await asyncio.to_thread(self.sink.append, sid, {"event": "call", "name": name, "arguments": arguments or {},
-                                                      "result_text": result_text(result), "is_error": bool(getattr(result, "is_error", False)),
-                                                      "started_at": started, "ended_at": now_iso()})
-        return result
+            return result
 
     async def close(self, key: str) -> None:
         """Store one session's recording and end its upstream session."""
@@ -170,9 +181,9 @@ class McpRecorder:
             log.info("stored %s: %d trajectories, %d turns", sid, closed.trajectories, closed.turns)
 
     def idle(self, idle_s: float) -> list[str]:
-        """Keys of the sessions unused for ``idle_s`` seconds."""
+        """Keys of the sessions with no request in flight whose last request was answered ``idle_s`` seconds ago or more."""
         now = time.monotonic()
-        return [k for k, (_, _, last) in self.sessions.items() if now - last[0] >= idle_s]
+        return [k for k, (_, _, use) in self.sessions.items() if use[0] == 0 and now - use[1] >= idle_s]
 
     async def close_all(self) -> None:
         """Store every open session."""

@@ -35,7 +35,9 @@ a line torn by a crash mid-append is moved there too. Readers get typed rows: :f
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import hashlib
 import json
 import logging
 import os
@@ -56,7 +58,19 @@ from worldforge.trajectories.store import TRAJECTORY_SCHEMA, TURN_SCHEMA, trajec
 from worldforge.warehouse.atomic import file_lock
 from worldforge.warehouse.duck import duck_type, open_sandboxed_views, quote_ident, quote_str, read_table, reading_store
 from worldforge.warehouse.layout import episode_log, episode_store, legacy_episode_stores
-from worldforge.warehouse.parts import check_key, key_lock, list_parts, merge_parts, part_name, read_parts, table_files, write_part
+from worldforge.warehouse.parts import (
+    check_key,
+    check_root,
+    key_lock,
+    list_parts,
+    merge_parts,
+    next_part_name,
+    part_name,
+    read_parts,
+    sweep,
+    table_files,
+    write_part,
+)
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -143,34 +157,41 @@ def record_episodes(warehouse: str | Path, episodes: list[Episode]) -> Path:
 
     Every world's episodes, bundled or catalog, served or the oracle's, go to the same store under
     the same rule (:mod:`worldforge.warehouse.parts`): ``episodes/<world>/<part>/{trajectories,
-    turns,episodes,steps}.parquet``, zstd. A write adds a part (renamed into place whole, so a
-    failure leaves the store as it was) and never rewrites what is there: its cost grows with the
-    batch. Writers of one world take turns under a lock; writers of different worlds never wait.
-    An episode id seen before is replaced: readers keep each id's rows from its newest part. When a
-    world holds more than :data:`MERGE_PARTS` parts, its newest parts under
-    :data:`MERGE_PART_BYTES` are merged into one. Text is stored as valid UTF-8: lone surrogates
+    turns,episodes,steps}.parquet``, zstd. A write adds one part per world of the batch, each
+    renamed into place whole, and rewrites nothing. Writers of one world take turns under a lock;
+    writers of different worlds never wait. An episode id seen before is replaced: readers keep
+    each id's rows from its newest part. When a world holds more than :data:`MERGE_PARTS` parts,
+    its newest parts under :data:`MERGE_PART_BYTES` are merged into one (a merge that fails is
+    logged: the part is written, the merge is tried again at the next write). Text is stored as valid UTF-8: lone surrogates
     become their ``\\uXXXX`` escape (:func:`storable`). Within a batch the last episode with an id wins.
 
     Returns:
         The store folder (``<warehouse>/episodes``).
 
     Raises:
-        OSError, polars errors: a part cannot be written (the store is left as it was).
-        WarehouseError: a world name that cannot name a folder.
+        WarehouseError: a world name that cannot name a folder, or a warehouse that is a file
+            (checked before anything is written).
+        OSError, polars errors: a world's part cannot be written; it is left out whole, and the
+            worlds of the batch written before it keep theirs (recording again replaces by id,
+            so a retry records nothing twice).
     """
-    root = episode_store(warehouse)
+    root = check_root(episode_store(warehouse))
     latest = {e.episode_id: e for e in episodes}  # the last one of an id wins
     by_world: dict[str, list[Episode]] = {}
     for e in latest.values():
-        by_world.setdefault(e.world, []).append(e)
+        by_world.setdefault(check_key(e.world), []).append(e)
     for world, batch in by_world.items():
-        check_key(world)
         frames = _frames(batch)
         with key_lock(root, world):
-            write_part(root, world, frames)
+            sweep(root, world)  # what a killed writer of this world left
+            write_part(root, world, frames, name=next_part_name(root, world))
             parts = list_parts(root, world)
             if len(parts) > MERGE_PARTS:
-                _merge_newest(root, world, parts)
+                try:
+                    _merge_newest(root, world, parts)
+                except (OSError, duckdb.Error, pl.exceptions.PolarsError) as exc:
+                    log.warning("episodes of %s: merging its newest parts failed (%s: %s); they stay as they are",
+                                world, type(exc).__name__, str(exc).splitlines()[0] if str(exc) else "")
     return root
 
 
@@ -233,9 +254,7 @@ def _read_store(warehouse: str | Path, read: Callable[[duckdb.DuckDBPyConnection
     try:
         return read_parts(episode_store(warehouse), run)
     except (duckdb.Error, pl.exceptions.PolarsError) as exc:
-        if isinstance(exc, duckdb.IOException) and all(p.is_dir() for p in list_parts(episode_store(warehouse))):
-            raise WarehouseError(f"{episode_store(warehouse)}: a part of the episode store cannot be read ({str(exc).splitlines()[0]})") from None
-        raise WarehouseError(f"{episode_store(warehouse)}: not a worldforge episode store ({str(exc).splitlines()[0]})") from None
+        raise WarehouseError(f"{episode_store(warehouse)}: a part of the episode store cannot be read ({str(exc).splitlines()[0]})") from None
 
 
 def read_episode_tables(warehouse: str | Path) -> dict[str, pl.DataFrame]:
@@ -254,7 +273,23 @@ def open_episode_sql(warehouse: str | Path) -> duckdb.DuckDBPyConnection:
     root = episode_store(warehouse)
     if not root.is_dir():
         raise WarehouseError(f"{root}: no episode store (episodes are recorded by the oracle step and by served sessions)")
-    return open_sandboxed_views(root, lambda con: _episode_views(con, list_parts(root)))
+
+    def views(con: duckdb.DuckDBPyConnection) -> None:
+        def check(parts: list[Path]) -> None:  # every part readable now, else listed again (a merge) or refused
+            probe = duckdb.connect()
+            try:
+                _episode_views(probe, parts)
+                probe.sql("SELECT count(*) FROM steps JOIN turns ON steps.episode_id = turns.trajectory_id").fetchall()
+            finally:
+                probe.close()
+            _episode_views(con, parts)
+
+        try:
+            read_parts(root, check)
+        except (duckdb.Error, pl.exceptions.PolarsError) as exc:
+            raise WarehouseError(f"{root}: a part of the episode store cannot be read ({str(exc).splitlines()[0]})") from None
+
+    return open_sandboxed_views(root, views)
 
 
 # -- stores of earlier versions -------------------------------------------------------------
@@ -262,31 +297,57 @@ def open_episode_sql(warehouse: str | Path) -> duckdb.DuckDBPyConnection:
 
 def migrate_legacy_stores(warehouse: str | Path) -> int:
     """Move the episodes of earlier versions' DuckDB stores (``episodes.duckdb``,
-    ``catalog_episodes/<world>.duckdb``) into the store, one part per world; each file is then
-    renamed ``<name>.migrated`` (kept: nothing is lost). Its parts are ordered by the file's
-    modification time, so episodes recorded since win over them. Returns the episodes moved.
-
-    Raises:
-        WarehouseError: a legacy file that is not an episode store.
+    ``catalog_episodes/<world>.duckdb``) into the store, one part per world, ordered before every
+    part written since (order 0: episodes recorded since win over them). Each file is then renamed
+    ``<name>.migrated`` (kept: nothing is lost). The parts get fixed names, so a migration
+    interrupted half-way goes on where it stopped. A file that is not an episode store is set aside
+    as ``<name>.not-an-episode-store``; one that cannot be read now (locked, a disk error) is logged
+    and tried at the next read. Returns the episodes moved.
     """
     root = episode_store(warehouse)
     moved = 0
     for path in legacy_episode_stores(warehouse):
-        with file_lock(path):
-            if not path.is_file():
-                continue
-            with reading_store(path, "episode store") as con:
-                frames = {t: read_table(con, t) for t in EPISODE_TABLES}
-            order = path.stat().st_mtime_ns
-            for (world,), eps in frames["episodes"].partition_by("world", as_dict=True).items():
-                ids = eps["episode_id"]
-                part = {t: f.filter(pl.col(_ID_COLUMN[t]).is_in(ids.implode())) for t, f in frames.items()}
-                with key_lock(root, check_key(str(world))):
-                    write_part(root, str(world), part, name=part_name(order, tag="migrated"))
-                moved += eps.height
-            os.replace(path, path.with_name(path.name + ".migrated"))
-            log.info("migrated %d episodes of %s into %s", frames["episodes"].height, path, root)
+        try:
+            moved += _migrate(root, path)
+        except WarehouseError as exc:  # not an episode store: out of the way, kept
+            aside = _free_name(path, ".not-an-episode-store")
+            log.warning("%s is not an episode store of an earlier version (%s); set aside as %s", path, exc, aside.name)
+            with contextlib.suppress(OSError):
+                os.replace(path, aside)
+        except (OSError, duckdb.Error, pl.exceptions.PolarsError) as exc:
+            log.warning("the episodes of %s could not be moved into %s yet (%s: %s); tried again at the next read",
+                        path, root, type(exc).__name__, str(exc).splitlines()[0] if str(exc) else "")
     return moved
+
+
+def _free_name(path: Path, suffix: str) -> Path:
+    """``path`` + ``suffix``, or + ``suffix-2``, ``-3`` ... when that exists."""
+    candidate, n = path.with_name(path.name + suffix), 1
+    while candidate.exists():
+        n += 1
+        candidate = path.with_name(f"{path.name}{suffix}-{n}")
+    return candidate
+
+
+def _migrate(root: Path, path: Path) -> int:
+    """Move one legacy store in (see :func:`migrate_legacy_stores`); returns its episodes."""
+    with file_lock(path):
+        if not path.is_file():
+            return 0
+        with reading_store(path, "episode store") as con:
+            frames = {t: read_table(con, t) for t in EPISODE_TABLES}
+        suffix = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:8]
+        for (world,), eps in frames["episodes"].partition_by("world", as_dict=True).items():
+            key = check_key(str(world))
+            part = {t: f.filter(pl.col(_ID_COLUMN[t]).is_in(eps["episode_id"].implode())) for t, f in frames.items()}
+            with key_lock(root, key):
+                name = part_name(0, tag="migrated", suffix=suffix)
+                if not (root / key / name).exists():  # written by an interrupted migration: kept
+                    write_part(root, key, part, name=name)
+        os.replace(path, _free_name(path, ".migrated"))
+        log.info("moved %d episodes of %s into %s", frames["episodes"].height, path, root)
+        return frames["episodes"].height
+
 
 
 # -- the append-only episode log ---------------------------------------------------------
@@ -452,7 +513,7 @@ def drain_episode_log(warehouse: str | Path) -> LogDrain:
     """Record the episodes of ``<warehouse>/episodes.log.jsonl`` in the episode store and take
     them out of the log (one drainer at a time; appends go on meanwhile).
 
-    The batch is recorded with one store rewrite. When it fails, each episode is tried alone:
+    The batch is recorded with one :func:`record_episodes` (a part per world). When it fails, each episode is tried alone:
     those the store refuses while others succeed are poison and are moved to
     ``episodes.log.rejected.jsonl`` with the reason; when every one fails (a full disk, a
     locked store) nothing is taken out and the error is raised, unless an episode has failed
@@ -464,7 +525,7 @@ def drain_episode_log(warehouse: str | Path) -> LogDrain:
         The counts (:class:`LogDrain`).
 
     Raises:
-        OSError, duckdb.Error: the store cannot be written at all; the log is untouched.
+        OSError, WarehouseError, polars errors: the store cannot be written at all; the log is untouched.
     """
     path = episode_log(warehouse)
     if not path.exists():
@@ -533,8 +594,8 @@ def settle_episode_log(warehouse: str | Path) -> None:
     """Move legacy stores in (:func:`migrate_legacy_stores`) and drain the episode log before
     reading the store; never raises (a read-only warehouse, a store that cannot be written: the
     readers then see what the store holds, and it is logged)."""
+    migrate_legacy_stores(warehouse)  # never raises: a file it cannot move is logged
     try:
-        migrate_legacy_stores(warehouse)
         if episode_log(warehouse).exists():
             drain_episode_log(warehouse)
     except Exception as exc:  # a warning, not a traceback: the reader goes on

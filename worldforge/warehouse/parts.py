@@ -2,17 +2,20 @@
 
 A write adds one *part*: a folder holding one zstd Parquet file per table, built as a hidden
 ``.tmp-*`` sibling and renamed into place, so a reader sees a part whole or not at all and a
-failed write leaves nothing behind. Parts are never changed afterwards; the cost of a write grows
-with what it adds, never with the store (an updated DuckDB file is copied whole). Writers of one
-key take turns under a file lock beside it (:func:`~worldforge.warehouse.atomic.file_lock`);
-writers of different keys never wait for each other.
+failed write leaves nothing behind. Parts are never changed afterwards; a write costs what it
+adds, never a rewrite of the store (an updated DuckDB file is copied whole). Writers of one key
+take turns under a file lock (``<root>/.locks/<key>.lock``,
+:func:`~worldforge.warehouse.atomic.file_lock`); writers of different keys never wait for each
+other. Under the lock a writer also sweeps what a killed writer left (``.tmp-*``, ``.gone-*``).
 
-Part names sort in the order they were written (``p-<nanoseconds since the epoch:20>-<pid>-<random>``),
-so a reader that must keep one row per id keeps the row of the last part (the store's own
-replace rule, applied on read). :func:`merge_parts` folds a key's newest parts into one (the
-caller supplies the merged rows), bounding the number of files a key holds; the folded parts are
-renamed out of sight (``.gone-*``) before they are removed, and a reader that listed one a moment
-before gets :class:`PartGone` and lists again (:func:`read_parts`).
+Within a key, part names sort in the order they were written: ``p-<order:20>-<pid>-<random>``,
+the order being the time in ns since the epoch, or one more than the key's newest part when the
+clock is behind it (:func:`next_part_name`, under the lock). A reader that must keep one row per
+id keeps the row of the last part (the store's own replace rule, applied on read).
+:func:`merge_parts` folds a key's newest parts into one named right after the newest it folds
+(the caller supplies the merged rows), bounding the number of files a key holds; the folded parts
+are renamed out of sight (``.gone-*``) before they are removed, and a reader that listed one a
+moment before lists again (:func:`read_parts`).
 
 The layout is that of hive-style partitioned Parquet datasets (Apache Hudi/Delta Lake keep a log
 of such immutable files for the same reason); here the folder listing is the log.
@@ -57,14 +60,30 @@ def check_key(key: str) -> str:
     return key
 
 
-def part_name(order_ns: int | None = None, tag: str | None = None) -> str:
-    """A new part's name: ``p-<order_ns:020d>-<pid>-<8 hex>`` (``order_ns``: now, in ns since the epoch).
+def part_name(order_ns: int | None = None, tag: str | None = None, suffix: str | None = None) -> str:
+    """A part's name: ``p-<order_ns:020d>-<tag>-<suffix>`` (``order_ns``: now, in ns since the epoch;
+    ``tag``: this process's id; ``suffix``: 8 random hex digits).
 
-    ``order_ns=0`` names a part older than every part written by this module (a migrated store);
-    ``tag`` (letters, digits, ``_ -``) replaces the pid in the name.
+    ``order_ns=0`` names a part older than every part written by :func:`write_part` (a store of an
+    earlier version moved in); a fixed ``tag`` and ``suffix`` give a name a re-run finds again.
     """
     order = time.time_ns() if order_ns is None else order_ns
-    return f"{PART_PREFIX}{order:020d}-{tag or os.getpid()}-{uuid.uuid4().hex[:8]}"
+    return f"{PART_PREFIX}{order:020d}-{tag or os.getpid()}-{suffix or uuid.uuid4().hex[:8]}"
+
+
+def part_order(part: Path | str) -> int:
+    """The order number in a part's name (ns since the epoch for a part written now)."""
+    return int(Path(part).name[len(PART_PREFIX):len(PART_PREFIX) + 20])
+
+
+def next_part_name(root: str | Path, key: str) -> str:
+    """The name of ``key``'s next part: ordered now, or right after the key's newest part when the
+    clock is behind it (a clock set back, another host); call under :func:`key_lock`."""
+    newest = list_parts(root, key)
+    order = time.time_ns()
+    if newest:
+        order = max(order, part_order(newest[-1]) + 1)
+    return part_name(order)
 
 
 def key_dir(root: str | Path, key: str) -> Path:
@@ -72,11 +91,42 @@ def key_dir(root: str | Path, key: str) -> Path:
     return Path(root) / check_key(key)
 
 
+def check_root(root: str | Path) -> Path:
+    """``root`` when it is a folder or can be one.
+
+    Raises:
+        WarehouseError: ``root`` or a folder above it is a file.
+    """
+    root = Path(root)
+    blocker = next((p for p in (root, *root.parents) if p.exists() and not p.is_dir()), None)
+    if blocker is not None:
+        raise WarehouseError(f"{root}: cannot hold a store of parts: {blocker} is a file")
+    return root
+
+
 @contextlib.contextmanager
 def key_lock(root: str | Path, key: str) -> Iterator[None]:
-    """The writers' lock of one key (``<root>/<key>.lock``)."""
-    with file_lock(key_dir(root, key)):
+    """The writers' lock of one key (``<root>/.locks/<key>.lock``); the block may sweep the key's
+    leftovers (:func:`sweep`), since no writer of the key is running meanwhile.
+
+    Raises:
+        WarehouseError: a bad key, or ``root`` is a file.
+    """
+    check_root(root)
+    with file_lock(Path(root) / ".locks" / check_key(key)):
         yield
+
+
+def sweep(root: str | Path, key: str) -> int:
+    """Remove what killed writers of ``key`` left (``.tmp-*`` parts being written, ``.gone-*``
+    parts being removed); call under :func:`key_lock`. Returns the folders removed."""
+    folder = key_dir(root, key)
+    if not folder.is_dir():
+        return 0
+    left = [p for p in folder.iterdir() if p.name.startswith((".tmp-", ".gone-"))]
+    for p in left:
+        remove_temporary(p)
+    return len(left)
 
 
 def list_parts(root: str | Path, key: str | None = None) -> list[Path]:
@@ -100,7 +150,8 @@ def write_part(root: str | Path, key: str, frames: dict[str, pl.DataFrame], name
         root: the store folder (created when missing).
         key: the part's key (a world name, for episodes); :func:`check_key`.
         frames: table name -> rows (an empty frame writes an empty file with its schema).
-        name: the part's name (default :func:`part_name`); it must not exist yet.
+        name: the part's name (default :func:`part_name`, ordered now; under :func:`key_lock`,
+            :func:`next_part_name`); it must not exist yet.
 
     Returns:
         The part's folder.
@@ -109,7 +160,7 @@ def write_part(root: str | Path, key: str, frames: dict[str, pl.DataFrame], name
         WarehouseError: a bad key or table name, or the part already exists.
         OSError, polars errors: the write failed; nothing of the part is left.
     """
-    folder = key_dir(root, key)
+    folder = key_dir(check_root(root), key)
     name = name or part_name()
     target = folder / name
     make_parent(target)
@@ -140,14 +191,14 @@ def remove_parts(parts: list[Path]) -> None:
 def merge_parts(root: str | Path, key: str, parts: list[Path], frames: dict[str, pl.DataFrame]) -> Path:
     """Replace ``parts`` of ``key`` by one new part holding ``frames`` (the caller's merge of them).
 
-    Call under :func:`key_lock`: the new part's name sorts after every part of the key, so it must
-    be the newest (no writer of the key may add one meanwhile), and ``parts`` must be the newest
-    parts of the key (a suffix of :func:`list_parts`), or rows an older part replaced would win again.
+    Call under :func:`key_lock`, with ``parts`` the newest parts of the key (a suffix of
+    :func:`list_parts`): the new part is named right after the newest of them, so it keeps their
+    place in the order (before any part written later, after every part they came after).
 
     Returns:
         The new part.
     """
-    merged = write_part(root, key, frames)
+    merged = write_part(root, key, frames, name=part_name(part_order(parts[-1]) + 1))
     remove_parts(parts)
     return merged
 
@@ -164,6 +215,8 @@ def read_parts(root: str | Path, read: Callable[[list[Path]], T], attempts: int 
         PartGone: parts kept vanishing over ``attempts`` listings (a store merged without pause).
     """
     for attempt in range(attempts):
+        if attempt:
+            time.sleep(0.05 * attempt)  # a merge is removing parts: give it a moment
         parts = list_parts(root)
         try:
             return read(parts)
