@@ -129,6 +129,17 @@ def test_expired_sessions_are_logged_when_they_expire(wh):
     assert [json.loads(line)["episode_id"] for line in _log_lines(wh)] == ["idle-1"]  # a session without steps is no episode
 
 
+def test_a_session_with_a_step_in_flight_never_expires(wh):
+    sessions = Sessions(idle_timeout=0.05, max_sessions=10, warehouse=wh)
+    sessions.add(SearchEnv(WORLD, warehouse=wh, session_id="busy"))
+    env, step_lock = sessions.use("busy")
+    with step_lock:  # a step slower than the idle timeout
+        time.sleep(0.2)
+        assert sessions.reap() == 0 and len(sessions) == 1
+    time.sleep(0.1)
+    assert sessions.reap() == 1 and len(sessions) == 0
+
+
 def test_a_restart_replays_the_log_and_shutdown_records_open_sessions(wh):
     log_episodes(wh, [_episode("left-by-a-crash")])
     app = create_app(WORLD, wh, mcp=False)

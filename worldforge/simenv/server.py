@@ -359,9 +359,10 @@ class Sessions:
         return len(stale)
 
     def _expired(self) -> list[SearchEnv]:
-        """Take the idle sessions out (called with the lock held)."""
+        """Take the idle sessions out (called with the lock held); a session with a step in flight
+        (its step lock held) is in use, however long the step takes."""
         now = time.monotonic()
-        stale = [sid for sid, (_, used, _) in self._items.items() if now - used > self.idle_timeout]
+        stale = [sid for sid, (_, used, step) in self._items.items() if now - used > self.idle_timeout and not step.locked()]
         return [self._items.pop(sid)[0] for sid in stale]
 
 
