@@ -200,3 +200,10 @@ def test_a_legacy_file_that_is_no_episode_store_is_set_aside_and_the_log_still_d
     (tmp_path / "episodes.duckdb.migrated").write_text("kept")
     assert sorted(read_episodes(tmp_path)["episode_id"].to_list()) == ["logged", "old"]
     assert (tmp_path / "episodes.duckdb.migrated").read_text() == "kept" and (tmp_path / "episodes.duckdb.migrated-2").is_file()
+
+
+def test_summary_counts_the_episodes_by_agent_in_words(tmp_path):
+    record_episodes(tmp_path, [_episode("o1", agent="oracle"), _episode("o2", agent="oracle"), _episode("h1", world="beta_2030", agent="http")])
+    out = CliRunner().invoke(app, ["summary", "--warehouse", str(tmp_path)])
+    assert out.exit_code == 0, out.output
+    assert "simulated episodes: 3 (http 1, oracle 2); finished 3; F1 1.0 in 3" in out.output

@@ -29,7 +29,8 @@ def summary(warehouse: WarehouseOpt = None) -> None:
               f"informative share: {share}")
     e = s.episodes
     if e.episodes:
-        out.print(f"simulated episodes: {e.episodes} ({e.by_agent}); finished {e.finished}; F1 1.0 in {e.solved}")
+        agents = ", ".join(f"{agent} {n:,}" for agent, n in e.by_agent)
+        out.print(f"simulated episodes: {e.episodes:,} ({agents}); finished {e.finished:,}; F1 1.0 in {e.solved:,}")
     for name, r in s.datasets.items():
         extra = f"; loss share {r['stats']['loss_share']:.1%}" if "loss_share" in r["stats"] else ""
         extra += f"; {r['stats']['variant']} variant" if "variant" in r["stats"] else ""
