@@ -11,6 +11,7 @@ world and seed give the same questions.
 from __future__ import annotations
 
 import random
+import re
 
 __all__ = ["Phrasing", "join_words"]
 
@@ -106,3 +107,36 @@ class Phrasing:
              "- the table output directly in the form ```markdown{table}```"),
         ]
         return self.rng.choice(blocks)
+
+
+def capitalized(text: str) -> str:
+    """``text`` with its first letter upper-cased (the rest as it is)."""
+    return text[:1].upper() + text[1:]
+
+
+def noun_like(label: str) -> bool:
+    """A label that reads as a noun phrase (``segment``, ``type of trip``), not a predicate (``based in``, ``has a spa``)."""
+    words = label.split()
+    return bool(words) and words[-1] not in ("in", "of", "at", "on", "by", "for", "to", "from", "with") and words[0] not in ("is", "has", "was", "based")
+
+
+def verb_is(label: str) -> str:
+    """The verb agreeing with a label: ``points are``, ``player rating is``."""
+    last = label.split()[-1] if label.split() else label
+    return "are" if last.endswith("s") and not last.endswith(("ss", "us", "is")) and len(last) > 3 else "is"
+
+
+def plural_event(event: str) -> str:
+    """An event verb for several rows: ``was announced`` -> ``were announced``."""
+    return "were " + event[4:] if event.startswith("was ") else event
+
+
+def header_words(name: str) -> str:
+    """A column header as words in a sentence: ``Launch price (USD)`` -> ``launch price``."""
+    words = re.sub(r" \([^()]*\)$", "", name)
+    return words if words[:2].isupper() else words[:1].lower() + words[1:]
+
+
+def with_article(word: str) -> str:
+    """``word`` after ``a`` or ``an``, by its first letter (``an attendance``, ``a segment``)."""
+    return ("an " if word[:1].lower() in "aeiou" else "a ") + word

@@ -1,0 +1,641 @@
+"""The nine task kinds, one function each: ``(context, limit) -> None``, adding at most ``limit`` tasks.
+
+Each function reads the world through its :class:`~worldforge.tasks.context.TaskContext` and hands
+every task it makes to :meth:`~worldforge.tasks.context.TaskContext.add`; :data:`KIND_MAKERS`
+maps a kind's name (:data:`~worldforge.tasks.generate.KINDS`) to its function. The kinds and what
+their questions ask for are listed in :mod:`worldforge.tasks.generate`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from datetime import date
+from typing import Any
+
+import polars as pl
+
+from worldforge.corpus.pages import slug
+from worldforge.corpus.quantity import render_value
+from worldforge.spec import models as M
+from worldforge.tasks.context import Column, Field, TaskContext
+from worldforge.tasks.io import norm_column
+from worldforge.tasks.phrasing import capitalized, join_words, noun_like, plural_event, verb_is, with_article
+
+
+def nice_number(x: float) -> float:
+    """``x`` rounded to two significant digits (thresholds people write: 430, 4,900, 0.15)."""
+    if x == 0 or not math.isfinite(x):
+        return 0.0
+    step = 10 ** (math.floor(math.log10(abs(x))) - 1)
+    return round(round(x / step) * step, 10)
+
+
+def round2(x: float) -> float:
+    """``x`` rounded to two decimals (``-0.0`` written ``0.0``)."""
+    return round(x + 0.0, 2)
+
+
+
+def month_end(d: date) -> date:
+    """The last day of ``d``'s month."""
+    first_next = date(d.year + (d.month == 12), d.month % 12 + 1, 1)
+    return date.fromordinal(first_next.toordinal() - 1)
+
+
+
+def lookup_tasks(ctx: TaskContext, limit: int) -> None:
+    """Every child of one parent (the largest families first), or every row of a small top-level table; 5-8 columns."""
+    families = []
+    for t in _labelled_tables(ctx):
+        for ref, pt in ctx.parents(t)[:1]:
+            families += [(-n, t, key, ref, pt) for key, n in ctx.tables[t].group_by(ref).len().rows() if n >= 5]
+    small = [t for t in _labelled_tables(ctx) if not ctx.parents(t) and ctx.tables[t].height <= 40 and t in ctx.has_dataset]
+    made = 0
+    for t in small[:1]:
+        attrs = ctx.pick_attrs(t, ctx.rng.randint(4, 6))
+        if len(attrs) >= 3:
+            info = ctx.info[t]
+            cols = [ctx.name_col(t)] + [ctx.attr_col(t, a) for a in attrs] + [ctx.url_col(t)]
+            rows = sorted(ctx.rows[t], key=lambda r: ctx.label(t, r))
+            n, w = len(rows), ctx.ph.world
+            q = ctx.ph.preface() + ctx.ph.pick([
+                f"{ctx.ph.request()} a table of all {n} {info.plural} in {w} with {ctx.heads(cols[1:-1], 'their')}, and the URL of each one's encyclopedia article.",
+                f"How do the {n} {info.plural} of {w} compare? For every one of them, give {ctx.heads(cols[1:-1], 'the')}, and link its encyclopedia article.",
+                f"List each of the {n} {info.plural} in {w} with {ctx.heads(cols[1:-1], 'its')}; add the URL of its encyclopedia article as the last column.",
+                f"There are {n} {info.plural} in {w}. For each one I need {ctx.heads(cols[1:-1], 'the')}, plus the address of its encyclopedia article.",
+            ])
+            ctx.add("lookup", t, rows, cols, q, {"rows": {"from": "dataset"}})
+            made += 1
+    fams = sorted(families, key=lambda x: (x[0], x[1], str(x[2])))
+    used: set = set()
+    for i, (n, t, key, ref, pt) in enumerate(fams):
+        if made >= limit or (t, key) in used:
+            continue
+        keys = [key]
+        if -n < 15:  # a small family: ask for two parents' children at once, as wide tasks do
+            other = next((f for f in fams[i + 1:] if f[1] == t and (t, f[2]) not in used), None)
+            if other is not None:
+                keys.append(other[2])
+        used.update((t, k) for k in keys)
+        attrs = ctx.pick_attrs(t, ctx.rng.randint(4, 6))
+        if len(attrs) < 3:
+            continue
+        info = ctx.info[t]
+        cols = [ctx.name_col(t)] + [ctx.attr_col(t, a) for a in attrs] + [ctx.url_col(t)]
+        if len(keys) > 1:
+            cols.insert(1, ctx.parent_col(t, ref, pt))
+        plabels = [ctx.names[pt][k].text for k in keys]
+        rows = sorted((r for r in ctx.rows[t] if r[ref] in keys), key=lambda r: ctx.label(t, r))
+        who = join_words(plabels)
+        pdesc = f"two {ctx.info[pt].plural}" if len(keys) > 1 else with_article(ctx.info[pt].noun)
+        w, many = ctx.ph.world, len(keys) > 1
+        q = ctx.ph.preface() + ctx.ph.pick([
+            f"{ctx.ph.request()} a complete list of the {info.plural} of {who} ({pdesc}) in {w}, as of {ctx.as_of()}. "
+            f"For each {info.noun}, give {ctx.heads(cols[1:-1], 'its')}, and the URL of its encyclopedia article.",
+            f"What {info.plural} {'do' if many else 'does'} {who} have in {w}? List every one with {ctx.heads(cols[1:-1], 'its')}, and link its encyclopedia article.",
+            f"List all {info.plural} of {who} in {w}. The columns I need: {ctx.heads(cols[1:-1])}, plus the URL of the {info.noun}'s encyclopedia article.",
+            f"{who} {'are' if many else 'is'} {pdesc} in {w}. Which {info.plural} belong to {'them' if many else 'it'}? "
+            f"Give {ctx.heads(cols[1:-1], 'the')} of each, with the URL of its encyclopedia page.",
+            f"Every {info.noun} of {who} in {w}, please, with {ctx.heads(cols[1:-1], 'its')}, plus a link to its encyclopedia article.",
+        ])
+        plan = {"rows": {"from": "children", "parents": [{"slug": slug(pt), "label": x} for x in plabels], "section": capitalized(info.plural)}}
+        ctx.add("lookup", t, rows, cols, q, plan)
+        made += 1
+
+def _by_family(ctx: TaskContext) -> list[str]:
+    """Labelled tables with a labelled parent, those with the largest families (children per parent) first."""
+    def size(t: str) -> float:
+        ref = ctx.parents(t)[0][0]
+        return ctx.tables[t].height / max(1, ctx.tables[t][ref].n_unique())
+    return sorted((t for t in _labelled_tables(ctx) if ctx.parents(t)), key=lambda t: (-size(t), t))
+
+def _labelled_tables(ctx: TaskContext, min_rows: int = 1) -> list[str]:
+    """Tables whose rows have distinct labels, the largest first."""
+    return sorted((t for t in ctx.spec.tables if ctx.labelled(t) and ctx.tables[t].height >= min_rows), key=lambda t: (-ctx.tables[t].height, t))
+
+def _threshold(ctx: TaskContext, t: str, c: str, share: float) -> tuple[str, float] | None:
+    """A round bound on a numeric column that ``share`` of the rows meet (``>=`` on the top, ``<=`` on the bottom)."""
+    vals = sorted(float(v) for v in ctx.tables[t][c].to_list())
+    if ctx.rng.random() < 0.6:
+        v = nice_number(vals[int(len(vals) * (1 - share))])
+        return (">=", v) if v > vals[0] else None
+    v = nice_number(vals[int(len(vals) * share)])
+    return ("<=", v) if v < vals[-1] else None
+
+def _bound(ctx: TaskContext, t: str, c: str, op: str, v: Any) -> str:
+    """A numeric bound as words: ``at least 4 stars``, ``120 rooms or fewer``, ``at most $1,099``."""
+    val = ctx.words(t, c, v)
+    label = ctx.ci(t, c).label
+    if label.startswith("number of ") and re.fullmatch(r"[\d.,]+", val):
+        val = f"{val} {label.removeprefix('number of ')}"  # "number of hotels" >= 3: "at least 3 hotels"
+    if op == ">=":
+        return ctx.rng.choice([f"at least {val}", f"{val} or more", f"no less than {val}"])
+    return ctx.rng.choice([f"at most {val}", f"no more than {val}", f"{val} or less"])
+
+def _cond_words(ctx: TaskContext, t: str, c: str, op: str, v: Any) -> str:
+    """A condition as a clause on several rows: ``whose star rating is at least 4 stars``, ``with at least 3 hotels``,
+    ``whose segment is luxury or upscale``, ``that were announced between ... (both included)``."""
+    ci = ctx.ci(t, c)
+    label = ci.label
+    if op in (">=", "<="):
+        bound = _bound(ctx, t, c, op, v)
+        return f"with {bound}" if label.startswith("number of ") else f"whose {label} {verb_is(label)} {bound}"
+    if op == "in":
+        return f"whose {label} {verb_is(label)} {join_words([str(x) for x in v], 'or')}"
+    if op == "between":
+        a, b = v
+        span = f"between {ctx.words_date(a)} and {ctx.words_date(b)} (both included)"
+        return f"that {plural_event(ci.event)} {span}" if ci.event else f"whose {label} falls {span}"
+    return f"whose {label} {verb_is(label)} {v}"
+
+def _criterion(ctx: TaskContext, t: str, c: str, op: str, v: Any) -> str:
+    """A condition as a criterion in a list: ``star rating: at least 4 stars``, ``segment: luxury or upscale``."""
+    label = ctx.ci(t, c).label
+    if op in (">=", "<="):
+        return f"{label}: {_bound(ctx, t, c, op, v)}"
+    if op == "in":
+        return f"{label}: {join_words([str(x) for x in v], 'or')}"
+    if op == "between":
+        return f"{label}: between {ctx.words_date(v[0])} and {ctx.words_date(v[1])}"
+    return f"{label}: {v}"
+
+def _clue(ctx: TaskContext, t: str, c: str, op: str, v: Any) -> str:
+    """A clue about one row: ``its star rating is between 4 and 5 stars``, ``it was founded in March 2030``."""
+    ci = ctx.ci(t, c)
+    label = ci.label
+    if op == "in":
+        return f"its {label} {verb_is(label)} {v[0]}"
+    if ci.kind == "date":
+        month = v[0].strftime("%B %Y")
+        return f"it {ci.event} in {month}" if ci.event else f"its {label} falls in {month}"
+    lo, hi = ctx.words(t, c, v[0]), ctx.words(t, c, v[1])
+    if label.startswith("number of "):
+        return f"it has between {lo} and {hi} {label.removeprefix('number of ')}" if re.fullmatch(r"[\d.,]+", hi) else f"it has between {lo} and {hi}"
+    return f"its {label} {verb_is(label)} between {lo} and {hi}"
+
+def _match(ctx: TaskContext, row: dict, c: str, op: str, v: Any) -> bool:
+    x = row[c]
+    if op == ">=":
+        return x >= v
+    if op == "<=":
+        return x <= v
+    if op == "in":
+        return x in v
+    if op == "between":
+        return v[0] <= x <= v[1]
+    return x == v
+
+def filter_tasks(ctx: TaskContext, limit: int) -> None:
+    """Rows that meet 1-3 conditions on their attributes; 8-60 rows."""
+    tables = [t for t in _labelled_tables(ctx, 30) if ctx.numbers(t) and t in ctx.has_dataset]
+    for i in range(limit * 4):
+        if not tables or sum(x.extra["kind"] == "filter" for x in ctx.tasks) >= limit:
+            return
+        t = tables[i % len(tables)]
+        info = ctx.info[t]
+        conds: list[tuple[str, str, Any]] = []
+        nums, cats = ctx.numbers(t), ctx.categories(t)
+        n_cond = ctx.rng.choice((1, 2, 2, 3))
+        for c in ctx.rng.sample(nums, min(len(nums), 2)):
+            th = _threshold(ctx, t, c, ctx.rng.choice((0.3, 0.4, 0.5, 0.6)))
+            if th:
+                conds.append((c, th[0], th[1]))
+        if cats and (n_cond >= 2 or not conds):
+            c = ctx.rng.choice(cats)
+            vals = sorted(set(ctx.tables[t][c].to_list()), key=str)
+            k = ctx.rng.choice((1, 2)) if len(vals) > 2 else 1
+            conds.append((c, "in", tuple(sorted(ctx.rng.sample(vals, k), key=str))))
+        conds = conds[:n_cond]
+        if not conds:
+            continue
+        rows = [r for r in ctx.rows[t] if all(_match(ctx, r, c, op, v) for c, op, v in conds)]
+        if not max(5, min(15, ctx.tables[t].height // 6)) <= len(rows) <= 60:
+            continue
+        rows.sort(key=lambda r: ctx.label(t, r))
+        cond_cols = [c for c, _, _ in conds]
+        extra = ctx.pick_attrs(t, ctx.rng.randint(2, 4), exclude=tuple(cond_cols))
+        cols = [ctx.name_col(t)] + [ctx.attr_col(t, c) for c in dict.fromkeys(cond_cols + extra)]
+        words = join_words([_cond_words(ctx, t, c, op, v) for c, op, v in conds])
+        crit = "; ".join(_criterion(ctx, t, c, op, v) for c, op, v in conds)
+        w, each = ctx.ph.world, "each one's"
+        q = ctx.ph.preface() + ctx.ph.pick([
+            f"{ctx.ph.request()} a list of every {info.noun} in {w} {words}. Give {ctx.heads(cols[1:], each)}.",
+            f"Which {info.plural} in {w} are there {words}? List all of them with {ctx.heads(cols[1:], 'their')}.",
+            f"Find all {info.plural} of {w} (as of {ctx.as_of()}) {words}, and give {ctx.heads(cols[1:], 'their')}.",
+            f"Criteria: {crit}. List every {info.noun} of {w} that meets {'all of them' if len(conds) > 1 else 'it'}, with {ctx.heads(cols[1:], 'its')}.",
+            f"I'm screening the {info.plural} of {w}. Keep only those {words}, and for each one report {ctx.heads(cols[1:], 'the')}.",
+            f"For every {info.noun} in {w} {words}, I need {ctx.heads(cols[1:], 'the')}.",
+            f"Considering only {info.plural} {words}: which ones does {w} have? Give {ctx.heads(cols[1:], 'their')}.",
+        ])
+        plan = {"rows": {"from": "dataset"}, "where": [ctx.cond_plan(t, c, op, v) for c, op, v in conds]}
+        ctx.add("filter", t, rows, cols, q, plan, inputs=ctx.all_rows_inputs(t, cond_cols))
+
+def _date_span(ctx: TaskContext, t: str, dc: str, lo: int, hi: int) -> tuple[date, date, list[dict]] | None:
+    """A span of one to eight consecutive quarters holding ``lo``-``hi`` rows (fewer when the table is small)."""
+    frame = ctx.tables[t]
+    lo = max(3, min(lo, frame.height // 4))
+    counts = dict(((y, q), n) for y, q, n in frame.group_by(pl.col(dc).dt.year().alias("y"), pl.col(dc).dt.quarter().alias("q")).len().rows())
+    if not counts:
+        return None
+    first, last = min(counts), max(counts)
+    qs, (y, q) = [], first
+    while (y, q) <= last:
+        qs.append(((y, q), counts.get((y, q), 0)))
+        y, q = (y + 1, 1) if q == 4 else (y, q + 1)
+    spans = []
+    for i in range(len(qs)):
+        for j in range(i, min(i + 8, len(qs))):
+            n = sum(x[1] for x in qs[i:j + 1])
+            if lo <= n <= hi and qs[i][1] and qs[j][1]:
+                spans.append((qs[i][0], qs[j][0]))
+    if not spans:
+        return None
+    (y0, q0), (y1, q1) = ctx.rng.choice(spans)
+    start = date(y0, 3 * q0 - 2, 1)
+    end = date(y1 + (q1 == 4), 1 if q1 == 4 else 3 * q1 + 1, 1)
+    end = date.fromordinal(end.toordinal() - 1)
+    rows = [r for r in ctx.rows[t] if start <= r[dc] <= end]
+    return start, end, rows
+
+def join_tasks(ctx: TaskContext, limit: int) -> None:
+    """Rows in a date range with their parent and 1-2 of the parent's attributes."""
+    made = 0
+    for t in _labelled_tables(ctx, 10):
+        dc = ctx.event(t)
+        if dc is None or made >= limit or t not in ctx.has_dataset:
+            continue
+        for ref, pt in ctx.parents(t)[:1]:
+            pattrs = [c for c in ctx.attributes(pt) if ctx.ci(pt, c).kind != "text"]
+            if not pattrs:
+                continue
+            for _ in range(limit):
+                span = _date_span(ctx, t, dc, 15, 45)
+                if span is None or made >= limit:
+                    break
+                start, end, rows = span
+                rows.sort(key=lambda r: (r[dc], ctx.label(t, r)))
+                pa = ctx.rng.sample(pattrs, min(len(pattrs), ctx.rng.choice((1, 2))))
+                own = ctx.pick_attrs(t, 2, exclude=(dc,))
+                cols = ([ctx.name_col(t), ctx.attr_col(t, dc), ctx.parent_col(t, ref, pt)] + [ctx.parent_col(t, ref, pt, c) for c in pa]
+                        + [ctx.attr_col(t, c) for c in own])
+                info, pinfo = ctx.info[t], ctx.info[pt]
+                cond = _cond_words(ctx, t, dc, "between", (start, end))
+                w, dl, pn = ctx.ph.world, ctx.ci(t, dc).label, pinfo.noun
+                pwords = ctx.ph.attrs([ctx.ci(pt, c).label for c in pa])
+                ownw = ctx.ph.attrs([ctx.ci(t, c).label for c in own])
+                q = ctx.ph.preface() + ctx.ph.pick([
+                    f"{ctx.ph.request()} a table of the {info.plural} in {w} {cond}. For each, give the {dl}, its {pn} and that {pn}'s {pwords}"
+                    + (f", plus the {ownw} of the {info.noun}." if own else "."),
+                    f"Which {info.plural} of {w} {cond.removeprefix('that ') if ctx.ci(t, dc).event else 'have ' + with_article(dl) + cond.split(' falls', 1)[1]}? "
+                    f"For each one I need its {dl}, the {pn} it belongs to and that {pn}'s {pwords}" + (f", as well as its {ownw}." if own else "."),
+                    f"I'm looking at the period from {ctx.words_date(start)} to {ctx.words_date(end)}. Give all {info.plural} of {w} {cond}, "
+                    f"each with its {dl}, its {pn} and the {pn}'s {pwords}" + (f"; add the {info.noun}'s own {ownw}." if own else "."),
+                    f"List all {info.plural} in {w} {cond}, each with its {pn}. Columns: the {info.noun}, its {dl}, its {pn}, the {pn}'s {pwords}"
+                    + (f", and the {info.noun}'s {ownw}." if own else "."),
+                ])
+                plan = {"rows": {"from": "dataset"}, "where": [ctx.cond_plan(t, dc, "between", (start, end))]}
+                ctx.add("join", t, rows, cols, q, plan, inputs=ctx.all_rows_inputs(t, [dc]))
+                made += 1
+
+def aggregate_tasks(ctx: TaskContext, limit: int) -> None:
+    """Per group (a parent or a category): count, total, average and maximum of a numeric attribute."""
+    made = 0
+    for t in _labelled_tables(ctx):
+        nums = ctx.numbers(t)
+        if not nums or made >= limit or t not in ctx.has_dataset:
+            continue
+        groups: list[tuple[str, str, str | None]] = [("parent", pt, ref) for ref, pt in ctx.parents(t)]
+        groups += [("category", c, None) for c in ctx.categories(t) if noun_like(ctx.ci(t, c).label)]  # "for every segment", never "for every based in"
+        for how, g, ref in ctx.rng.sample(groups, len(groups)):
+            if made >= limit:
+                break
+            c = ctx.rng.choice(nums)
+            ci = ctx.ci(t, c)
+            info = ctx.info[t]
+            key_of = (lambda r: r[ref]) if how == "parent" else (lambda r, g=g: r[g])
+            buckets: dict[Any, list[dict]] = {}
+            for r in ctx.rows[t]:
+                buckets.setdefault(key_of(r), []).append(r)
+            if not 3 <= len(buckets) <= 60:
+                continue
+            unit = f" ({ci.unit.header()})" if ci.unit and ci.unit.header() else ""
+            if how == "parent":
+                gname = capitalized(ctx.info[g].noun)
+                glabel = {k: ctx.names[g][k].text for k in buckets}
+                gfield = Field("parent", g, "@name", ref)
+            else:
+                gname = capitalized(ctx.ci(t, g).label)
+                glabel = {k: render_value(k) for k in buckets}
+                gfield = Field("row", t, g)
+            fns = ["count", ctx.rng.choice(("sum", "mean") if ci.additive else ("mean", "min")), "max"]  # totals only of what adds up
+            cols = [Column(gname, Field("group", t, "@group"), "string"),
+                    Column(f"Number of {info.plural}", Field("row", t, "@name"), "number", "count", exact=True)]
+            words = {"sum": f"Total {ci.label}", "mean": f"Average {ci.label}", "max": f"Highest {ci.label}", "min": f"Lowest {ci.label}"}
+            cols += [Column(words[f] + unit, Field("row", t, c), "number", f, exact=f in ("max", "min")) for f in fns[1:]]
+            pk = ctx.spec.tables[t].primary_key
+            gold, row_cells, keys = [], [], []
+            for k in sorted(buckets, key=lambda k: glabel[k]):
+                rs = buckets[k]
+                vals = [float(r[c]) for r in rs]
+                total = math.fsum(vals)  # exactly rounded: the same whatever order a solver adds the values in
+                agg = {"sum": round2(total), "mean": round2(total / len(vals)), "max": max(vals), "min": min(vals)}
+                gold.append({norm_column(cols[0].name): glabel[k], norm_column(cols[1].name): str(len(rs)),
+                             **{norm_column(col.name): render_value(agg[col.agg]) for col in cols[2:]}})
+                cells = []
+                for r in rs:
+                    cells += ctx.value(t, r, gfield)[1] + [(t, str(r[pk]), c, None)]
+                row_cells.append(cells)
+                keys.append(rs[0])
+            by = f"{ctx.info[g].noun}" if how == "parent" else ctx.ci(t, g).label
+            aggs = join_words([words[f][:1].lower() + words[f][1:] for f in fns[1:]])  # "time on Mars" keeps its capital
+            w = ctx.ph.world
+            q = ctx.ph.preface() + ctx.ph.pick([
+                f"For every {by} in {w}, how many {info.plural} are there, and what are the {aggs} across them? One row per {by}.",
+                f"{ctx.ph.request()} a summary of the {info.plural} of {w} by {by}: the number of {info.plural}, the {aggs} for each {by}.",
+                f"Group the {info.plural} of {w} by {by}. For each group, report how many {info.plural} it has and the {aggs}.",
+                f"I need a breakdown of {w} by {by}: per {by}, the count of {info.plural}, the {aggs}.",
+                f"How are the {info.plural} of {w} distributed by {by}? Give, for each {by}, the number of {info.plural} and the {aggs}.",
+            ]) + ctx.ph.rounding([x for f, x in (("mean", "averages"), ("sum", "totals")) if f in fns])
+            plan = {"rows": {"from": "dataset"}, "group": ctx.field_plan(gfield)}
+            ctx.add("aggregate", t, keys, cols, q, plan, gold=gold, row_cells=row_cells)
+            made += 1
+
+def top_k_tasks(ctx: TaskContext, limit: int) -> None:
+    """The k rows with the highest (or lowest) value of an attribute, optionally within one category."""
+    made = 0
+    for t in _labelled_tables(ctx):
+        nums = ctx.numbers(t)
+        if not nums or ctx.tables[t].height < 20 or t not in ctx.has_dataset:
+            continue
+        for _ in range(limit * 2):
+            if made >= limit:
+                return
+            c = ctx.rng.choice(nums)
+            desc = ctx.rng.random() < 0.75
+            rows = list(ctx.rows[t])
+            cat = None
+            cats = ctx.categories(t)
+            if cats and ctx.rng.random() < 0.5:
+                cc = ctx.rng.choice(cats)
+                v = ctx.rng.choice(sorted(set(ctx.tables[t][cc].to_list()), key=str))
+                sub = [r for r in rows if r[cc] == v]
+                if len(sub) >= 12:
+                    rows, cat = sub, (cc, v)
+            k = min(ctx.rng.choice((10, 15, 20)), len(rows) - 1)
+            rows.sort(key=lambda r: r[c], reverse=desc)
+            if rows[k - 1][c] == rows[k][c]:
+                continue  # a tie at the cut would make the top k ambiguous
+            top = rows[:k]
+            positioned = len({r[c] for r in top}) == k  # no tie inside: positions are well defined
+            info, ci = ctx.info[t], ctx.ci(t, c)
+            extra = ctx.pick_attrs(t, 3, exclude=(c,) + ((cat[0],) if cat else ()))
+            cols = ([Column("Position", Field("row", t, "@position"), "number", exact=True)] if positioned else []) + [ctx.name_col(t), ctx.attr_col(t, c)]
+            cols += [ctx.attr_col(t, a) for a in extra]
+            which = "highest" if desc else "lowest"
+            scope = f" whose {ctx.ci(t, cat[0]).label} is {cat[1]}" if cat else ""
+            w, lab = ctx.ph.world, ci.label
+            xw = ctx.ph.attrs([ctx.ci(t, a).label for a in extra])
+            lx = join_words([lab, xw])  # "price and screen size, battery capacity and segment", or the ranked value alone
+            num = ctx.ph.pick(["Number them from 1 and give", "Number them 1 to " + str(k) + " and give"]) if positioned else "Give"
+            q = ctx.ph.preface() + ctx.ph.pick([
+                f"{ctx.rng.choice(('Compile', 'List', 'Give me', 'I need'))} the top {k} {info.plural}{scope} in {w} by {lab} ({which} first), as of {ctx.as_of()}. {num} each one's {lx}.",
+                f"Which {k} {info.plural}{scope} of {w} have the {which} {lab}? {'Rank them from 1, ' + which + ' first, and give' if positioned else 'Give'} "
+                f"the {join_words([lab] + [ctx.ci(t, a).label for a in extra])} of each.",
+                f"I'm after the {k} {info.plural}{scope} with the {which} {lab} in {w} (as of {ctx.as_of()}). "
+                f"{num} their {lx}.",
+                f"Rank the {info.plural}{scope} of {w} by {lab}, {which} first, and keep the first {k}. {num} each one's {lx}.",
+            ])
+            gold, row_cells = [], []
+            for i, r in enumerate(top, 1):
+                g = {"position": str(i)} if positioned else {}
+                cells = []
+                for col in cols[1:] if positioned else cols:
+                    v, used = ctx.value(t, r, col.field)
+                    g[norm_column(col.name)] = render_value(v)
+                    cells += used
+                gold.append(g)
+                row_cells.append(cells)
+            where = [ctx.cond_plan(t, cat[0], "in", (cat[1],))] if cat else []
+            plan = {"rows": {"from": "dataset"}, "where": where, "order": {"field": ctx.field_plan(Field("row", t, c)), "desc": desc}, "limit": k}
+            inputs = ctx.all_rows_inputs(t, [c] + ([cat[0]] if cat else []))
+            ctx.add("top_k", t, top, cols, q, plan, unique=[cols[1 if positioned else 0].name], gold=gold, row_cells=row_cells, inputs=inputs)
+            made += 1
+
+def ranking_tasks(ctx: TaskContext, limit: int) -> None:
+    """The top of a rank column as the ranking site publishes it (its page's title names it)."""
+    made = 0
+    for t, table in ctx.spec.tables.items():
+        if not ctx.labelled(t):
+            continue
+        for rc, col in table.columns.items():
+            if not isinstance(col, M.RankColumn) or made >= limit:
+                continue
+            frame = ctx.tables[t]
+            info = ctx.info[t]
+            scope, page_scope = "", ""
+            if col.within:
+                groups = sorted(frame[col.within].unique().to_list())
+                g = ctx.rng.choice(groups)
+                frame = frame.filter(pl.col(col.within) == g)
+                wcol = table.columns[col.within]
+                if isinstance(wcol, M.ReferenceColumn):
+                    pl_ = ctx.names[wcol.parent][g].text
+                    scope = page_scope = f" of {pl_}"
+                else:
+                    scope, page_scope = f" with {ctx.ci(t, col.within).label} {render_value(g)}", f" ({render_value(g)})"
+            title = f"{capitalized(info.plural)}{page_scope} ranked by {ctx.ci(t, col.of).label}"
+            if title not in ctx.titles:
+                continue
+            n = min(10, frame.height)
+            rows = frame.sort(rc).head(n).to_dicts()
+            cols = [ctx.attr_col(t, rc), ctx.name_col(t), ctx.attr_col(t, col.of)]
+            order = "highest first" if col.descending else "lowest first"
+            w, by, rl = ctx.ph.world, ctx.ci(t, col.of).label, ctx.ci(t, rc).label
+            q = ctx.ph.preface() + ctx.ph.pick([
+                f"List the top {n} {info.plural}{scope} in {w} ranked by {by} ({order}), as of {ctx.as_of()}, with their {rl}, name and {by}.",
+                f"Which {n} {info.plural}{scope} of {w} come first when ranked by {by} ({order})? Give each one's {rl}, name and {by}.",
+                f"{ctx.ph.request()} the published ranking of {info.plural}{scope} by {by} in {w}: the first {n} places, with {rl}, {info.noun} and {by}.",
+                f"What are the first {n} places of the {by} ranking of {info.plural}{scope} in {w} ({order})? For each, the {rl}, the {info.noun} and its {by}.",
+            ])
+            plan = {"rows": {"from": "ranking", "title": title}, "limit": n}
+            ctx.add("ranking", t, rows, cols, q, plan, unique=[cols[1].name])
+            made += 1
+
+def window_tasks(ctx: TaskContext, limit: int) -> None:
+    """Rows whose event date falls in one or two quarters, with their date and attributes (timeline pages)."""
+    made = 0
+    for t in _labelled_tables(ctx, 10):
+        dc = ctx.event(t)
+        if dc is None:
+            continue
+        for _ in range(limit):
+            if made >= limit:
+                return
+            span = _date_span(ctx, t, dc, 15, 45)
+            if span is None:
+                break
+            start, end, rows = span
+            rows.sort(key=lambda r: (r[dc], ctx.label(t, r)))
+            attrs = ctx.pick_attrs(t, ctx.rng.randint(2, 4), exclude=(dc,))
+            cols = [ctx.name_col(t), ctx.attr_col(t, dc)] + [ctx.attr_col(t, a) for a in attrs]
+            for ref, pt in ctx.parents(t)[:1]:
+                cols.insert(1, ctx.parent_col(t, ref, pt))
+            info = ctx.info[t]
+            quarters = []
+            y, q = start.year, (start.month - 1) // 3 + 1
+            while date(y, 3 * q - 2, 1) <= end:
+                quarters.append((y, q))
+                y, q = (y + 1, 1) if q == 4 else (y, q + 1)
+            qwords = " and ".join(f"Q{q} {y}" for y, q in quarters) if len(quarters) <= 2 else f"Q{quarters[0][1]} {quarters[0][0]} through Q{quarters[-1][1]} {quarters[-1][0]}"
+            filled = {(r[dc].year, (r[dc].month - 1) // 3 + 1) for r in rows}  # a quarter without rows has no timeline page
+            ev = ctx.ci(t, dc).event
+            what = f"that {plural_event(ev)} in {qwords}" if ev else f"whose {ctx.ci(t, dc).label} falls in {qwords}"
+            what_one = f"that {ev} in {qwords}" if ev else what
+            in_period = f"that {plural_event(ev)} in that period" if ev else f"whose {ctx.ci(t, dc).label} falls in that period"
+            w, span = ctx.ph.world, f"{ctx.words_date(start)} to {ctx.words_date(end)}"
+            q = ctx.ph.preface(0.2) + ctx.ph.pick([
+                f"{ctx.ph.request()} a timeline of every {info.noun} in {w} {what_one} ({span}), with {ctx.heads(cols[1:], 'its')}.",
+                f"Which {info.plural} of {w} {plural_event(ev) + ' in ' + qwords if ev else 'have ' + with_article(ctx.ci(t, dc).label) + ' in ' + qwords}? "
+                f"List each with {ctx.heads(cols[1:], 'its')}.",
+                f"I'm writing a quarterly review of {w} covering {qwords} ({span}). List every {info.noun} {what_one}, with {ctx.heads(cols[1:], 'the')}.",
+                f"For {qwords}, give me all {info.plural} of {w} {in_period}: {ctx.heads(cols[1:], 'their')}.",
+            ])
+            ci = ctx.ci(t, dc)
+            prefix = f"{capitalized(info.plural)} that {ci.event.replace('was ', 'were ')}: " if ci.event else f"{capitalized(info.plural)} by {ci.label}: "
+            plan = {"rows": {"from": "timeline", "titles": [f"{prefix}Q{q} {y}" for y, q in quarters if (y, q) in filled]}}
+            if not all(x in ctx.titles for x in plan["rows"]["titles"]):
+                break  # the corpus has no timeline of this table
+            ctx.add("window", t, rows, cols, q, plan)
+            made += 1
+
+def deep_wide_tasks(ctx: TaskContext, limit: int) -> None:
+    """Every child of a parent the question describes only by clues on the parent's attributes."""
+    made = 0
+    for t in _by_family(ctx):
+        for ref, pt in ctx.parents(t)[:1]:
+            clue_cols = [c for c in ctx.attributes(pt, ("number", "share", "rank", "category", "date")) if ctx.tables[pt][c].n_unique() > 1]
+            if len(clue_cols) < 2 or ctx.tables[pt].height < 3 or pt not in ctx.has_dataset:
+                continue
+            counts = dict(ctx.tables[t].group_by(ref).len().rows())
+            cands = sorted((k for k, n in counts.items() if n >= 5), key=str)  # group_by order is not stable
+            for key in ctx.rng.sample(cands, len(cands)):
+                if made >= limit:
+                    return
+                prow = ctx.by_key[pt][key]
+                clues = _clues(ctx, pt, prow, clue_cols)
+                if clues is None:
+                    continue
+                info, pinfo = ctx.info[t], ctx.info[pt]
+                rows = sorted((r for r in ctx.rows[t] if r[ref] == key), key=lambda r: ctx.label(t, r))
+                attrs = ctx.pick_attrs(t, ctx.rng.randint(4, 5))
+                cols = [ctx.name_col(t)] + [ctx.attr_col(t, a) for a in attrs]
+                clue_list = [_clue(ctx, pt, c, op, v) for c, op, v in clues]
+                ctx.rng.shuffle(clue_list)
+                w, pn = ctx.ph.world, pinfo.noun
+                q = ctx.ph.pick([
+                    f"In {w} there is exactly one {pn} with all of these traits: {'; '.join(clue_list)}. "
+                    f"First identify that {pn}, then list every one of its {info.plural} with {ctx.heads(cols[1:], 'the')}.",
+                    f"One {pn} of {w} fits every clue below.\n" + "\n".join(f"- {x[:1].upper() + x[1:]}" for x in clue_list)
+                    + f"\nWork out which {pn} it is, then give me all of its {info.plural} with {ctx.heads(cols[1:], 'their')}.",
+                    f"I'm trying to pin down {with_article(pn)} in {w}: {join_words(clue_list)}. Once you know which {pn} this is, "
+                    f"compile every {info.noun} it has, with {ctx.heads(cols[1:], 'the')}.",
+                    f"Find the {pn} of {w} for which {join_words(clue_list)}. Then list each of its {info.plural} with {ctx.heads(cols[1:], 'their')}.",
+                ])
+                plan = {"rows": {"from": "children", "section": capitalized(info.plural),
+                                 "parent": {"slug": slug(pt), "resolve": {"plural": pinfo.plural, "table": pt,
+                                                                           "where": [ctx.cond_plan(pt, c, op, v) for c, op, v in clues]}}}}
+                inputs = ctx.all_rows_inputs(pt, [c for c, _, _ in clues])
+                ctx.add("deep_wide", t, rows, cols, q, plan, inputs=inputs)
+                made += 1
+
+def _clues(ctx: TaskContext, pt: str, prow: dict, cols: list[str]) -> list[tuple[str, str, Any]] | None:
+    """2-3 conditions (bounds and categories, never the exact value of a number) that only ``prow`` meets."""
+    for _ in range(12):
+        picked = ctx.rng.sample(cols, min(len(cols), ctx.rng.choice((2, 3))))
+        clues = []
+        for c in picked:
+            v, kind = prow[c], ctx.ci(pt, c).kind
+            if kind == "category":
+                clues.append((c, "in", (v,)))
+            elif kind == "date":
+                clues.append((c, "between", (date(v.year, v.month, 1), month_end(v))))
+            else:
+                x = float(v)
+                lo, hi = nice_number(x * 0.9) if x > 0 else x - 1, nice_number(x * 1.1) if x > 0 else x + 1
+                if kind == "rank" or ctx.tables[pt].schema[c] in (pl.Int64, pl.Int32):
+                    lo, hi = math.floor(lo), math.ceil(hi)
+                if not lo <= x <= hi:
+                    continue
+                clues.append((c, "between_num", (lo, hi)))
+        match = [r for r in ctx.rows[pt] if all(_match_clue(ctx, r, c, op, v) for c, op, v in clues)]
+        if len(match) == 1 and len(clues) >= 2:
+            return [(c, "between" if op == "between_num" else op, v) for c, op, v in clues]
+    return None
+
+def _match_clue(ctx: TaskContext, r: dict, c: str, op: str, v: Any) -> bool:
+    return v[0] <= r[c] <= v[1] if op in ("between", "between_num") else _match(ctx, r, c, op, v)
+
+def scenario_diff_tasks(ctx: TaskContext, limit: int) -> None:
+    """How attributes changed between the base world and this scenario, for the children of one parent."""
+    if ctx.scenario is None or ctx.base is None:
+        return
+    made = 0
+    base_year = ctx.base_spec.as_of_date.year if ctx.base_spec else None
+    for t in _by_family(ctx) + [t for t in _labelled_tables(ctx) if not ctx.parents(t)]:
+        pk = ctx.spec.tables[t].primary_key
+        changed = [c for c in sorted(ctx.archived.get(t, ())) if c in ctx.attributes(t)]
+        changed = [c for c in ctx.attributes(t) if c in changed]  # declared order
+        if not changed:
+            continue
+        base_keys = set(ctx.base[t][pk].to_list())
+        parents = ctx.parents(t)
+        groups: list[tuple[str, Any]] = []
+        if parents:
+            ref, pt = parents[0]
+            counts = ctx.tables[t].group_by(ref).len().sort("len", ref, descending=[True, False]).rows()
+            groups = [(ref, k) for k, n in counts if n >= 5]
+        elif ctx.tables[t].height <= 40 and t in ctx.has_dataset:
+            groups = [(None, None)]
+        for ref, key in groups[:limit]:
+            if made >= limit:
+                return
+            rows = sorted((r for r in ctx.rows[t] if (ref is None or r[ref] == key) and r[pk] in base_keys), key=lambda r: ctx.label(t, r))
+            if len(rows) < 3:
+                continue
+            cs = changed[:2]
+            cols = [ctx.name_col(t)]
+            own = ctx.pick_attrs(t, 3 - len(cs), exclude=tuple(changed))  # the rest of the row, as it is now
+            for c in cs:
+                ci = ctx.ci(t, c)
+                unit = f" ({ci.unit.header()})" if ci.unit and ci.unit.header() else ""
+                cols += [Column(f"{capitalized(ci.label)} in {base_year}{unit}", Field("base", t, c), ctx.ctype(t, c), exact=ci.kind == "rank"),
+                         Column(f"{capitalized(ci.label)} in {ctx.spec.as_of_date.year}{unit}", Field("row", t, c), ctx.ctype(t, c), exact=ci.kind == "rank")]
+            cols += [ctx.attr_col(t, a) for a in own]
+            info = ctx.info[t]
+            plabel = ctx.names[parents[0][1]][key].text if ref else ""
+            scope = f"of {plabel} " if ref else ""
+            cw = join_words([ctx.ci(t, c).label for c in cs])
+            ow = ctx.ph.attrs([ctx.ci(t, a).label for a in own])
+            w = ctx.ph.world
+            q = ctx.ph.pick([
+                f"{w} is observed as of {ctx.as_of()}. For every {info.noun} {scope}that already existed in {base_year}, "
+                f"compare its {cw} as published in {base_year} with the value as of {ctx.as_of()}" + (f", and give its current {ow}" if own else "") + ".",
+                f"How did the {cw} of the {info.plural} {scope}in {w} change between {base_year} and {ctx.as_of()}? "
+                f"Cover every {info.noun} that already existed in {base_year}" + (f", and add its current {ow}." if own else "."),
+                f"I'm writing a report on {w} that compares {base_year} with today ({ctx.as_of()}). For each {info.noun} {scope}that existed in {base_year}, "
+                f"I need its {cw} then and now" + (f", plus its current {ow}." if own else "."),
+            ])
+            rows_plan: dict[str, Any] = ({"from": "children", "parent": {"slug": slug(parents[0][1]), "label": plabel}, "section": capitalized(info.plural)}
+                                         if ref else {"from": "dataset"})
+            plan = {"rows": rows_plan, "base": {"title": f"Archived dataset: {info.plural} as of {base_year}"}}
+            ctx.add("scenario_diff", t, rows, cols, q, plan)
+            made += 1
+
+
+
+KIND_MAKERS = {
+    "lookup": lookup_tasks, "filter": filter_tasks, "join": join_tasks, "aggregate": aggregate_tasks, "top_k": top_k_tasks,
+    "ranking": ranking_tasks, "window": window_tasks, "deep_wide": deep_wide_tasks, "scenario_diff": scenario_diff_tasks,
+}
+"""Each kind's function, by its name."""
