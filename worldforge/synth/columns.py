@@ -49,7 +49,6 @@ def _normalise(v: Any) -> Any:
     return str(v)
 
 
-
 def sequence(w: WorldState, t, c, col: M.SequenceColumn, n, rng):
     """``start``, ``start + step``, ... (Int64)."""
     return [col.start + i * col.step for i in range(n)], pl.Int64()
@@ -270,7 +269,6 @@ def aggregate(w: WorldState, t, c, col: M.AggregateColumn, n, rng):
     if isinstance(src, pl.Date):
         return out, pl.Date()
     return [None if v is None else float(v) for v in out], pl.Float64()
-
 
 
 COLUMN_KINDS: dict[str, ColumnKind] = {

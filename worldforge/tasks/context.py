@@ -70,7 +70,6 @@ def eval_pipeline(c: Column) -> dict:
     return {"preprocess": ["norm_str"], "metric": ["exact_match"]}
 
 
-
 class TaskContext:
     """One world's (or scenario's) tables and corpus as the task kinds read them, and the tasks made so far.
 

@@ -36,12 +36,10 @@ def round2(x: float) -> float:
     return round(x + 0.0, 2)
 
 
-
 def month_end(d: date) -> date:
     """The last day of ``d``'s month."""
     first_next = date(d.year + (d.month == 12), d.month % 12 + 1, 1)
     return date.fromordinal(first_next.toordinal() - 1)
-
 
 
 def lookup_tasks(ctx: TaskContext, limit: int) -> None:
@@ -631,7 +629,6 @@ def scenario_diff_tasks(ctx: TaskContext, limit: int) -> None:
             plan = {"rows": rows_plan, "base": {"title": f"Archived dataset: {info.plural} as of {base_year}"}}
             ctx.add("scenario_diff", t, rows, cols, q, plan)
             made += 1
-
 
 
 KIND_MAKERS = {
