@@ -7,10 +7,10 @@ from tests.conftest import BUNDLED
 from tests.conftest_worlds import built_world
 from worldforge.errors import WorldforgeError
 from worldforge.simenv import DEFAULT_MIX, Perturbation, PerturbationConfig, SearchEnv, from_instruction
-from worldforge.simenv.episodes import read_episodes, record_episodes
+from worldforge.simenv.episodes import read_episode_tables, read_episodes, record_episodes
 from worldforge.simenv.oracle import oracle_episode, solve
 from worldforge.tasks.store import build_tasks
-from worldforge.trajectories.store import apply_masks, load_store
+from worldforge.trajectories.store import Store, apply_masks
 
 BLOCK = re.compile(r"^\[(\d+)\] (https://\S+)\nTitle: .+\nSnippet: .*\nDate: (N/A|[A-Z][a-z]{2} \d{2}, \d{4})$", re.M)
 
@@ -151,11 +151,12 @@ def test_oracle_solves_every_task(specs, tmp_path, name):
 def test_episodes_are_recorded_in_the_trajectory_shape(world):
     wh, tasks = world
     eps = [oracle_episode("esports_2031", t, wh, DEFAULT_MIX, seed=2) for t in tasks[:2]]
-    path = record_episodes(wh, eps)
+    record_episodes(wh, eps)
     record_episodes(wh, eps[:1])  # re-recording replaces, never duplicates
     got = read_episodes(wh)
     assert sorted(got["episode_id"]) == sorted(e.episode_id for e in eps) and got["finished"].all()
-    store = apply_masks(load_store(path))
+    tables = read_episode_tables(wh)
+    store = apply_masks(Store(tables["trajectories"], tables["turns"]))
     assert store.trajectories["source"].unique().to_list() == ["simenv"]
     assert store.turns.height == sum(len(e.steps) for e in eps)
     first = json.loads(store.turns.sort("trajectory_id", "turn_idx")["action"][0])
