@@ -192,8 +192,8 @@ def test_the_subject_never_echoes_the_verb():
 
 
 def test_nouns_and_people_are_recognised():
+    from worldforge.corpus.builder import faker_person
     from worldforge.corpus.lexicon import is_participle
-    from worldforge.corpus.pages import _faker_person
     from worldforge.corpus.vocab import singular
     from worldforge.spec import models as M
 
@@ -203,4 +203,4 @@ def test_nouns_and_people_are_recognised():
     assert is_participle("lit") and is_participle("added") and not is_participle("red") and not is_participle("speed")
     person = M.FakerColumn(kind="faker", template="{{first_name}} {{last_name}}")
     thing = M.FakerColumn(kind="faker", template="{{color_name}} {{last_name}}")
-    assert _faker_person(person) and not _faker_person(thing)
+    assert faker_person(person) and not faker_person(thing)

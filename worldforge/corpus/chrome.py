@@ -263,7 +263,7 @@ class Dresser:
 
     Args:
         context: ``{"users": [...], "topics": [...], "pool": archetype or world stem, "year": int,
-            "retrieved": "Month D, YYYY", "seed": int}`` (:meth:`_Builder.chrome_context` writes it).
+            "retrieved": "Month D, YYYY", "seed": int}`` (:meth:`~worldforge.corpus.builder.CorpusBuilder.chrome_context` writes it).
     """
 
     def __init__(self, context: Mapping[str, Any]):

@@ -1,0 +1,275 @@
+"""The state of one corpus being built, and what every genre asks of it.
+
+:class:`CorpusBuilder` holds a world's (or scenario's) rows, its fictional sites (each writing values
+in its own :class:`~worldforge.corpus.quantity.Style`), the URLs and pages made so far, and the
+helpers every genre shares: a cell as a stated text with its fact, a row's label and referent, verb
+frames and planned prose, the chrome recipe a page is dressed with.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from typing import Any
+
+import polars as pl
+
+from worldforge.corpus.chrome import background_pool
+from worldforge.corpus.lexicon import Frame, Referent, base_verb, frame_for, person_table
+from worldforge.corpus.page import Fact, Page, Site, cell_text, slug
+from worldforge.corpus.planner import Said, realise, sentence_case
+from worldforge.corpus.quantity import Style, format_value, render_value
+from worldforge.corpus.vocab import ColumnInfo, TableInfo, row_labels, table_info
+from worldforge.spec import models as M
+from worldforge.synth import column_rng
+
+NEWS_NAMES = ("{T} Daily", "The {T} Wire", "{T} Insider", "{T} Times", "The {T} Ledger", "{T} Today", "{T} Dispatch", "{T} Report")
+"""The news sites' name patterns (``{T}``: the corpus's topic); three are drawn per corpus."""
+
+_PERSON_PROVIDERS = {"name", "first_name", "last_name", "name_male", "name_female", "first_name_male", "first_name_female",
+                     "last_name_male", "last_name_female", "prefix", "suffix", "prefix_male", "prefix_female", "suffix_male",
+                     "suffix_female", "name_nonbinary", "first_name_nonbinary", "last_name_nonbinary"}
+
+
+def faker_person(col: Any) -> bool:
+    """A naming column made of Faker person names: the ``name`` provider, or a template whose every placeholder is
+    a person-name provider (``{{first_name}} {{last_name}}``); ``{{color_name}} {{last_name}}`` names a thing."""
+    if not isinstance(col, M.FakerColumn):
+        return False
+    if col.template:
+        fields = re.findall(r"\{\{\s*(\w+)\s*\}\}", col.template)
+        return bool(fields) and all(f in _PERSON_PROVIDERS for f in fields) and any("name" in f for f in fields)
+    return (col.provider or "") in _PERSON_PROVIDERS and "name" in (col.provider or "")
+
+
+class CorpusBuilder:
+    """One corpus being built: a world's (or scenario's) rows as the genres read them, its sites, and its pages so far.
+
+    Built once per :func:`~worldforge.corpus.pages.build_pages` call. The genres
+    (:mod:`worldforge.corpus.genres`) ask it how rows and columns are called and written, for unique URLs,
+    sentences (:meth:`prose`, over :mod:`worldforge.corpus.planner`), the site's chrome recipe
+    (:meth:`dress`), and hand it each finished page (:meth:`add`). Every random choice comes from a stream
+    seeded by world, scenario and purpose (:meth:`rng`).
+    """
+
+    def __init__(self, spec: M.WorldSpec, tables: dict[str, pl.DataFrame], scenario: str | None, seed: int,
+                 base: tuple[M.WorldSpec, dict[str, pl.DataFrame]] | None = None):
+        self.spec, self.tables, self.scenario, self.seed = spec, tables, scenario, seed
+        self.base = base
+        self.slug = slug(spec.site or spec.world)
+        self.title = spec.title or spec.world.replace("_", " ")
+        self.topic = sentence_case((spec.site or spec.world).split("_")[0])
+        self.as_of = spec.as_of_date
+        self.rows = {t: f.to_dicts() for t, f in tables.items()}
+        self.info: dict[str, TableInfo] = {t: table_info(spec, t, tables[t]) for t in spec.tables}
+        self.by_key = {t: {r[spec.tables[t].primary_key]: r for r in rows} for t, rows in self.rows.items()}
+        # how each row is called: its name, or the designation of a table without a name column (vocab.row_labels)
+        self.row_labels = row_labels(spec, tables, self.info)
+        self.labels: dict[str, dict[Any, str]] = {t: {k: lab.text for k, lab in labs.items()} for t, labs in self.row_labels.items()}
+        self.children = {t: [(c, ref) for c, tab in spec.tables.items() for ref, col in tab.references.items() if col.parent == t] for t in spec.tables}
+        self.person = {t: person_table(self.info[t].noun, faker_person(spec.tables[t].columns.get(self.info[t].label_column))) for t in spec.tables}
+        self._frames: dict[tuple[str, str], Frame] = {}
+        self.wiki_urls: dict[tuple[str, Any], str] = {}  # filled by the encyclopedia genre, read by the others
+        self.topics = [sentence_case(self.info[t].plural) for t in spec.tables] + ["Latest", "Analysis", "Features", "Data", "Guides", "Archive"]
+        self.pool_name = spec.archetype or re.sub(r"_\d{4}$", "", spec.world)
+        self.background_pool = background_pool(self.pool_name)
+        self.pages: list[Page] = []
+        self.urls: set[str] = set()
+        from faker import Faker
+
+        fake = Faker("en_US", use_weighting=False)
+        fake.seed_instance(column_rng(seed, spec.world, scenario or "", "corpus").getrandbits(64))
+        self.users = [fake.user_name() for _ in range(240)]  # the corpus's commenters and forum members
+        self.people = [f"{fake.first_name()} {fake.last_name()}" for _ in range(120)]  # its reporters and spokespeople
+        rng = self.rng("sites")
+        dates = ("mdy_short", "mdy_abbr", "mdy_long", "dmy_long", "iso")
+        news_names = rng.sample(NEWS_NAMES, 3)
+        self.sites = {
+            "wiki": Site(f"{self.slug}pedia.org", f"{self.topic}pedia", Style(rng.choice(("mdy_long", "dmy_long")), "symbol", False)),
+            "news": [Site(f"{slug(n.format(T=self.topic)).replace('-', '')}.com", n.format(T=self.topic),
+                          Style(rng.choice(dates[:4]), rng.choice(("symbol", "symbol", "code", "prefixed")), rng.random() < 0.8)) for n in news_names],
+            "ranking": Site(f"top{self.slug.replace('-', '')}.com", f"Top {self.topic}", Style("mdy_abbr", "symbol", False)),
+            "profile": Site(f"{self.slug}-specs.com", f"{self.topic} Specs", Style("iso", rng.choice(("code", "symbol")), False)),
+            "compare": Site(f"versus-{self.slug}.net", f"{self.topic} Versus", Style(rng.choice(dates), "symbol", False)),
+            "forum": Site(f"forum.{self.slug}.io", f"{self.topic} Forum", Style(rng.choice(dates[:4]), "symbol", True)),
+            "data": Site(f"data.{self.slug}.org", f"{self.topic} Open Data", Style("iso", "code", False)),
+            "archive": Site(f"archive.{self.slug}.org", f"{self.topic} Archive", Style("mdy_short", "symbol", False)),
+            "rumor": Site(f"{self.slug}-leaks.com", f"{self.topic} Leaks", Style(rng.choice(dates[:4]), "symbol", True)),
+        }
+
+    # -- helpers ------------------------------------------------------------------------
+    def rng(self, *names: str):
+        """A random stream for one purpose of this corpus, seeded by world, scenario and ``names``."""
+        return column_rng(self.seed, self.spec.world, self.scenario or "", *names)
+
+    def url(self, site: Site, path: str) -> str:
+        """A new, unique URL on ``site`` (``-2``, ``-3`` ... appended on a clash); scenario corpora get their own path."""
+        scen = f"/{self.scenario}" if self.scenario else ""
+        base = f"https://{site.domain}{scen}/{path}"
+        url, n = base, 2
+        while url in self.urls:
+            url, n = f"{base}-{n}", n + 1
+        self.urls.add(url)
+        return url
+
+    def wiki_url(self, t: str, key: Any) -> str:
+        """The encyclopedia URL of row ``key`` of table ``t``."""
+        return self.wiki_urls[(t, key)]
+
+    def col(self, t: str, c: str) -> ColumnInfo:
+        """How pages present column ``c`` of table ``t``."""
+        return self.info[t].columns[c]
+
+    def say(self, t: str, row: dict, c: str, style: Style, section: str, scope: str | None = None) -> tuple[str, Fact]:
+        """The text a page writes for one cell, and its fact."""
+        info = self.col(t, c)
+        value = row[c]
+        text = cell_text(str(value)) if info.kind in ("name", "category", "text") and not isinstance(value, (int, float, date)) else format_value(value, info.unit, style)
+        pk = self.spec.tables[t].primary_key
+        return text, Fact(t, str(row[pk]), c, text, section, scope)
+
+    def name_fact(self, t: str, row: dict, section: str, scope: str | None = None) -> list[Fact]:
+        """The facts stating a row's label: its name cell, or the cells its designation states (the parent's
+        label, the event date ...; none for a designation made of an ordinal alone)."""
+        lab = self.row_labels[t][row[self.spec.tables[t].primary_key]]
+        return [Fact(ct, ck, cc, text, section, scope) for ct, ck, cc, text in lab.cells]
+
+    def add(self, page: Page) -> None:
+        # a value stated in the lead is a lead fact even when the body repeats it
+        """Keep a page, its facts deduplicated (a cell stated in the lead is a lead fact even when the body repeats it)."""
+        lead_cells = {(f.table_name, f.row_key, f.column_name, f.scope) for f in page.facts if f.section == "lead"}
+        seen, facts = set(), []
+        for f in page.facts:
+            key = (f.table_name, f.row_key, f.column_name, f.scope)
+            if key in seen or (f.section == "body" and key in lead_cells):
+                continue
+            seen.add(key)
+            facts.append(f)
+        page.facts = facts
+        self.pages.append(page)
+
+    def attributes(self, t: str, kinds: tuple[str, ...] = ("number", "share", "rank", "date", "category", "bool", "text")) -> list[str]:
+        """Columns a page can state about a row, in declared order (keys, names, references and compose-only columns excluded)."""
+        return self.info[t].attributes(kinds)
+
+    def numbers(self, t: str) -> list[str]:
+        """Numeric and share columns of ``t`` (what comparisons and news figures state)."""
+        return self.attributes(t, ("number", "share"))
+
+    def event(self, t: str) -> str | None:
+        """The first date column of a table with an event verb (else the first date column), for news."""
+        dates = [c for c in self.attributes(t, ("date",)) if "birth" not in c]
+        with_verb = [c for c in dates if self.col(t, c).event]
+        return (with_verb or dates or [None])[0]
+
+    def parent_of(self, t: str, row: dict) -> tuple[str, dict] | None:
+        """The first labelled parent row of ``row`` as ``(table, row)``, or ``None``."""
+        for ref, col in self.spec.tables[t].references.items():
+            prow = self.by_key[col.parent].get(row[ref])
+            if prow is not None and self.info[col.parent].label_column != self.spec.tables[col.parent].primary_key:
+                return col.parent, prow
+        return None
+
+    def siblings(self, t: str, row: dict) -> list[dict]:
+        """Other rows of ``t`` with the same first parent as ``row``."""
+        pk = self.spec.tables[t].primary_key
+        for ref in self.spec.tables[t].references:
+            return [r for r in self.rows[t] if r[ref] == row[ref] and r[pk] != row[pk]]
+        return []
+
+    # -- prose -------------------------------------------------------------------------
+    def frame(self, t: str, c: str) -> Frame:
+        """How sentences state column ``c`` of ``t`` (:func:`~worldforge.corpus.lexicon.frame_for`, cached)."""
+        key = (t, c)
+        fr = self._frames.get(key)
+        if fr is None:
+            ci, col = self.col(t, c), self.spec.tables[t].columns[c]
+            of = self.col(t, col.of).label if isinstance(col, M.RankColumn) else None
+            fr = frame_for(ci.label, ci.kind, ci.unit.base if ci.unit else None, ci.unit.kind if ci.unit else None, name=c,
+                           verb=getattr(col, "verb", None), event=ci.event, of_label=of, person=self.person[t])
+            self._frames[key] = fr
+        return fr
+
+    def referent(self, t: str, row: dict) -> Referent:
+        """A fresh :class:`~worldforge.corpus.lexicon.Referent` for a row (no mention yet); its first category, when
+        it is a lower-case word and the row is a person, describes it ("the technician")."""
+        cats = self.attributes(t, ("category",))
+        kind = row.get(cats[0]) if cats else None
+        # people only: "the technician" reads well, "the success launch record" does not
+        kind = kind if self.person[t] and isinstance(kind, str) and kind[:1].islower() and len(kind.split()) <= 2 and "|" not in kind else None
+        return Referent(self.labels[t][row[self.spec.tables[t].primary_key]], self.info[t].noun, self.person[t], kind)
+
+    def prose(self, rng, t: str, row: dict, cols: list[str], style: Style, section: str, voice: str = "encyclopedia",
+              ref: Referent | None = None, scope: str | None = None, base: "CorpusBuilder | None" = None) -> tuple[list[str], list[Fact]]:
+        """Sentences stating ``cols`` of ``row`` (sentence-planned, :func:`~worldforge.corpus.planner.realise`) and their facts.
+
+        ``base``: the builder the row belongs to (the base world's for an archive page), default this one.
+        """
+        src = base or self
+        items, facts = [], []
+        for c in cols:
+            if row.get(c) is None:
+                continue
+            fr = src.frame(t, c)
+            if not (fr.vps or fr.noun):
+                continue
+            text, f = src.say(t, row, c, style, section, scope)
+            items.append(Said(fr, text))
+            facts.append(f)
+        if not items:
+            return [], []
+        return realise(rng, ref or src.referent(t, row), items, voice, first_by_name=ref is None or ref.mentions == 0), facts
+
+    def event_clause(self, rng, t: str, row: dict, dc: str, dtext: str) -> str:
+        """``<verb phrase> on <date>`` for a row's dated event: the frame's event verb, else a neutral phrase."""
+        fr = self.frame(t, dc)
+        if fr.vps:
+            return rng.choice(fr.vps).format(value=dtext)
+        return f"has {self.col(t, dc).label} {dtext}"
+
+    def dress(self, page: Page, site: Site, genre: str, rng, crumbs: list[str], *, background: int = 0, comments: int = 0,
+              subject: str = "") -> Page:
+        """Give ``page`` its site's chrome recipe (navigation, breadcrumbs, background, comments, footer: rendered on
+        read by :class:`~worldforge.corpus.chrome.Dresser`); a short article gets more background, so that pages run
+        to a drawn length (330-450 words and up), as real ones do."""
+        k = 0
+        if background and self.background_pool:
+            est = page.body_md.count(" ") + 130 + 28 * comments  # the article, header and footer, the comments
+            k = max(background, (rng.randint(330, 450) - est) // 16 + 1)
+        page.chrome = {"g": genre, "n": site.name, "c": crumbs, "s": subject, "b": k, "k": comments, "r": rng.getrandbits(31)}
+        page.site = site.domain
+        return page
+
+    def chrome_context(self) -> dict:
+        """What every page of this corpus shares when it is dressed (:class:`~worldforge.corpus.chrome.Dresser`)."""
+        return {"users": self.users, "topics": self.topics, "pool": self.pool_name, "year": self.as_of.year,
+                "retrieved": render_value(self.as_of), "seed": self.seed}
+
+    def question(self, rng, t: str, c: str, name: str) -> str:
+        """A forum question asking for column ``c`` of the row called ``name``."""
+        fr, ci = self.frame(t, c), self.col(t, c)
+        words = ci.label.lower().split()
+        if fr.event and fr.vps:
+            verb = rng.choice([v for v in fr.vps if v.endswith(" on {value}")] or [fr.vps[0]]).split(" on ")[0]
+            head, _, rest = verb.partition(" ")
+            if head in ("was", "is"):
+                q = [f"When {head} {name} {rest}?", f"Does anyone know when {name} {head} {rest}?", f"Quick question: when {head} {name} {rest}?",
+                     f"Can someone confirm the date {name} {head} {rest}?", f"Trying to pin down when {name} {head} {rest}. Anyone?"]
+            else:
+                base = base_verb(head)
+                tail = f" {rest}" if rest else ""
+                q = [f"When did {name} {base}{tail}?", f"Anyone know when {name} {head}{tail}?", f"Quick question: when did {name} {base}{tail}?",
+                     f"Can someone confirm the date {name} {head}{tail}?", f"Trying to pin down when {name} {head}{tail}. Anyone?"]
+        elif words[:2] == ["number", "of"]:
+            things = " ".join(words[2:])
+            q = [f"How many {things} does {name} have?", f"Anyone counted the {things} of {name}?", f"How many {things} are there at {name}?",
+                 f"Does anyone have a count of {name}'s {things}?"]
+        elif fr.noun:
+            q = [f"What's the {ci.label} of {name}?", f"Does anyone know {name}'s {ci.label}?", f"{name}: {ci.label}?",
+                 f"Looking for the {ci.label} of {name}", f"Anyone have the {ci.label} for {name}?", f"What {'are' if fr.plural else 'is'} {name}'s {ci.label}, exactly?",
+                 f"Need the {ci.label} of {name} for a project, can anyone help?"]
+        else:
+            q = [f"Question about {name} ({ci.label})", f"Need a number for {name}: {ci.label}", f"Anyone have figures on {name}? ({ci.label})",
+                 f"{name} \u2014 {ci.label}?"]
+        return rng.choice(q)
+
