@@ -253,27 +253,28 @@ def open_sandboxed(path: str | Path, memory_limit: str = SQL_MEMORY_LIMIT, threa
         WarehouseError: the file does not exist or is not a DuckDB database.
     """
     p = _existing(path)
-    config = {
-        "enable_external_access": False,
-        "autoinstall_known_extensions": False,
-        "autoload_known_extensions": False,
-        "allow_community_extensions": False,
-        "allow_unsigned_extensions": False,
-        "memory_limit": memory_limit,
-        "threads": threads,
-        "temp_directory": "",
-    }
     try:
-        con = duckdb.connect(str(p), read_only=True, config=config)
+        con = duckdb.connect(str(p), read_only=True, config={"enable_external_access": False, **_sandbox_config(memory_limit, threads)})
     except duckdb.Error as exc:
         raise WarehouseError(f"{p}: cannot open as DuckDB ({str(exc).splitlines()[0]})") from None
     try:
-        con.execute("SET enable_progress_bar = false")  # a connection setting: not accepted in ``config``
-        con.execute("SET lock_configuration = true")  # last: from here on no SET / RESET / PRAGMA changes a setting
+        _lock_settings(con)
     except BaseException:
         con.close()
         raise
     return con
+
+
+def _sandbox_config(memory_limit: str, threads: int) -> dict:
+    """The settings every sandboxed connection opens with: no extensions, capped memory and threads, no spilling."""
+    return {"autoinstall_known_extensions": False, "autoload_known_extensions": False, "allow_community_extensions": False,
+            "allow_unsigned_extensions": False, "memory_limit": memory_limit, "threads": threads, "temp_directory": ""}
+
+
+def _lock_settings(con: duckdb.DuckDBPyConnection) -> None:
+    """The last step of opening a sandboxed connection: no progress bar, then no SET / RESET / PRAGMA changes a setting."""
+    con.execute("SET enable_progress_bar = false")  # a connection setting: not accepted in ``config``
+    con.execute("SET lock_configuration = true")
 
 
 def open_sandboxed_views(
@@ -293,15 +294,12 @@ def open_sandboxed_views(
     Raises:
         Whatever ``setup`` raises (the connection is closed).
     """
-    config = {"autoinstall_known_extensions": False, "autoload_known_extensions": False, "allow_community_extensions": False,
-              "allow_unsigned_extensions": False, "memory_limit": memory_limit, "threads": threads, "temp_directory": ""}
-    con = duckdb.connect(":memory:", config=config)
+    con = duckdb.connect(":memory:", config=_sandbox_config(memory_limit, threads))
     try:
         con.execute(f"SET allowed_directories = [{quote_str(str(Path(allowed).resolve()) + os.sep)}]")
         con.execute("SET enable_external_access = false")
         setup(con)
-        con.execute("SET enable_progress_bar = false")
-        con.execute("SET lock_configuration = true")
+        _lock_settings(con)
     except BaseException:
         con.close()
         raise
