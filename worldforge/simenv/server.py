@@ -100,7 +100,7 @@ class Sessions:
     of :class:`SearchEnv`) and what a session leaves when it closes: its episode.
 
     A session that closes or expires with at least one step is written to the episode log
-    (:func:`worldforge.simenv.episodes.log_episodes`, ``fsync``-ed) before :meth:`close`
+    (:func:`worldforge.trajectories.episodes.log_episodes`, ``fsync``-ed) before :meth:`close`
     returns; :meth:`flush` then fills the episode store from the log. Each session has a lock:
     its steps run in worker threads, one at a time, and a session whose lock is held is in use,
     so it never expires under a step however long the step takes.
@@ -137,7 +137,7 @@ class Sessions:
         Raises:
             EpisodeNotLogged: the log could not be written; the sessions wait in :attr:`finished`.
         """
-        from worldforge.simenv import episodes
+        from worldforge.trajectories import episodes
 
         envs = [env for env in envs if self.record and (env.history or env.result is not None)]
         if not envs:
@@ -152,13 +152,13 @@ class Sessions:
 
     def flush(self) -> int:
         """Log the sessions waiting in :attr:`finished`, then record the episode log in
-        the episode store (:func:`~worldforge.simenv.episodes.drain_episode_log`); never raises
+        the episode store (:func:`~worldforge.trajectories.episodes.drain_episode_log`); never raises
         (a failure is logged and retried at the next flush).
 
         Returns:
             How many episodes were recorded in the store.
         """
-        from worldforge.simenv import episodes
+        from worldforge.trajectories import episodes
 
         with self._lock:
             waiting, self.finished = self.finished, []
@@ -171,7 +171,7 @@ class Sessions:
             return 0
 
     def _episode(self, env: SearchEnv):
-        from worldforge.simenv.episodes import episode_of
+        from worldforge.simenv.env import episode_of
 
         # a task's episode is finished when its answer was submitted; a session without a task when it closes
         return episode_of(env, self.agent, finished=env.result is not None or env.task is None)
@@ -183,7 +183,7 @@ class Sessions:
         Raises:
             EpisodeNotLogged: the log could not be written; the session is left as it was.
         """
-        from worldforge.simenv import episodes
+        from worldforge.trajectories import episodes
 
         if self.record and (env.history or env.result is not None):
             try:
@@ -432,7 +432,7 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI):
-        from worldforge.simenv.episodes import settle_episode_log
+        from worldforge.trajectories.episodes import settle_episode_log
 
         await asyncio.to_thread(settle_episode_log, wh)  # replay what a crash left in the episode log
 

@@ -70,7 +70,7 @@ def trajectory_store(warehouse: str | Path | None) -> Path:
 
 
 def episode_store(warehouse: str | Path | None) -> Path:
-    """``<warehouse>/episodes``: the episode store of every world (:mod:`worldforge.simenv.episodes`)."""
+    """``<warehouse>/episodes``: the episode store of every world (:mod:`worldforge.trajectories.episodes`)."""
     return resolve(warehouse) / EPISODE_STORE
 
 
@@ -83,7 +83,7 @@ def legacy_episode_stores(warehouse: str | Path | None) -> list[Path]:
 
 def episode_log(warehouse: str | Path | None) -> Path:
     """``<warehouse>/episodes.log.jsonl``: the append-only log of closed sessions
-    (:func:`worldforge.simenv.episodes.log_episodes`)."""
+    (:func:`worldforge.trajectories.episodes.log_episodes`)."""
     return resolve(warehouse) / EPISODE_LOG
 
 
