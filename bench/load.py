@@ -64,7 +64,7 @@ sys.path.insert(0, str(ROOT))
 from worldforge.corpus import read_corpus  # noqa: E402
 from worldforge.net import free_port  # noqa: E402
 from worldforge.settings import get_settings  # noqa: E402
-from worldforge.simenv.episodes import read_episode_tables, read_episodes  # noqa: E402
+from worldforge.trajectories.episodes import read_episode_tables, read_episodes  # noqa: E402
 from worldforge.warehouse import world_path  # noqa: E402
 
 RSS_TOLERANCE = 0.10

@@ -65,7 +65,7 @@ def test_ingest_prints_the_balance(tmp_path):
     r = run("trajectories", "ingest", src, "--warehouse", tmp_path / "wh")
     assert r.exit_code == 0, r.output
     assert "records in 19 = trajectories 13 + quarantined 6" in r.output and "balanced" in r.output
-    from worldforge.simenv.episodes import record_episodes
+    from worldforge.trajectories.episodes import record_episodes
 
     _legacy_store = tmp_path / "wh" / "episodes.duckdb"  # an earlier version's episode store is not a world
     duckdb.connect(str(_legacy_store)).close()

@@ -9,8 +9,8 @@ from typer.testing import CliRunner
 from tests.conftest import SPECS_DIR
 from worldforge.cli import app
 from worldforge.pipeline import WORLD_STEPS, CheckResult, Step, StepResult, run_world, step_names
-from worldforge.simenv.episodes import read_episodes
 from worldforge.spec import load_spec
+from worldforge.trajectories.episodes import read_episodes
 
 NAMES = ["world_tables", "scenario_tables", "search_corpus", "search_index", "search_tasks", "oracle_episodes"]
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from worldforge.corpus.store import page_count
-from worldforge.simenv.episodes import EpisodeCounts, episode_counts
 from worldforge.tasks.store import task_count
+from worldforge.trajectories.episodes import EpisodeCounts, episode_counts
 from worldforge.trajectories.store import StoreCounts, store_counts, store_path
 from worldforge.warehouse import read_world
 from worldforge.warehouse.layout import dataset_dir, resolve, world_files

@@ -146,7 +146,7 @@ def test_generated_specs_build_end_to_end_with_workers_recycled_after_every_worl
         assert 300 <= row.rows <= 500 and row.archetype in made.archetypes
     assert len({r.schema_signature for r in rows}) == 3
     # the catalog's oracle episodes are in the episode store every world shares, which the datasets read
-    from worldforge.simenv.episodes import iter_episode_trajectories, read_episodes
+    from worldforge.trajectories.episodes import iter_episode_trajectories, read_episodes
 
     eps = read_episodes(tmp_path / "wh")
     assert sorted(set(eps["world"])) == sorted(r.world for r in rows)

@@ -141,3 +141,21 @@ def test_cli_refuses_bad_options_with_one_message(tmp_path):
     zero = runner.invoke(app, ["record", "openai", "--upstream", "http://x/v1", "--idle-timeout", "0", "--warehouse", str(tmp_path)])
     assert zero.exit_code == 2 and "positive" in zero.output
     assert "openai" in runner.invoke(app, ["record", "--help"]).output
+
+
+def test_a_full_session_table_answers_503_and_takes_new_sessions_once_one_closes(tmp_path):
+    upstream = Upstream()
+    app = create_openai_proxy("http://upstream.test/v1", tmp_path, idle_timeout=3600, transport=httpx.MockTransport(upstream), max_sessions=1)
+    with TestClient(app) as c:
+        first = _chat(c, [{"role": "user", "content": "one"}])
+        assert first.status_code == 200
+        full = _chat(c, [{"role": "user", "content": "two"}])  # no recorded prefix: a second session
+        assert full.status_code == 503 and "too many open sessions (1)" in full.json()["error"]["message"]
+        assert len(upstream.seen) == 1  # refused before anything was forwarded or written
+        reply = first.json()["choices"][0]["message"]
+        again = _chat(c, [{"role": "user", "content": "one"}, reply, {"role": "user", "content": "more"}])
+        assert again.status_code == 200 and again.headers["x-session-id"] == first.headers["x-session-id"]  # its own session still joins
+        app.state.table.detach(first.headers["x-session-id"])
+        assert _chat(c, [{"role": "user", "content": "two"}]).status_code == 200
+    segments = sorted(p.name for p in (tmp_path / "recordings" / "segments" / "openai").iterdir())
+    assert len(segments) == 2  # the refused request left no segment

@@ -11,8 +11,8 @@ from tests.rl.conftest import WORLD
 from worldforge.errors import WarehouseError, WorldforgeError
 from worldforge.rl import EpisodeOver, RewardConfig, SearchWorldEnv, parse_perturbations, world_tasks
 from worldforge.rl.env import scripted_answer
-from worldforge.simenv.episodes import read_episodes
 from worldforge.simenv.server import create_app
+from worldforge.trajectories.episodes import read_episodes
 
 
 def _solve(env: SearchWorldEnv, task) -> str:

@@ -19,7 +19,7 @@ from worldforge.errors import WorldforgeError
 from worldforge.net import free_port
 from worldforge.rl.env import EpisodeOver, scripted_answer
 from worldforge.rl.openenv import TOOLS, RemoteSearchWorld, SearchAction, SearchObservation, SearchState, SearchWorldClient, SearchWorldEnvironment
-from worldforge.simenv.episodes import read_episodes
+from worldforge.trajectories.episodes import read_episodes
 
 
 def _tasks(rl_tasks, n: int) -> list:

@@ -239,3 +239,21 @@ def test_oracle_in_a_scenario_server(rl_wh, rl_tasks, tmp_path_factory):
             assert score_table(answer, task).f1_by_item == 1.0, (task.instance_id, answer[:300])
     finally:
         s.stop()
+
+
+def test_sessions_are_bounded_and_a_session_answering_a_request_is_never_dropped(rl_wh):
+    from worldforge.rl.retrieve import Retriever
+    from worldforge.serving.http import RequestError
+
+    retriever = Retriever(WORLD, rl_wh, max_sessions=2)
+    first, _ = retriever.session("a")  # the default session and "a" fill it
+    assert len(retriever) == 2
+    with retriever.session("a")[1]:  # "a" is answering a request
+        b, _ = retriever.session("b")  # the default session, idle, makes room
+        assert len(retriever) == 2 and retriever.session("b")[0] is b
+        with retriever.session("b")[1], pytest.raises(RequestError) as refused:
+            retriever.session("c")  # both are answering
+    assert refused.value.status == 503 and "retry" in refused.value.message
+    assert retriever.session("a")[0] is first  # kept through all of it
+    assert retriever.session()[0].session_id == "retrieve:default"  # the default session comes back, new
+    assert len(retriever) == 2

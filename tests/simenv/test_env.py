@@ -7,9 +7,9 @@ from tests.conftest import BUNDLED
 from tests.conftest_worlds import built_world
 from worldforge.errors import WorldforgeError
 from worldforge.simenv import DEFAULT_MIX, Perturbation, PerturbationConfig, SearchEnv, from_instruction
-from worldforge.simenv.episodes import read_episode_tables, read_episodes, record_episodes
 from worldforge.simenv.oracle import oracle_episode, solve
 from worldforge.tasks.store import build_tasks
+from worldforge.trajectories.episodes import read_episode_tables, read_episodes, record_episodes
 from worldforge.trajectories.store import Store, apply_masks
 
 BLOCK = re.compile(r"^\[(\d+)\] (https://\S+)\nTitle: .+\nSnippet: .*\nDate: (N/A|[A-Z][a-z]{2} \d{2}, \d{4})$", re.M)

@@ -19,9 +19,9 @@ from fastapi.testclient import TestClient
 from tests.conftest_worlds import built_world
 from tests.simenv.test_server import Server
 from worldforge.simenv.env import Observation, SearchEnv
-from worldforge.simenv.episodes import DRAIN_ATTEMPTS, Episode, drain_episode_log, episode_from_line, episode_line, log_episodes, read_episodes
 from worldforge.simenv.server import Sessions, create_app
 from worldforge.tasks.store import build_tasks
+from worldforge.trajectories.episodes import DRAIN_ATTEMPTS, Episode, drain_episode_log, episode_from_line, episode_line, log_episodes, read_episodes
 
 WORLD = "esports_2031"
 
@@ -86,7 +86,7 @@ def test_an_unfinished_last_line_waits_for_its_end(wh):
 
 
 def test_a_lone_poison_episode_is_set_aside_after_a_few_drains(wh, monkeypatch):
-    import worldforge.simenv.episodes as episodes
+    import worldforge.trajectories.episodes as episodes
 
     log_episodes(wh, [_episode("poison-only")])
     monkeypatch.setattr(episodes, "record_episodes", lambda *a, **k: (_ for _ in ()).throw(ValueError("bad row")))
@@ -154,7 +154,7 @@ def test_a_restart_replays_the_log_and_shutdown_records_open_sessions(wh):
 
 
 def test_a_close_the_log_cannot_take_is_503_and_retried(wh, monkeypatch):
-    import worldforge.simenv.episodes as episodes
+    import worldforge.trajectories.episodes as episodes
 
     app = create_app(WORLD, wh, mcp=False)
     real = episodes.log_episodes_unlocked
@@ -216,7 +216,7 @@ def test_mcp_sessions_are_recorded_on_delete_and_expire_when_idle(wh):
 
 
 def test_a_long_log_is_drained_in_bounded_batches(wh, monkeypatch):
-    import worldforge.simenv.episodes as episodes
+    import worldforge.trajectories.episodes as episodes
 
     batches: list[int] = []
     real = episodes.record_episodes
@@ -232,7 +232,7 @@ def test_a_drain_cuts_the_log_once_and_keeps_what_is_appended_meanwhile(wh, monk
     """Issue 33: each batch used to rewrite the rest of the log (quadratic in its length: 80 s and
     twice the log in memory for 200 MiB of 2 MiB episodes); now the recorded bytes are cut once,
     streamed, and an episode appended while the drain runs stays for the next one."""
-    import worldforge.simenv.episodes as episodes
+    import worldforge.trajectories.episodes as episodes
 
     cuts: list[int] = []
     real_cut, real_record = episodes._cut, episodes.record_episodes

@@ -110,7 +110,7 @@ def test_idle_sessions_expire(warehouse):
         c.delete(f"/sessions/{sid2}")
     finally:
         s.stop()
-    from worldforge.simenv.episodes import read_episode_tables, read_episodes
+    from worldforge.trajectories.episodes import read_episode_tables, read_episodes
 
     got = read_episodes(warehouse).filter(pl.col("episode_id") == sid2)
     assert got.height == 1 and got["agent"][0] == "http"

@@ -17,10 +17,10 @@ from fastapi.testclient import TestClient
 from tests.conftest_worlds import built_world
 from tests.simenv.test_server import Server
 from worldforge.simenv.env import SearchEnv
-from worldforge.simenv.episodes import Episode, read_episode_tables, read_episodes, record_episodes
 from worldforge.simenv.perturbations import MAX_INSTRUCTION_CHARS, from_instruction
 from worldforge.simenv.server import MAX_BODY_BYTES, MAX_JSON_DEPTH, Sessions, create_app
 from worldforge.tasks.store import build_tasks
+from worldforge.trajectories.episodes import Episode, read_episode_tables, read_episodes, record_episodes
 from worldforge.trajectories.model import storable
 
 WORLD = "esports_2031"
@@ -232,7 +232,7 @@ def test_episode_text_is_storable(tmp_path, warehouse):
 
 
 def test_flush_keeps_the_log_when_the_store_fails(tmp_path, warehouse, monkeypatch, caplog):
-    import worldforge.simenv.episodes as episodes
+    import worldforge.trajectories.episodes as episodes
 
     sessions = Sessions(idle_timeout=600, max_sessions=10, warehouse=tmp_path)
     env = SearchEnv(WORLD, warehouse=warehouse, session_id="kept-1")
@@ -255,7 +255,7 @@ def test_flush_keeps_the_log_when_the_store_fails(tmp_path, warehouse, monkeypat
 
 
 def test_a_poison_episode_does_not_block_the_others(tmp_path, warehouse, monkeypatch):
-    import worldforge.simenv.episodes as episodes
+    import worldforge.trajectories.episodes as episodes
 
     sessions = Sessions(idle_timeout=600, max_sessions=10, warehouse=tmp_path)
     for sid in ("good-1", "poison", "good-2"):

@@ -182,3 +182,17 @@ def test_a_cross_field_problem_is_found_by_the_loader_not_the_model():
 
     assert WorldSpec.model_validate(doc).world == doc["world"]  # the model checks fields only
     assert problems_of(doc) == [(f"tables.{name}.primary_key", f"'no_such_column' is not a column of '{name}'")]
+
+
+@pytest.mark.parametrize("name", ["trajectories", "episodes", "catalog"])
+def test_a_world_may_not_take_the_name_of_a_warehouse_store(phone_doc, name):
+    phone_doc["world"] = name
+    (problem,) = problems_of(phone_doc)
+    assert problem[0] == "world" and f"{name}.duckdb" in problem[1] and "stores" in problem[1]
+
+
+def test_every_store_of_the_warehouse_is_a_reserved_world_name():
+    from worldforge.spec.models import RESERVED_WORLD_NAMES
+    from worldforge.warehouse.layout import STORES
+
+    assert {s.removesuffix(".duckdb") for s in STORES} <= RESERVED_WORLD_NAMES

@@ -98,3 +98,20 @@ def test_read_world_errors(tmp_path):
     duckdb.connect(str(tmp_path / "other.duckdb")).execute("CREATE TABLE x (a INT)").close()
     with pytest.raises(WarehouseError, match="not a worldforge world"):
         read_world(tmp_path / "other.duckdb")
+
+
+def test_a_store_is_never_taken_for_a_world(tmp_path):
+    """``<warehouse>/catalog.duckdb`` is the world catalog: a command given ``catalog`` as a world says so
+    in one line and reads nothing (a world file of that name would have replaced the store)."""
+    from typer.testing import CliRunner
+
+    from worldforge.cli import app
+    from worldforge.warehouse.layout import STORES, world_path
+
+    for store in STORES:
+        with pytest.raises(WarehouseError, match="is not a world"):
+            world_path(tmp_path, store.removesuffix(".duckdb"))
+    assert world_path(tmp_path, "catalogue") == tmp_path / "catalogue.duckdb"
+    result = CliRunner().invoke(app, ["corpus", "build", "trajectories", "--warehouse", str(tmp_path)])
+    assert result.exit_code == 2 and "is the warehouse's trajectory store" in result.output and "Traceback" not in result.output
+    assert list(tmp_path.iterdir()) == []

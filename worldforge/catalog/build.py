@@ -4,7 +4,7 @@ Per world, the steps of :data:`worldforge.pipeline.WORLD_STEPS` run by :func:`wo
 (the Dagster world assets are generated from the same list): tables and invariants, scenarios, pages and the
 fact check, indexes, tasks, the oracle (F1 = 1.0 on every task, no leakage). The oracle's
 episodes go to the episode store every world shares, ``WAREHOUSE/episodes/`` (one Parquet part per
-world and run, :mod:`worldforge.simenv.episodes`), which the SFT and CPT datasets read.
+world and run, :mod:`worldforge.trajectories.episodes`), which the SFT and CPT datasets read.
 
 A world that fails (invalid spec, invariant violation, contradicted fact, unsolvable task, oracle
 F1 below 1, leakage, any exception) gets a ``failed`` row with its error; the others go on. A spec

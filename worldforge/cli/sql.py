@@ -35,7 +35,7 @@ def sql(
             raise WarehouseError(f"{name!r}: NAME is a world name, trajectories or episodes, not a path")
         wh = warehouse_of(warehouse)
         if name == "episodes":
-            from worldforge.simenv.episodes import open_episode_sql
+            from worldforge.trajectories.episodes import open_episode_sql
             from worldforge.warehouse.layout import episode_store
 
             path = episode_store(wh)

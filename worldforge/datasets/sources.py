@@ -2,7 +2,7 @@
 
 Trajectories come from the two stores, each of which owns its reads:
 :func:`worldforge.trajectories.store.iter_trajectories` (real agent data) and
-:func:`worldforge.simenv.episodes.iter_episode_trajectories` (simulated search episodes, with
+:func:`worldforge.trajectories.episodes.iter_episode_trajectories` (simulated search episodes, with
 their loss-mask decisions). Both stream, so a builder holds one trajectory at a time.
 
 Every trajectory is assigned to a split by a seeded hash of its id: ``test`` (held out for the
@@ -20,7 +20,7 @@ from pathlib import Path
 from worldforge.corpus.pages import page_markdown
 from worldforge.corpus.store import all_pages
 from worldforge.datasets.config import SplitConfig
-from worldforge.simenv.episodes import iter_episode_trajectories
+from worldforge.trajectories.episodes import iter_episode_trajectories
 from worldforge.trajectories.model import StoredTrajectory
 from worldforge.trajectories.store import iter_trajectories as iter_stored
 from worldforge.trajectories.store import store_path

@@ -27,12 +27,12 @@ import contextlib
 import logging
 import shlex
 import signal
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from worldforge.record.sink import RecordingSink, now_iso
+from worldforge.serving.sessions import SessionRegistry
 
 log = logging.getLogger(__name__)
 
@@ -111,32 +111,38 @@ class UpstreamSession:
 
 
 class McpRecorder:
-    """The proxy's sessions: downstream key → (recording session id, upstream session, use).
+    """The proxy's sessions: downstream key → (recording session id, upstream session), kept in a
+    :class:`~worldforge.serving.sessions.SessionRegistry`.
 
-    A session's use is ``[requests in flight, end of its last request]``: it is idle only with no
-    request in flight, counted from when the last one was answered, so a slow upstream call never
-    has its session stored (and split in two) under it.
+    A session is idle only with no request in flight, counted from when the last one was
+    answered, so a slow upstream call never has its session stored (and split in two) under it.
+
+    Args:
+        target: the upstream (a URL or stdio parameters, as ``mcp.Client`` takes them).
+        sink: where the recordings go.
+        upstream_label: the upstream as recorded in each session's ``start`` event.
+        max_sessions: sessions open at most; a request that needs one more is refused.
     """
 
-    def __init__(self, target: Any, sink: RecordingSink, upstream_label: str) -> None:
+    def __init__(self, target: Any, sink: RecordingSink, upstream_label: str, max_sessions: int = 10_000) -> None:
         self.target, self.sink, self.label = target, sink, upstream_label
-        self.sessions: dict[str, tuple[str, UpstreamSession, list[float]]] = {}
+        self.sessions: SessionRegistry[tuple[str, UpstreamSession]] = SessionRegistry(max_sessions)
         self.tools_recorded: set[str] = set()
+
+    def _open(self) -> tuple[str, UpstreamSession]:
+        sid = self.sink.new_session_id("mcp")
+        self.sink.append(sid, {"event": "start", "at": now_iso(), "upstream": self.label})
+        return sid, UpstreamSession(self.target)
 
     @contextlib.asynccontextmanager
     async def _using(self, key: str) -> AsyncIterator[tuple[str, UpstreamSession]]:
-        """The session of ``key`` (opened on first use), marked in use for the block."""
-        if key not in self.sessions:
-            sid = self.sink.new_session_id("mcp")
-            self.sink.append(sid, {"event": "start", "at": now_iso(), "upstream": self.label})
-            self.sessions[key] = (sid, UpstreamSession(self.target), [0, time.monotonic()])
-        sid, up, use = self.sessions[key]
-        use[0] += 1
-        try:
-            yield sid, up
-        finally:
-            use[0] -= 1
-            use[1] = time.monotonic()
+        """The session of ``key`` (opened on first use), marked in use for the block.
+
+        Raises:
+            SessionLimit: a new session is needed and ``max_sessions`` are open.
+        """
+        with self.sessions.using(key, self._open) as (entry, _):
+            yield entry.value
 
     async def list_tools(self, key: str, params: Any) -> Any:
         """Forward ``tools/list``; the first answer of a session is recorded."""
@@ -167,10 +173,10 @@ class McpRecorder:
 
     async def close(self, key: str) -> None:
         """Store one session's recording and end its upstream session."""
-        entry = self.sessions.pop(key, None)
+        entry = self.sessions.pop(key)
         if entry is None:
             return
-        sid, up, _ = entry
+        sid, up = entry.value
         await up.close()
         try:
             closed = await asyncio.to_thread(self.sink.close, sid)
@@ -182,12 +188,11 @@ class McpRecorder:
 
     def idle(self, idle_s: float) -> list[str]:
         """Keys of the sessions with no request in flight whose last request was answered ``idle_s`` seconds ago or more."""
-        now = time.monotonic()
-        return [k for k, (_, _, use) in self.sessions.items() if use[0] == 0 and now - use[1] >= idle_s]
+        return self.sessions.idle(idle_timeout=idle_s)
 
     async def close_all(self) -> None:
         """Store every open session."""
-        for key in list(self.sessions):
+        for key in self.sessions.keys():
             await self.close(key)
 
 

@@ -32,7 +32,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +40,8 @@ from typing import Any
 from fastapi import FastAPI, Request
 
 from worldforge.record.sink import RecordingSink, is_prefix, merge_conversation
+from worldforge.serving.sessions import Session as RegistryEntry
+from worldforge.serving.sessions import SessionLimit, SessionRegistry
 
 log = logging.getLogger(__name__)
 
@@ -49,55 +50,82 @@ HOP_HEADERS = {"host", "content-length", "connection", "keep-alive", "transfer-e
                "proxy-authorization", "proxy-connection", "accept-encoding", SESSION_HEADER}
 """Request headers not forwarded upstream (hop-by-hop, recomputed, or the proxy's own)."""
 DEFAULT_IDLE_S = 300.0
+DEFAULT_MAX_SESSIONS = 10_000
+"""Recording sessions a proxy keeps open at most; a request that needs one more is answered 503."""
 
 
 @dataclass
 class Session:
-    """One open recording session: its conversation so far and when it was last active.
+    """One open recording session: its conversation so far. Its last use and the exchanges in
+    flight are kept by the table's :class:`~worldforge.serving.sessions.SessionRegistry` (an idle
+    timeout never closes a session with an exchange in flight).
 
     Attributes:
         session_id: the file-name-safe id (segment and recording file names).
         key: the ``X-Session-Id`` header that names it, ``None`` for prefix-grouped sessions.
         conversation: the recorded messages (requests merged, replies appended).
-        last: ``time.monotonic()`` of the last exchange's end.
-        busy: exchanges in flight (an idle timeout never closes a busy session).
     """
 
     session_id: str
     key: str | None
     conversation: list[dict] = field(default_factory=list)
-    last: float = field(default_factory=time.monotonic)
-    busy: int = 0
 
 
 class SessionTable:
-    """The open sessions of one proxy and the grouping rule (header, else longest recorded prefix)."""
+    """The open sessions of one proxy and the grouping rule (header, else longest recorded prefix).
 
-    def __init__(self, sink: RecordingSink, upstream: str) -> None:
+    Args:
+        sink: where the sessions' segments and recordings go.
+        upstream: the upstream's API root (recorded in each session's ``start`` event).
+        max_sessions: sessions open at most; a request that needs one more is refused (503).
+    """
+
+    def __init__(self, sink: RecordingSink, upstream: str, max_sessions: int = DEFAULT_MAX_SESSIONS) -> None:
         self.sink = sink
         self.upstream = upstream
-        self.open: dict[str, Session] = {}
+        self.registry: SessionRegistry[Session] = SessionRegistry(max_sessions)
         self.by_key: dict[str, str] = {}
 
-    def session_for(self, messages: list[dict], key: str | None, model: str | None) -> Session:
-        """The session a request belongs to, opened (with its ``start`` event) when none matches."""
+    @property
+    def open(self) -> dict[str, Session]:
+        """The open sessions by session id (a snapshot)."""
+        return {s.key: s.value for s in self.registry.sessions()}
+
+    def session_for(self, messages: list[dict], key: str | None, model: str | None) -> tuple[Session, RegistryEntry]:
+        """The session a request belongs to, opened (with its ``start`` event) when none matches,
+        and marked in use: hand the entry back with :meth:`release` when the exchange is recorded.
+
+        Raises:
+            SessionLimit: a new session is needed and ``max_sessions`` are open.
+        """
+        sid: str | None = None
         if key:
             sid = self.by_key.get(key)
-            if sid in self.open:
-                return self.open[sid]
+            sid = sid if sid in self.registry else None
         else:
             best = max(
-                (s for s in self.open.values() if s.key is None and s.conversation and is_prefix(s.conversation, messages)),
-                key=lambda s: len(s.conversation), default=None,
+                (s for s in self.registry.sessions() if s.value.key is None and s.value.conversation and is_prefix(s.value.conversation, messages)),
+                key=lambda s: len(s.value.conversation), default=None,
             )
-            if best is not None:
-                return best
+            sid = best.key if best is not None else None
+        if sid is not None:
+            with contextlib.suppress(KeyError):  # closed meanwhile by the reaper: open a new one
+                entry, _ = self.registry.acquire(sid)
+                return entry.value, entry
         session = Session(self.sink.new_session_id(key), key)
-        self.sink.append(session.session_id, {"event": "start", "upstream": self.upstream, "model": model, "session_key": key})
-        self.open[session.session_id] = session
+        entry, _ = self.registry.acquire(session.session_id, lambda: session)  # refused before anything is written
+        try:
+            self.sink.append(session.session_id, {"event": "start", "upstream": self.upstream, "model": model, "session_key": key})
+        except BaseException:
+            self.registry.pop(session.session_id)
+            raise
         if key:
             self.by_key[key] = session.session_id
-        return session
+        return session, entry
+
+    def release(self, entry: RegistryEntry) -> None:
+        """End one exchange of a session (:meth:`session_for`): its idle clock counts from now."""
+        self.registry.release(entry)
 
     def record(self, session: Session, request: dict, reply: dict | None, status: int) -> None:
         """Append one exchange to the session's segment (durable when this returns) and extend its conversation."""
@@ -111,15 +139,15 @@ class SessionTable:
 
     def detach(self, session_id: str) -> Session | None:
         """Remove a session from the table (new requests no longer join it)."""
-        session = self.open.pop(session_id, None)
+        entry = self.registry.pop(session_id)
+        session = entry.value if entry is not None else None
         if session is not None and session.key and self.by_key.get(session.key) == session_id:
             del self.by_key[session.key]
         return session
 
     def idle(self, idle_s: float, now: float | None = None) -> list[str]:
         """Ids of the sessions with nothing in flight and no exchange for ``idle_s`` seconds."""
-        now = time.monotonic() if now is None else now
-        return [sid for sid, s in self.open.items() if s.busy == 0 and now - s.last >= idle_s]
+        return self.registry.idle(now, idle_timeout=idle_s)
 
 
 class StreamAccumulator:
@@ -195,7 +223,8 @@ def _error(status: int, message: str, kind: str) -> Any:
 
 
 def create_openai_proxy(upstream: str, warehouse: str | Path | None = None, idle_timeout: float = DEFAULT_IDLE_S,
-                        timeout_s: float = 600.0, sweep_s: float | None = None, transport: Any = None) -> Any:
+                        timeout_s: float = 600.0, sweep_s: float | None = None, transport: Any = None,
+                        max_sessions: int = DEFAULT_MAX_SESSIONS) -> Any:
     """The recording proxy as a FastAPI app (see the module docs).
 
     Args:
@@ -205,6 +234,8 @@ def create_openai_proxy(upstream: str, warehouse: str | Path | None = None, idle
         timeout_s: the upstream read timeout per request, seconds.
         sweep_s: how often idle sessions are looked for (default ``min(5, idle_timeout / 4)``).
         transport: an ``httpx.AsyncBaseTransport`` to reach the upstream (tests pass a mock).
+        max_sessions: recording sessions open at most; a request that needs one more is answered
+            503 (``server_error``) until one closes.
 
     Returns:
         The app; ``app.state.table`` is its :class:`SessionTable`, ``app.state.sink`` its sink.
@@ -222,7 +253,7 @@ def create_openai_proxy(upstream: str, warehouse: str | Path | None = None, idle
         raise ValueError(f"--idle-timeout must be positive, got {idle_timeout}")
     upstream = upstream.rstrip("/")
     sink = RecordingSink(warehouse, "openai")
-    table = SessionTable(sink, upstream)
+    table = SessionTable(sink, upstream, max_sessions)
     sweep = sweep_s if sweep_s is not None else max(0.2, min(5.0, idle_timeout / 4))
     client = httpx.AsyncClient(timeout=httpx.Timeout(timeout_s, connect=10.0), transport=transport)
 
@@ -255,7 +286,7 @@ def create_openai_proxy(upstream: str, warehouse: str | Path | None = None, idle
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-            for sid in list(table.open):
+            for sid in table.registry.keys():
                 await close_session(sid)
             await asyncio.to_thread(sink.recover)  # anything still open (an exchange cut short)
             await client.aclose()
@@ -266,7 +297,7 @@ def create_openai_proxy(upstream: str, warehouse: str | Path | None = None, idle
     @app.get("/health")
     async def health() -> dict:
         """The proxy's own liveness: ``{"status": "ok", "open_sessions": N, "upstream"}``."""
-        return {"status": "ok", "open_sessions": len(table.open), "upstream": upstream}
+        return {"status": "ok", "open_sessions": len(table.registry), "upstream": upstream}
 
     @app.post("/v1/chat/completions")
     async def chat_completions(request: Request) -> Any:
@@ -278,8 +309,10 @@ def create_openai_proxy(upstream: str, warehouse: str | Path | None = None, idle
             return _error(400, "the request body is not JSON", "invalid_request_error")
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
             return _error(400, "the request body needs a 'messages' list", "invalid_request_error")
-        session = table.session_for([m for m in body["messages"] if isinstance(m, dict)], request.headers.get(SESSION_HEADER), body.get("model"))
-        session.busy += 1
+        try:
+            session, entry = table.session_for([m for m in body["messages"] if isinstance(m, dict)], request.headers.get(SESSION_HEADER), body.get("model"))
+        except SessionLimit as exc:
+            return _error(503, str(exc), "server_error")
         headers = _forward_headers(request.headers)
         url = f"{upstream}/chat/completions"
         out_headers = {"X-Session-Id": session.session_id}
@@ -288,8 +321,7 @@ def create_openai_proxy(upstream: str, warehouse: str | Path | None = None, idle
             try:
                 table.record(session, body, reply, status)
             finally:
-                session.busy -= 1
-                session.last = time.monotonic()
+                table.release(entry)
 
         if not body.get("stream"):
             try:

@@ -211,7 +211,8 @@ class SearchWorldEnv:
     def _log(self, finished: bool) -> None:
         if not self.record or self.session is None:
             return
-        from worldforge.simenv.episodes import episode_of, log_episodes
+        from worldforge.simenv.env import episode_of
+        from worldforge.trajectories.episodes import log_episodes
 
         log_episodes(self.warehouse, [episode_of(self.session, self.agent, finished)])
 

@@ -41,7 +41,8 @@ that must work from snippets; snippet-level perturbations and leakage control ac
 :meth:`~worldforge.simenv.env.SearchEnv.search_page` — the same search, perturbations and
 leakage control as ``web_search``. A request without ``session_id`` is answered by the server's
 one default session; with one, by that session (created on first use, at most ``max_sessions``
-kept, least recently used dropped). The session id of the decisions is ``retrieve:<session_id>``
+kept in a :class:`~worldforge.serving.sessions.SessionRegistry`: the least recently used session
+that is not answering is dropped to make room). The session id of the decisions is ``retrieve:<session_id>``
 (``retrieve:default``); its **turn** counts the requests it has answered (1, 2, ...; a request
 refused by a transient error counts too, so the client's retry is a new turn with fresh
 decisions); a query's **slot** is its position in ``queries``. Every perturbation decision is
@@ -59,7 +60,8 @@ a status verl's client retries (it retries 500, 502, 503, 504; 4xx are not retri
 
 **Errors** (``{"error": "..."}``): a body that is not UTF-8 JSON or not an object (400); a field
 missing or of the wrong type, ``topk`` out of range, too many or blank queries, an unknown
-``task_id`` (422); a body over :data:`~worldforge.simenv.server.MAX_BODY_BYTES` (413).
+``task_id`` (422); a body over :data:`~worldforge.serving.http.MAX_BODY_BYTES` (413); a new
+session while all ``max_sessions`` are answering a request (503, retried by verl's client).
 ``GET /health`` answers ``{"status": "ok", "world", "contents", "topk_max", "sessions"}``.
 """
 
@@ -70,7 +72,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from cachetools import LRUCache
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -79,10 +80,11 @@ from starlette.concurrency import run_in_threadpool
 from worldforge.corpus.pages import page_markdown
 from worldforge.errors import WorldforgeError, validation_problems
 from worldforge.rl.env import parse_perturbations, world_tasks
+from worldforge.serving.http import MAX_BODY_BYTES, BodyLimit, RequestError, SafeJSONResponse, error, json_errors, parse_body
+from worldforge.serving.sessions import SessionLimit, SessionRegistry
 from worldforge.settings import get_settings
 from worldforge.simenv.env import MAX_QUERY_CHARS, Observation, SearchEnv, SearchResult
 from worldforge.simenv.perturbations import PerturbationConfig
-from worldforge.simenv.server import MAX_BODY_BYTES, BodyLimit, RequestError, SafeJSONResponse, error, json_errors, parse_body
 from worldforge.warehouse.layout import resolve
 
 __all__ = ["CONTENTS", "DEFAULT_PORT", "DEFAULT_TOPK", "MAX_BATCH", "TOPK_MAX", "RetrieveRequest", "Retriever", "TransientError",
@@ -142,7 +144,7 @@ class Retriever:
         scenario: search this scenario's corpus instead of the world's.
         contents: ``page`` (default) or ``snippet``, see :data:`CONTENTS`.
         topk_max: the largest ``topk`` accepted.
-        max_sessions: sessions kept (least recently used dropped first).
+        max_sessions: sessions kept (the least recently used one not answering is dropped first).
 
     Raises:
         WarehouseError: the world or its corpus is missing.
@@ -162,9 +164,8 @@ class Retriever:
         probe = self._new("default", None)  # fail now, with a clear error, if the world cannot be searched
         if scenario is not None and not probe.corpus.pages:
             raise WorldforgeError(f"world {world!r} has no scenario {scenario!r} with a corpus")
-        self._sessions: LRUCache = LRUCache(maxsize=max_sessions)
-        self._sessions["default"] = (probe, threading.Lock())
-        self._lock = threading.Lock()
+        self._sessions: SessionRegistry[SearchEnv] = SessionRegistry(max_sessions, evict=True)
+        self._sessions.open("default", probe)
 
     def _new(self, session_id: str, task_id: str | None) -> SearchEnv:
         task = None
@@ -192,15 +193,17 @@ class Retriever:
                 raise RequestError(422, str(exc)) from None
             if not known:
                 raise RequestError(422, f"world {self.world!r} has no task {task_id!r}")
-        with self._lock:
-            found = self._sessions.get(key)
-            if found is None:
-                try:
-                    found = (self._new(key, task_id), threading.Lock())
-                except WorldforgeError as exc:
-                    raise RequestError(422, str(exc)) from None
-                self._sessions[key] = found
-            return found
+        def make() -> SearchEnv:
+            try:
+                return self._new(key, task_id)
+            except WorldforgeError as exc:
+                raise RequestError(422, str(exc)) from None
+
+        try:
+            session, _ = self._sessions.open_or_use(key, make)  # an evicted session holds nothing to store
+        except SessionLimit:
+            raise RequestError(503, f"all {self._sessions.max_sessions} sessions are answering; retry") from None
+        return session.value, session.lock
 
     def request(self, body: Any) -> RetrieveRequest:
         """A request body (parsed JSON) checked against the protocol.

@@ -37,6 +37,7 @@ from worldforge.simenv.perturbations import DEFAULT_MIX, PerturbationConfig, dec
 from worldforge.simenv.reward import Reward, RewardConfig, reward_of
 from worldforge.simenv.tools import DICT_MEMORY, SEARCH_TOOLS
 from worldforge.tasks.io import Task
+from worldforge.trajectories.episodes import Episode, Observation
 from worldforge.warehouse.cache import FileCache
 from worldforge.warehouse.layout import resolve, world_path
 
@@ -51,30 +52,6 @@ MAX_QUERY_CHARS = 1000
 
 TOOL_SCHEMAS: list[dict] = [tool.openai_schema() for tool in SEARCH_TOOLS]
 """The search tools as OpenAI function-tool JSON schemas (:meth:`~worldforge.simenv.tools.Tool.openai_schema`)."""
-
-
-@dataclass
-class Observation:
-    """What the environment returns for one tool call.
-
-    Attributes:
-        text: the observation as the agent sees it.
-        tool: the tool called (or the name given, for an unknown tool).
-        error: the call failed (malformed, or a perturbation).
-        fired: perturbation decisions that fired this turn (``{"kind", "detail"}``).
-        revealed: facts stated by the snippets shown (``{"url", "table", "row_key", "column", "value"}``).
-        leaks_blocked: snippets replaced by leakage control.
-        rendering: with a world-model renderer, how the text was rendered
-            (:meth:`worldforge.simenv.render.Rendering.as_dict`).
-    """
-
-    text: str
-    tool: str
-    error: bool = False
-    fired: list[dict] = field(default_factory=list)
-    revealed: list[dict] = field(default_factory=list)
-    leaks_blocked: int = 0
-    rendering: dict | None = None
 
 
 class SearchResult(NamedTuple):
@@ -522,3 +499,13 @@ def leakage_probe(env: SearchEnv, queries: int = 8) -> tuple[int, int]:
 
 NO_PERTURBATIONS = PerturbationConfig()
 __all__ = ["DEFAULT_MIX", "NO_PERTURBATIONS", "EpisodeOver", "Observation", "ObservationRenderer", "SearchEnv", "SearchPage", "SearchResult", "TOOLS", "TOOL_SCHEMAS", "leakage_probe"]
+
+
+def episode_of(env: SearchEnv, agent: str, finished: bool = True) -> Episode:
+    """The :class:`Episode` of a session: its steps, its task, and the answer submitted with its scores (if any)."""
+    score = env.result.score if env.result is not None else None
+    return Episode(episode_id=env.session_id, world=env.world, scenario=env.scenario,
+                   task_id=env.task.instance_id if env.task else None, question=env.task.question if env.task else "",
+                   seed=env.seed, perturbations_json=env.perturbations.model_dump_json(), agent=agent,
+                   steps=list(env.history), answer=env.answer, finished=finished,
+                   f1_by_row=score.f1_by_row if score else None, f1_by_item=score.f1_by_item if score else None)

@@ -37,11 +37,11 @@ from typing import Any
 from worldforge.corpus.quantity import parse_unit, parse_value, render_value
 from worldforge.corpus.vocab import singular
 from worldforge.simenv.env import Observation, SearchEnv, leakage_probe
-from worldforge.simenv.episodes import Episode, record_episodes
 from worldforge.simenv.perturbations import DEFAULT_MIX, PerturbationConfig
 from worldforge.tasks.io import Task
 from worldforge.tasks.scorer import Score, render_markdown_table, score_table
 from worldforge.tasks.store import read_tasks
+from worldforge.trajectories.episodes import Episode, record_episodes
 from worldforge.warehouse.layout import resolve, world_path
 
 _RESULT = re.compile(r"^\[(\d+)\] (\S+)\nTitle: (.*)$", re.M)

@@ -22,9 +22,9 @@ HTTP endpoints (JSON):
 A malformed tool call is an error *observation* (status 200), as a real tool would answer;
 only protocol mistakes get 4xx, always with a JSON body ``{"error": "..."}``: an unknown
 session, world, scenario or task (404), a body that is not UTF-8 JSON or is nested deeper than
-:data:`MAX_JSON_DEPTH` levels (400), a field of the wrong type or an instruction longer than
+:data:`~worldforge.serving.http.MAX_JSON_DEPTH` levels (400), a field of the wrong type or an instruction longer than
 :data:`~worldforge.simenv.perturbations.MAX_INSTRUCTION_CHARS` characters (422), a body over
-:data:`MAX_BODY_BYTES` (413, refused before it is read). Lone surrogates in JSON strings
+:data:`~worldforge.serving.http.MAX_BODY_BYTES` (413, refused before it is read). Lone surrogates in JSON strings
 (``"\\ud800"``) become their escape text. Sessions expire
 after ``idle_timeout`` seconds without a call. A session that closes or expires is written to
 the append-only episode log ``<warehouse>/episodes.log.jsonl`` (``fsync``-ed before the close
@@ -44,11 +44,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
-import ctypes.util
-import gc
 import inspect
-import json
 import logging
 import re
 import threading
@@ -59,134 +55,39 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import Response
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field, ValidationError
 from starlette.concurrency import run_in_threadpool
-from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from worldforge.errors import WorldforgeError, validation_problems
+from worldforge.serving.http import (
+    MAX_BODY_BYTES,
+    MAX_JSON_DEPTH,
+    BodyLimit,
+    NotJSON,
+    RequestError,
+    SafeJSONResponse,
+    error,
+    json_errors,
+    parse_body,
+    release_memory,
+)
+from worldforge.serving.sessions import SessionRegistry
 from worldforge.settings import get_settings
 from worldforge.simenv.env import TOOL_SCHEMAS, EpisodeOver, SearchEnv
 from worldforge.simenv.perturbations import MAX_INSTRUCTION_CHARS, PerturbationConfig, from_instruction, parse_perturbations
 from worldforge.simenv.reward import RewardConfig
 from worldforge.simenv.tools import SEARCH_TOOLS
 from worldforge.tasks.store import tasks_by_id
-from worldforge.trajectories.model import storable
 from worldforge.warehouse.cache import FileCache
 from worldforge.warehouse.duck import open_readonly
 from worldforge.warehouse.layout import resolve, world_files, world_path
 
 log = logging.getLogger(__name__)
 
-MAX_BODY_BYTES = 1 << 20
-"""The largest request body (1 MiB); a larger one is answered 413 without being read."""
-MAX_JSON_DEPTH = 64
-"""The deepest nesting of arrays and objects a request body may have."""
 SEED_RANGE = (-(2**63), 2**63 - 1)
 """Seeds are stored as BIGINT."""
-
-
-class RequestError(Exception):
-    """A request the server refuses: answered ``status`` with ``{"error": message}``."""
-
-    def __init__(self, status: int, message: str):
-        super().__init__(message)
-        self.status, self.message = status, message
-
-
-class NotJSON(RequestError):
-    """The body is UTF-8 text but not JSON (a tool call as text becomes an error observation)."""
-
-
-class SafeJSONResponse(JSONResponse):
-    """A JSON response that cannot fail on text: a lone surrogate is written as its ``\\uXXXX`` escape."""
-
-    def render(self, content: Any) -> bytes:
-        """The JSON bytes (UTF-8; lone surrogates escaped, which JSON allows)."""
-        return json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8", "backslashreplace")
-
-
-def error(status: int, message: str) -> JSONResponse:
-    """``{"error": message}`` with an HTTP status."""
-    return SafeJSONResponse({"error": storable(message)}, status_code=status)
-
-
-def _no_constants(name: str) -> Any:
-    raise RequestError(400, f"the body is not JSON ({name} is not a JSON number)")
-
-
-def _clean(value: Any, depth: int = 1) -> Any:
-    """``value`` with its strings made :func:`storable`; raises when nested deeper than :data:`MAX_JSON_DEPTH`."""
-    if isinstance(value, str):
-        return storable(value)
-    if isinstance(value, (dict, list)):
-        if depth > MAX_JSON_DEPTH:
-            raise RequestError(400, f"the body is nested deeper than {MAX_JSON_DEPTH} levels")
-        if isinstance(value, dict):
-            return {storable(k): _clean(v, depth + 1) for k, v in value.items()}
-        return [_clean(v, depth + 1) for v in value]
-    return value
-
-
-def parse_body(raw: bytes) -> Any:
-    """A request body as JSON: ``{}`` when empty; strings :func:`storable`.
-
-    Raises:
-        NotJSON: UTF-8 text that is not JSON.
-        RequestError: not UTF-8, nested deeper than :data:`MAX_JSON_DEPTH`, a number out of range (400).
-    """
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise RequestError(400, f"the body is not UTF-8 text (byte {exc.start})") from None
-    if not text.strip():
-        return {}
-    try:
-        value = json.loads(text, parse_constant=_no_constants)
-    except json.JSONDecodeError as exc:
-        raise NotJSON(400, f"the body is not JSON ({exc.msg})") from None
-    except RecursionError:
-        raise RequestError(400, f"the body is nested deeper than {MAX_JSON_DEPTH} levels") from None
-    except ValueError as exc:  # an integer of more than 4,300 digits
-        raise RequestError(400, f"the body is not usable JSON ({exc})") from None
-    return _clean(value)
-
-
-class BodyLimit:
-    """ASGI middleware: a body over ``limit`` bytes is answered 413 (a ``Content-Length`` over it
-    before anything is read; a streamed body as soon as the running count passes it)."""
-
-    def __init__(self, app: Any, limit: int = MAX_BODY_BYTES):
-        self.app, self.limit = app, limit
-
-    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
-        """Check the declared length, then count the body as the app reads it."""
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        declared = next((v for k, v in scope.get("headers", []) if k == b"content-length"), None)
-        if declared is not None:
-            try:
-                length = int(declared)
-            except ValueError:
-                await error(400, "the Content-Length header is not a number")(scope, receive, send)
-                return
-            if length > self.limit:
-                await error(413, f"the body has {length} bytes; at most {self.limit} are accepted")(scope, receive, send)
-                return
-        seen = 0
-
-        async def counted() -> dict:
-            nonlocal seen
-            message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.limit:
-                    raise RequestError(413, f"the body has more than {self.limit} bytes; at most {self.limit} are accepted")
-            return message
-
-        await self.app(scope, counted, send)
 
 
 class EpisodeNotLogged(Exception):
@@ -195,12 +96,14 @@ class EpisodeNotLogged(Exception):
 
 
 class Sessions:
-    """Open sessions with their last-use time; idle ones expire.
+    """The search server's open sessions (a :class:`~worldforge.serving.sessions.SessionRegistry`
+    of :class:`SearchEnv`) and what a session leaves when it closes: its episode.
 
     A session that closes or expires with at least one step is written to the episode log
-    (:func:`worldforge.simenv.episodes.log_episodes`, ``fsync``-ed) before :meth:`close`
+    (:func:`worldforge.trajectories.episodes.log_episodes`, ``fsync``-ed) before :meth:`close`
     returns; :meth:`flush` then fills the episode store from the log. Each session has a lock:
-    its steps run in worker threads, one at a time.
+    its steps run in worker threads, one at a time, and a session whose lock is held is in use,
+    so it never expires under a step however long the step takes.
 
     Args:
         idle_timeout: seconds without a call before a session expires.
@@ -211,12 +114,22 @@ class Sessions:
     """
 
     def __init__(self, idle_timeout: float, max_sessions: int, record: bool = True, warehouse: str | Path | None = None, agent: str = "http"):
-        self.idle_timeout, self.max_sessions, self.record, self.agent = idle_timeout, max_sessions, record, agent
+        self.record, self.agent = record, agent
         self.warehouse = resolve(warehouse)
-        self._items: dict[str, tuple[SearchEnv, float, threading.Lock]] = {}
+        self.registry: SessionRegistry[SearchEnv] = SessionRegistry(max_sessions, idle_timeout)
         self._lock = threading.Lock()
         self.finished: list[SearchEnv] = []
         """Closed sessions whose episode could not be logged yet (retried by :meth:`flush`)."""
+
+    @property
+    def idle_timeout(self) -> float:
+        """Seconds without a call before a session expires."""
+        return self.registry.idle_timeout or 0.0
+
+    @property
+    def max_sessions(self) -> int:
+        """Open sessions at most."""
+        return self.registry.max_sessions
 
     def _retire(self, envs: list[SearchEnv]) -> None:
         """Log the episodes of closed sessions (called without the lock held).
@@ -224,7 +137,7 @@ class Sessions:
         Raises:
             EpisodeNotLogged: the log could not be written; the sessions wait in :attr:`finished`.
         """
-        from worldforge.simenv import episodes
+        from worldforge.trajectories import episodes
 
         envs = [env for env in envs if self.record and (env.history or env.result is not None)]
         if not envs:
@@ -239,13 +152,13 @@ class Sessions:
 
     def flush(self) -> int:
         """Log the sessions waiting in :attr:`finished`, then record the episode log in
-        the episode store (:func:`~worldforge.simenv.episodes.drain_episode_log`); never raises
+        the episode store (:func:`~worldforge.trajectories.episodes.drain_episode_log`); never raises
         (a failure is logged and retried at the next flush).
 
         Returns:
             How many episodes were recorded in the store.
         """
-        from worldforge.simenv import episodes
+        from worldforge.trajectories import episodes
 
         with self._lock:
             waiting, self.finished = self.finished, []
@@ -258,7 +171,7 @@ class Sessions:
             return 0
 
     def _episode(self, env: SearchEnv):
-        from worldforge.simenv.episodes import episode_of
+        from worldforge.simenv.env import episode_of
 
         # a task's episode is finished when its answer was submitted; a session without a task when it closes
         return episode_of(env, self.agent, finished=env.result is not None or env.task is None)
@@ -270,7 +183,7 @@ class Sessions:
         Raises:
             EpisodeNotLogged: the log could not be written; the session is left as it was.
         """
-        from worldforge.simenv import episodes
+        from worldforge.trajectories import episodes
 
         if self.record and (env.history or env.result is not None):
             try:
@@ -281,49 +194,30 @@ class Sessions:
         env.session_id = f"{key}-{uuid.uuid4().hex[:12]}"
 
     def __len__(self) -> int:
-        return len(self._items)
+        return len(self.registry)
 
     def add(self, env: SearchEnv, key: str | None = None) -> None:
         """Register a new session under ``key`` (default: its ``session_id``), expiring idle ones first.
 
         Raises:
-            WorldforgeError: ``max_sessions`` sessions are already open.
+            SessionLimit: ``max_sessions`` sessions are already open.
         """
-        with self._lock:
-            stale = self._expired()
-            full = len(self._items) >= self.max_sessions
-            if not full:
-                self._items[key or env.session_id] = (env, time.monotonic(), threading.Lock())
-        with contextlib.suppress(EpisodeNotLogged):  # kept in `finished`, retried by flush
-            self._retire(stale)
-        if full:
-            raise WorldforgeError(f"too many open sessions ({self.max_sessions}); close some first")
+        self.reap()
+        self.registry.open(key or env.session_id, env)
 
     def use_or_add(self, key: str, factory: Callable[[], SearchEnv]) -> tuple[SearchEnv, threading.Lock]:
         """The session ``key`` and its lock (idle clock restarted), made by ``factory`` when there is none.
 
         Raises:
-            WorldforgeError: a new session is needed and ``max_sessions`` are open.
+            SessionLimit: a new session is needed and ``max_sessions`` are open.
         """
-        item = self.use(key)
-        if item is not None:
-            return item
-        env = factory()
-        with self._lock:
-            if key not in self._items:  # another thread may have added it meanwhile: keep theirs
-                if len(self._items) >= self.max_sessions:
-                    raise WorldforgeError(f"too many open sessions ({self.max_sessions}); close some first")
-                self._items[key] = (env, time.monotonic(), threading.Lock())
-        return self.use(key) or (env, threading.Lock())
+        session, _ = self.registry.open_or_use(key, factory)  # a registry that refuses evicts nothing
+        return session.value, session.lock
 
     def use(self, sid: str) -> tuple[SearchEnv, threading.Lock] | None:
         """The session ``sid`` and the lock to hold while stepping it, its idle clock restarted; ``None`` when there is none."""
-        with self._lock:
-            item = self._items.get(sid)
-            if item is None:
-                return None
-            self._items[sid] = (item[0], time.monotonic(), item[2])
-            return item[0], item[2]
+        session = self.registry.touch(sid)
+        return None if session is None else (session.value, session.lock)
 
     def close(self, sid: str) -> bool:
         """Close session ``sid``; when it took a step its episode is in the episode log on return.
@@ -334,36 +228,26 @@ class Sessions:
         Raises:
             EpisodeNotLogged: the log could not be written (the episode is kept and retried).
         """
-        with self._lock:
-            item = self._items.pop(sid, None)
-        if item is None:
+        session = self.registry.pop(sid)
+        if session is None:
             return False
-        with item[2]:  # a step in flight finishes first, so the episode is complete
-            self._retire([item[0]])
+        with session.lock:  # a step in flight finishes first, so the episode is complete
+            self._retire([session.value])
         return True
 
     def close_all(self) -> int:
         """Close every open session (server shutdown); returns how many. Never raises."""
-        with self._lock:
-            items, self._items = list(self._items.values()), {}
+        taken = self.registry.pop_all()
         with contextlib.suppress(EpisodeNotLogged):
-            self._retire([env for env, _, _ in items])
-        return len(items)
+            self._retire([s.value for s in taken])
+        return len(taken)
 
     def reap(self) -> int:
-        """Expire idle sessions, logging their episodes; returns how many. Never raises."""
-        with self._lock:
-            stale = self._expired()
+        """Expire idle sessions (never one with a step in flight), logging their episodes; returns how many. Never raises."""
+        stale = self.registry.pop_idle()
         with contextlib.suppress(EpisodeNotLogged):
-            self._retire(stale)
+            self._retire([s.value for s in stale])
         return len(stale)
-
-    def _expired(self) -> list[SearchEnv]:
-        """Take the idle sessions out (called with the lock held); a session with a step in flight
-        (its step lock held) is in use, however long the step takes."""
-        now = time.monotonic()
-        stale = [sid for sid, (_, used, step) in self._items.items() if now - used > self.idle_timeout and not step.locked()]
-        return [self._items.pop(sid)[0] for sid in stale]
 
 
 def _task(warehouse: Path, world: str, task_id: str):
@@ -522,45 +406,6 @@ FLUSH_INTERVAL_S = 1.0
 """How often the server records the episode log in the episode store (seconds)."""
 
 
-def release_memory() -> None:
-    """Hand freed heap memory back to the OS (glibc ``malloc_trim``; a no-op elsewhere).
-
-    Closed sessions free their objects, but glibc keeps the freed pages of its per-thread
-    arenas mapped, so the server's RSS would stay at its peak after a burst of sessions or an
-    update of the episode store (DuckDB loads the store's key indexes). The reaper calls this
-    after each store update and once half the sessions of the last peak have closed.
-    """
-    gc.collect()
-    if _LIBC is not None:
-        _LIBC.malloc_trim(0)
-
-
-def _libc() -> Any:
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        return libc if hasattr(libc, "malloc_trim") else None
-    except OSError:
-        return None
-
-
-_LIBC = _libc()
-
-
-def json_errors(app: FastAPI) -> None:
-    """Answer every HTTP error of ``app`` as ``{"error": "..."}`` with its status (its headers kept),
-    and an unexpected exception as a 500 that names only its type (the server logs the traceback)."""
-
-    @app.exception_handler(StarletteHTTPException)
-    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
-        response = error(exc.status_code, str(exc.detail))
-        response.headers.update(exc.headers or {})
-        return response
-
-    @app.exception_handler(Exception)
-    async def internal(request: Request, exc: Exception) -> Response:  # logged by the server with its traceback
-        return error(500, f"internal error ({type(exc).__name__}); the request was not completed")
-
-
 def create_app(
     world: str,
     warehouse: str | Path | None = None,
@@ -587,7 +432,7 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI):
-        from worldforge.simenv.episodes import settle_episode_log
+        from worldforge.trajectories.episodes import settle_episode_log
 
         await asyncio.to_thread(settle_episode_log, wh)  # replay what a crash left in the episode log
 

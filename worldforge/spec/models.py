@@ -45,6 +45,11 @@ _IDENT = r"^[a-z][a-z0-9_]{0,62}$"
 """Names of worlds, tables, columns and scenarios: lowercase identifiers of at most 63 characters
 (file, schema and column names in DuckDB)."""
 
+RESERVED_WORLD_NAMES = frozenset({"trajectories", "episodes", "catalog"})
+"""World names a spec may not take: ``<warehouse>/<name>.duckdb`` is one of the warehouse's stores
+(the trajectory store, the episode store of earlier versions, the world catalog), which a world
+file of that name would overwrite or be mistaken for (:data:`worldforge.warehouse.layout.STORES`)."""
+
 _NUM = L.MAX_ABS_NUMBER
 Num = Annotated[float, Field(ge=-_NUM, le=_NUM, allow_inf_nan=False)]
 """A finite number within ±MAX_ABS_NUMBER (:mod:`worldforge.spec.limits`)."""
@@ -603,6 +608,14 @@ class WorldSpec(_Strict):
     @classmethod
     def _as_of_form(cls, v: str) -> str:
         return _date_form(v)
+
+    @field_validator("world")
+    @classmethod
+    def _not_a_store(cls, v: str) -> str:
+        if v in RESERVED_WORLD_NAMES:
+            raise ValueError(f"{v!r} names one of the warehouse's stores ({v}.duckdb); "
+                             f"a world may not be called {', '.join(sorted(RESERVED_WORLD_NAMES))}")
+        return v
 
     @field_validator("scenarios")
     @classmethod

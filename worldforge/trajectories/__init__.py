@@ -1,4 +1,5 @@
-"""Real agent trajectories: readers, the canonical turn shape, loss-mask statistics, the store."""
+"""Agent trajectories as data: readers of real ones to the canonical turn shape, loss-mask statistics,
+the trajectory store, and the episode store of simulated ones (:mod:`worldforge.trajectories.episodes`)."""
 
 from worldforge.trajectories.mask import MaskConfig, compute_statistics, mask_turns
 from worldforge.trajectories.model import DOMAINS, Quarantined, Trajectory, Turn

@@ -38,7 +38,7 @@ from worldforge.trajectories.model import Quarantined, StoredTrajectory, StoredT
 from worldforge.trajectories.readers import discover, file_sha1, read_file
 from worldforge.trajectories.readers.mapping import Mapping
 from worldforge.warehouse.atomic import atomic_file, file_lock
-from worldforge.warehouse.duck import atomic_duckdb, insert_frame, open_readonly, quote_str, read_table, reading_store
+from worldforge.warehouse.duck import atomic_duckdb, insert_frame, open_readonly, quote_str, read_table, reading_store, table_ddl
 from worldforge.warehouse.layout import shard_path, trajectory_store
 
 log = logging.getLogger(__name__)
@@ -62,22 +62,15 @@ LOG_SCHEMA = {
 
 STORE_KIND = "trajectory store"
 
-STORE_DDL = """
-CREATE TABLE trajectories (
-  trajectory_id VARCHAR PRIMARY KEY, source VARCHAR NOT NULL, source_path VARCHAR NOT NULL,
-  format VARCHAR NOT NULL, domain VARCHAR NOT NULL, task VARCHAR, n_turns BIGINT NOT NULL, locator VARCHAR NOT NULL,
-  file_sha1 VARCHAR NOT NULL, batch BIGINT NOT NULL);
-CREATE TABLE turns (
-  trajectory_id VARCHAR NOT NULL REFERENCES trajectories (trajectory_id), turn_idx BIGINT NOT NULL,
-  action VARCHAR NOT NULL, observation VARCHAR NOT NULL,
-  obs_tokens BIGINT, compression_ratio DOUBLE, novelty DOUBLE, line_surprisal DOUBLE,
-  informative BOOLEAN, mask_reason VARCHAR, PRIMARY KEY (trajectory_id, turn_idx));
-CREATE TABLE quarantine (source_path VARCHAR NOT NULL, locator VARCHAR NOT NULL, reason VARCHAR NOT NULL,
-  file_sha1 VARCHAR NOT NULL, batch BIGINT NOT NULL);
-CREATE TABLE mask_thresholds (domain VARCHAR, statistic VARCHAR, threshold DOUBLE, source VARCHAR,
-  PRIMARY KEY (domain, statistic));
-CREATE TABLE ingest_log (batch BIGINT PRIMARY KEY, ingested_at TIMESTAMP, paths VARCHAR, files BIGINT,
-  records_in BIGINT, trajectories BIGINT, quarantined BIGINT, turns BIGINT);
+STORE_DDL = ";\n".join([
+    table_ddl("trajectories", TRAJECTORY_SCHEMA, primary_key=("trajectory_id",),
+              not_null=("source", "source_path", "format", "domain", "n_turns", "locator", "file_sha1", "batch")),
+    table_ddl("turns", TURN_SCHEMA, primary_key=("trajectory_id", "turn_idx"), not_null=("action", "observation"),
+              references={"trajectory_id": "trajectories (trajectory_id)"}),
+    table_ddl("quarantine", QUARANTINE_SCHEMA, not_null=("source_path", "locator", "reason", "file_sha1", "batch")),
+    table_ddl("mask_thresholds", THRESHOLD_SCHEMA, primary_key=("domain", "statistic")),
+    table_ddl("ingest_log", LOG_SCHEMA, primary_key=("batch",)),
+]) + """;
 COMMENT ON TABLE turns IS 'One (action, observation) turn; statistics and the loss-mask decision as in DESIGN.md section 5.';
 COMMENT ON COLUMN turns.obs_tokens IS 'observation length in tokens (whitespace tokens by default)';
 COMMENT ON COLUMN turns.compression_ratio IS 'zlib bytes / UTF-8 bytes of the observation; low = repetitive';

@@ -67,6 +67,41 @@ def duck_type(dtype: pl.DataType) -> str:
     raise WarehouseError(f"cannot store polars dtype {dtype} in DuckDB")
 
 
+def table_ddl(name: str, schema: dict[str, pl.DataType | type[pl.DataType]], *, primary_key: tuple[str, ...] = (),
+              not_null: tuple[str, ...] = (), references: dict[str, str] | None = None) -> str:
+    """``CREATE TABLE`` for a store table declared once as a polars schema: the frames a store
+    writes and the table it creates come from the same ``{column: dtype}``.
+
+    Args:
+        name: the table.
+        schema: ``{column: polars dtype}`` in column order.
+        primary_key: the key's columns (a one-column key is written on its column).
+        not_null: columns that may not be NULL (key columns are already).
+        references: ``{column: "table (column)"}`` foreign keys.
+
+    Raises:
+        WarehouseError: a dtype the warehouse does not store; a key, not-null or referencing
+            column the schema does not have.
+    """
+    refs = references or {}
+    unknown = sorted((set(primary_key) | set(not_null) | set(refs)) - set(schema))
+    if unknown:
+        raise WarehouseError(f"table {name}: no columns {unknown} in its schema")
+    cols = []
+    for col, dtype in schema.items():
+        spec = f"{quote_ident(col)} {duck_type(dtype() if isinstance(dtype, type) else dtype)}"
+        if primary_key == (col,):
+            spec += " PRIMARY KEY"
+        elif col in not_null:
+            spec += " NOT NULL"
+        if col in refs:
+            spec += f" REFERENCES {refs[col]}"
+        cols.append(spec)
+    if len(primary_key) > 1:
+        cols.append(f"PRIMARY KEY ({', '.join(quote_ident(c) for c in primary_key)})")
+    return f"CREATE TABLE {quote_ident(name)} ({', '.join(cols)})"
+
+
 def insert_frame(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame) -> None:
     """Append a polars frame to an existing table (``name`` or ``schema.name``; columns matched by name).
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from worldforge.errors import WarehouseError
 from worldforge.settings import get_settings
 
 TRAJECTORY_STORE = "trajectories.duckdb"
@@ -35,6 +36,7 @@ EPISODE_LOG = "episodes.log.jsonl"
 CATALOG_STORE = "catalog.duckdb"
 STORES = (TRAJECTORY_STORE, LEGACY_EPISODE_STORE, CATALOG_STORE)
 """The warehouse's DuckDB files that are not worlds: every command that lists worlds passes them over."""
+_STORE_NAMES = {TRAJECTORY_STORE: "trajectory store", LEGACY_EPISODE_STORE: "episode store of an earlier version", CATALOG_STORE: "world catalog"}
 
 DATASETS = ("cpt", "sft", "agentworldbench", "eval")
 """The dataset folders under ``<warehouse>/datasets/``."""
@@ -46,7 +48,14 @@ def resolve(warehouse: str | Path | None) -> Path:
 
 
 def world_path(warehouse: str | Path | None, world: str) -> Path:
-    """``<warehouse>/<world>.duckdb``."""
+    """``<warehouse>/<world>.duckdb``.
+
+    Raises:
+        WarehouseError: ``<world>.duckdb`` is one of the warehouse's :data:`STORES`, not a world
+            (specs may not take these names: :data:`worldforge.spec.models.RESERVED_WORLD_NAMES`).
+    """
+    if f"{world}.duckdb" in STORES:
+        raise WarehouseError(f"{world!r} is not a world: {world}.duckdb is the warehouse's {_STORE_NAMES[world + '.duckdb']}")
     return resolve(warehouse) / f"{world}.duckdb"
 
 
@@ -61,7 +70,7 @@ def trajectory_store(warehouse: str | Path | None) -> Path:
 
 
 def episode_store(warehouse: str | Path | None) -> Path:
-    """``<warehouse>/episodes``: the episode store of every world (:mod:`worldforge.simenv.episodes`)."""
+    """``<warehouse>/episodes``: the episode store of every world (:mod:`worldforge.trajectories.episodes`)."""
     return resolve(warehouse) / EPISODE_STORE
 
 
@@ -74,7 +83,7 @@ def legacy_episode_stores(warehouse: str | Path | None) -> list[Path]:
 
 def episode_log(warehouse: str | Path | None) -> Path:
     """``<warehouse>/episodes.log.jsonl``: the append-only log of closed sessions
-    (:func:`worldforge.simenv.episodes.log_episodes`)."""
+    (:func:`worldforge.trajectories.episodes.log_episodes`)."""
     return resolve(warehouse) / EPISODE_LOG
 
 

@@ -1,4 +1,10 @@
-"""Simulated episodes as data: the episode store ``warehouse/episodes/``, one policy for every world.
+"""Simulated episodes as data: the episode store ``warehouse/episodes/``, one policy for every world,
+beside the trajectory store (:mod:`worldforge.trajectories.store`) whose tables it shares.
+
+The store holds what an environment returns (:class:`Observation`) and the episodes made of it
+(:class:`Episode`); it imports no environment, so the datasets, ``worldforge summary`` and
+``worldforge sql episodes`` read it without loading the simulator. The search environment turns
+a session into an :class:`Episode` (:func:`worldforge.simenv.env.episode_of`).
 
 Every world's episodes, bundled or catalog, recorded by the oracle step or by served sessions,
 go to one store of immutable zstd Parquet parts, ``episodes/<world>/<part>/<table>.parquet``
@@ -51,12 +57,11 @@ import duckdb
 import polars as pl
 
 from worldforge.errors import WarehouseError
-from worldforge.simenv.env import Observation, SearchEnv
 from worldforge.trajectories.mask import MaskConfig, mask_turns
 from worldforge.trajectories.model import StoredTrajectory, storable_row, tool_call_text
 from worldforge.trajectories.store import TRAJECTORY_SCHEMA, TURN_SCHEMA, trajectories_from_batches
 from worldforge.warehouse.atomic import file_lock
-from worldforge.warehouse.duck import duck_type, open_sandboxed_views, quote_ident, quote_str, read_table, reading_store
+from worldforge.warehouse.duck import open_sandboxed_views, quote_ident, quote_str, read_table, reading_store, table_ddl
 from worldforge.warehouse.layout import episode_log, episode_store, legacy_episode_stores
 from worldforge.warehouse.parts import (
     check_key,
@@ -87,6 +92,30 @@ STEP_SCHEMA = {
 
 
 @dataclass
+class Observation:
+    """What the environment returns for one tool call.
+
+    Attributes:
+        text: the observation as the agent sees it.
+        tool: the tool called (or the name given, for an unknown tool).
+        error: the call failed (malformed, or a perturbation).
+        fired: perturbation decisions that fired this turn (``{"kind", "detail"}``).
+        revealed: facts stated by the snippets shown (``{"url", "table", "row_key", "column", "value"}``).
+        leaks_blocked: snippets replaced by leakage control.
+        rendering: with a world-model renderer, how the text was rendered
+            (:meth:`worldforge.simenv.render.Rendering.as_dict`).
+    """
+
+    text: str
+    tool: str
+    error: bool = False
+    fired: list[dict] = field(default_factory=list)
+    revealed: list[dict] = field(default_factory=list)
+    leaks_blocked: int = 0
+    rendering: dict | None = None
+
+
+@dataclass
 class Episode:
     """One agent episode in the simulated environment."""
 
@@ -103,16 +132,6 @@ class Episode:
     finished: bool = False
     f1_by_row: float | None = None
     f1_by_item: float | None = None
-
-
-def episode_of(env: SearchEnv, agent: str, finished: bool = True) -> Episode:
-    """The :class:`Episode` of a session: its steps, its task, and the answer submitted with its scores (if any)."""
-    score = env.result.score if env.result is not None else None
-    return Episode(episode_id=env.session_id, world=env.world, scenario=env.scenario,
-                   task_id=env.task.instance_id if env.task else None, question=env.task.question if env.task else "",
-                   seed=env.seed, perturbations_json=env.perturbations.model_dump_json(), agent=agent,
-                   steps=list(env.history), answer=env.answer, finished=finished,
-                   f1_by_row=score.f1_by_row if score else None, f1_by_item=score.f1_by_item if score else None)
 
 
 def _action_text(call: dict) -> str:
@@ -219,8 +238,7 @@ def _episode_views(con: duckdb.DuckDBPyConnection, parts: list[Path]) -> None:
     each episode's rows from the newest part that holds it (empty tables when there is no part)."""
     if not parts:
         for t in EPISODE_TABLES:
-            cols = ", ".join(f"{quote_ident(c)} {duck_type(d() if isinstance(d, type) else d)}" for c, d in _SCHEMAS[t].items())
-            con.execute(f"CREATE TABLE {t} ({cols})")
+            con.execute(table_ddl(t, _SCHEMAS[t]))
         return
     for t in EPISODE_TABLES:
         files = ", ".join(quote_str(f) for f in table_files(parts, t))
@@ -371,7 +389,7 @@ def episode_line(episode: Episode) -> str:
 
     Shape: ``{"episode_id", "world", ..., "steps": [[call, observation], ...]}`` with the
     :class:`Episode` fields and each observation as the fields of
-    :class:`~worldforge.simenv.env.Observation`.
+    :class:`Observation`.
     """
     row = {f: getattr(episode, f) for f in _FIELDS}
     row["steps"] = [_step_json(call, obs) for call, obs in episode.steps]

@@ -10,11 +10,19 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-import worldforge.simenv.episodes as episodes
+import worldforge.trajectories.episodes as episodes
 from worldforge.cli import app
 from worldforge.errors import WarehouseError
 from worldforge.simenv.env import Observation
-from worldforge.simenv.episodes import MERGE_PARTS, Episode, episode_counts, iter_episode_trajectories, read_episode_tables, read_episodes, record_episodes
+from worldforge.trajectories.episodes import (
+    MERGE_PARTS,
+    Episode,
+    episode_counts,
+    iter_episode_trajectories,
+    read_episode_tables,
+    read_episodes,
+    record_episodes,
+)
 from worldforge.warehouse.parts import list_parts
 
 
@@ -190,7 +198,7 @@ def test_a_corrupt_part_is_one_clear_error_and_other_worlds_still_record(tmp_pat
 
 
 def test_a_legacy_file_that_is_no_episode_store_is_set_aside_and_the_log_still_drains(tmp_path):
-    from worldforge.simenv.episodes import log_episodes
+    from worldforge.trajectories.episodes import log_episodes
 
     duckdb.connect(str(tmp_path / "episodes.duckdb")).close()  # an empty DuckDB file where the old store was
     log_episodes(tmp_path, [_episode("logged")])

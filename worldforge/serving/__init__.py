@@ -1,0 +1,7 @@
+"""Serving: what every worldforge server shares (the search server, Search-R1's ``/retrieve``,
+the OpenEnv server and the recording proxies).
+
+* :mod:`worldforge.serving.sessions`: one registry of open sessions, with idle expiry and a bound;
+* :mod:`worldforge.serving.http`: the HTTP plumbing: a body size limit, JSON errors, bodies parsed
+  and checked, JSON replies that never fail on a value.
+"""
