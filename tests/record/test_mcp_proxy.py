@@ -213,3 +213,44 @@ def test_a_session_is_never_idle_while_a_call_is_in_flight(tmp_path, monkeypatch
 
     seen = asyncio.run(main())
     assert seen[:6] == [[]] * 6 and seen[6] == ["k"]
+
+
+def test_a_refused_session_opens_no_upstream_and_writes_no_recording(tmp_path, monkeypatch):
+    """A full proxy refuses a new session before it connects upstream or starts a recording; the reaper
+    closes a session only if it is still idle when its turn comes (a request that came meanwhile keeps it)."""
+    from worldforge.record import mcp_proxy
+    from worldforge.record.sink import RecordingSink
+    from worldforge.serving.sessions import SessionLimit
+
+    made = []
+
+    async def quick_call(self, fn):
+        return type("Result", (), {"content": [], "is_error": False})()
+
+    async def closed(self):
+        made.remove(self)
+
+    async def main() -> tuple:
+        monkeypatch.setattr(mcp_proxy.UpstreamSession, "__init__", lambda self, target: made.append(self))
+        monkeypatch.setattr(mcp_proxy.UpstreamSession, "call", quick_call)
+        monkeypatch.setattr(mcp_proxy.UpstreamSession, "close", closed)
+        rec = mcp_proxy.McpRecorder(None, RecordingSink(tmp_path / "wh", "mcp"), "test", max_sessions=1)
+        now = [0.0]
+        rec.sessions.clock = lambda: now[0]  # the test's own clock: no wall-clock timing
+        await rec.call_tool("a", "echo", {"text": "x"})
+        with pytest.raises(SessionLimit):
+            await rec.call_tool("b", "echo", {"text": "y"})
+        upstreams = len(made)
+        segments = sorted(p.name for p in (tmp_path / "wh" / "recordings" / "segments" / "mcp").iterdir())
+        now[0] = 10.0
+        listed = rec.idle(5)
+        await rec.call_tool("a", "echo", {"text": "again"})  # came between the listing and the close
+        for key in listed:
+            await rec.close(key, 5)
+        kept = len(rec.sessions)
+        await rec.close_all()
+        return upstreams, segments, listed, kept, len(made)
+
+    upstreams, segments, listed, kept, left = asyncio.run(main())
+    assert upstreams == 1 and len(segments) == 1  # nothing made for the refused session
+    assert listed == ["a"] and kept == 1 and left == 0

@@ -103,28 +103,54 @@ def test_a_missing_session_without_a_factory_is_a_key_error_and_bad_bounds_are_r
         SessionRegistry(1, idle_timeout=-1)
 
 
-def test_callers_racing_to_open_one_key_share_one_session_and_no_use_is_lost():
+def test_callers_racing_to_open_one_key_share_one_session_and_a_reaper_never_takes_it_in_use():
     reg: SessionRegistry[object] = SessionRegistry(100, idle_timeout=0)
-    start = threading.Barrier(8)
+    start, stop = threading.Barrier(9), threading.Event()
     seen: list[object] = []
-    made = []
-
-    def factory() -> object:
-        made.append(object())
-        return made[-1]
+    wrong: list[str] = []
+    reaped: list = []
 
     def worker() -> None:
         start.wait()
-        for _ in range(200):
-            with reg.using("k", factory) as (session, _):
-                seen.append(session.value)
-                assert reg.pop_idle() == [] or "k" in reg  # never taken out while any caller uses it
+        for _ in range(300):
+            with reg.using("k", object) as (session, _):
+                if reg.get("k") is not session:  # taken out (and maybe replaced) while in use
+                    wrong.append("taken while in use")
+                seen.append(session)
+
+    def reaper() -> None:  # idle_timeout 0: takes the session the moment no use holds it
+        start.wait()
+        while not stop.is_set():
+            for s in reg.pop_idle():
+                if s.busy:
+                    wrong.append("reaped busy")
+                reaped.append(s)
 
     threads = [threading.Thread(target=worker) for _ in range(8)]
-    for t in threads:
+    reaping = threading.Thread(target=reaper)
+    for t in [*threads, reaping]:
         t.start()
     for t in threads:
         t.join()
-    assert len(seen) == 1600 and len(set(map(id, seen))) == 1  # one session for every caller
-    assert reg.get("k") is not None and reg.get("k").busy == 0
-    assert [s.key for s in reg.pop_idle()] == ["k"]  # idle_timeout 0: idle as soon as the last use ended
+    stop.set()
+    reaping.join()
+    assert wrong == [] and len(seen) == 2400
+    assert all(s.busy == 0 for s in seen)  # every use was handed back
+    # every session a use held was either reaped once it was idle, or is still open
+    assert {id(s) for s in seen} == {id(s) for s in reaped} | {id(s) for s in reg.sessions()}
+
+
+def test_pop_if_idle_keeps_a_session_a_request_came_for_after_the_idle_list_was_taken():
+    clock = Clock()
+    reg: SessionRegistry[str] = SessionRegistry(10, idle_timeout=5, clock=clock)
+    reg.open("a", "A")
+    reg.open("b", "B")
+    clock.t = 6
+    listed = reg.idle()
+    assert listed == ["a", "b"]
+    reg.touch("b")  # a request for b while the owner was closing a (an await)
+    with reg.using("a"):
+        assert reg.pop_if_idle("a") is None  # in use now
+    assert reg.pop_if_idle("b") is None and reg.pop_if_idle("nobody") is None
+    clock.t = 11
+    assert reg.pop_if_idle("b") is not None and reg.pop_if_idle("a", idle_timeout=5) is not None and len(reg) == 0

@@ -126,23 +126,27 @@ class McpRecorder:
 
     def __init__(self, target: Any, sink: RecordingSink, upstream_label: str, max_sessions: int = 10_000) -> None:
         self.target, self.sink, self.label = target, sink, upstream_label
-        self.sessions: SessionRegistry[tuple[str, UpstreamSession]] = SessionRegistry(max_sessions)
+        self.sessions: SessionRegistry[dict] = SessionRegistry(max_sessions)
+        """Downstream key → ``{"sid": recording session id, "up": UpstreamSession}``."""
         self.tools_recorded: set[str] = set()
-
-    def _open(self) -> tuple[str, UpstreamSession]:
-        sid = self.sink.new_session_id("mcp")
-        self.sink.append(sid, {"event": "start", "at": now_iso(), "upstream": self.label})
-        return sid, UpstreamSession(self.target)
 
     @contextlib.asynccontextmanager
     async def _using(self, key: str) -> AsyncIterator[tuple[str, UpstreamSession]]:
         """The session of ``key`` (opened on first use), marked in use for the block.
 
+        A new session is registered first and only then given its recording and upstream
+        connection, so a refused one leaves neither behind (no ``await`` in between: no other
+        request can see it half made).
+
         Raises:
             SessionLimit: a new session is needed and ``max_sessions`` are open.
         """
-        with self.sessions.using(key, self._open) as (entry, _):
-            yield entry.value
+        with self.sessions.using(key, dict) as (entry, _):
+            if not entry.value:
+                sid = self.sink.new_session_id("mcp")
+                self.sink.append(sid, {"event": "start", "at": now_iso(), "upstream": self.label})
+                entry.value.update(sid=sid, up=UpstreamSession(self.target))
+            yield entry.value["sid"], entry.value["up"]
 
     async def list_tools(self, key: str, params: Any) -> Any:
         """Forward ``tools/list``; the first answer of a session is recorded."""
@@ -171,12 +175,18 @@ class McpRecorder:
                                                           "started_at": started, "ended_at": now_iso()})
             return result
 
-    async def close(self, key: str) -> None:
-        """Store one session's recording and end its upstream session."""
-        entry = self.sessions.pop(key)
-        if entry is None:
+    async def close(self, key: str, idle_s: float | None = None) -> None:
+        """Store one session's recording and end its upstream session.
+
+        Args:
+            key: the downstream session.
+            idle_s: close it only if it is still idle for this many seconds (the reaper: a
+                request that came meanwhile keeps it open); ``None``: close it now (shutdown).
+        """
+        entry = self.sessions.pop(key) if idle_s is None else self.sessions.pop_if_idle(key, idle_s)
+        if entry is None or not entry.value:
             return
-        sid, up = entry.value
+        sid, up = entry.value["sid"], entry.value["up"]
         await up.close()
         try:
             closed = await asyncio.to_thread(self.sink.close, sid)
@@ -266,7 +276,7 @@ def serve_mcp_proxy(upstream: str | None = None, command: str | None = None, war
         while True:
             await asyncio.sleep(sweep)
             for key in recorder.idle(idle_timeout):
-                await recorder.close(key)
+                await recorder.close(key, idle_timeout)  # closing one awaits: the next is checked again
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[None]:

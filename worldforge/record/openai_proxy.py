@@ -137,9 +137,18 @@ class SessionTable:
         })
         session.conversation = merge_conversation(session.conversation, messages) + ([reply] if reply else [])
 
-    def detach(self, session_id: str) -> Session | None:
-        """Remove a session from the table (new requests no longer join it)."""
-        entry = self.registry.pop(session_id)
+    def detach(self, session_id: str, idle_s: float | None = None) -> Session | None:
+        """Remove a session from the table (new requests no longer join it).
+
+        Args:
+            session_id: the session.
+            idle_s: remove it only if it is still idle for this many seconds (the reaper);
+                ``None``: remove it whatever it is doing (shutdown).
+
+        Returns:
+            The session removed; ``None`` when there is none or (``idle_s``) it is in use again.
+        """
+        entry = self.registry.pop(session_id) if idle_s is None else self.registry.pop_if_idle(session_id, idle_s)
         session = entry.value if entry is not None else None
         if session is not None and session.key and self.by_key.get(session.key) == session_id:
             del self.by_key[session.key]
@@ -257,8 +266,9 @@ def create_openai_proxy(upstream: str, warehouse: str | Path | None = None, idle
     sweep = sweep_s if sweep_s is not None else max(0.2, min(5.0, idle_timeout / 4))
     client = httpx.AsyncClient(timeout=httpx.Timeout(timeout_s, connect=10.0), transport=transport)
 
-    async def close_session(sid: str) -> None:
-        table.detach(sid)
+    async def close_session(sid: str, idle_s: float | None = None) -> None:
+        if table.detach(sid, idle_s) is None:  # gone, or (idle_s given) a request came for it meanwhile
+            return
         try:
             closed = await asyncio.to_thread(sink.close, sid)
         except Exception as exc:  # the segment stays open: the next start recovers it
@@ -272,7 +282,7 @@ def create_openai_proxy(upstream: str, warehouse: str | Path | None = None, idle
         while True:
             await asyncio.sleep(sweep)
             for sid in table.idle(idle_timeout):
-                await close_session(sid)
+                await close_session(sid, idle_timeout)  # closing one awaits: the next is checked again
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -329,6 +339,9 @@ def create_openai_proxy(upstream: str, warehouse: str | Path | None = None, idle
             except httpx.HTTPError as exc:
                 done(None, 502)
                 return _error(502, f"upstream {upstream} unreachable: {exc}", "upstream_error")
+            except BaseException:  # cancelled, or a bug: the session must not stay in use for ever
+                table.release(entry)
+                raise
             reply = None
             if resp.status_code < 400:
                 with contextlib.suppress(ValueError, AttributeError, IndexError, TypeError):
@@ -342,6 +355,9 @@ def create_openai_proxy(upstream: str, warehouse: str | Path | None = None, idle
         except httpx.HTTPError as exc:
             done(None, 502)
             return _error(502, f"upstream {upstream} unreachable: {exc}", "upstream_error")
+        except BaseException:
+            table.release(entry)
+            raise
         acc = StreamAccumulator()
         finished = False
 

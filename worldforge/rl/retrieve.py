@@ -67,6 +67,7 @@ session while all ``max_sessions`` are answering a request (503, retried by verl
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -81,6 +82,7 @@ from worldforge.corpus.pages import page_markdown
 from worldforge.errors import WorldforgeError, validation_problems
 from worldforge.rl.env import parse_perturbations, world_tasks
 from worldforge.serving.http import MAX_BODY_BYTES, BodyLimit, RequestError, SafeJSONResponse, error, json_errors, parse_body
+from worldforge.serving.sessions import Session as RegistryEntry
 from worldforge.serving.sessions import SessionLimit, SessionRegistry
 from worldforge.settings import get_settings
 from worldforge.simenv.env import MAX_QUERY_CHARS, Observation, SearchEnv, SearchResult
@@ -183,8 +185,15 @@ class Retriever:
         """The session ``session_id`` (default: the default session) and its lock, created on first use.
 
         Raises:
-            RequestError: ``task_id`` names no task of the world (422); the world has no tasks (422).
+            RequestError: ``task_id`` names no task of the world (422); the world has no tasks (422);
+                a new session is needed while all ``max_sessions`` are answering (503).
         """
+        entry = self._acquire(session_id, task_id)
+        self._sessions.release(entry)
+        return entry.value, entry.lock
+
+    def _acquire(self, session_id: str | None, task_id: str | None) -> RegistryEntry[SearchEnv]:
+        """:meth:`session`, marked in use until released (it cannot be evicted meanwhile)."""
         key = session_id or "default"
         if task_id is not None:  # checked even when the session exists (where it is then ignored)
             try:
@@ -193,6 +202,7 @@ class Retriever:
                 raise RequestError(422, str(exc)) from None
             if not known:
                 raise RequestError(422, f"world {self.world!r} has no task {task_id!r}")
+
         def make() -> SearchEnv:
             try:
                 return self._new(key, task_id)
@@ -200,10 +210,9 @@ class Retriever:
                 raise RequestError(422, str(exc)) from None
 
         try:
-            session, _ = self._sessions.open_or_use(key, make)  # an evicted session holds nothing to store
+            return self._sessions.acquire(key, make)[0]  # an evicted session holds nothing to store
         except SessionLimit:
             raise RequestError(503, f"all {self._sessions.max_sessions} sessions are answering; retry") from None
-        return session.value, session.lock
 
     def request(self, body: Any) -> RetrieveRequest:
         """A request body (parsed JSON) checked against the protocol.
@@ -241,9 +250,11 @@ class Retriever:
             TransientError: a ``transient_error`` perturbation fired (503 or 504).
             RequestError: an unknown ``task_id`` (422).
         """
-        env, env_lock = self.session(req.session_id, req.task_id)
-        topk = req.topk or DEFAULT_TOPK
-        with env_lock:
+        entry = self._acquire(req.session_id, req.task_id)
+        env, topk = entry.value, req.topk or DEFAULT_TOPK
+        with contextlib.ExitStack() as held:
+            held.callback(self._sessions.release, entry)  # in use (never evicted) until answered
+            held.enter_context(entry.lock)
             env.turn += 1
             obs = Observation("", "web_search")
             refused = env.transient_error(obs)  # the session's own transient-error decision (a tool-level error)

@@ -1,5 +1,5 @@
-"""Serving: what every worldforge server shares (the search server, Search-R1's ``/retrieve``,
-the OpenEnv server and the recording proxies).
+"""Serving: what every worldforge server shares (the search server, Search-R1's ``/retrieve`` and
+the recording proxies; the OpenEnv server's WebSocket sessions are kept by the ``openenv`` library).
 
 * :mod:`worldforge.serving.sessions`: one registry of open sessions, with idle expiry and a bound;
 * :mod:`worldforge.serving.http`: the HTTP plumbing: a body size limit, JSON errors, bodies parsed

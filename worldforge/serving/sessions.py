@@ -66,10 +66,6 @@ class Session(Generic[T]):
         """Whether a use is in flight (counted, or holding :attr:`lock`)."""
         return self.busy > 0 or self.lock.locked()
 
-    def idle_for(self, now: float) -> float:
-        """Seconds since its last use ended; ``0.0`` while it is in use."""
-        return 0.0 if self.in_use() else max(0.0, now - self.last)
-
 
 class SessionRegistry(Generic[T]):
     """Open sessions by key, with idle expiry and a bound (see the module docstring).
@@ -233,7 +229,7 @@ class SessionRegistry(Generic[T]):
     def idle(self, now: float | None = None, idle_timeout: float | None = None) -> list[str]:
         """Keys of the sessions idle for ``idle_timeout`` seconds or more (default: the registry's;
         none when both are ``None``), left open: for owners whose close must ``await`` and who
-        :meth:`pop` each one as they close it."""
+        take each one out with :meth:`pop_if_idle` as they close it."""
         limit = self.idle_timeout if idle_timeout is None else idle_timeout
         if limit is None:
             return []
@@ -245,6 +241,29 @@ class SessionRegistry(Generic[T]):
         """Take the session ``key`` out (closed by its owner); ``None`` when there is none."""
         with self._lock:
             return self._items.pop(key, None)
+
+    def pop_if_idle(self, key: str, idle_timeout: float | None = None, now: float | None = None) -> Session[T] | None:
+        """Take the session ``key`` out only if it is still idle (checked under the lock), for owners
+        that list :meth:`idle` keys first and close them one by one with ``await`` in between: a
+        request that came for the session meanwhile keeps it open.
+
+        Args:
+            key: the session.
+            idle_timeout: seconds idle at least (default: the registry's; ``None`` for both: never).
+            now: the time to judge by (default: the registry's clock).
+
+        Returns:
+            The session taken out; ``None`` when there is none, or it is in use or no longer idle.
+        """
+        limit = self.idle_timeout if idle_timeout is None else idle_timeout
+        if limit is None:
+            return None
+        with self._lock:
+            session = self._items.get(key)
+            at = self.clock() if now is None else now
+            if session is None or session.in_use() or at - session.last < limit:
+                return None
+            return self._items.pop(key)
 
     def pop_all(self) -> list[Session[T]]:
         """Take every session out (a server stopping), least recently used first."""

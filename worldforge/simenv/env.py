@@ -498,7 +498,7 @@ def leakage_probe(env: SearchEnv, queries: int = 8) -> tuple[int, int]:
 
 
 NO_PERTURBATIONS = PerturbationConfig()
-__all__ = ["DEFAULT_MIX", "NO_PERTURBATIONS", "EpisodeOver", "Observation", "ObservationRenderer", "SearchEnv", "SearchPage", "SearchResult", "TOOLS", "TOOL_SCHEMAS", "leakage_probe"]
+__all__ = ["DEFAULT_MIX", "NO_PERTURBATIONS", "EpisodeOver", "Observation", "ObservationRenderer", "SearchEnv", "episode_of", "SearchPage", "SearchResult", "TOOLS", "TOOL_SCHEMAS", "leakage_probe"]
 
 
 def episode_of(env: SearchEnv, agent: str, finished: bool = True) -> Episode:

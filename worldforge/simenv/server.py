@@ -50,7 +50,7 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -73,6 +73,7 @@ from worldforge.serving.http import (
     parse_body,
     release_memory,
 )
+from worldforge.serving.sessions import Session as RegistryEntry
 from worldforge.serving.sessions import SessionRegistry
 from worldforge.settings import get_settings
 from worldforge.simenv.env import TOOL_SCHEMAS, EpisodeOver, SearchEnv
@@ -205,19 +206,21 @@ class Sessions:
         self.reap()
         self.registry.open(key or env.session_id, env)
 
-    def use_or_add(self, key: str, factory: Callable[[], SearchEnv]) -> tuple[SearchEnv, threading.Lock]:
-        """The session ``key`` and its lock (idle clock restarted), made by ``factory`` when there is none.
-
-        Raises:
-            SessionLimit: a new session is needed and ``max_sessions`` are open.
-        """
-        session, _ = self.registry.open_or_use(key, factory)  # a registry that refuses evicts nothing
-        return session.value, session.lock
-
     def use(self, sid: str) -> tuple[SearchEnv, threading.Lock] | None:
         """The session ``sid`` and the lock to hold while stepping it, its idle clock restarted; ``None`` when there is none."""
         session = self.registry.touch(sid)
         return None if session is None else (session.value, session.lock)
+
+    def acquire(self, sid: str) -> RegistryEntry[SearchEnv] | None:
+        """The session ``sid`` marked in use until :meth:`release` (it cannot expire meanwhile); ``None`` when there is none."""
+        try:
+            return self.registry.acquire(sid)[0]
+        except KeyError:
+            return None
+
+    def release(self, session: RegistryEntry[SearchEnv]) -> None:
+        """End a use begun by :meth:`acquire`: the session's idle clock counts from now."""
+        self.registry.release(session)
 
     def close(self, sid: str) -> bool:
         """Close session ``sid``; when it took a step its episode is in the episode log on return.
@@ -353,23 +356,12 @@ def build_mcp(world: str, warehouse: Path, perturbations: PerturbationConfig | N
     server = MCPServer(name="worldforge-search", instructions=f"Simulated web search over the fictional world {world!r}.")
     sessions = sessions if sessions is not None else Sessions(get_settings().session_idle_s, 10_000, record=False, warehouse=warehouse, agent="mcp")
 
-    class _Env:
-        """A session's env whose steps run one at a time (tools run in worker threads)."""
-
-        def __init__(self, env: SearchEnv, env_lock: threading.Lock):
-            self.env, self.lock = env, env_lock
-
-        def step(self, call: dict) -> Any:
-            """Step the env under its lock."""
-            with self.lock:
-                return self.env.step(call)
-
-    def env_for(ctx: Context, session_id: str | None) -> _Env:
-        key = (ctx.headers or {}).get("mcp-session-id") or session_id or "default"
-        return _Env(*sessions.use_or_add(key, lambda: SearchEnv(world, perturbations=perturbations, seed=seed, warehouse=warehouse)))
-
     def answer(name: str, arguments: dict[str, Any], ctx: Context, session_id: str | None = None) -> str:
-        return env_for(ctx, session_id).step({"name": name, "arguments": arguments}).text
+        key = (ctx.headers or {}).get("mcp-session-id") or session_id or "default"
+        # in use for the whole call (tools run in worker threads), its steps one at a time
+        with sessions.registry.using(key, lambda: SearchEnv(world, perturbations=perturbations, seed=seed, warehouse=warehouse)) as (entry, _):
+            with entry.lock:
+                return entry.value.step({"name": name, "arguments": arguments}).text
 
     ctx_param = inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Context)
     session_param = inspect.Parameter("session_id", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None, annotation=Annotated[
@@ -509,11 +501,17 @@ def create_app(
         raw = await raw_body(request)
         return SafeJSONResponse(await run_in_threadpool(open_session, raw), status_code=201)
 
-    def session(sid: str) -> tuple[SearchEnv, threading.Lock]:
-        item = sessions.use(sid)
+    @contextlib.contextmanager
+    def session(sid: str) -> Iterator[tuple[SearchEnv, threading.Lock]]:
+        """The session ``sid`` and its step lock, in use for the whole request (a slow body upload
+        included): it cannot expire under the request."""
+        item = sessions.acquire(sid)
         if item is None:
             raise RequestError(404, f"no session {sid!r} (closed or expired)")
-        return item
+        try:
+            yield item.value, item.lock
+        finally:
+            sessions.release(item)
 
     def step_inline(env: SearchEnv, raw: bytes) -> dict:
         try:
@@ -530,15 +528,14 @@ def create_app(
 
     @app.post("/sessions/{sid}/step")
     async def step(sid: str, request: Request) -> Response:
-        item = session(sid)
-        raw = await raw_body(request)
-        env, env_lock = item
-        if len(raw) <= INLINE_STEP_BYTES and env_lock.acquire(blocking=False):
-            try:  # a small call (a search of a few queries: about a millisecond) is answered on the loop
-                return SafeJSONResponse(step_inline(env, raw))
-            finally:
-                env_lock.release()
-        return SafeJSONResponse(await run_in_threadpool(step_session, env, env_lock, raw))
+        with session(sid) as (env, env_lock):
+            raw = await raw_body(request)
+            if len(raw) <= INLINE_STEP_BYTES and env_lock.acquire(blocking=False):
+                try:  # a small call (a search of a few queries: about a millisecond) is answered on the loop
+                    return SafeJSONResponse(step_inline(env, raw))
+                finally:
+                    env_lock.release()
+            return SafeJSONResponse(await run_in_threadpool(step_session, env, env_lock, raw))
 
     def submit_answer(env: SearchEnv, env_lock: threading.Lock, raw: bytes) -> dict:
         body = parse_body(raw)
@@ -558,19 +555,18 @@ def create_app(
 
     @app.post("/sessions/{sid}/submit")
     async def submit(sid: str, request: Request) -> Response:
-        item = session(sid)
-        raw = await raw_body(request)
-        return SafeJSONResponse(await run_in_threadpool(submit_answer, *item, raw))
+        with session(sid) as item:
+            raw = await raw_body(request)
+            return SafeJSONResponse(await run_in_threadpool(submit_answer, *item, raw))
 
     @app.post("/sessions/{sid}/reset")
     def reset(sid: str) -> Response:
-        item = session(sid)
-        with item[1]:
+        with session(sid) as (env, env_lock), env_lock:
             try:
-                sessions.restart(sid, item[0])  # the episode so far is logged; the next one gets its own id
+                sessions.restart(sid, env)  # the episode so far is logged; the next one gets its own id
             except EpisodeNotLogged as exc:
                 return error(503, str(exc))
-            return SafeJSONResponse({"observation": item[0].reset()})
+            return SafeJSONResponse({"observation": env.reset()})
 
     @app.delete("/sessions/{sid}")
     def close(sid: str) -> Response:
