@@ -132,7 +132,7 @@ def test_expired_sessions_are_logged_when_they_expire(wh):
 def test_a_session_with_a_step_in_flight_never_expires(wh):
     sessions = Sessions(idle_timeout=0.05, max_sessions=10, warehouse=wh)
     sessions.add(SearchEnv(WORLD, warehouse=wh, session_id="busy"))
-    env, step_lock = sessions.use("busy")
+    step_lock = sessions.registry.get("busy").lock
     with step_lock:  # a step slower than the idle timeout
         time.sleep(0.2)
         assert sessions.reap() == 0 and len(sessions) == 1

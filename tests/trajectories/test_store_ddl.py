@@ -1,5 +1,5 @@
-"""One declaration per store table: the trajectory store's DDL and the episode store's tables come from
-the same polars schemas (worldforge.warehouse.duck.table_ddl), so the two stores cannot drift apart."""
+"""One declaration per store table: the trajectory store's DDL comes from the polars schemas its frames use
+(worldforge.warehouse.duck.table_ddl), and the episode store writes its trajectories and turns in that shape."""
 
 from __future__ import annotations
 
@@ -7,26 +7,28 @@ import duckdb
 import polars as pl
 import pytest
 
+from tests.trajectories.test_episode_store import _episode
 from worldforge.errors import WarehouseError
-from worldforge.trajectories.episodes import read_episode_tables
+from worldforge.trajectories.episodes import record_episodes
 from worldforge.trajectories.store import STORE_DDL
 from worldforge.warehouse.duck import table_ddl
+from worldforge.warehouse.parts import list_parts
 
 
 def _columns(con: duckdb.DuckDBPyConnection, table: str) -> list[tuple[str, str]]:
     return con.execute("SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = ? ORDER BY column_index", [table]).fetchall()
 
 
-def test_both_stores_declare_trajectories_and_turns_alike(tmp_path):
+def test_the_episode_store_writes_trajectories_and_turns_as_the_trajectory_store_declares_them(tmp_path):
+    """What ``record_episodes`` writes to disk (Parquet parts, through polars frames) has the columns and
+    DuckDB types of the trajectory store's tables, so both stores feed the same dataset readers."""
     con = duckdb.connect()
     con.execute(STORE_DDL)
-    empty = read_episode_tables(tmp_path)  # no part yet: the tables come from the same schemas
+    record_episodes(tmp_path, [_episode("e1")])
+    (part,) = list_parts(tmp_path / "episodes", "alpha_2031")
     for table in ("trajectories", "turns"):
-        mem = duckdb.connect()
-        frame = empty[table]
-        mem.register("f", frame.to_arrow())
-        assert [c for c, _ in _columns(con, table)] == frame.columns
-        assert [t for _, t in _columns(con, table)] == [r[1] for r in mem.execute("DESCRIBE SELECT * FROM f").fetchall()]
+        on_disk = con.execute(f"DESCRIBE SELECT * FROM read_parquet('{part / (table + '.parquet')}')").fetchall()
+        assert [(r[0], r[1]) for r in on_disk] == _columns(con, table)
 
 
 def test_table_ddl_writes_keys_and_refuses_columns_it_does_not_have():

@@ -67,7 +67,6 @@ session while all ``max_sessions`` are answering a request (503, retried by verl
 
 from __future__ import annotations
 
-import contextlib
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -252,20 +251,21 @@ class Retriever:
         """
         entry = self._acquire(req.session_id, req.task_id)
         env, topk = entry.value, req.topk or DEFAULT_TOPK
-        with contextlib.ExitStack() as held:
-            held.callback(self._sessions.release, entry)  # in use (never evicted) until answered
-            held.enter_context(entry.lock)
-            env.turn += 1
-            obs = Observation("", "web_search")
-            refused = env.transient_error(obs)  # the session's own transient-error decision (a tool-level error)
-            if refused:
-                kind = next((f["detail"] for f in obs.fired if f["kind"] == "transient_error"), "http_5xx")
-                raise TransientError(_STATUS.get(kind, 503), refused.removeprefix("Error: "), kind)
-            result: list[list] = []
-            for slot, query in enumerate(req.queries):
-                page = env.search_page(query, 1, slot, obs, k=topk)
-                docs = [(self.document(env, r), float(r.score)) for r in page.results[:topk]]
-                result.append([{"document": d, "score": s} for d, s in docs] if req.return_scores else [d for d, _ in docs])
+        try:  # in use (never evicted) until answered
+            with entry.lock:
+                env.turn += 1
+                obs = Observation("", "web_search")
+                refused = env.transient_error(obs)  # the session's own transient-error decision (a tool-level error)
+                if refused:
+                    kind = next((f["detail"] for f in obs.fired if f["kind"] == "transient_error"), "http_5xx")
+                    raise TransientError(_STATUS.get(kind, 503), refused.removeprefix("Error: "), kind)
+                result: list[list] = []
+                for slot, query in enumerate(req.queries):
+                    page = env.search_page(query, 1, slot, obs, k=topk)
+                    docs = [(self.document(env, r), float(r.score)) for r in page.results[:topk]]
+                    result.append([{"document": d, "score": s} for d, s in docs] if req.return_scores else [d for d, _ in docs])
+        finally:
+            self._sessions.release(entry)
         return {"result": result}
 
 

@@ -136,6 +136,11 @@ class SessionRegistry(Generic[T]):
         with self._lock:
             return self._open_locked(key, value)
 
+    @staticmethod
+    def _idle(session: Session[T], at: float, limit: float) -> bool:
+        """The idleness rule: nothing in flight, and the last use ended ``limit`` seconds before ``at`` or more."""
+        return not session.in_use() and at - session.last >= limit
+
     def _open_locked(self, key: str, value: T) -> tuple[Session[T], list[Session[T]]]:
         """:meth:`open` with the registry's lock held."""
         existing = self._items.get(key)
@@ -152,23 +157,6 @@ class SessionRegistry(Generic[T]):
         session = Session(key, value, last=self.clock())
         self._items[key] = session
         return session, taken
-
-    def open_or_use(self, key: str, factory: Callable[[], T]) -> tuple[Session[T], list[Session[T]]]:
-        """The session ``key``, touched, or a new one from ``factory()`` when there is none.
-
-        ``factory`` runs outside the registry's lock, so it may be slow. When two callers race,
-        both may run it, and one value is kept (:meth:`open`).
-
-        Returns:
-            ``(session, taken_out)`` as :meth:`open`.
-
-        Raises:
-            SessionLimit: as :meth:`open`; whatever ``factory`` raises.
-        """
-        found = self.touch(key)
-        if found is not None:
-            return found, []
-        return self.open(key, factory())
 
     def acquire(self, key: str, factory: Callable[[], T] | None = None) -> tuple[Session[T], list[Session[T]]]:
         """Mark the session ``key`` in use until :meth:`release`, its idle clock restarted; open it
@@ -230,12 +218,15 @@ class SessionRegistry(Generic[T]):
         """Keys of the sessions idle for ``idle_timeout`` seconds or more (default: the registry's;
         none when both are ``None``), left open: for owners whose close must ``await`` and who
         take each one out with :meth:`pop_if_idle` as they close it."""
-        limit = self.idle_timeout if idle_timeout is None else idle_timeout
+        with self._lock:
+            return self._idle_keys(now, self.idle_timeout if idle_timeout is None else idle_timeout)
+
+    def _idle_keys(self, now: float | None, limit: float | None) -> list[str]:
+        """:meth:`idle` with the registry's lock held."""
         if limit is None:
             return []
-        with self._lock:
-            at = self.clock() if now is None else now
-            return [k for k, s in self._items.items() if not s.in_use() and at - s.last >= limit]
+        at = self.clock() if now is None else now
+        return [k for k, s in self._items.items() if self._idle(s, at, limit)]
 
     def pop(self, key: str) -> Session[T] | None:
         """Take the session ``key`` out (closed by its owner); ``None`` when there is none."""
@@ -261,7 +252,7 @@ class SessionRegistry(Generic[T]):
         with self._lock:
             session = self._items.get(key)
             at = self.clock() if now is None else now
-            if session is None or session.in_use() or at - session.last < limit:
+            if session is None or not self._idle(session, at, limit):
                 return None
             return self._items.pop(key)
 
@@ -276,9 +267,5 @@ class SessionRegistry(Generic[T]):
 
         A session in use is never taken, however old its last use.
         """
-        if self.idle_timeout is None:
-            return []
         with self._lock:
-            at = self.clock() if now is None else now
-            stale = [k for k, s in self._items.items() if not s.in_use() and at - s.last >= self.idle_timeout]
-            return [self._items.pop(k) for k in stale]
+            return [self._items.pop(k) for k in self._idle_keys(now, self.idle_timeout)]

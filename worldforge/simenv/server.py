@@ -73,7 +73,6 @@ from worldforge.serving.http import (
     parse_body,
     release_memory,
 )
-from worldforge.serving.sessions import Session as RegistryEntry
 from worldforge.serving.sessions import SessionRegistry
 from worldforge.settings import get_settings
 from worldforge.simenv.env import TOOL_SCHEMAS, EpisodeOver, SearchEnv
@@ -121,16 +120,6 @@ class Sessions:
         self._lock = threading.Lock()
         self.finished: list[SearchEnv] = []
         """Closed sessions whose episode could not be logged yet (retried by :meth:`flush`)."""
-
-    @property
-    def idle_timeout(self) -> float:
-        """Seconds without a call before a session expires."""
-        return self.registry.idle_timeout or 0.0
-
-    @property
-    def max_sessions(self) -> int:
-        """Open sessions at most."""
-        return self.registry.max_sessions
 
     def _retire(self, envs: list[SearchEnv]) -> None:
         """Log the episodes of closed sessions (called without the lock held).
@@ -205,22 +194,6 @@ class Sessions:
         """
         self.reap()
         self.registry.open(key or env.session_id, env)
-
-    def use(self, sid: str) -> tuple[SearchEnv, threading.Lock] | None:
-        """The session ``sid`` and the lock to hold while stepping it, its idle clock restarted; ``None`` when there is none."""
-        session = self.registry.touch(sid)
-        return None if session is None else (session.value, session.lock)
-
-    def acquire(self, sid: str) -> RegistryEntry[SearchEnv] | None:
-        """The session ``sid`` marked in use until :meth:`release` (it cannot expire meanwhile); ``None`` when there is none."""
-        try:
-            return self.registry.acquire(sid)[0]
-        except KeyError:
-            return None
-
-    def release(self, session: RegistryEntry[SearchEnv]) -> None:
-        """End a use begun by :meth:`acquire`: the session's idle clock counts from now."""
-        self.registry.release(session)
 
     def close(self, sid: str) -> bool:
         """Close session ``sid``; when it took a step its episode is in the episode log on return.
@@ -505,13 +478,14 @@ def create_app(
     def session(sid: str) -> Iterator[tuple[SearchEnv, threading.Lock]]:
         """The session ``sid`` and its step lock, in use for the whole request (a slow body upload
         included): it cannot expire under the request."""
-        item = sessions.acquire(sid)
-        if item is None:
-            raise RequestError(404, f"no session {sid!r} (closed or expired)")
+        try:
+            item, _ = sessions.registry.acquire(sid)
+        except KeyError:
+            raise RequestError(404, f"no session {sid!r} (closed or expired)") from None
         try:
             yield item.value, item.lock
         finally:
-            sessions.release(item)
+            sessions.registry.release(item)
 
     def step_inline(env: SearchEnv, raw: bytes) -> dict:
         try:

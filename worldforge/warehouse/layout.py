@@ -34,9 +34,13 @@ EPISODE_STORE = "episodes"
 LEGACY_EPISODE_STORE = "episodes.duckdb"
 EPISODE_LOG = "episodes.log.jsonl"
 CATALOG_STORE = "catalog.duckdb"
-STORES = (TRAJECTORY_STORE, LEGACY_EPISODE_STORE, CATALOG_STORE)
+_STORE_NAMES = {  # file → what it is (the error of world_path)
+    TRAJECTORY_STORE: "trajectory store",
+    LEGACY_EPISODE_STORE: "episode store of an earlier version",
+    CATALOG_STORE: "world catalog",
+}
+STORES = tuple(_STORE_NAMES)
 """The warehouse's DuckDB files that are not worlds: every command that lists worlds passes them over."""
-_STORE_NAMES = {TRAJECTORY_STORE: "trajectory store", LEGACY_EPISODE_STORE: "episode store of an earlier version", CATALOG_STORE: "world catalog"}
 
 DATASETS = ("cpt", "sft", "agentworldbench", "eval")
 """The dataset folders under ``<warehouse>/datasets/``."""
