@@ -17,7 +17,6 @@ from dagster import (
 
 from assets.resources import SourcesResource, WarehouseResource
 from worldforge.pipeline import step_names
-from worldforge.warehouse.layout import landing_dir
 
 WORLD_ASSET_NAMES = step_names()
 """The world assets' names (the steps'; the definitions themselves are :data:`assets.worlds.WORLD_ASSETS`)."""
@@ -45,7 +44,7 @@ def _landing_state(landing: Path) -> str:
 @sensor(job=datasets_job, minimum_interval_seconds=30, default_status=DefaultSensorStatus.STOPPED)
 def landing_trajectories(context: SensorEvaluationContext, warehouse: WarehouseResource):
     """Files dropped into WAREHOUSE/landing/ are ingested with the other trajectory sources."""
-    landing = landing_dir(warehouse.path)
+    landing = warehouse.get().landing
     state = _landing_state(landing) if landing.is_dir() else ""
     if not state:
         return SkipReason(f"nothing in {landing}")
@@ -65,7 +64,7 @@ def world_spec_changes(context: SensorEvaluationContext, warehouse: WarehouseRes
     from assets.worlds import world_partitions
     from worldforge.errors import SpecError, WarehouseError
     from worldforge.spec import discover_specs, load_spec, spec_hash
-    from worldforge.warehouse import read_world, world_path
+    from worldforge.warehouse import read_world
 
     known = set(world_partitions.get_partition_keys())
     requests = []
@@ -77,7 +76,7 @@ def world_spec_changes(context: SensorEvaluationContext, warehouse: WarehouseRes
             wanted = spec_hash(load_spec(spec_file))
         except SpecError:  # still requested: the run fails with the spec error
             wanted = "invalid-" + hashlib.sha256(spec_file.read_bytes()).hexdigest()
-        built = world_path(warehouse.path, name)
+        built = warehouse.get().world(name)
         try:
             current = read_world(built).meta["spec_hash"] if built.exists() else None
         except WarehouseError:

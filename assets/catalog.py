@@ -42,7 +42,7 @@ def catalog_world(context: AssetExecutionContext, warehouse: WarehouseResource, 
         spec = sources.catalog_spec_file(context.partition_key)
     except FileNotFoundError as exc:
         raise Failure(description=str(exc)) from None
-    row, outcome = build_entry(spec, warehouse.path)
+    row, outcome = build_entry(spec, warehouse.get())
     meta = {
         "outcome": outcome, "world": row.world, "spec": MetadataValue.path(row.spec_path), "spec_hash": row.spec_hash,
         "archetype": row.archetype or "", "schema_signature": row.schema_signature or "", "build_s": row.build_s,
@@ -59,7 +59,7 @@ def catalog_report(warehouse: WarehouseResource) -> MaterializeResult:
     """The catalog's diversity: archetypes, schema signatures, table/column names, entity-name overlap, rows, tasks, years."""
     from worldforge.catalog.report import catalog_report as report
 
-    rep = report(warehouse.path)
+    rep = report(warehouse.get())
     return MaterializeResult(metadata={
         "worlds": rep.worlds, "built": rep.built, "failed": rep.failed, "signatures": rep.signatures,
         "entity_overlap": rep.entity_overlap,
@@ -84,7 +84,7 @@ def catalog_spec_folder(context: SensorEvaluationContext, warehouse: WarehouseRe
     folder = Path(sources.catalog_specs)
     specs = {p.stem: p for p in catalog_specs(folder)} if folder.is_dir() else {}
     known = set(context.instance.get_dynamic_partitions(catalog_partitions.name))
-    rows = {r.spec_path: r for r in read_catalog(warehouse.path)}
+    rows = {r.spec_path: r for r in read_catalog(warehouse.get())}
     requests = []
     for key, path in specs.items():
         digest = content_hash(path)

@@ -17,7 +17,6 @@ from worldforge.datasets.config import CPTConfig, ExportConfig, SFTConfig
 from worldforge.datasets.cpt import build_cpt, mask_mismatches
 from worldforge.datasets.sft import build_sft
 from worldforge.reports import acceptance_png
-from worldforge.warehouse.layout import dataset_dir, reports_dir
 
 WORLD_DEPS = ["search_corpus", "oracle_episodes"]
 
@@ -36,8 +35,9 @@ def _counts(report) -> dict:
 )
 def cpt_dataset(context: AssetExecutionContext, warehouse: WarehouseResource, datasets: DatasetsResource) -> MaterializeResult:
     """CPT samples: trajectories (train split) with turn-level loss masks and world pages, tokenized (WAREHOUSE/datasets/cpt)."""
+    wh = warehouse.get()
     config = CPTConfig(tokenizer=datasets.tokenizer or None, max_tokens=datasets.cpt_max_tokens, **datasets.split())
-    report = build_cpt(warehouse.path, dataset_dir(warehouse.path, "cpt"), config)
+    report = build_cpt(wh, wh.dataset("cpt"), config)
     context.log.info("cpt: %s; %d samples", report.tally.summary(), report.samples)
     bad, checked = mask_mismatches(report.path / "cpt.parquet")
     share = report.stats["loss_share"]
@@ -61,16 +61,17 @@ def cpt_dataset(context: AssetExecutionContext, warehouse: WarehouseResource, da
 )
 def sft_dataset(context: AssetExecutionContext, warehouse: WarehouseResource, datasets: DatasetsResource, world_model: WorldModelResource) -> MaterializeResult:
     """SFT next-state prediction samples; with a world model (WORLDFORGE_ENV=gpu) targets come from rejection sampling (WAREHOUSE/datasets/sft)."""
+    wh = warehouse.get()
     config = SFTConfig(tokenizer=datasets.tokenizer or None, max_context_tokens=datasets.sft_max_context_tokens, k=datasets.sft_k,
                        threshold=datasets.sft_threshold, **datasets.split())
-    backend = world_model.backend(warehouse.path)
+    backend = world_model.backend(wh)
     # the grounded renderer has no reasoning to sample: locally the builder writes the non-thinking variant
-    report = build_sft(warehouse.path, dataset_dir(warehouse.path, "sft"), config, None if backend.kind == "grounded" else backend)
+    report = build_sft(wh, wh.dataset("sft"), config, None if backend.kind == "grounded" else backend)
     for note in report.notes:
         context.log.info(note)
     acc, ver = report.stats["acceptance_by_domain"], report.stats["acceptance_by_verifier"]
     png = acceptance_png(acc, ver)
-    (reports_dir(warehouse.path) / "sft_acceptance.png").write_bytes(png)
+    (wh.reports() / "sft_acceptance.png").write_bytes(png)
     low = {d: a["rate"] for d, a in acc.items() if a["targets"] and a["rate"] < 0.05}
     return MaterializeResult(
         metadata={**_counts(report), "variant": report.stats["variant"],
@@ -93,9 +94,10 @@ def sft_dataset(context: AssetExecutionContext, warehouse: WarehouseResource, da
 )
 def agentworldbench_export(context: AssetExecutionContext, warehouse: WarehouseResource, datasets: DatasetsResource) -> MaterializeResult:
     """The held-out split as AgentWorldBench <domain>_test.jsonl files (WAREHOUSE/datasets/agentworldbench)."""
-    report = build_agentworldbench(warehouse.path, dataset_dir(warehouse.path, "agentworldbench"),
+    wh = warehouse.get()
+    report = build_agentworldbench(wh, wh.dataset("agentworldbench"),
                                    ExportConfig(**datasets.split()))
-    held_out, overlap = training_overlap(warehouse.path)
+    held_out, overlap = training_overlap(wh)
     rows = [{"domain": d, **v} for d, v in report.stats["by_domain"].items()]
     return MaterializeResult(
         metadata={**_counts(report), "by_domain": md_table(rows)},
@@ -115,11 +117,12 @@ def agentworldbench_export(context: AssetExecutionContext, warehouse: WarehouseR
 )
 def world_model_eval(context: AssetExecutionContext, warehouse: WarehouseResource, datasets: DatasetsResource, world_model: WorldModelResource) -> MaterializeResult:
     """The world model on the AgentWorldBench export: eval infer, rule-metric judge and scores per domain (WAREHOUSE/datasets/eval)."""
+    wh = warehouse.get()
     from worldforge.agentworldbench.evaluate import evaluate_export
     from worldforge.agentworldbench.score import display_name
 
-    result = evaluate_export(dataset_dir(warehouse.path, "agentworldbench"), dataset_dir(warehouse.path, "eval"),
-                             world_model.backend(warehouse.path), max_records_per_source=datasets.eval_max_records_per_source)
+    result = evaluate_export(wh.dataset("agentworldbench"), wh.dataset("eval"),
+                             world_model.backend(wh), max_records_per_source=datasets.eval_max_records_per_source)
     scores = result.scores
     overall = scores["overall"]
     rows = [{"domain": display_name(d), "lines": s["lines"], "failed": s["failed"], **s["rules"], "judge_total": s["total"]}

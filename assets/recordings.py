@@ -39,7 +39,7 @@ def closed_recordings(context: SensorEvaluationContext, warehouse: WarehouseReso
     """
     cursor = json.loads(context.cursor) if context.cursor else {"mtime_ns": -1, "keys": []}
     last, keys = cursor["mtime_ns"], set(cursor["keys"])
-    new = [r for r in stored_recordings(warehouse.path) if r.mtime_ns > last or (r.mtime_ns == last and f"{r.kind}/{r.session_id}" not in keys)]
+    new = [r for r in stored_recordings(warehouse.get()) if r.mtime_ns > last or (r.mtime_ns == last and f"{r.kind}/{r.session_id}" not in keys)]
     if not new:
         return SkipReason("no recording closed since the last evaluation")
     top = max(r.mtime_ns for r in new)

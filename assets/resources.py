@@ -10,19 +10,20 @@ from dagster import ConfigurableResource
 
 from worldforge.datasets.config import CPTConfig, SFTConfig, SplitConfig, default
 from worldforge.settings import get_settings
+from worldforge.warehouse.layout import Warehouse
 
 _SETTINGS = get_settings()  # the defaults shown in the UI when the code location loads
 
 
 class WarehouseResource(ConfigurableResource):
-    """The DuckDB warehouse folder (one file per world, plus the trajectory and episode stores)."""
+    """The DuckDB warehouse folder (one file per world, plus the trajectory and episode stores): the
+    Dagster edge where the :class:`~worldforge.warehouse.layout.Warehouse` is resolved, then passed down."""
 
     root: str = str(_SETTINGS.warehouse)
 
-    @property
-    def path(self) -> Path:
-        """The folder as a path."""
-        return Path(self.root)
+    def get(self) -> Warehouse:
+        """The warehouse at :attr:`root`."""
+        return Warehouse(Path(self.root))
 
 
 class SourcesResource(ConfigurableResource):
@@ -82,12 +83,11 @@ class WorldModelResource(ConfigurableResource):
         return cls(kind=s.world_model_kind, base_url=s.vllm_url if s.world_model_kind == "openai" else "",
                    model=s.vllm_model if s.world_model_kind == "openai" else "")
 
-    def backend(self, warehouse: str | Path | None = None):
-        """The configured :class:`worldforge.llm.WorldModelBackend` (not loaded yet)."""
+    def backend(self, warehouse: Warehouse):
+        """The configured :class:`worldforge.llm.WorldModelBackend` (not loaded yet); a ``grounded`` one replays ``warehouse``."""
         from worldforge.backends import world_model
 
-        return world_model(self.kind or None, base_url=self.base_url or None, model=self.model or None,
-                            warehouse=None if warehouse is None else str(warehouse))
+        return world_model(self.kind or None, base_url=self.base_url or None, model=self.model or None, warehouse=str(warehouse))
 
 
 class DatasetsResource(ConfigurableResource):

@@ -11,7 +11,6 @@ from assets.metadata import balance_check, md_table, tally_metadata
 from assets.resources import SourcesResource, WarehouseResource
 from worldforge.reports import informative_share_png, mask_statistics_png
 from worldforge.trajectories.store import balance, export_shard, ingest, recompute_masks
-from worldforge.warehouse.layout import landing_dir, reports_dir
 
 trajectory_sources = DynamicPartitionsDefinition(name="trajectory_sources")
 """One partition per trajectory source in the store, added by ``trajectory_turns`` as sources appear."""
@@ -24,9 +23,9 @@ trajectory_sources = DynamicPartitionsDefinition(name="trajectory_sources")
 )
 def trajectory_turns(context: AssetExecutionContext, warehouse: WarehouseResource, sources: SourcesResource) -> MaterializeResult:
     """Real agent trajectories read from every source into WAREHOUSE/trajectories.duckdb (canonical turns)."""
-    landing = landing_dir(warehouse.path)  # files dropped here (see the landing_trajectories sensor)
+    landing = warehouse.get().landing  # files dropped here (see the landing_trajectories sensor)
     paths = [*sources.trajectories, *([str(landing)] if landing.is_dir() and any(landing.iterdir()) else [])]
-    report = ingest(paths, warehouse.path, compute_masks=False)  # turn_mask_stats computes them
+    report = ingest(paths, warehouse.get(), compute_masks=False)  # turn_mask_stats computes them
     new = [s for s in report.sources if not context.instance.has_dynamic_partition("trajectory_sources", s)]
     if new:
         context.instance.add_dynamic_partitions("trajectory_sources", new)
@@ -48,12 +47,12 @@ def trajectory_turns(context: AssetExecutionContext, warehouse: WarehouseResourc
 )
 def turn_mask_stats(context: AssetExecutionContext, warehouse: WarehouseResource) -> MaterializeResult:
     """The four loss-mask statistics and the informative/mask decision of every turn (DESIGN.md section 5)."""
-    masks = recompute_masks(warehouse.path)
+    masks = recompute_masks(warehouse.get())
     share = masks.informative_share
     plots = {}
     if masks.turns.height:
         for name, png in (("mask_statistics", mask_statistics_png(masks.turns)), ("informative_share", informative_share_png(masks.turns))):
-            (reports_dir(warehouse.path) / f"{name}.png").write_bytes(png)
+            (warehouse.get().reports() / f"{name}.png").write_bytes(png)
             plots[f"plot_{name}"] = MetadataValue.md(f"![{name}](data:image/png;base64,{base64.b64encode(png).decode()})")
     return MaterializeResult(
         metadata={"turns": masks.turns.height, "informative_share": share, "per_source": md_table(masks.per_source()),
@@ -74,7 +73,7 @@ def turn_mask_stats(context: AssetExecutionContext, warehouse: WarehouseResource
 )
 def trajectory_shards(context: AssetExecutionContext, warehouse: WarehouseResource) -> MaterializeResult:
     """One source's turns with their statistics and mask decision as WAREHOUSE/trajectories/<source>.parquet."""
-    out, rows = export_shard(warehouse.path, context.partition_key)
+    out, rows = export_shard(warehouse.get(), context.partition_key)
     stored, unmasked = pl.scan_parquet(out).select(pl.len(), pl.col("informative").null_count()).collect().row(0)
     return MaterializeResult(
         metadata={"path": MetadataValue.path(str(out)), "turns": rows},

@@ -65,7 +65,7 @@ from worldforge.corpus import read_corpus  # noqa: E402
 from worldforge.net import free_port  # noqa: E402
 from worldforge.settings import get_settings  # noqa: E402
 from worldforge.trajectories.episodes import read_episode_tables, read_episodes  # noqa: E402
-from worldforge.warehouse import world_path  # noqa: E402
+from worldforge.warehouse import Warehouse  # noqa: E402
 
 RSS_TOLERANCE = 0.10
 """After the load, the server's RSS must be within 10% of its baseline."""
@@ -184,7 +184,7 @@ def load_plan(path: Path) -> Plan:
 
 def copy_world(warehouse: Path, world: str, into: Path) -> None:
     """Copy ``<world>.duckdb`` and its indexes (``<world>[.<scenario>].index``) into ``into``."""
-    shutil.copy2(world_path(warehouse, world), world_path(into, world))
+    shutil.copy2(Warehouse(warehouse).world(world), Warehouse(into).world(world))
     for index in [*warehouse.glob(f"{world}.index"), *warehouse.glob(f"{world}.*.index")]:
         shutil.copytree(index, into / index.name)
 
@@ -437,15 +437,15 @@ def main() -> None:
                            stdout=subprocess.DEVNULL)
     warmup = args.sessions if args.warmup is None else args.warmup
     source = Path(args.warehouse)
-    if not world_path(source, args.world).is_file():
-        sys.exit(f"{world_path(source, args.world)} not found: run `make demo` first (or pass --warehouse DIR)")
+    if not Warehouse(source).world(args.world).is_file():
+        sys.exit(f"{Warehouse(source).world(args.world)} not found: run `make demo` first (or pass --warehouse DIR)")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so that the server is stopped on a kill too
 
     from rich.console import Console
     from rich.table import Table
 
     console, started = Console(width=max(120, shutil.get_terminal_size().columns)), time.perf_counter()
-    plan = load_plan(world_path(source, args.world))
+    plan = load_plan(Warehouse(source).world(args.world))
     plan.payload_kb = args.payload_kb
     with tempfile.TemporaryDirectory(prefix="worldforge-load-") as tmp:
         wh = Path(tmp) / "warehouse"

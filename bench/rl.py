@@ -47,7 +47,7 @@ from worldforge.rl import SearchWorldEnv, world_tasks  # noqa: E402
 from worldforge.settings import get_settings  # noqa: E402
 from worldforge.simenv.server import world_names  # noqa: E402
 from worldforge.tasks.scorer import render_markdown_table  # noqa: E402
-from worldforge.warehouse import world_path  # noqa: E402
+from worldforge.warehouse import Warehouse  # noqa: E402
 
 ENVS = 64
 WORDS = ("price", "release", "rank", "date", "launch", "total", "team", "model", "population", "wins")
@@ -135,7 +135,7 @@ def episodes_in_process(wh: Path, tasks: list[tuple[str, object]], n: int, rss_a
 
 def raw_floor(wh: Path, queries: list[tuple[str, str | None, str]]) -> float:
     """Seconds for the raw tantivy queries (parse + top-10 + stored url) of ``queries`` (world, scenario, query)."""
-    opened = {(w, s): open_index(world_path(wh, w), s) for w, s in {(w, s) for w, s, _ in queries}}
+    opened = {(w, s): open_index(Warehouse(wh).world(w), s) for w, s in {(w, s) for w, s, _ in queries}}
     searchers = {key: i.searcher() for key, i in opened.items()}
     t0 = time.perf_counter()
     for w, s, q in queries:

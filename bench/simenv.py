@@ -31,7 +31,7 @@ from worldforge.corpus import open_index, read_corpus  # noqa: E402
 from worldforge.net import free_port  # noqa: E402
 from worldforge.settings import get_settings  # noqa: E402
 from worldforge.simenv import SearchEnv  # noqa: E402
-from worldforge.warehouse import world_path  # noqa: E402
+from worldforge.warehouse import Warehouse  # noqa: E402
 
 
 def pct(values: list[float], p: float) -> float:
@@ -48,7 +48,7 @@ def main() -> None:
     args = ap.parse_args()
     if args.small:
         args.steps = 100
-    path = world_path(args.warehouse, args.world)
+    path = Warehouse(args.warehouse).world(args.world)
     if not path.is_file():
         sys.exit(f"{path} not found: run `make demo` first (or pass --warehouse)")
 

@@ -217,3 +217,57 @@ def test_ruff_finds_nothing():
     ruff = shutil.which("ruff", path=str(ROOT / ".venv" / "bin")) or shutil.which("ruff")
     proc = subprocess.run([ruff, "check", "worldforge", "assets", "tests", "bench"], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+WAREHOUSE_EDGES = {
+    "worldforge.warehouse.layout": "Warehouse.configured itself",
+    "worldforge.settings": "the settings model",
+    "worldforge.rl.env": "SearchWorldEnv: trainers construct it with no arguments",
+    "worldforge.rl.openenv": "SearchWorldEnvironment: OpenEnv's server constructs it with no arguments",
+    "worldforge.rl.trl": "SearchWorldToolEnv: TRL's environment_factory constructs it with no arguments",
+}
+"""Modules of the library allowed to resolve the configured warehouse (besides ``worldforge.cli``: the options)."""
+
+
+def _warehouse_from_settings(path: Path) -> list[str]:
+    """Where a module resolves the warehouse itself instead of taking it: a ``warehouse`` parameter
+    defaulting to ``None``, a call of ``Warehouse.configured``, or ``.warehouse`` read off the settings."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    from_settings = {t.id for node in ast.walk(tree) if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+                     and getattr(node.value.func, "id", None) == "get_settings" for t in node.targets if isinstance(t, ast.Name)}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            args = node.args
+            positional = args.posonlyargs + args.args
+            pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults)) + list(zip(args.kwonlyargs, args.kw_defaults))
+            found += [f"{path.name}:{node.lineno} {node.name}(warehouse=None)" for a, d in pairs
+                      if a.arg == "warehouse" and isinstance(d, ast.Constant) and d.value is None]
+        elif isinstance(node, ast.Attribute) and node.attr == "configured" and getattr(node.value, "id", None) == "Warehouse":
+            found.append(f"{path.name}:{node.lineno} Warehouse.configured")
+        elif isinstance(node, ast.Attribute) and node.attr == "warehouse" and (
+                (isinstance(node.value, ast.Call) and getattr(node.value.func, "id", None) == "get_settings")
+                or (isinstance(node.value, ast.Name) and node.value.id in from_settings)):
+            found.append(f"{path.name}:{node.lineno} settings.warehouse")
+    return found
+
+
+def test_the_warehouse_is_resolved_only_at_the_edges():
+    """The library takes its warehouse (a ``Warehouse`` or its folder) from the caller; only the edges —
+    the CLI's options, the Dagster resource, the environments a trainer constructs with no arguments —
+    resolve the configured one (docs/layout.md)."""
+    bad = [hit for m, p in _modules().items() if not m.startswith("worldforge.cli") and m not in WAREHOUSE_EDGES
+           for hit in _warehouse_from_settings(p)]
+    assert not bad, "the warehouse resolved below the edges:\n" + "\n".join(bad)
+
+
+def test_the_edge_check_sees_each_way_of_reading_the_setting(tmp_path):
+    mod = tmp_path / "m.py"
+    mod.write_text("from worldforge.settings import get_settings\n"
+                   "def f(world, warehouse=None): ...\n"
+                   "def g(*, warehouse=None): ...\n"
+                   "def h(): return get_settings().warehouse\n"
+                   "def i():\n    s = get_settings()\n    return s.warehouse, Warehouse.configured()\n"
+                   "def ok(warehouse, host=None): return get_settings().host\n")
+    assert [hit.split(" ", 1)[1] for hit in _warehouse_from_settings(mod)] == [
+        "f(warehouse=None)", "g(warehouse=None)", "settings.warehouse", "settings.warehouse", "Warehouse.configured"]

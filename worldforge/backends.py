@@ -8,7 +8,8 @@ lives, beside the environment it replays), so neither imports the other's layer.
 
 :func:`make_backend` builds any backend from explicit settings (a judge, a server under test);
 :func:`world_model` builds *the* world model, filling what is not given from the settings
-(``WORLDFORGE_ENV``, ``WORLDFORGE_VLLM_URL``, ``WORLDFORGE_VLLM_MODEL``, ``WORLDFORGE_WAREHOUSE``).
+(``WORLDFORGE_ENV``, ``WORLDFORGE_VLLM_URL``, ``WORLDFORGE_VLLM_MODEL``); the warehouse a ``grounded``
+world model replays is passed in (``warehouse=``), never read from the settings.
 """
 
 from __future__ import annotations

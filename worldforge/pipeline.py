@@ -26,6 +26,7 @@ import polars as pl
 
 from worldforge.errors import WorldforgeError
 from worldforge.tally import Tally
+from worldforge.warehouse.layout import Warehouse, WarehouseLike
 
 if TYPE_CHECKING:
     from worldforge.corpus.writer import WriterConfig
@@ -131,7 +132,7 @@ class WorldRun:
 
     Attributes:
         world: the world's name (its file is ``<warehouse>/<world>.duckdb``).
-        warehouse: the warehouse folder.
+        warehouse: the warehouse.
         spec_path: the spec file (``world_tables`` reads it).
         writer: rewrite the corpus's prose pages with a model; ``None``: template pages.
         progress: called with each step's name as it starts.
@@ -140,7 +141,7 @@ class WorldRun:
     """
 
     world: str
-    warehouse: Path
+    warehouse: Warehouse
     spec_path: Path | None = None
     writer: WriterConfig | None = None
     progress: Callable[[str], None] = lambda _: None
@@ -150,9 +151,7 @@ class WorldRun:
     @property
     def path(self) -> Path:
         """The world file."""
-        from worldforge.warehouse import world_path
-
-        return world_path(self.warehouse, self.world)
+        return self.warehouse.world(self.world)
 
 
 @dataclass(frozen=True)
@@ -260,9 +259,7 @@ def _search_index(run: WorldRun) -> StepResult:
 
 def _search_tasks(run: WorldRun) -> StepResult:
     from worldforge.tasks.store import build_and_export_tasks
-    from worldforge.warehouse.layout import tasks_dir
-
-    out = tasks_dir(run.warehouse, run.world)
+    out = run.warehouse.tasks(run.world)
     built = build_and_export_tasks(run.path, out)
     kinds = (pl.DataFrame({"kind": [t.extra["kind"] for t in built.tasks], "rows": [len(t.gold) for t in built.tasks],
                            "columns": [len(t.required) for t in built.tasks]},
@@ -329,7 +326,7 @@ def step_names(steps: Sequence[Step] = WORLD_STEPS) -> list[str]:
     return [s.name for s in steps]
 
 
-def run_world(spec_path: str | Path, warehouse: str | Path, writer: WriterConfig | None = None,
+def run_world(spec_path: str | Path, warehouse: WarehouseLike, writer: WriterConfig | None = None,
               steps: Sequence[Step] = WORLD_STEPS, progress: Callable[[str], None] | None = None,
               on_result: Callable[[StepResult], None] | None = None, spec: WorldSpec | None = None) -> list[StepResult]:
     """Run a world's steps for one spec file, in order, stopping after the first step that fails a check.
@@ -338,7 +335,7 @@ def run_world(spec_path: str | Path, warehouse: str | Path, writer: WriterConfig
 
     Args:
         spec_path: the world spec (YAML).
-        warehouse: the warehouse folder.
+        warehouse: the warehouse, or its folder.
         writer: the corpus writer (``None``: template pages).
         steps: the steps to run (default: all six).
         progress: called with each step's name as it starts.
@@ -356,7 +353,7 @@ def run_world(spec_path: str | Path, warehouse: str | Path, writer: WriterConfig
     from worldforge.spec import load_spec
 
     spec = spec if spec is not None else load_spec(spec_path)
-    run = WorldRun(spec.world, Path(warehouse), Path(spec_path), writer, progress or (lambda _: None), spec=spec)
+    run = WorldRun(spec.world, Warehouse.of(warehouse), Path(spec_path), writer, progress or (lambda _: None), spec=spec)
     results: list[StepResult] = []
     for step in steps:
         run.progress(step.name)

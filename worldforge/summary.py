@@ -13,9 +13,9 @@ from pathlib import Path
 from worldforge.corpus.store import page_count
 from worldforge.tasks.store import task_count
 from worldforge.trajectories.episodes import EpisodeCounts, episode_counts
-from worldforge.trajectories.store import StoreCounts, store_counts, store_path
+from worldforge.trajectories.store import StoreCounts, store_counts
 from worldforge.warehouse import read_world
-from worldforge.warehouse.layout import dataset_dir, resolve, world_files
+from worldforge.warehouse.layout import Warehouse, WarehouseLike
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ class WarehouseSummary:
     """Everything :func:`summarise` found.
 
     Attributes:
-        path: the warehouse folder.
+        path: the warehouse, or its folder.
         worlds: one entry per world file, by name.
         trajectories: the trajectory store's counts.
         episodes: the episode store's counts.
@@ -57,23 +57,23 @@ class WarehouseSummary:
         return sum(w.rows for w in self.worlds)
 
 
-def summarise(warehouse: str | Path | None = None) -> WarehouseSummary:
+def summarise(warehouse: WarehouseLike) -> WarehouseSummary:
     """Count what a warehouse holds.
 
     Raises:
         WarehouseError: a file of the warehouse is not what its name says.
     """
-    wh = resolve(warehouse)
+    wh = Warehouse.of(warehouse)
     worlds = []
-    for p in world_files(wh):
+    for p in wh.world_files():
         wf = read_world(p)
         worlds.append(WorldSummary(wf.spec.world, wf.meta["seed"], len(wf.tables), sum(f.height for f in wf.tables.values()),
                                    len(wf.scenarios), page_count(p), task_count(p)))
     datasets = {}
     for name in ("cpt", "sft", "agentworldbench"):
-        report = dataset_dir(wh, name) / "report.json"
+        report = wh.dataset(name) / "report.json"
         if report.is_file():
             datasets[name] = json.loads(report.read_text(encoding="utf-8"))
-    scores = dataset_dir(wh, "eval") / "scores.json"
+    scores = wh.dataset("eval") / "scores.json"
     evaluation = json.loads(scores.read_text(encoding="utf-8")) if scores.is_file() else None
-    return WarehouseSummary(wh, worlds, store_counts(store_path(wh)), episode_counts(wh), datasets, evaluation)
+    return WarehouseSummary(wh.root, worlds, store_counts(wh.trajectory_store), episode_counts(wh), datasets, evaluation)

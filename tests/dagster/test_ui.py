@@ -88,10 +88,10 @@ def test_materialize_a_world_partition_from_the_ui(dagster_dev, tmp_path):
 
     url, warehouse = dagster_dev
     from worldforge.settings import get_settings
-    from worldforge.warehouse.layout import reports_dir
+    from worldforge.warehouse.layout import Warehouse
 
     # the configured warehouse's reports (make test: ./warehouse/reports), or WORLDFORGE_UI_SCREENSHOT
-    shot = Path(os.environ.get("WORLDFORGE_UI_SCREENSHOT") or reports_dir(get_settings().warehouse) / "ui-materialization.png")
+    shot = Path(os.environ.get("WORLDFORGE_UI_SCREENSHOT") or Warehouse.of(get_settings().warehouse).reports() / "ui-materialization.png")
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:

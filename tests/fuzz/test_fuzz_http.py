@@ -22,7 +22,7 @@ from tests.fuzz.budget import bounded, fuzz
 from tests.fuzz.strategies import json_values
 from worldforge.simenv.server import MAX_JSON_DEPTH, create_app, scenario_names
 from worldforge.tasks.store import build_tasks, read_tasks
-from worldforge.warehouse import world_path
+from worldforge.warehouse import Warehouse
 
 pytestmark = pytest.mark.filterwarnings("ignore:Generating overly large repr")
 
@@ -37,7 +37,7 @@ def server(specs, tmp_path_factory):
     wh = tmp_path_factory.mktemp("wh_fuzz")
     build_tasks(built_world(specs[WORLD], wh))
     names = {"world": [WORLD], "scenario": sorted(scenario_names(wh, WORLD)),
-             "task_id": [t.instance_id for t in read_tasks(world_path(wh, WORLD), all_scenarios=True)][:5]}
+             "task_id": [t.instance_id for t in read_tasks(Warehouse(wh).world(WORLD), all_scenarios=True)][:5]}
     with TestClient(create_app(WORLD, wh, mcp=False, record=False), raise_server_exceptions=False) as client:
         yield client, names
 

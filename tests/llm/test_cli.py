@@ -10,7 +10,7 @@ from worldforge.net import free_port
 from worldforge.simenv import SearchEnv
 from worldforge.simenv.oracle import solve
 from worldforge.tasks.store import build_tasks
-from worldforge.warehouse import world_path
+from worldforge.warehouse import Warehouse
 
 runner = CliRunner()
 
@@ -35,7 +35,7 @@ def test_dev_tiny_model_builds_a_loadable_chat_model(tmp_path):
 @pytest.fixture(scope="module")
 def search_records(search_wh, tmp_path_factory):
     """AgentWorldBench records of an oracle episode in the world, naming the world."""
-    tasks = build_tasks(world_path(search_wh, "smartphones_2029")).tasks
+    tasks = build_tasks(Warehouse.of(search_wh).world("smartphones_2029")).tasks
     task = min((t for t in tasks if t.extra["kind"] == "ranking"), key=lambda t: len(t.gold))  # a short episode: a tiny model's context fits most turns
     env = SearchEnv("smartphones_2029", warehouse=search_wh, session_id="s1")  # no leakage control: the replay has no task either
     solve(env, task)

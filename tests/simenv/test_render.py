@@ -87,9 +87,9 @@ def test_a_url_renders_once_for_the_life_of_the_world(wh):
 
 def test_the_simulation_instruction_is_grounded_on_retrieved_rows_and_the_task(wh):
     from worldforge.tasks.store import build_tasks
-    from worldforge.warehouse import world_path
+    from worldforge.warehouse import Warehouse
 
-    task = build_tasks(world_path(wh, "smartphones_2029")).tasks[0]
+    task = build_tasks(Warehouse(wh).world("smartphones_2029")).tasks[0]
     renderer = LLMSearchRenderer(GroundedBackend(warehouse=str(wh)))
     env = SearchEnv("smartphones_2029", warehouse=wh, task=task)
     call = {"name": "web_search", "arguments": {"query": "Nokia Lumen"}}

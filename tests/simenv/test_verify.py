@@ -4,17 +4,17 @@ import pytest
 
 from worldforge.corpus.store import read_corpus
 from worldforge.simenv.verify import _DATE, FactVerifier
-from worldforge.warehouse import world_path
+from worldforge.warehouse import Warehouse
 
 
 @pytest.fixture(scope="module")
 def verifier(search_wh):
-    return FactVerifier(world_path(search_wh, "smartphones_2029"))
+    return FactVerifier(Warehouse.of(search_wh).world("smartphones_2029"))
 
 
 @pytest.fixture(scope="module")
 def pages(search_wh):
-    return read_corpus(world_path(search_wh, "smartphones_2029"))[0].to_dicts()
+    return read_corpus(Warehouse.of(search_wh).world("smartphones_2029"))[0].to_dicts()
 
 
 def page_text(p):

@@ -10,7 +10,8 @@ from typer.testing import CliRunner
 
 from worldforge.cli import app
 from worldforge.trajectories import Trajectory, ingest, read_path
-from worldforge.trajectories.store import iter_trajectories, store_path
+from worldforge.trajectories.store import iter_trajectories
+from worldforge.warehouse import Warehouse
 
 TRAJECTORIES = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "trajectories"
 
@@ -27,7 +28,7 @@ def test_export_reads_back_into_the_same_turns(warehouse, tmp_path, fmt):
     out = tmp_path / fmt
     result = CliRunner().invoke(app, ["trajectories", "export", "--format", fmt, "--out", str(out), "--warehouse", str(warehouse)])
     assert result.exit_code == 0, result.output
-    stored = {tr.trajectory_id: tr for tr in iter_trajectories(store_path(warehouse))}
+    stored = {tr.trajectory_id: tr for tr in iter_trajectories(Warehouse(warehouse).trajectory_store)}
     assert f"exported {len(stored):,} trajectories" in result.output
     back = [r for r in read_path([out]) if isinstance(r, Trajectory)]
     assert len(back) == len(stored)

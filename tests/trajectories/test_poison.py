@@ -16,7 +16,8 @@ import pytest
 
 from worldforge.trajectories import Quarantined, Trajectory, ingest, read_file, read_path
 from worldforge.trajectories.readers import discover, tau_bench
-from worldforge.trajectories.store import balance, store_path
+from worldforge.trajectories.store import balance
+from worldforge.warehouse import Warehouse
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -111,9 +112,9 @@ def test_ingest_balances_with_poison_and_a_file_that_vanishes(poisoned, tmp_path
     report = ingest([poisoned], wh, progress=progress)
     assert report.tally.balanced
     assert report.skipped_reasons == {why: 1 for why in EXPECTED_SKIPPED.values()}
-    tally = balance(store_path(wh))  # re-counted from the store file
+    tally = balance(Warehouse(wh).trajectory_store)  # re-counted from the store file
     assert tally.balanced and (tally.inputs, tally.kept) == (report.tally.inputs, report.tally.kept) == (16, 7)
-    con = duckdb.connect(str(store_path(wh)), read_only=True)
+    con = duckdb.connect(str(Warehouse(wh).trajectory_store), read_only=True)
     try:
         reasons = dict(con.execute("SELECT source_path, reason FROM quarantine WHERE locator = 'file'").fetchall())
         stored = dict(con.execute("SELECT t.task, string_agg(u.observation, ' | ' ORDER BY u.turn_idx) FROM trajectories t "

@@ -8,7 +8,7 @@ from tests.conftest import TRAJECTORIES
 from worldforge.errors import WarehouseError
 from worldforge.trajectories import balance, ingest, load_store
 from worldforge.trajectories import store as store_mod
-from worldforge.trajectories.store import store_path
+from worldforge.warehouse import Warehouse
 
 
 @pytest.fixture(scope="module")
@@ -112,7 +112,7 @@ def test_ingest_is_incremental_by_content_hash(tmp_path):
     assert (changed.files, changed.unchanged) == (1, 1)
     forced = ingest([src], wh, force=True)
     assert (forced.files, forced.unchanged) == (2, 0)
-    con = duckdb.connect(str(store_path(wh)), read_only=True)
+    con = duckdb.connect(str(Warehouse(wh).trajectory_store), read_only=True)
     try:
         obs = sorted(r[0] for r in con.execute("SELECT observation FROM turns").fetchall())
     finally:
@@ -128,7 +128,7 @@ def test_streaming_ingest_masks_equal_mask_turns_on_the_real_corpus(ingested, tm
     wh, _ = ingested
     small = tmp_path / "small"
     ingest([TRAJECTORIES], small, chunk_turns=97)  # many chunks: trajectories split across none of them
-    for path in (store_path(wh), store_path(small)):
+    for path in (Warehouse(wh).trajectory_store, Warehouse(small).trajectory_store):
         con = duckdb.connect(str(path), read_only=True)
         try:
             stored = con.sql("""SELECT u.*, t.domain FROM turns u JOIN trajectories t USING (trajectory_id)

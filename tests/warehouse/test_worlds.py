@@ -106,12 +106,12 @@ def test_a_store_is_never_taken_for_a_world(tmp_path):
     from typer.testing import CliRunner
 
     from worldforge.cli import app
-    from worldforge.warehouse.layout import STORES, world_path
+    from worldforge.warehouse.layout import STORES, Warehouse
 
     for store in STORES:
         with pytest.raises(WarehouseError, match="is not a world"):
-            world_path(tmp_path, store.removesuffix(".duckdb"))
-    assert world_path(tmp_path, "catalogue") == tmp_path / "catalogue.duckdb"
+            Warehouse.of(tmp_path).world(store.removesuffix(".duckdb"))
+    assert Warehouse.of(tmp_path).world("catalogue") == tmp_path / "catalogue.duckdb"
     result = CliRunner().invoke(app, ["corpus", "build", "trajectories", "--warehouse", str(tmp_path)])
     assert result.exit_code == 2 and "is the warehouse's trajectory store" in result.output and "Traceback" not in result.output
     assert list(tmp_path.iterdir()) == []

@@ -35,12 +35,10 @@ import duckdb
 
 from worldforge.settings import get_settings
 from worldforge.warehouse.atomic import file_lock
-from worldforge.warehouse.layout import CATALOG_STORE
+from worldforge.warehouse.layout import Warehouse, WarehouseLike
 
 if TYPE_CHECKING:
     from worldforge.corpus.writer import WriterConfig
-
-CATALOG_FILE = CATALOG_STORE
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS catalog (
@@ -130,13 +128,6 @@ class CatalogBuild:
         return 60.0 * len(self.rows) / self.wall_s if self.wall_s > 0 else 0.0
 
 
-def catalog_path(warehouse: str | Path | None = None) -> Path:
-    """``WAREHOUSE/catalog.duckdb`` (default: the configured warehouse)."""
-    from worldforge.warehouse.layout import resolve
-
-    return resolve(warehouse) / CATALOG_FILE
-
-
 def catalog_specs(spec_dir: str | Path) -> list[Path]:
     """The spec files of a folder (``*.yaml`` and ``*.yml``), absolute and sorted.
 
@@ -164,7 +155,7 @@ def default_workers() -> int:
 # -- one world ----------------------------------------------------------------------------------
 
 
-def build_world_entry(spec_path: str | Path, warehouse: str | Path, writer: WriterConfig | None = None) -> CatalogRow:
+def build_world_entry(spec_path: str | Path, warehouse: WarehouseLike, writer: WriterConfig | None = None) -> CatalogRow:
     """Build one spec end to end (:func:`worldforge.pipeline.run_world`: the world's steps, as the Dagster
     world assets run them) and return its catalog row.
 
@@ -180,7 +171,7 @@ def build_world_entry(spec_path: str | Path, warehouse: str | Path, writer: Writ
     from worldforge.spec import load_spec
 
     spec_path = Path(spec_path).resolve()
-    wh = Path(warehouse)
+    wh = Warehouse.of(warehouse)
     t0 = time.perf_counter()
     got: dict = {"world": spec_path.stem, "spec_path": str(spec_path), "spec_hash": ""}
 
@@ -220,13 +211,13 @@ def _now() -> datetime:
 # -- the catalog table ----------------------------------------------------------------------------
 
 
-def write_row(warehouse: str | Path, row: CatalogRow) -> Path:
+def write_row(warehouse: WarehouseLike, row: CatalogRow) -> Path:
     """Insert or replace a spec's row in ``WAREHOUSE/catalog.duckdb`` (created when missing), under a file lock.
 
     Returns:
         The catalog file.
     """
-    path = catalog_path(warehouse)
+    path = Warehouse.of(warehouse).catalog
     values = asdict(row)
     with file_lock(path):
         con = duckdb.connect(str(path))
@@ -242,9 +233,9 @@ def write_row(warehouse: str | Path, row: CatalogRow) -> Path:
     return path
 
 
-def read_catalog(warehouse: str | Path | None = None) -> list[CatalogRow]:
+def read_catalog(warehouse: WarehouseLike) -> list[CatalogRow]:
     """Every row of ``WAREHOUSE/catalog.duckdb``, by world then spec path (empty when there is no catalog yet)."""
-    path = catalog_path(warehouse)
+    path = Warehouse.of(warehouse).catalog
     if not path.is_file():
         return []
     with file_lock(path):
@@ -260,11 +251,9 @@ def read_catalog(warehouse: str | Path | None = None) -> list[CatalogRow]:
 # -- the whole folder -----------------------------------------------------------------------------
 
 
-def _unchanged(spec: Path, previous: CatalogRow | None, warehouse: Path) -> bool:
-    from worldforge.warehouse import world_path
-
+def _unchanged(spec: Path, previous: CatalogRow | None, warehouse: Warehouse) -> bool:
     return (previous is not None and previous.status == "built" and previous.spec_hash == content_hash(spec)
-            and world_path(warehouse, previous.world).is_file())
+            and warehouse.world(previous.world).is_file())
 
 
 def _worker_init(threads: int) -> None:
@@ -278,7 +267,7 @@ def _worker_init(threads: int) -> None:
     os.close(devnull)
 
 
-def _run_pool(specs: list[Path], wh: Path, n: int, recycle: int, record: Callable[[CatalogRow], None],
+def _run_pool(specs: list[Path], wh: Warehouse, n: int, recycle: int, record: Callable[[CatalogRow], None],
               writer: WriterConfig | None = None) -> list[Path]:
     """Build ``specs`` on ``n`` worker processes, recording each row as it comes; returns the specs whose worker died.
 
@@ -329,7 +318,7 @@ def _world_clashes(specs: list[Path], kept: list[Path]) -> tuple[list[Path], lis
     return ok, clashes
 
 
-def build_entry(spec_path: str | Path, warehouse: str | Path | None = None, force: bool = False,
+def build_entry(spec_path: str | Path, warehouse: WarehouseLike, force: bool = False,
                 writer: WriterConfig | None = None) -> tuple[CatalogRow, str]:
     """One spec as a catalog entry, in this process: skipped when unchanged and built, else built end to end
     (:func:`build_world_entry`, with ``writer``) and its row written to ``catalog.duckdb`` (what the Dagster asset ``catalog_world`` runs).
@@ -337,9 +326,7 @@ def build_entry(spec_path: str | Path, warehouse: str | Path | None = None, forc
     Returns:
         The spec's row (the kept one when skipped) and the outcome: ``built``, ``failed`` or ``skipped``.
     """
-    from worldforge.warehouse.layout import resolve
-
-    wh = resolve(warehouse)
+    wh = Warehouse.of(warehouse)
     spec = Path(spec_path).resolve()
     previous = {r.spec_path: r for r in read_catalog(wh)}.get(str(spec))
     if not force and _unchanged(spec, previous, wh):
@@ -351,7 +338,7 @@ def build_entry(spec_path: str | Path, warehouse: str | Path | None = None, forc
 
 def build_catalog(
     spec_dir: str | Path,
-    warehouse: str | Path | None = None,
+    warehouse: WarehouseLike,
     *,
     workers: int | None = None,
     progress: Callable[[CatalogRow, str], None] | None = None,
@@ -363,7 +350,7 @@ def build_catalog(
 
     Args:
         spec_dir: the folder of world specs (``*.yaml``, ``*.yml``).
-        warehouse: the warehouse folder (default: the configured one).
+        warehouse: the warehouse, or its folder (created when missing).
         workers: processes building worlds (default :func:`default_workers`); at most one per spec.
         progress: called in this process with each row and its outcome (``built``, ``failed`` or
             ``skipped``) as it comes; first with every skipped spec.
@@ -379,11 +366,9 @@ def build_catalog(
         FileNotFoundError: no such spec folder.
         BackendError: ``writer``'s server is unreachable or does not serve its model (nothing is built).
     """
-    from worldforge.warehouse.layout import resolve
-
     t0 = time.perf_counter()
-    wh = resolve(warehouse)
-    wh.mkdir(parents=True, exist_ok=True)
+    wh = Warehouse.of(warehouse)
+    wh.root.mkdir(parents=True, exist_ok=True)
     specs = catalog_specs(spec_dir)
     previous = {r.spec_path: r for r in read_catalog(wh)}
     tell = progress or (lambda _row, _outcome: None)
@@ -413,4 +398,4 @@ def build_catalog(
         for again in _run_pool([spec], wh, 1, 1, record, writer):
             record(CatalogRow(world=again.stem, spec_path=str(again), spec_hash=content_hash(again), status="failed", built_at=_now(),
                               error="worker process died while building this world (killed, or out of memory)"))
-    return CatalogBuild(catalog_path(wh), rows, skipped, time.perf_counter() - t0, n if todo else 0)
+    return CatalogBuild(wh.catalog, rows, skipped, time.perf_counter() - t0, n if todo else 0)

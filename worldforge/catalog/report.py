@@ -10,9 +10,9 @@ from __future__ import annotations
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from worldforge.catalog.build import CatalogRow, read_catalog
+from worldforge.warehouse.layout import WarehouseLike
 
 
 def _spread(values: list[int | float]) -> tuple[float, float, float] | None:
@@ -82,7 +82,7 @@ class CatalogReport:
         }
 
 
-def catalog_report(warehouse: str | Path | None = None) -> CatalogReport:
+def catalog_report(warehouse: WarehouseLike) -> CatalogReport:
     """The diversity report of ``WAREHOUSE/catalog.duckdb`` (an empty report when there is no catalog).
 
     A built row whose world file is gone or unreadable counts in the catalog figures but adds no names.
@@ -91,10 +91,9 @@ def catalog_report(warehouse: str | Path | None = None) -> CatalogReport:
 
     from worldforge.corpus.vocab import label_column
     from worldforge.errors import WarehouseError
-    from worldforge.warehouse import read_world, world_path
-    from worldforge.warehouse.layout import resolve
+    from worldforge.warehouse import Warehouse, read_world
 
-    wh = resolve(warehouse)
+    wh = Warehouse.of(warehouse)
     rows = read_catalog(wh)
     built = [r for r in rows if r.status == "built"]
     tables: set[str] = set()
@@ -103,7 +102,7 @@ def catalog_report(warehouse: str | Path | None = None) -> CatalogReport:
     seen_in: Counter[str] = Counter()
     for r in built:
         try:
-            wf = read_world(world_path(wh, r.world))
+            wf = read_world(wh.world(r.world))
         except WarehouseError:
             continue
         tables |= set(wf.spec.tables)

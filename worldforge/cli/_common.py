@@ -20,7 +20,7 @@ from rich.table import Table
 
 from worldforge.errors import WorldforgeError
 from worldforge.tally import Tally
-from worldforge.warehouse.layout import resolve
+from worldforge.warehouse.layout import Warehouse
 
 if TYPE_CHECKING:
     import polars as pl
@@ -52,9 +52,14 @@ def port_opt(default: str) -> object:
     return Annotated[Optional[int], typer.Option(help=f"TCP port (default: {default}).", show_default=False)]
 
 
-def warehouse_of(option: Path | None) -> Path:
-    """The warehouse a command works in: the ``--warehouse`` option (made absolute), else the configured one."""
-    return Path(os.path.abspath(option)) if option is not None else resolve(None)
+def warehouse_of(option: Path | None) -> Warehouse:
+    """The warehouse a command works in: the ``--warehouse`` option (made absolute), else the configured one
+    (``WORLDFORGE_WAREHOUSE``); the one place a command resolves it, passed down from there.
+
+    Raises:
+        SettingsError: ``WORLDFORGE_WAREHOUSE`` holds a bad value (reported by :func:`user_errors`).
+    """
+    return Warehouse(Path(os.path.abspath(option))) if option is not None else Warehouse.configured()
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:

@@ -29,10 +29,8 @@ def build(
 ) -> None:
     """Generate the search corpus of WORLD and its scenarios, check every stated fact, and index it."""
     from worldforge.corpus import publish_corpus, writer_config
-    from worldforge.warehouse import world_path
-
     with user_errors():
-        path = world_path(warehouse_of(warehouse), world)
+        path = warehouse_of(warehouse).world(world)
         config = writer_config(writer, base_url=base_url, model=model, api_key=api_key, max_rounds=max_rounds, concurrency=concurrency, limit=limit)
     with user_errors(), progress() as bar:
         task = bar.add_task("generating pages", total=2)

@@ -41,15 +41,14 @@ def cpt(
 ) -> None:
     """CPT samples: trajectories as text with turn-level loss masks, plus world pages (Parquet + JSONL + card)."""
     from worldforge.datasets.cpt import build_cpt
-    from worldforge.warehouse.layout import dataset_dir
 
-    wh = warehouse_of(warehouse)
     with user_errors():
+        wh = warehouse_of(warehouse)
         config = CPTConfig(tokenizer=tokenizer, max_tokens=max_tokens, mask_actions=mask_actions,
                            include_pages=pages, seed=seed, test_fraction=test_fraction)
         with progress() as bar:
             task = bar.add_task("cpt", total=None)
-            report = build_cpt(wh, output or dataset_dir(wh, "cpt"), config, progress=lambda d: bar.update(task, completed=d))
+            report = build_cpt(wh, output or wh.dataset("cpt"), config, progress=lambda d: bar.update(task, completed=d))
     _print_build(report)
     out.print(f"  tokens: {report.stats['tokens']:,}, carrying loss: {report.stats['loss_tokens']:,} (share {report.stats['loss_share']:.3f})")
 
@@ -74,10 +73,9 @@ def sft(
     from worldforge.backends import world_model
     from worldforge.datasets.sft import build_sft
     from worldforge.errors import WorldforgeError
-    from worldforge.warehouse.layout import dataset_dir
 
-    wh = warehouse_of(warehouse)
     with user_errors():
+        wh = warehouse_of(warehouse)
         if backend is None and (base_url or model):
             raise WorldforgeError("--base-url/--model need --backend (e.g. --backend openai)")
         config = SFTConfig(tokenizer=tokenizer, k=k, threshold=threshold, max_context_tokens=max_context_tokens,
@@ -85,7 +83,7 @@ def sft(
         wm = world_model(backend, base_url=base_url, model=model, warehouse=str(wh)) if backend else None
         with progress() as bar:
             task = bar.add_task("sft", total=None)
-            report = build_sft(wh, output or dataset_dir(wh, "sft"), config, wm, progress=lambda d: bar.update(task, completed=d))
+            report = build_sft(wh, output or wh.dataset("sft"), config, wm, progress=lambda d: bar.update(task, completed=d))
     _print_build(report)
     for d, a in report.stats["acceptance_by_domain"].items():
         out.print(f"  {d}: {a['accepted']}/{a['targets']} accepted ({a['rate']:.1%})")
@@ -101,10 +99,9 @@ def agentworldbench(
 ) -> None:
     """The held-out split as AgentWorldBench <domain>_test.jsonl files (for eval infer | judge | score)."""
     from worldforge.datasets.agentworldbench import build_agentworldbench
-    from worldforge.warehouse.layout import dataset_dir
 
-    wh = warehouse_of(warehouse)
     with user_errors():
+        wh = warehouse_of(warehouse)
         config = ExportConfig(seed=seed, test_fraction=test_fraction, max_records_per_domain=max_per_domain)
-        report = build_agentworldbench(wh, output or dataset_dir(wh, "agentworldbench"), config)
+        report = build_agentworldbench(wh, output or wh.dataset("agentworldbench"), config)
     _print_build(report)

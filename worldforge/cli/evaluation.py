@@ -221,19 +221,18 @@ def run(
     from worldforge.backends import world_model
     from worldforge.errors import WorldforgeError
     from worldforge.llm import GenerationParams
-    from worldforge.warehouse.layout import dataset_dir
 
-    wh = warehouse_of(warehouse)
     with user_errors():
+        wh = warehouse_of(warehouse)
         if messages not in MESSAGE_STYLES:
             raise WorldforgeError(f"--messages must be one of: {', '.join(MESSAGE_STYLES)} (got {messages!r})")
         kind, url = (("openai", model) if model and "://" in model else (model, None))
         wm = world_model(kind, base_url=url, model=model_name, concurrency=concurrency, warehouse=str(wh))
         jb = _judge_backend(judge, None, judge_model, concurrency, warehouse)
-        folder = output or dataset_dir(wh, "eval")
+        folder = output or wh.dataset("eval")
         with progress() as bar:
             tasks = {"infer": bar.add_task("world model", total=None), "judge": bar.add_task("judge", total=None)}
-            result = evaluate_export(source or dataset_dir(wh, "agentworldbench"), folder, wm, jb, max_records_per_source,
+            result = evaluate_export(source or wh.dataset("agentworldbench"), folder, wm, jb, max_records_per_source,
                                      GenerationParams(temperature=temperature, max_tokens=max_tokens, seed=0),
                                      GenerationParams(temperature=judge_temperature, max_tokens=judge_max_tokens, seed=judge_seed),
                                      _prompts(prompts), messages, attempts,  # type: ignore[arg-type]

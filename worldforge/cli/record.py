@@ -23,8 +23,8 @@ def openai(
     conversation into WAREHOUSE/trajectories.duckdb (source record-openai) when it goes idle or the proxy stops."""
     from worldforge.record.openai_proxy import serve_openai_proxy
 
-    wh = warehouse_of(warehouse)
     with user_errors():
+        wh = warehouse_of(warehouse)
         serve_openai_proxy(upstream, wh, host, port, idle_timeout,
                            on_ready=lambda url: err.print(f"recording proxy: {url} -> {upstream} (recordings in {wh}/recordings/openai)"))
 
@@ -43,7 +43,7 @@ def mcp(
     tools/call into WAREHOUSE/trajectories.duckdb (source record-mcp) when a session ends, goes idle or the proxy stops."""
     from worldforge.record.mcp_proxy import serve_mcp_proxy
 
-    wh = warehouse_of(warehouse)
     with user_errors():
+        wh = warehouse_of(warehouse)
         serve_mcp_proxy(upstream, command, wh, serve, host, port, idle_timeout,
                         on_ready=lambda url: err.print(f"recording MCP proxy: {url} -> {upstream or command} (recordings in {wh}/recordings/mcp)"))

@@ -36,11 +36,9 @@ def sql(
         wh = warehouse_of(warehouse)
         if name == "episodes":
             from worldforge.trajectories.episodes import open_episode_sql
-            from worldforge.warehouse.layout import episode_store
-
-            path = episode_store(wh)
+            path = wh.episode_store
             frame, more = query_readonly(path, query, limit, timeout_s=timeout, connect=lambda: open_episode_sql(wh))
         else:
-            path = wh / f"{name}.duckdb"
+            path = wh.root / f"{name}.duckdb"
             frame, more = query_readonly(path, query, limit, timeout_s=timeout)
     print_frame(frame, f"{path.name}: {frame.height} row(s)" + (" (more not shown)" if more else ""))

@@ -22,10 +22,8 @@ def export(
 ) -> None:
     """Generate WORLD's tasks (world and scenarios), check they are solvable in its corpus, and export them."""
     from worldforge.tasks.store import build_and_export_tasks
-    from worldforge.warehouse import world_path
-
     with user_errors():
-        built = build_and_export_tasks(world_path(warehouse_of(warehouse), world), out_dir)
+        built = build_and_export_tasks(warehouse_of(warehouse).world(world), out_dir)
     out.print(f"{len(built.tasks)} tasks → {out_dir / 'tasks.jsonl'} (+ {out_dir / 'tables'}/<instance_id>.csv)")
     print_tally(built.tally)
     for iid, problems in built.unsolvable.items():
@@ -42,6 +40,7 @@ def score(
     judge: Annotated[Optional[str], typer.Option("--judge", help="Judge backend for llm_judge columns (openai | vllm | transformers); none: normalised exact match.")] = None,
     base_url: Annotated[Optional[str], typer.Option(help="openai: the judge endpoint (default: WORLDFORGE_VLLM_URL).", show_default=False)] = None,
     model: Annotated[Optional[str], typer.Option(help="Judge model name or folder.", show_default=False)] = None,
+    warehouse: WarehouseOpt = None,
 ) -> None:
     """Score ANSWER against a WideSearch-format task; prints one JSON object."""
     from worldforge.backends import make_backend
@@ -52,7 +51,7 @@ def score(
     with user_errors():
         if judge is None and (base_url or model):
             raise WorldforgeError("--base-url/--model need --judge (e.g. --judge openai)")
-        llm = LLMJudge(make_backend(judge, base_url=base_url, model=model)) if judge else None
+        llm = LLMJudge(make_backend(judge, base_url=base_url, model=model), warehouse_of(warehouse).cache / "llm-judge.sqlite") if judge else None
         try:
             result = score_answer(answer, tasks, instance_id, llm)
         finally:

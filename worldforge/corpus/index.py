@@ -24,7 +24,7 @@ from worldforge.corpus.store import article_text, read_corpus, stored_hash
 from worldforge.errors import WarehouseError
 from worldforge.warehouse.atomic import atomic_dir
 from worldforge.warehouse.cache import FileCache
-from worldforge.warehouse.layout import resolve, world_path
+from worldforge.warehouse.layout import Warehouse, WarehouseLike
 
 __all__ = ["SearchHit", "build_index", "index_dir", "open_index", "search"]
 
@@ -149,17 +149,18 @@ def _snippet(lead: str, words: frozenset[str]) -> str:
 
 
 @lru_cache(maxsize=1024)
-def _world_file(warehouse: str, world: str) -> str:
-    return str(world_path(warehouse, world))
+def _world_file(warehouse: Warehouse, world: str) -> str:
+    return str(warehouse.world(world))
 
 
-def search(world: str, query: str, k: int = 10, warehouse: str | Path | None = None, scenario: str | None = None) -> list[SearchHit]:
+def search(world: str, query: str, k: int, warehouse: WarehouseLike, scenario: str | None = None) -> list[SearchHit]:
     """Ranked pages of a world's corpus for a free-text query (BM25 over title, lead, body).
 
     Args:
         world: the world name (``<warehouse>/<world>.duckdb``).
         query: free text; query syntax errors are tolerated (lenient parsing).
         k: how many results.
+        warehouse: the warehouse, or its folder.
         scenario: search a scenario's corpus instead of the world's.
 
     Returns:
@@ -168,7 +169,7 @@ def search(world: str, query: str, k: int = 10, warehouse: str | Path | None = N
     Raises:
         WarehouseError: the world file or its corpus is missing.
     """
-    opened = _opened(_world_file(str(resolve(warehouse)), world), scenario)
+    opened = _opened(_world_file(Warehouse.of(warehouse), world), scenario)
     fields = ["title", "lead", "body"]
     q, errors = opened.index.parse_query_lenient(query, fields, field_boosts={"title": 2.0})
     if errors:  # query syntax the user did not mean ("AND (", unbalanced quotes): search the words

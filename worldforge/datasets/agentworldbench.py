@@ -29,7 +29,7 @@ from worldforge.datasets.config import ExportConfig
 from worldforge.datasets.output import BuildReport, JsonlSink, ParquetSink, git_revision, write_report
 from worldforge.datasets.sources import DatasetTrajectory, iter_split_trajectories
 from worldforge.warehouse.atomic import atomic_dir
-from worldforge.warehouse.layout import dataset_dir
+from worldforge.warehouse.layout import Warehouse, WarehouseLike
 
 SCHEMA = pa.schema([
     ("id", pa.string()), ("task", pa.string()), ("instruction", pa.string()), ("domain", pa.string()), ("source", pa.string()),
@@ -39,7 +39,7 @@ SCHEMA = pa.schema([
 ])
 
 
-def build_agentworldbench(warehouse: str | Path, out: str | Path, config: ExportConfig = ExportConfig(),
+def build_agentworldbench(warehouse: WarehouseLike, out: str | Path, config: ExportConfig = ExportConfig(),
                           trajectories: Iterable[DatasetTrajectory] | None = None) -> BuildReport:
     """Write the test split as AgentWorldBench files.
 
@@ -95,7 +95,7 @@ def build_agentworldbench(warehouse: str | Path, out: str | Path, config: Export
     return report
 
 
-def training_overlap(warehouse: str | Path) -> tuple[int, list[str]]:
+def training_overlap(warehouse: WarehouseLike) -> tuple[int, list[str]]:
     """Held-out trajectories that also feed training data, re-read from the written files.
 
     Args:
@@ -105,10 +105,11 @@ def training_overlap(warehouse: str | Path) -> tuple[int, list[str]]:
     Returns:
         ``(held-out trajectories, sorted ids found in SFT or CPT too)``.
     """
-    test = dataset_dir(warehouse, "agentworldbench") / "test.parquet"
+    wh = Warehouse.of(warehouse)
+    test = wh.dataset("agentworldbench") / "test.parquet"
     held_out = {i.rsplit(":", 1)[0] for i in pq.read_table(test, columns=["id"]).column("id").to_pylist()}
     trained: set[str] = set()
-    for path, column in ((dataset_dir(warehouse, "sft") / "sft.parquet", "trajectory_id"), (dataset_dir(warehouse, "cpt") / "cpt.parquet", "ref")):
+    for path, column in ((wh.dataset("sft") / "sft.parquet", "trajectory_id"), (wh.dataset("cpt") / "cpt.parquet", "ref")):
         if path.exists():
             trained |= set(pq.read_table(path, columns=[column]).column(column).to_pylist())
     return len(held_out), sorted(held_out & trained)

@@ -52,7 +52,7 @@ from worldforge.datasets.output import BuildReport, ParquetSink, git_revision, w
 from worldforge.datasets.sources import DatasetTrajectory, iter_pages, iter_split_trajectories
 from worldforge.datasets.tokenizer import load_tokenizer, resolve_tokenizer
 from worldforge.warehouse.atomic import atomic_dir
-from worldforge.warehouse.layout import trajectory_store
+from worldforge.warehouse.layout import Warehouse, WarehouseLike
 
 log = logging.getLogger(__name__)
 
@@ -217,7 +217,7 @@ def _table(rows: list[dict]) -> pa.Table:
 
 
 def build_cpt(
-    warehouse: str | Path,
+    warehouse: WarehouseLike,
     out: str | Path,
     config: CPTConfig,
     progress: Callable[[int], None] | None = None,
@@ -226,7 +226,7 @@ def build_cpt(
     """Build the CPT dataset from the warehouse's trajectories (train split) and corpus pages.
 
     Args:
-        warehouse: the warehouse folder (``trajectories.duckdb``, the episode store ``episodes/``, world files).
+        warehouse: the warehouse, or its folder (``trajectories.duckdb``, the episode store ``episodes/``, world files).
         out: the dataset folder, replaced atomically (default layout: ``<warehouse>/datasets/cpt``).
         config: the build config.
         progress: called with the number of units (trajectories and pages) done so far.
@@ -327,7 +327,7 @@ def build_cpt(
         })
         for key in ("split_units", "cuts_inside_a_turn", "parts_without_loss"):
             report.stats.setdefault(key, 0)
-        if trajectories is None and not trajectory_store(warehouse).exists():
+        if trajectories is None and not Warehouse.of(warehouse).trajectory_store.exists():
             report.notes.append("no trajectory store in the warehouse: run `worldforge trajectories ingest` (or the trajectory assets) first")
         cfg = config.model_dump()
         write_report(tmp, report)

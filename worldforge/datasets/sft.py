@@ -56,6 +56,7 @@ from worldforge.datasets.sources import DatasetTrajectory, iter_split_trajectori
 from worldforge.datasets.tokenizer import has_chat_template, load_tokenizer, resolve_tokenizer
 from worldforge.llm.base import Failure, GenerationParams, WorldModelBackend, WorldModelRequest
 from worldforge.warehouse.atomic import atomic_dir
+from worldforge.warehouse.layout import WarehouseLike
 
 log = logging.getLogger(__name__)
 
@@ -155,7 +156,7 @@ def _select(texts: list[str], reference: str, domain: str, stats: dict) -> tuple
 
 
 def build_sft(
-    warehouse: str | Path,
+    warehouse: WarehouseLike,
     out: str | Path,
     config: SFTConfig,
     backend: WorldModelBackend | None = None,
@@ -165,7 +166,7 @@ def build_sft(
     """Build the SFT dataset from the train split of the warehouse's trajectories.
 
     Args:
-        warehouse: the warehouse folder.
+        warehouse: the warehouse, or its folder.
         out: the dataset folder, replaced atomically (``<warehouse>/datasets/sft`` by default).
         config: the build config.
         backend: the world model that proposes candidates; ``None`` builds the non-thinking variant.

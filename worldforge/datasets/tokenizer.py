@@ -15,7 +15,7 @@ from pathlib import Path
 
 from worldforge.errors import WorldforgeError
 from worldforge.settings import get_settings
-from worldforge.warehouse.layout import default_tokenizer_dir
+from worldforge.warehouse.layout import Warehouse, WarehouseLike
 
 log = logging.getLogger(__name__)
 
@@ -55,9 +55,9 @@ def load_tokenizer(name_or_path: str | Path):
     return tok
 
 
-def default_tokenizer(warehouse: str | Path | None) -> Path:
+def default_tokenizer(warehouse: WarehouseLike) -> Path:
     """The local stand-in tokenizer under ``<warehouse>/models/tokenizer``, trained on first use."""
-    path = default_tokenizer_dir(warehouse)
+    path = Warehouse.of(warehouse).tokenizer
     if not (path / "tokenizer.json").exists():
         from worldforge.llm.tiny import build_tiny_tokenizer
 
@@ -67,7 +67,7 @@ def default_tokenizer(warehouse: str | Path | None) -> Path:
     return path
 
 
-def resolve_tokenizer(tokenizer: str | None, warehouse: str | Path | None) -> str:
+def resolve_tokenizer(tokenizer: str | None, warehouse: WarehouseLike) -> str:
     """The tokenizer a dataset is built with: ``tokenizer`` when given, else ``WORLDFORGE_TOKENIZER``,
     else the local stand-in of :func:`default_tokenizer` (trained on first use)."""
     return tokenizer or get_settings().tokenizer or str(default_tokenizer(warehouse))

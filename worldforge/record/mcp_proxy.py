@@ -28,11 +28,11 @@ import logging
 import shlex
 import signal
 from collections.abc import AsyncIterator, Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
 from worldforge.record.sink import RecordingSink, now_iso
 from worldforge.serving.sessions import SessionRegistry
+from worldforge.warehouse.layout import WarehouseLike
 
 log = logging.getLogger(__name__)
 
@@ -233,7 +233,7 @@ def create_mcp_proxy(recorder: McpRecorder, session_key: Callable[[Any], str] = 
     return Server("worldforge-record-mcp", on_list_tools=on_list_tools, on_call_tool=on_call_tool)
 
 
-def serve_mcp_proxy(upstream: str | None = None, command: str | None = None, warehouse: str | Path | None = None,
+def serve_mcp_proxy(upstream: str | None, command: str | None, warehouse: WarehouseLike,
                     serve: str = "http", host: str | None = None, port: int | None = None,
                     idle_timeout: float = DEFAULT_IDLE_S, on_ready: Callable[[str], None] | None = None) -> None:
     """Run the recording MCP proxy until SIGTERM/SIGINT (or, with ``serve="stdio"``, until stdin closes).
@@ -241,7 +241,7 @@ def serve_mcp_proxy(upstream: str | None = None, command: str | None = None, war
     Args:
         upstream: the upstream's streamable HTTP endpoint (``http://HOST:PORT/mcp``); or
         command: the upstream server's command line, launched over stdio.
-        warehouse: where recordings and the trajectory store live (``None``: the configured one).
+        warehouse: where recordings and the trajectory store live (a Warehouse or its folder).
         serve: ``http`` (streamable HTTP on ``host:port``, path ``/mcp``) or ``stdio``.
         host, port: where to listen over HTTP (default ``WORLDFORGE_HOST``, loopback; port 8101).
         idle_timeout: seconds without a request before a session is stored.

@@ -34,7 +34,6 @@ import json
 import logging
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -42,6 +41,7 @@ from fastapi import FastAPI, Request
 from worldforge.record.sink import RecordingSink, is_prefix, merge_conversation
 from worldforge.serving.sessions import Session as RegistryEntry
 from worldforge.serving.sessions import SessionLimit, SessionRegistry
+from worldforge.warehouse.layout import WarehouseLike
 
 log = logging.getLogger(__name__)
 
@@ -231,14 +231,14 @@ def _error(status: int, message: str, kind: str) -> Any:
     return JSONResponse({"error": {"message": message, "type": kind, "code": status}}, status_code=status)
 
 
-def create_openai_proxy(upstream: str, warehouse: str | Path | None = None, idle_timeout: float = DEFAULT_IDLE_S,
+def create_openai_proxy(upstream: str, warehouse: WarehouseLike, idle_timeout: float = DEFAULT_IDLE_S,
                         timeout_s: float = 600.0, sweep_s: float | None = None, transport: Any = None,
                         max_sessions: int = DEFAULT_MAX_SESSIONS) -> Any:
     """The recording proxy as a FastAPI app (see the module docs).
 
     Args:
         upstream: the upstream's OpenAI API root, e.g. ``http://127.0.0.1:8000/v1``.
-        warehouse: where recordings and the trajectory store live (``None``: the configured one).
+        warehouse: where recordings and the trajectory store live (a Warehouse or its folder).
         idle_timeout: seconds without an exchange before a session is closed and stored.
         timeout_s: the upstream read timeout per request, seconds.
         sweep_s: how often idle sessions are looked for (default ``min(5, idle_timeout / 4)``).
@@ -395,7 +395,7 @@ def create_openai_proxy(upstream: str, warehouse: str | Path | None = None, idle
     return app
 
 
-def serve_openai_proxy(upstream: str, warehouse: str | Path | None = None, host: str | None = None, port: int | None = None,
+def serve_openai_proxy(upstream: str, warehouse: WarehouseLike, host: str | None = None, port: int | None = None,
                        idle_timeout: float = DEFAULT_IDLE_S, on_ready: Callable[[str], None] | None = None) -> None:
     """Serve :func:`create_openai_proxy` with uvicorn until SIGTERM/SIGINT (``worldforge record openai``).
 

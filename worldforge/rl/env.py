@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 
 from worldforge.errors import WarehouseError, WorldforgeError
@@ -29,7 +28,7 @@ from worldforge.simenv.reward import RewardConfig
 from worldforge.simenv.tools import EPISODE_TOOLS, SEARCH_TOOLS, SUBMIT
 from worldforge.tasks.io import Task
 from worldforge.tasks.store import tasks_by_id
-from worldforge.warehouse.layout import resolve, world_path
+from worldforge.warehouse.layout import Warehouse, WarehouseLike
 
 __all__ = ["EpisodeOver", "RewardConfig", "SUBMIT_SCHEMA", "SearchWorldEnv", "parse_perturbations", "scripted_answer", "world_tasks"]
 
@@ -38,14 +37,14 @@ SUBMIT_SCHEMA: dict = SUBMIT.openai_schema()
 :mod:`worldforge.simenv.tools`)."""
 
 
-def world_tasks(world: str, warehouse: str | Path | None = None) -> Mapping[str, Task]:
+def world_tasks(world: str, warehouse: WarehouseLike) -> Mapping[str, Task]:
     """A world's tasks by ``instance_id`` (its scenarios' tasks included), cached while the world
     file is unchanged (:func:`~worldforge.tasks.store.tasks_by_id`; read-only: shared by every caller).
 
     Raises:
         WarehouseError: the world file does not exist or has no tasks.
     """
-    path = world_path(resolve(warehouse), world)
+    path = Warehouse.of(warehouse).world(world)
     if not path.is_file():
         raise WarehouseError(f"{path}: no such world (build it with `worldforge world build`, `corpus build` and `tasks export`)")
     tasks = tasks_by_id(path)
@@ -57,9 +56,10 @@ def world_tasks(world: str, warehouse: str | Path | None = None) -> Mapping[str,
 class SearchWorldEnv:
     """A search agent's episode in a fictional world, rewarded by the task's F1.
 
-    Constructible with no arguments (trainers call environment factories with none): the
-    warehouse comes from ``WORLDFORGE_WAREHOUSE``. One instance runs one episode at a time and
-    can be reset any number of times; instances are independent (one per concurrent rollout).
+    Constructible with no arguments (trainers call environment factories with none), so this
+    constructor is one of worldforge's edges: without ``warehouse`` it resolves the configured one
+    (:meth:`~worldforge.warehouse.layout.Warehouse.configured`, ``WORLDFORGE_WAREHOUSE``). One instance
+    runs one episode at a time and can be reset any number of times; instances are independent (one per concurrent rollout).
 
     Example::
 
@@ -69,7 +69,7 @@ class SearchWorldEnv:
         reward = env.submit("| Model | Brand | ... |\\n|---|---|---|\\n| Motorola Aura 10 Lite | Motorola | ... |")
 
     Args:
-        warehouse: the warehouse folder (default: the settings').
+        warehouse: the warehouse, or its folder (``None``: the configured one).
         reward: how the score becomes the reward (default: the plain item-F1).
         record: log finished episodes to ``<warehouse>/episodes.log.jsonl`` (the episode store).
         agent: the ``agent`` of the recorded episodes.
@@ -82,9 +82,9 @@ class SearchWorldEnv:
         task: the running episode's task.
     """
 
-    def __init__(self, warehouse: str | Path | None = None, reward: RewardConfig | None = None, record: bool = True,
+    def __init__(self, warehouse: WarehouseLike | None = None, reward: RewardConfig | None = None, record: bool = True,
                  agent: str = "rl", max_tool_calls: int | None = None):
-        self.warehouse = resolve(warehouse)
+        self.warehouse = Warehouse.configured(warehouse)
         self.reward_config = reward or RewardConfig()
         self.record, self.agent, self.max_tool_calls = record, agent, max_tool_calls
         self.session: SearchEnv | None = None
@@ -123,7 +123,7 @@ class SearchWorldEnv:
             raise WorldforgeError(f"world {world!r} has no task {task!r} (it has {len(tasks)}: {shown}{', ...' if len(tasks) > 5 else ''})")
         config = parse_perturbations(perturbations)
         scenario = scenario or found.extra.get("scenario")
-        session = SearchEnv(world, scenario, found, config, seed, self.warehouse, session_id=episode_id or f"rl-{uuid.uuid4().hex}",
+        session = SearchEnv(world, scenario, found, config, seed, warehouse=self.warehouse, session_id=episode_id or f"rl-{uuid.uuid4().hex}",
                             max_tool_calls=self.max_tool_calls)
         if scenario is not None and not session.corpus.pages:
             raise WorldforgeError(f"world {world!r} has no scenario {scenario!r} with a corpus")

@@ -35,7 +35,6 @@ the tool-method shape TRL expects (``reset(**row)``, one method per tool, ``get_
 from __future__ import annotations
 
 import functools
-from pathlib import Path
 from typing import Any, Callable, Literal, Optional
 
 from fastapi import FastAPI, Request
@@ -51,6 +50,7 @@ from worldforge.rl.env import EpisodeOver, RewardConfig, SearchWorldEnv, world_t
 from worldforge.rl.trl import SUBMITTED, TRLTools
 from worldforge.settings import get_settings
 from worldforge.simenv.tools import EPISODE_TOOLS
+from worldforge.warehouse.layout import WarehouseLike
 
 __all__ = [
     "DEFAULT_MAX_SESSIONS", "TOOLS", "RemoteSearchWorld", "SearchAction", "SearchObservation", "SearchState", "SearchWorldClient",
@@ -136,14 +136,14 @@ class SearchState(State):
 class SearchWorldEnvironment(Environment[SearchAction, SearchObservation, SearchState]):
     """OpenEnv ``Environment`` over the core :class:`~worldforge.rl.env.SearchWorldEnv`.
 
-    Constructible with no arguments (OpenEnv's server calls its factory with none): the warehouse
-    comes from ``WORLDFORGE_WAREHOUSE``. Each instance owns one core environment, so instances
-    are independent and the server gives every WebSocket session its own
+    Constructible with no arguments (OpenEnv's server calls its factory with none): without a
+    warehouse the core resolves the configured one (an edge, like :class:`~worldforge.rl.env.SearchWorldEnv`).
+    Each instance owns one core environment, so instances are independent and the server gives every WebSocket session its own
     (``SUPPORTS_CONCURRENT_SESSIONS``).
 
     Args:
         world: the world ``reset`` uses when it is given none.
-        warehouse: the warehouse folder (default: the settings').
+        warehouse: the warehouse, or its folder (``None``: the configured one).
         reward: how the core turns the score into the reward (default: the plain item-F1).
         max_tool_calls: tool calls an episode may make (see :class:`~worldforge.rl.env.SearchWorldEnv`).
         record: log finished episodes to the warehouse's episode log (agent ``openenv``).
@@ -151,7 +151,7 @@ class SearchWorldEnvironment(Environment[SearchAction, SearchObservation, Search
 
     SUPPORTS_CONCURRENT_SESSIONS = True
 
-    def __init__(self, world: str | None = None, warehouse: str | Path | None = None, reward: RewardConfig | None = None,
+    def __init__(self, world: str | None = None, warehouse: WarehouseLike | None = None, reward: RewardConfig | None = None,
                  max_tool_calls: int | None = None, record: bool = True):
         super().__init__()
         self.world = world
@@ -242,7 +242,7 @@ class SearchWorldEnvironment(Environment[SearchAction, SearchObservation, Search
         self.core.close()
 
 
-def create_openenv_app(world: str | None = None, warehouse: str | Path | None = None,
+def create_openenv_app(world: str | None, warehouse: WarehouseLike,
                        max_sessions: int = DEFAULT_MAX_SESSIONS, idle_timeout: float | None = None,
                        reward: RewardConfig | None = None, max_tool_calls: int | None = None, record: bool = True) -> FastAPI:
     """The FastAPI app built by OpenEnv's ``create_app`` over :class:`SearchWorldEnvironment`.
@@ -255,7 +255,7 @@ def create_openenv_app(world: str | None = None, warehouse: str | Path | None = 
 
     Args:
         world: the default world of ``reset``.
-        warehouse: the warehouse folder (default: the settings').
+        warehouse: the warehouse, or its folder.
         max_sessions: concurrent WebSocket sessions (one environment each).
         idle_timeout: seconds before an idle session is closed (default: ``WORLDFORGE_SESSION_IDLE_S``).
         reward, max_tool_calls, record: as :class:`SearchWorldEnvironment`.
@@ -281,7 +281,7 @@ def create_openenv_app(world: str | None = None, warehouse: str | Path | None = 
     return app
 
 
-def serve(world: str | None = None, warehouse: str | Path | None = None, host: str | None = None, port: int | None = None,
+def serve(world: str | None, warehouse: WarehouseLike, host: str | None = None, port: int | None = None,
           max_sessions: int = DEFAULT_MAX_SESSIONS, idle_timeout: float | None = None, record: bool = True,
           on_ready: Callable[[str], None] | None = None) -> None:
     """Serve :func:`create_openenv_app` with uvicorn until interrupted (``worldforge serve openenv``).

@@ -69,7 +69,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, Literal
 
 from fastapi import FastAPI, Request
@@ -86,7 +85,7 @@ from worldforge.serving.sessions import SessionLimit, SessionRegistry
 from worldforge.settings import get_settings
 from worldforge.simenv.env import MAX_QUERY_CHARS, Observation, SearchEnv, SearchResult
 from worldforge.simenv.perturbations import PerturbationConfig
-from worldforge.warehouse.layout import resolve
+from worldforge.warehouse.layout import Warehouse, WarehouseLike
 
 __all__ = ["CONTENTS", "DEFAULT_PORT", "DEFAULT_TOPK", "MAX_BATCH", "TOPK_MAX", "RetrieveRequest", "Retriever", "TransientError",
            "create_retrieve_app", "serve_retrieve"]
@@ -139,7 +138,7 @@ class Retriever:
 
     Args:
         world: the world (``<warehouse>/<world>.duckdb`` with its corpus and index built).
-        warehouse: the warehouse folder (default ``WORLDFORGE_WAREHOUSE``).
+        warehouse: the warehouse, or its folder.
         perturbations: the schema of every session (:func:`~worldforge.rl.env.parse_perturbations` input).
         seed: seeds every perturbation decision.
         scenario: search this scenario's corpus instead of the world's.
@@ -152,14 +151,14 @@ class Retriever:
         WorldforgeError: invalid perturbations, an unknown scenario or ``contents``, ``topk_max`` below 1.
     """
 
-    def __init__(self, world: str, warehouse: str | Path | None = None, perturbations: str | dict | PerturbationConfig | None = None,
+    def __init__(self, world: str, warehouse: WarehouseLike, perturbations: str | dict | PerturbationConfig | None = None,
                  seed: int = 0, scenario: str | None = None, contents: Literal["page", "snippet"] = "page", topk_max: int = TOPK_MAX,
                  max_sessions: int = 10_000):
         if contents not in CONTENTS:
             raise WorldforgeError(f"contents must be one of {', '.join(CONTENTS)}, not {contents!r}")
         if topk_max < 1:
             raise WorldforgeError(f"topk_max must be at least 1, not {topk_max}")
-        self.world, self.warehouse, self.seed, self.scenario = world, resolve(warehouse), seed, scenario
+        self.world, self.warehouse, self.seed, self.scenario = world, Warehouse.of(warehouse), seed, scenario
         self.perturbations = parse_perturbations(perturbations)
         self.contents, self.topk_max = contents, topk_max
         probe = self._new("default", None)  # fail now, with a clear error, if the world cannot be searched
@@ -174,7 +173,7 @@ class Retriever:
             task = world_tasks(self.world, self.warehouse).get(task_id)
             if task is None:
                 raise RequestError(422, f"world {self.world!r} has no task {task_id!r}")
-        return SearchEnv(self.world, self.scenario, task, self.perturbations, self.seed, self.warehouse, session_id=f"retrieve:{session_id}")
+        return SearchEnv(self.world, self.scenario, task, self.perturbations, self.seed, warehouse=self.warehouse, session_id=f"retrieve:{session_id}")
 
     def __len__(self) -> int:
         """Sessions open."""
@@ -269,7 +268,7 @@ class Retriever:
         return {"result": result}
 
 
-def create_retrieve_app(world: str, warehouse: str | Path | None = None, perturbations: str | dict | PerturbationConfig | None = None,
+def create_retrieve_app(world: str, warehouse: WarehouseLike, perturbations: str | dict | PerturbationConfig | None = None,
                         seed: int = 0, scenario: str | None = None, contents: Literal["page", "snippet"] = "page",
                         topk_max: int = TOPK_MAX, max_sessions: int = 10_000) -> FastAPI:
     """The Search-R1 / verl retrieval server of one world: ``POST /retrieve``, ``GET /health``.
@@ -310,7 +309,7 @@ def create_retrieve_app(world: str, warehouse: str | Path | None = None, perturb
     return app
 
 
-def serve_retrieve(world: str, warehouse: str | Path | None = None, host: str | None = None, port: int | None = None,
+def serve_retrieve(world: str, warehouse: WarehouseLike, host: str | None = None, port: int | None = None,
                    perturbations: str | dict | PerturbationConfig | None = None, seed: int = 0, scenario: str | None = None,
                    contents: Literal["page", "snippet"] = "page", topk_max: int = TOPK_MAX,
                    on_ready: Callable[[str], None] | None = None) -> None:

@@ -41,7 +41,7 @@ from worldforge.errors import WarehouseError, WorldforgeError
 from worldforge.rl.env import EpisodeOver, RewardConfig, SearchWorldEnv, parse_perturbations, world_tasks
 from worldforge.simenv.tools import EPISODE_TOOLS
 from worldforge.warehouse.atomic import atomic_dir
-from worldforge.warehouse.layout import resolve, world_files
+from worldforge.warehouse.layout import Warehouse, WarehouseLike
 
 if TYPE_CHECKING:
     from datasets import Dataset
@@ -91,21 +91,22 @@ for _tool in EPISODE_TOOLS:  # each tool's method: the declared signature and Go
 class SearchWorldToolEnv(TRLTools):
     """One rollout's search episode, in the shape TRL's ``environment_factory`` expects.
 
-    Constructible with no arguments (the warehouse comes from ``WORLDFORGE_WAREHOUSE``); pass
+    Constructible with no arguments (the core then resolves the configured warehouse, an edge like
+    :class:`~worldforge.rl.env.SearchWorldEnv`); pass
     :func:`make_env_factory` to the trainer to choose the warehouse or the reward. The public
     methods are exactly TRL's: ``reset``, ``get_reward`` and the four tools; tools called with no
     episode running (before ``reset``, after ``submit``) return a text starting ``Error:``
     instead of raising.
 
     Args:
-        warehouse: the warehouse folder (default: the settings').
+        warehouse: the warehouse, or its folder (``None``: the configured one).
         reward: how the score becomes the reward (default: the plain item-F1).
         record: log episodes to the episode store (agent ``agent``), like every other session.
         agent: the ``agent`` of the recorded episodes.
         max_tool_calls: tool calls an episode may make before tools answer with an error (``None``: no limit).
     """
 
-    def __init__(self, warehouse: str | Path | None = None, reward: RewardConfig | None = None, record: bool = True,
+    def __init__(self, warehouse: WarehouseLike | None = None, reward: RewardConfig | None = None, record: bool = True,
                  agent: str = "trl", max_tool_calls: int | None = None):
         self._env = SearchWorldEnv(warehouse, reward=reward, record=record, agent=agent, max_tool_calls=max_tool_calls)
         self._total_tool_calls = 0
@@ -182,7 +183,7 @@ class SearchWorldToolEnv(TRLTools):
         return text
 
 
-def make_env_factory(warehouse: str | Path | None = None, reward: RewardConfig | None = None, record: bool = True,
+def make_env_factory(warehouse: WarehouseLike, reward: RewardConfig | None = None, record: bool = True,
                      agent: str = "trl", max_tool_calls: int | None = None) -> Callable[[], SearchWorldToolEnv]:
     """A no-argument factory of configured :class:`SearchWorldToolEnv` instances, for ``environment_factory``.
 
@@ -190,7 +191,7 @@ def make_env_factory(warehouse: str | Path | None = None, reward: RewardConfig |
     (the instances' class stays :class:`SearchWorldToolEnv`, the name TRL logs the reward under).
 
     Args:
-        warehouse: the warehouse folder (default: the settings', read when an instance is made).
+        warehouse: the warehouse, or its folder.
         reward: the reward shaping (default: the plain item-F1).
         record: log episodes to the episode store.
         agent: the ``agent`` of the recorded episodes.
@@ -203,9 +204,9 @@ def make_env_factory(warehouse: str | Path | None = None, reward: RewardConfig |
 
 
 # -- the prompt dataset ---------------------------------------------------------------------------
-def _worlds_with_tasks(warehouse: Path) -> list[str]:
+def _worlds_with_tasks(warehouse: Warehouse) -> list[str]:
     worlds = []
-    for path in world_files(warehouse):
+    for path in warehouse.world_files():
         try:
             world_tasks(path.stem, warehouse)
         except WarehouseError:  # no tasks built (or not a world file): not an RL world
@@ -214,7 +215,7 @@ def _worlds_with_tasks(warehouse: Path) -> list[str]:
     return worlds
 
 
-def prompt_rows(warehouse: str | Path | None = None, worlds: Sequence[str] | None = None, seeds: int = 1,
+def prompt_rows(warehouse: WarehouseLike, worlds: Sequence[str] | None = None, seeds: int = 1,
                 perturbations: str | None = None, shuffle_seed: int | None = None) -> list[dict[str, Any]]:
     """The prompt rows of RL training: one per (world, task, seed).
 
@@ -224,7 +225,7 @@ def prompt_rows(warehouse: str | Path | None = None, worlds: Sequence[str] | Non
     :meth:`SearchWorldToolEnv.reset` reads (TRL passes it the whole row).
 
     Args:
-        warehouse: the warehouse folder (default: the settings').
+        warehouse: the warehouse, or its folder.
         worlds: the worlds (default: every world of the warehouse that has tasks).
         seeds: rows per task, seeded 0..seeds-1 (the seed drives the episode's perturbations).
         perturbations: every row's perturbation schema (see :func:`~worldforge.rl.env.parse_perturbations`); checked here.
@@ -241,7 +242,7 @@ def prompt_rows(warehouse: str | Path | None = None, worlds: Sequence[str] | Non
         raise WorldforgeError(f"seeds must be at least 1 (got {seeds})")
     spec = perturbations if perturbations and perturbations.strip().lower() != "none" else None
     parse_perturbations(spec)  # a bad schema fails before anything is built
-    wh = resolve(warehouse)
+    wh = Warehouse.of(warehouse)
     if worlds is None:
         names = _worlds_with_tasks(wh)
         if not names:
@@ -261,7 +262,7 @@ def prompt_rows(warehouse: str | Path | None = None, worlds: Sequence[str] | Non
     return rows
 
 
-def prompt_dataset(warehouse: str | Path | None = None, worlds: Sequence[str] | None = None, seeds: int = 1,
+def prompt_dataset(warehouse: WarehouseLike, worlds: Sequence[str] | None = None, seeds: int = 1,
                    perturbations: str | None = None, shuffle_seed: int | None = None) -> Dataset:
     """:func:`prompt_rows` as a Hugging Face ``datasets.Dataset`` (columns ``prompt``, ``world``, ``task``, ``scenario``, ``seed``, ``perturbations``).
 
@@ -281,7 +282,7 @@ def prompt_dataset(warehouse: str | Path | None = None, worlds: Sequence[str] | 
     return Dataset.from_list(rows, features=features)
 
 
-def write_prompt_dataset(out_dir: str | Path, warehouse: str | Path | None = None, worlds: Sequence[str] | None = None, seeds: int = 1,
+def write_prompt_dataset(out_dir: str | Path, warehouse: WarehouseLike, worlds: Sequence[str] | None = None, seeds: int = 1,
                          perturbations: str | None = None, shuffle_seed: int | None = None) -> Dataset:
     """Build :func:`prompt_dataset` and save it to ``out_dir`` (``datasets.load_from_disk(out_dir)`` reads it back).
 

@@ -39,7 +39,7 @@ from worldforge.simenv.tools import DICT_MEMORY, SEARCH_TOOLS
 from worldforge.tasks.io import Task
 from worldforge.trajectories.episodes import Episode, Observation
 from worldforge.warehouse.cache import FileCache
-from worldforge.warehouse.layout import resolve, world_path
+from worldforge.warehouse.layout import Warehouse, WarehouseLike
 
 TOOLS = tuple(tool.name for tool in SEARCH_TOOLS)
 """The search tools' names (declared in :mod:`worldforge.simenv.tools`)."""
@@ -159,7 +159,7 @@ class SearchEnv:
         task: attach a task: leakage control then keeps unrelated snippets from stating its gold cells.
         perturbations: the schema in force (:data:`NO_PERTURBATIONS` by default).
         seed: the seed of every perturbation decision.
-        warehouse: the warehouse folder (default ``WORLDFORGE_WAREHOUSE``).
+        warehouse: the warehouse, or its folder.
         session_id: a stable id (default: random); decisions depend on it.
         episode: the number of episodes run before (for scheduled rates).
         renderer: render ``web_search``/``web_extractor`` observations through a world model
@@ -179,19 +179,20 @@ class SearchEnv:
         task: Task | None = None,
         perturbations: PerturbationConfig | None = None,
         seed: int = 0,
-        warehouse: str | Path | None = None,
+        *,
+        warehouse: WarehouseLike,
         session_id: str | None = None,
         episode: int = 0,
         renderer: ObservationRenderer | None = None,
         max_tool_calls: int | None = None,
     ):
-        self.world, self.scenario, self.task, self.seed, self.warehouse = world, scenario, task, seed, str(resolve(warehouse))
+        self.world, self.scenario, self.task, self.seed, self.warehouse = world, scenario, task, seed, Warehouse.of(warehouse)
         self.perturbations = perturbations or PerturbationConfig()
         self.session_id = session_id or uuid.uuid4().hex
         self.episode = episode
         self.renderer = renderer
         self.max_tool_calls = max_tool_calls
-        path = world_path(self.warehouse, world)
+        path = self.warehouse.world(world)
         if not path.is_file():
             raise WarehouseError(f"{path}: no such world (build it with `worldforge world build` and `worldforge corpus build`)")
         self.corpus = _corpus(path, scenario)

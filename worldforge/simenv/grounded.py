@@ -17,12 +17,9 @@ recorded as a failure with that reason, never guessed.
 
 from __future__ import annotations
 
-from pydantic import Field
-
 from worldforge.agentworldbench.parsing import format_prediction
 from worldforge.errors import WorldforgeError
 from worldforge.llm.base import Completion, Failure, GenerationParams, GenerationResult, OnResult, WorldModelBackend, WorldModelRequest, record
-from worldforge.settings import get_settings
 from worldforge.simenv.env import SearchEnv
 
 
@@ -30,15 +27,15 @@ class GroundedBackend(WorldModelBackend):
     """Renders search observations from the world's corpus (no model).
 
     Attributes:
-        warehouse: the warehouse folder, unless a request's grounding names one (default
-            ``WORLDFORGE_WAREHOUSE``).
+        warehouse: the warehouse folder, unless a request's grounding names one (required: the
+            library does not read it from settings; :func:`worldforge.backends.world_model` callers pass it).
     """
 
     kind = "grounded"
     supports_json_schema = False
 
     model: str = "world-tables"
-    warehouse: str = Field(default_factory=lambda: str(get_settings().warehouse))
+    warehouse: str
 
     def _generate(self, requests: list[WorldModelRequest], n: int, params: GenerationParams, on_result: OnResult | None) -> GenerationResult:
         result = GenerationResult()

@@ -42,7 +42,7 @@ from worldforge.tasks.io import Task
 from worldforge.tasks.scorer import Score, render_markdown_table, score_table
 from worldforge.tasks.store import read_tasks
 from worldforge.trajectories.episodes import Episode, record_episodes
-from worldforge.warehouse.layout import resolve, world_path
+from worldforge.warehouse.layout import Warehouse, WarehouseLike
 
 _RESULT = re.compile(r"^\[(\d+)\] (\S+)\nTitle: (.*)$", re.M)
 _LINK = re.compile(r"\[([^\]]+)\]\((https?://[^)\s]+)\)")
@@ -383,7 +383,7 @@ def solve(env: SearchEnv, task: Task, retries: int = 8) -> OracleRun:
 def oracle_episode(
     world: str,
     task: Task,
-    warehouse: str | Path | None = None,
+    warehouse: WarehouseLike,
     perturbations: PerturbationConfig | None = None,
     seed: int = 0,
     episode: int = 0,
@@ -442,15 +442,15 @@ class OracleSuite:
         return self.leaked == 0 and self.probed > 0
 
 
-def run_oracle_suite(world: str, warehouse: str | Path | None = None) -> OracleSuite:
+def run_oracle_suite(world: str, warehouse: WarehouseLike) -> OracleSuite:
     """Run the oracle on every stored task of a world, clean and perturbed, record the episodes
     in the episode store (``WAREHOUSE/episodes/<world>/``, a new part), and probe every task for leakage.
 
     Raises:
         WarehouseError: the world has no tasks or no corpus yet.
     """
-    wh = resolve(warehouse)
-    tasks = read_tasks(world_path(wh, world))
+    wh = Warehouse.of(warehouse)
+    tasks = read_tasks(wh.world(world))
     clean = [oracle_episode(world, t, wh, None, seed=1) for t in tasks]
     perturbed = [oracle_episode(world, t, wh, DEFAULT_MIX, seed=i) for i, t in enumerate(tasks)]
     path = record_episodes(wh, clean + perturbed)

@@ -26,7 +26,6 @@ import hashlib
 import json
 import logging
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from worldforge.agentworldbench.parsing import PREDICTION_SCHEMA, ParseFailure, parse_prediction
@@ -38,7 +37,6 @@ from worldforge.corpus.vocab import table_info
 from worldforge.llm.base import GenerationParams, WorldModelBackend, WorldModelRequest
 from worldforge.llm.cache import KVCache
 from worldforge.simenv.verify import FactVerifier, verifier_for
-from worldforge.warehouse import world_path
 
 if TYPE_CHECKING:
     from worldforge.simenv.env import Observation, SearchEnv
@@ -118,7 +116,7 @@ class LLMSearchRenderer:
     # -- grounding ----------------------------------------------------------------------
     def simulation_instruction(self, env: SearchEnv, call: dict, grounded: Observation) -> str:
         """The grounding text for one call: retrieved rows, result list, task and reference facts."""
-        path = world_path(env.warehouse, env.world)
+        path = env.warehouse.world(env.world)
         verifier = verifier_for(path, env.scenario)
         page_rows = env.corpus.page_rows
         urls = [line.split(" ", 1)[1] for line in grounded.text.splitlines() if line.startswith("[") and "] " in line]
@@ -172,12 +170,12 @@ class LLMSearchRenderer:
     # -- rendering ----------------------------------------------------------------------
     def _cache(self, env: SearchEnv) -> KVCache:
         if env.world not in self._caches:
-            self._caches[env.world] = KVCache(Path(env.warehouse) / "cache" / f"render-{env.world}.sqlite", "renderings")
+            self._caches[env.world] = KVCache(env.warehouse.cache / f"render-{env.world}.sqlite", "renderings")
         return self._caches[env.world]
 
     def render(self, env: SearchEnv, call: dict, grounded: Observation) -> Rendering:
         """Replace ``grounded.text`` with a verified model rendering (or keep it); return the decision."""
-        path = world_path(env.warehouse, env.world)
+        path = env.warehouse.world(env.world)
         # keyed by the grounded text too: a result list carries the session's numbering and any perturbation, and a
         # page is served whole on read (its chrome rendered by code), so a changed page never reuses an old rendering
         extra = grounded.text

@@ -51,7 +51,6 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import FastAPI, Request
@@ -82,7 +81,7 @@ from worldforge.simenv.tools import SEARCH_TOOLS
 from worldforge.tasks.store import tasks_by_id
 from worldforge.warehouse.cache import FileCache
 from worldforge.warehouse.duck import open_readonly
-from worldforge.warehouse.layout import resolve, world_files, world_path
+from worldforge.warehouse.layout import Warehouse, WarehouseLike
 
 log = logging.getLogger(__name__)
 
@@ -113,9 +112,9 @@ class Sessions:
         agent: the ``agent`` of the recorded episodes (``http``, ``mcp``).
     """
 
-    def __init__(self, idle_timeout: float, max_sessions: int, record: bool = True, warehouse: str | Path | None = None, agent: str = "http"):
+    def __init__(self, idle_timeout: float, max_sessions: int, record: bool = True, *, warehouse: WarehouseLike, agent: str = "http"):
         self.record, self.agent = record, agent
-        self.warehouse = resolve(warehouse)
+        self.warehouse = Warehouse.of(warehouse)
         self.registry: SessionRegistry[SearchEnv] = SessionRegistry(max_sessions, idle_timeout)
         self._lock = threading.Lock()
         self.finished: list[SearchEnv] = []
@@ -226,8 +225,8 @@ class Sessions:
         return len(stale)
 
 
-def _task(warehouse: Path, world: str, task_id: str):
-    task = tasks_by_id(world_path(warehouse, world)).get(task_id)
+def _task(warehouse: WarehouseLike, world: str, task_id: str):
+    task = tasks_by_id(Warehouse.of(warehouse).world(world)).get(task_id)
     if task is None:
         raise RequestError(404, f"world {world!r} has no task {task_id!r}")
     return task
@@ -236,14 +235,14 @@ def _task(warehouse: Path, world: str, task_id: str):
 _SCENARIOS: FileCache[frozenset[str]] = FileCache()
 
 
-def world_names(warehouse: Path) -> set[str]:
+def world_names(warehouse: WarehouseLike) -> set[str]:
     """The worlds of a warehouse: the names ``<world>`` of its ``<world>.duckdb`` files (not the stores)."""
-    return {p.name.removesuffix(".duckdb") for p in world_files(warehouse)}
+    return {p.name.removesuffix(".duckdb") for p in Warehouse.of(warehouse).world_files()}
 
 
-def scenario_names(warehouse: Path, world: str) -> frozenset[str]:
+def scenario_names(warehouse: WarehouseLike, world: str) -> frozenset[str]:
     """The scenarios of a world that have a corpus (``_corpus.scenario``), cached while the file is unchanged."""
-    path = world_path(warehouse, world)
+    path = Warehouse.of(warehouse).world(world)
 
     def load() -> frozenset[str]:
         con = open_readonly(path)
@@ -275,7 +274,7 @@ def _seed(body: dict) -> int:
     return value
 
 
-def new_session(body: Any, world: str, warehouse: Path) -> SearchEnv:
+def new_session(body: Any, world: str, warehouse: WarehouseLike) -> SearchEnv:
     """A session from a ``POST /sessions`` body, every field checked before it exists (run it off the event loop).
 
     Raises:
@@ -308,7 +307,7 @@ def new_session(body: Any, world: str, warehouse: Path) -> SearchEnv:
     scenario = scenario or (task.extra.get("scenario") if task else None)
     if scenario is not None and scenario not in scenario_names(warehouse, w):
         raise RequestError(404, f"world {w!r} has no scenario {scenario!r}")
-    return SearchEnv(w, scenario, task, config, seed, warehouse)
+    return SearchEnv(w, scenario, task, config, seed, warehouse=warehouse)
 
 
 def _observation_json(env: SearchEnv, obs) -> dict[str, Any]:
@@ -316,7 +315,7 @@ def _observation_json(env: SearchEnv, obs) -> dict[str, Any]:
             "leaks_blocked": obs.leaks_blocked, "turn": env.turn}
 
 
-def build_mcp(world: str, warehouse: Path, perturbations: PerturbationConfig | None = None, seed: int = 0,
+def build_mcp(world: str, warehouse: WarehouseLike, perturbations: PerturbationConfig | None = None, seed: int = 0,
               sessions: Sessions | None = None) -> MCPServer:
     """The MCP server: the three tools, one SearchEnv per MCP session.
 
@@ -373,7 +372,7 @@ FLUSH_INTERVAL_S = 1.0
 
 def create_app(
     world: str,
-    warehouse: str | Path | None = None,
+    warehouse: WarehouseLike,
     idle_timeout: float | None = None,
     max_sessions: int = 10_000,
     mcp: bool = True,
@@ -386,11 +385,11 @@ def create_app(
     Raises:
         WarehouseError: the world or its corpus is missing (checked at start-up).
     """
-    wh = resolve(warehouse)
+    wh = Warehouse.of(warehouse)
     SearchEnv(world, warehouse=wh)  # fail at start-up, with a clear error, if the world cannot be searched
     idle_timeout = idle_timeout or get_settings().session_idle_s
-    sessions = Sessions(idle_timeout, max_sessions, record, wh, agent="http")
-    mcp_sessions = Sessions(idle_timeout, max_sessions, record, wh, agent="mcp")
+    sessions = Sessions(idle_timeout, max_sessions, record, warehouse=wh, agent="http")
+    mcp_sessions = Sessions(idle_timeout, max_sessions, record, warehouse=wh, agent="mcp")
     mcp_server = build_mcp(world, wh, sessions=mcp_sessions) if mcp else None
     mcp_app = (mcp_server.streamable_http_app(streamable_http_path="/mcp", session_idle_timeout=idle_timeout, max_sessions=max_sessions)
                if mcp_server else None)
@@ -559,7 +558,7 @@ def create_app(
 __all__ = ["FLUSH_INTERVAL_S", "MAX_BODY_BYTES", "MAX_JSON_DEPTH", "BodyLimit", "EpisodeNotLogged", "McpSessionEnd", "RequestError", "Sessions", "build_mcp", "create_app", "json_errors", "new_session", "parse_body", "serve"]
 
 
-def serve(world: str, warehouse: str | Path | None = None, host: str | None = None, port: int | None = None,
+def serve(world: str, warehouse: WarehouseLike, host: str | None = None, port: int | None = None,
           idle_timeout: float | None = None, record: bool = True, on_ready: Callable[[str], None] | None = None) -> None:
     """Serve :func:`create_app` with uvicorn until interrupted (``worldforge serve search``).
 

@@ -22,7 +22,6 @@ from pathlib import Path
 
 from worldforge.errors import WorldforgeError
 from worldforge.llm import CachedBackend, GenerationParams, WorldModelBackend, WorldModelRequest
-from worldforge.settings import get_settings
 
 JUDGE_SYSTEM = (
     "You grade one column of a table that an AI agent filled in from web search. For each numbered pair you get "
@@ -56,7 +55,7 @@ class LLMJudge:
 
     Args:
         backend: the judge model (loaded on first use; :meth:`close` unloads it).
-        cache_path: the reply cache (default ``<warehouse>/cache/llm-judge.sqlite``).
+        cache_path: the reply cache (SQLite; ``worldforge tasks score`` uses ``<warehouse>/cache/llm-judge.sqlite``).
         batch_size: pairs per request.
         max_tokens: tokens per reply at most.
 
@@ -64,11 +63,10 @@ class LLMJudge:
         calls: requests that reached the backend (cache misses); unjudged: pairs left without a verdict.
     """
 
-    def __init__(self, backend: WorldModelBackend, cache_path: str | Path | None = None, batch_size: int = 20, max_tokens: int = 512):
+    def __init__(self, backend: WorldModelBackend, cache_path: str | Path, batch_size: int = 20, max_tokens: int = 512):
         if batch_size < 1:
             raise WorldforgeError(f"batch_size must be at least 1, got {batch_size}")
-        path = Path(cache_path) if cache_path is not None else get_settings().warehouse / "cache" / "llm-judge.sqlite"
-        self.backend = backend if isinstance(backend, CachedBackend) else CachedBackend(backend=backend, cache_path=str(path))
+        self.backend = backend if isinstance(backend, CachedBackend) else CachedBackend(backend=backend, cache_path=str(cache_path))
         self.batch_size, self.max_tokens = batch_size, max_tokens
         self.calls = 0
         self.unjudged = 0

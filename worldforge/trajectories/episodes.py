@@ -62,7 +62,7 @@ from worldforge.trajectories.model import StoredTrajectory, storable_row, tool_c
 from worldforge.trajectories.store import TRAJECTORY_SCHEMA, TURN_SCHEMA, trajectories_from_batches
 from worldforge.warehouse.atomic import file_lock
 from worldforge.warehouse.duck import open_sandboxed_views, quote_ident, quote_str, read_table, reading_store, table_ddl
-from worldforge.warehouse.layout import episode_log, episode_store, legacy_episode_stores
+from worldforge.warehouse.layout import Warehouse, WarehouseLike
 from worldforge.warehouse.parts import (
     check_key,
     check_root,
@@ -171,7 +171,7 @@ MERGE_PART_BYTES = 32 << 20
 """A part at least this large is never merged again: a merge rewrites only the newest small parts."""
 
 
-def record_episodes(warehouse: str | Path, episodes: list[Episode]) -> Path:
+def record_episodes(warehouse: WarehouseLike, episodes: list[Episode]) -> Path:
     """Add episodes to the episode store ``<warehouse>/episodes/``: one new Parquet part per world.
 
     Every world's episodes, bundled or catalog, served or the oracle's, go to the same store under
@@ -194,7 +194,7 @@ def record_episodes(warehouse: str | Path, episodes: list[Episode]) -> Path:
             worlds of the batch written before it keep theirs (recording again replaces by id,
             so a retry records nothing twice).
     """
-    root = check_root(episode_store(warehouse))
+    root = check_root(Warehouse.of(warehouse).episode_store)
     latest = {e.episode_id: e for e in episodes}  # the last one of an id wins
     by_world: dict[str, list[Episode]] = {}
     for e in latest.values():
@@ -252,7 +252,7 @@ def _episode_views(con: duckdb.DuckDBPyConnection, parts: list[Path]) -> None:
                     f"ON a.{_ID_COLUMN[t]} = n.episode_id AND a._part = n._part")
 
 
-def _read_store(warehouse: str | Path, read: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
+def _read_store(warehouse: WarehouseLike, read: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
     """``read`` on an in-memory connection with the store's views (:func:`_episode_views`), after
     the legacy stores and the episode log were settled; listed again when a merge removed a part.
 
@@ -269,18 +269,19 @@ def _read_store(warehouse: str | Path, read: Callable[[duckdb.DuckDBPyConnection
         finally:
             con.close()
 
+    root = Warehouse.of(warehouse).episode_store
     try:
-        return read_parts(episode_store(warehouse), run)
+        return read_parts(root, run)
     except (duckdb.Error, pl.exceptions.PolarsError) as exc:
-        raise WarehouseError(f"{episode_store(warehouse)}: a part of the episode store cannot be read ({str(exc).splitlines()[0]})") from None
+        raise WarehouseError(f"{root}: a part of the episode store cannot be read ({str(exc).splitlines()[0]})") from None
 
 
-def read_episode_tables(warehouse: str | Path) -> dict[str, pl.DataFrame]:
+def read_episode_tables(warehouse: WarehouseLike) -> dict[str, pl.DataFrame]:
     """The store's four tables (:data:`EPISODE_TABLES`), one row per episode id; the log is drained first."""
     return _read_store(warehouse, lambda con: {t: con.sql(f"SELECT * FROM {t}").pl() for t in EPISODE_TABLES})
 
 
-def open_episode_sql(warehouse: str | Path) -> duckdb.DuckDBPyConnection:
+def open_episode_sql(warehouse: WarehouseLike) -> duckdb.DuckDBPyConnection:
     """A sandboxed connection for ``worldforge sql episodes``: the store's four tables as views, no
     other file reachable (:func:`~worldforge.warehouse.duck.open_sandboxed_views`).
 
@@ -288,7 +289,7 @@ def open_episode_sql(warehouse: str | Path) -> duckdb.DuckDBPyConnection:
         WarehouseError: no episode store in ``warehouse``.
     """
     settle_episode_log(warehouse)
-    root = episode_store(warehouse)
+    root = Warehouse.of(warehouse).episode_store
     if not root.is_dir():
         raise WarehouseError(f"{root}: no episode store (episodes are recorded by the oracle step and by served sessions)")
 
@@ -313,7 +314,7 @@ def open_episode_sql(warehouse: str | Path) -> duckdb.DuckDBPyConnection:
 # -- stores of earlier versions -------------------------------------------------------------
 
 
-def migrate_legacy_stores(warehouse: str | Path) -> int:
+def migrate_legacy_stores(warehouse: WarehouseLike) -> int:
     """Move the episodes of earlier versions' DuckDB stores (``episodes.duckdb``,
     ``catalog_episodes/<world>.duckdb``) into the store, one part per world, ordered before every
     part written since (order 0: episodes recorded since win over them). Each file is then renamed
@@ -322,9 +323,10 @@ def migrate_legacy_stores(warehouse: str | Path) -> int:
     as ``<name>.not-an-episode-store``; one that cannot be read now (locked, a disk error) is logged
     and tried at the next read. Returns the episodes moved.
     """
-    root = episode_store(warehouse)
+    wh = Warehouse.of(warehouse)
+    root = wh.episode_store
     moved = 0
-    for path in legacy_episode_stores(warehouse):
+    for path in wh.legacy_episode_stores():
         try:
             moved += _migrate(root, path)
         except WarehouseError as exc:  # not an episode store: out of the way, kept
@@ -416,7 +418,7 @@ def _rejected(log_path: Path) -> Path:
     return log_path.with_name(log_path.name.removesuffix(".jsonl") + ".rejected.jsonl")
 
 
-def log_episodes(warehouse: str | Path, episodes: list[Episode]) -> Path:
+def log_episodes(warehouse: WarehouseLike, episodes: list[Episode]) -> Path:
     """Append ``episodes`` to ``<warehouse>/episodes.log.jsonl`` durably (written and ``fsync``-ed
     under the log's file lock before returning), for :func:`drain_episode_log` to record.
 
@@ -428,7 +430,7 @@ def log_episodes(warehouse: str | Path, episodes: list[Episode]) -> Path:
     Raises:
         OSError: the log cannot be written (nothing half-written is left as a valid line).
     """
-    path = episode_log(warehouse)
+    path = Warehouse.of(warehouse).episode_log
     if episodes:
         with file_lock(path):
             log_episodes_unlocked(path, episodes)
@@ -527,7 +529,7 @@ def _reject(path: Path, lines: list[tuple[str, str]]) -> None:
         os.fsync(fh.fileno())
 
 
-def drain_episode_log(warehouse: str | Path) -> LogDrain:
+def drain_episode_log(warehouse: WarehouseLike) -> LogDrain:
     """Record the episodes of ``<warehouse>/episodes.log.jsonl`` in the episode store and take
     them out of the log (one drainer at a time; appends go on meanwhile).
 
@@ -545,7 +547,7 @@ def drain_episode_log(warehouse: str | Path) -> LogDrain:
     Raises:
         OSError, WarehouseError, polars errors: the store cannot be written at all; the log is untouched.
     """
-    path = episode_log(warehouse)
+    path = Warehouse.of(warehouse).episode_log
     if not path.exists():
         return LogDrain()
     recorded = rejected = offset = 0
@@ -563,7 +565,7 @@ def drain_episode_log(warehouse: str | Path) -> LogDrain:
                 _cut(path, offset)
 
 
-def _drain_batch(warehouse: str | Path, path: Path, offset: int) -> tuple[int, int, int] | None:
+def _drain_batch(warehouse: WarehouseLike, path: Path, offset: int) -> tuple[int, int, int] | None:
     """Record the log's batch at byte ``offset`` (:data:`DRAIN_BATCH_BYTES`): ``(recorded, rejected,
     bytes taken)``, or ``None`` when it has no complete line there. The caller cuts the taken bytes."""
     data, taken = _take(path, offset)
@@ -608,19 +610,19 @@ def _drain_batch(warehouse: str | Path, path: Path, offset: int) -> tuple[int, i
     return recorded, len(bad), taken
 
 
-def settle_episode_log(warehouse: str | Path) -> None:
+def settle_episode_log(warehouse: WarehouseLike) -> None:
     """Move legacy stores in (:func:`migrate_legacy_stores`) and drain the episode log before
     reading the store; never raises (a read-only warehouse, a store that cannot be written: the
     readers then see what the store holds, and it is logged)."""
     migrate_legacy_stores(warehouse)  # never raises: a file it cannot move is logged
     try:
-        if episode_log(warehouse).exists():
+        if Warehouse.of(warehouse).episode_log.exists():
             drain_episode_log(warehouse)
     except Exception as exc:  # a warning, not a traceback: the reader goes on
         log.warning("the episode log of %s could not be drained (%s: %s); reading the store as it is", warehouse, type(exc).__name__, exc)
 
 
-def read_episodes(warehouse: str | Path) -> pl.DataFrame:
+def read_episodes(warehouse: WarehouseLike) -> pl.DataFrame:
     """The ``episodes`` table, one row per episode id (empty frame when nothing was recorded); the
     episode log is drained first.
 
@@ -640,7 +642,7 @@ class EpisodeCounts:
     solved: int = 0
 
 
-def episode_counts(warehouse: str | Path) -> EpisodeCounts:
+def episode_counts(warehouse: WarehouseLike) -> EpisodeCounts:
     """Count the recorded episodes in SQL (all zero without an episode store).
 
     Raises:
@@ -654,7 +656,7 @@ def episode_counts(warehouse: str | Path) -> EpisodeCounts:
     return _read_store(warehouse, count)
 
 
-def iter_episode_trajectories(warehouse: str | Path, config: MaskConfig = MaskConfig(), batch_rows: int = 8192) -> Iterator[StoredTrajectory]:
+def iter_episode_trajectories(warehouse: WarehouseLike, config: MaskConfig = MaskConfig(), batch_rows: int = 8192) -> Iterator[StoredTrajectory]:
     """Every recorded episode as a trajectory (origin ``simulated``), with its loss-mask decisions.
 
     Episode turns carry no statistics when recorded; their decisions are computed here over
@@ -663,7 +665,7 @@ def iter_episode_trajectories(warehouse: str | Path, config: MaskConfig = MaskCo
     corpus). :attr:`StoredTrajectory.extra` holds the episode's ``world`` and ``scenario``.
 
     Args:
-        warehouse: the warehouse folder; a missing episode store yields nothing.
+        warehouse: the warehouse, or its folder; a missing episode store yields nothing.
         config: the mask thresholds.
         batch_rows: turns per batch.
 

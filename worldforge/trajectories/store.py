@@ -39,7 +39,7 @@ from worldforge.trajectories.readers import discover, file_sha1, read_file
 from worldforge.trajectories.readers.mapping import Mapping
 from worldforge.warehouse.atomic import atomic_file, file_lock
 from worldforge.warehouse.duck import atomic_duckdb, insert_frame, open_readonly, quote_str, read_table, reading_store, table_ddl
-from worldforge.warehouse.layout import shard_path, trajectory_store
+from worldforge.warehouse.layout import Warehouse, WarehouseLike
 
 log = logging.getLogger(__name__)
 
@@ -120,11 +120,6 @@ class IngestReport:
     path: Path
     skipped_reasons: dict[str, int] = field(default_factory=dict)
     unchanged: int = 0
-
-
-def store_path(warehouse: str | Path | None) -> Path:
-    """The store file of a warehouse, ``<warehouse>/trajectories.duckdb``."""
-    return trajectory_store(warehouse)
 
 
 def load_store(path: str | Path) -> Store:
@@ -272,7 +267,7 @@ class MaskReport:
         return self.turns.group_by("mask_reason").len().sort("len", descending=True)
 
 
-def recompute_masks(warehouse: str | Path, config: MaskConfig = MaskConfig()) -> MaskReport:
+def recompute_masks(warehouse: WarehouseLike, config: MaskConfig = MaskConfig()) -> MaskReport:
     """Recompute the four statistics and the mask decision of every stored turn and write the store.
 
     The corpus-wide part runs in DuckDB SQL (:func:`masks_in_sql`) in a copy of the store that
@@ -281,7 +276,7 @@ def recompute_masks(warehouse: str | Path, config: MaskConfig = MaskConfig()) ->
     Raises:
         WarehouseError: no store, or the store file is unreadable (nothing is written).
     """
-    path = store_path(warehouse)
+    path = Warehouse.of(warehouse).trajectory_store
     with file_lock(path):
         with reading_store(path, STORE_KIND) as ro:
             ro.execute("SELECT batch FROM ingest_log LIMIT 0")
@@ -458,7 +453,7 @@ def _fill_local_statistics(con: Any, batch_rows: int = 8192) -> None:
 
 def ingest(
     paths: Iterable[str | Path],
-    warehouse: str | Path,
+    warehouse: WarehouseLike,
     config: MaskConfig = MaskConfig(),
     progress: Callable[[int, int, str], None] | None = None,
     compute_masks: bool = True,
@@ -485,7 +480,7 @@ def ingest(
 
     Args:
         paths: files or folders (folders are walked; see :func:`~worldforge.trajectories.readers.discover`).
-        warehouse: the warehouse folder.
+        warehouse: the warehouse, or its folder.
         config: the mask thresholds.
         progress: called after each file with ``(files done, files in all, the file's source_path)``.
         compute_masks: recompute the loss-mask statistics over the whole store (the
@@ -503,7 +498,7 @@ def ingest(
         FileNotFoundError: a path does not exist (nothing is written).
         WarehouseError: the existing store is unreadable (nothing is written).
     """
-    path = store_path(warehouse)
+    path = Warehouse.of(warehouse).trajectory_store
     paths = [str(p) for p in paths]
     files, skipped = discover(paths)
     with file_lock(path):
@@ -637,7 +632,7 @@ def store_counts(path: str | Path) -> StoreCounts:
     return StoreCounts(t, s, u, q, None if u == 0 or share is None else float(share))
 
 
-def export_shard(warehouse: str | Path, source: str) -> tuple[Path, int]:
+def export_shard(warehouse: WarehouseLike, source: str) -> tuple[Path, int]:
     """One source's turns, with their trajectory fields and statistics, as a Parquet shard.
 
     Writes ``<warehouse>/trajectories/<source>.parquet`` (columns: ``trajectory_id, source,
@@ -650,8 +645,8 @@ def export_shard(warehouse: str | Path, source: str) -> tuple[Path, int]:
     Raises:
         WarehouseError: no store, or the store holds no trajectory of ``source``.
     """
-    path = store_path(warehouse)
-    out = shard_path(warehouse, source)
+    path = Warehouse.of(warehouse).trajectory_store
+    out = Warehouse.of(warehouse).shard(source)
     con = open_readonly(path)
     try:
         n = con.execute("SELECT count(*) FROM trajectories WHERE source = ?", [source]).fetchall()[0][0]

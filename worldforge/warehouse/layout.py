@@ -3,38 +3,42 @@
 ::
 
     <warehouse>/
-      <world>.duckdb             a world (tables, scenarios, corpus, tasks)    world_path
+      <world>.duckdb             a world (tables, scenarios, corpus, tasks)    Warehouse.world
       <world>[.<scenario>].index tantivy indexes (worldforge.corpus.index)
-      trajectories.duckdb        the trajectory store                          trajectory_store
-      episodes/<w>/<part>/       the episode store: Parquet parts per world    episode_store
-      episodes.log.jsonl         closed sessions not yet in the episode store  episode_log
-      catalog.duckdb             the catalog: one row per built spec           catalog.build.catalog_path
-      trajectories/<src>.parquet one source's turns                            shard_path
-      tasks/<world>/             WideSearch-format task export                 tasks_dir
-      datasets/<name>/           cpt, sft, agentworldbench, eval               dataset_dir
-      reports/                   PNG plots                                     reports_dir
-      landing/                   trajectory files dropped for ingestion        landing_dir
-      cache/                     world-model render caches                     cache_dir
-      models/tokenizer/          the local stand-in tokenizer                  default_tokenizer_dir
+      trajectories.duckdb        the trajectory store                          Warehouse.trajectory_store
+      episodes/<w>/<part>/       the episode store: Parquet parts per world    Warehouse.episode_store
+      episodes.log.jsonl         closed sessions not yet in the episode store  Warehouse.episode_log
+      catalog.duckdb             the catalog: one row per built spec           Warehouse.catalog
+      trajectories/<src>.parquet one source's turns                            Warehouse.shard
+      tasks/<world>/             WideSearch-format task export                 Warehouse.tasks
+      datasets/<name>/           cpt, sft, agentworldbench, eval               Warehouse.dataset
+      reports/                   PNG plots                                     Warehouse.reports
+      landing/                   trajectory files dropped for ingestion        Warehouse.landing
+      recordings/                recording proxies' segments                   Warehouse.recordings
+      cache/                     world-model render caches                     Warehouse.cache
+      models/tokenizer/          the local stand-in tokenizer                  Warehouse.tokenizer
 
-Every function takes the warehouse folder; :func:`resolve` turns ``None`` into the configured
-one (``WORLDFORGE_WAREHOUSE``, :class:`worldforge.settings.Settings`), raising
-:class:`~worldforge.settings.SettingsError` when that variable holds a bad value.
+A :class:`Warehouse` is resolved once, at worldforge's edges — the CLI's ``--warehouse`` option (or
+``WORLDFORGE_WAREHOUSE`` through :meth:`Warehouse.configured`), the Dagster ``warehouse`` resource —
+and passed down. The library never reads the warehouse from settings: every function that touches one
+takes a :class:`Warehouse` or its folder (:data:`WarehouseLike`) and raises :class:`TypeError` on ``None``.
 """
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Union
 
 from worldforge.errors import WarehouseError
-from worldforge.settings import get_settings
 
 TRAJECTORY_STORE = "trajectories.duckdb"
 EPISODE_STORE = "episodes"
 LEGACY_EPISODE_STORE = "episodes.duckdb"
 EPISODE_LOG = "episodes.log.jsonl"
 CATALOG_STORE = "catalog.duckdb"
-_STORE_NAMES = {  # file → what it is (the error of world_path)
+_STORE_NAMES = {  # file → what it is (the error of Warehouse.world)
     TRAJECTORY_STORE: "trajectory store",
     LEGACY_EPISODE_STORE: "episode store of an earlier version",
     CATALOG_STORE: "world catalog",
@@ -46,91 +50,144 @@ DATASETS = ("cpt", "sft", "agentworldbench", "eval")
 """The dataset folders under ``<warehouse>/datasets/``."""
 
 
-def resolve(warehouse: str | Path | None) -> Path:
-    """``warehouse`` as a path, or the configured warehouse when ``None``."""
-    return Path(warehouse) if warehouse is not None else get_settings().warehouse
+@dataclass(frozen=True)
+class Warehouse:
+    """A warehouse folder, and the path of everything under it.
 
+    Immutable and hashable; ``os.fspath(wh)`` and ``str(wh)`` give its folder, so it can be passed
+    wherever a path is expected. Paths are computed, not checked: nothing is created but
+    :meth:`reports`.
 
-def world_path(warehouse: str | Path | None, world: str) -> Path:
-    """``<warehouse>/<world>.duckdb``.
-
-    Raises:
-        WarehouseError: ``<world>.duckdb`` is one of the warehouse's :data:`STORES`, not a world
-            (specs may not take these names: :data:`worldforge.spec.models.RESERVED_WORLD_NAMES`).
+    Attributes:
+        root: the folder, as given (relative paths stay relative to the current directory).
     """
-    if f"{world}.duckdb" in STORES:
-        raise WarehouseError(f"{world!r} is not a world: {world}.duckdb is the warehouse's {_STORE_NAMES[world + '.duckdb']}")
-    return resolve(warehouse) / f"{world}.duckdb"
+
+    root: Path
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "root", Path(self.root).expanduser())
+
+    @classmethod
+    def of(cls, where: WarehouseLike) -> Warehouse:
+        """``where`` as a :class:`Warehouse`: itself when it is one, else the warehouse at that folder.
+
+        Raises:
+            TypeError: ``where`` is ``None`` or not a path (the library does not read settings; resolve
+                the configured warehouse at the edge with :meth:`configured`).
+        """
+        if isinstance(where, Warehouse):
+            return where
+        if isinstance(where, (str, os.PathLike)) and str(where).strip():
+            return cls(Path(where))
+        raise TypeError(f"a warehouse is required (a Warehouse or its folder), got {where!r}; "
+                        "the configured one is Warehouse.configured() (WORLDFORGE_WAREHOUSE)")
+
+    @classmethod
+    def configured(cls, where: WarehouseLike | None = None) -> Warehouse:
+        """``where`` when given, else the configured warehouse (``WORLDFORGE_WAREHOUSE``, absolute).
+
+        For worldforge's edges only (the CLI, the Dagster resource, a script's ``main``).
+
+        Raises:
+            SettingsError: ``WORLDFORGE_WAREHOUSE`` (or another ``WORLDFORGE_*`` variable) holds a bad value.
+        """
+        if where is not None:
+            return cls.of(where)
+        from worldforge.settings import get_settings
+
+        return cls(get_settings().warehouse)
+
+    def __fspath__(self) -> str:
+        return str(self.root)
+
+    def __str__(self) -> str:
+        return str(self.root)
+
+    def world(self, name: str) -> Path:
+        """``<warehouse>/<name>.duckdb``.
+
+        Raises:
+            WarehouseError: ``<name>.duckdb`` is one of the warehouse's :data:`STORES`, not a world
+                (specs may not take these names: :data:`worldforge.spec.models.RESERVED_WORLD_NAMES`).
+        """
+        if f"{name}.duckdb" in STORES:
+            raise WarehouseError(f"{name!r} is not a world: {name}.duckdb is the warehouse's {_STORE_NAMES[name + '.duckdb']}")
+        return self.root / f"{name}.duckdb"
+
+    def world_files(self) -> list[Path]:
+        """The world files (every ``*.duckdb`` but the :data:`STORES`), sorted by name."""
+        return sorted(p for p in self.root.glob("*.duckdb") if p.name not in STORES)
+
+    @property
+    def trajectory_store(self) -> Path:
+        """``<warehouse>/trajectories.duckdb``."""
+        return self.root / TRAJECTORY_STORE
+
+    @property
+    def episode_store(self) -> Path:
+        """``<warehouse>/episodes``: the episode store of every world (:mod:`worldforge.trajectories.episodes`)."""
+        return self.root / EPISODE_STORE
+
+    def legacy_episode_stores(self) -> list[Path]:
+        """Episode stores of earlier versions still in the warehouse: ``episodes.duckdb`` and
+        ``catalog_episodes/<world>.duckdb`` (moved into :attr:`episode_store` on first use)."""
+        return [p for p in [self.root / LEGACY_EPISODE_STORE, *sorted((self.root / "catalog_episodes").glob("*.duckdb"))] if p.is_file()]
+
+    @property
+    def episode_log(self) -> Path:
+        """``<warehouse>/episodes.log.jsonl``: the append-only log of closed sessions
+        (:func:`worldforge.trajectories.episodes.log_episodes`)."""
+        return self.root / EPISODE_LOG
+
+    @property
+    def catalog(self) -> Path:
+        """``<warehouse>/catalog.duckdb``: one row per built catalog spec (:mod:`worldforge.catalog.build`)."""
+        return self.root / CATALOG_STORE
+
+    def shard(self, source: str) -> Path:
+        """``<warehouse>/trajectories/<source>.parquet``."""
+        return self.root / "trajectories" / f"{source}.parquet"
+
+    def tasks(self, world: str) -> Path:
+        """``<warehouse>/tasks/<world>/`` (``tasks.jsonl`` + ``tables/``)."""
+        return self.root / "tasks" / world
+
+    def dataset(self, name: str) -> Path:
+        """``<warehouse>/datasets/<name>/`` for a name of :data:`DATASETS`.
+
+        Raises:
+            ValueError: an unknown dataset name.
+        """
+        if name not in DATASETS:
+            raise ValueError(f"unknown dataset {name!r}; one of: {', '.join(DATASETS)}")
+        return self.root / "datasets" / name
+
+    def reports(self) -> Path:
+        """``<warehouse>/reports/``, created when missing."""
+        path = self.root / "reports"
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    @property
+    def landing(self) -> Path:
+        """``<warehouse>/landing/``: trajectory files dropped here are ingested with the sources."""
+        return self.root / "landing"
+
+    @property
+    def recordings(self) -> Path:
+        """``<warehouse>/recordings/``: the recording proxies' segments (:mod:`worldforge.record.sink`)."""
+        return self.root / "recordings"
+
+    @property
+    def cache(self) -> Path:
+        """``<warehouse>/cache/``: world-model render caches."""
+        return self.root / "cache"
+
+    @property
+    def tokenizer(self) -> Path:
+        """``<warehouse>/models/tokenizer/``: the local stand-in tokenizer."""
+        return self.root / "models" / "tokenizer"
 
 
-def world_files(warehouse: str | Path | None) -> list[Path]:
-    """The world files of a warehouse (every ``*.duckdb`` but the stores), sorted by name."""
-    return sorted(p for p in resolve(warehouse).glob("*.duckdb") if p.name not in STORES)
-
-
-def trajectory_store(warehouse: str | Path | None) -> Path:
-    """``<warehouse>/trajectories.duckdb``."""
-    return resolve(warehouse) / TRAJECTORY_STORE
-
-
-def episode_store(warehouse: str | Path | None) -> Path:
-    """``<warehouse>/episodes``: the episode store of every world (:mod:`worldforge.trajectories.episodes`)."""
-    return resolve(warehouse) / EPISODE_STORE
-
-
-def legacy_episode_stores(warehouse: str | Path | None) -> list[Path]:
-    """Episode stores of earlier versions still in the warehouse: ``episodes.duckdb`` and
-    ``catalog_episodes/<world>.duckdb`` (moved into :func:`episode_store` on first use)."""
-    wh = resolve(warehouse)
-    return [p for p in [wh / LEGACY_EPISODE_STORE, *sorted((wh / "catalog_episodes").glob("*.duckdb"))] if p.is_file()]
-
-
-def episode_log(warehouse: str | Path | None) -> Path:
-    """``<warehouse>/episodes.log.jsonl``: the append-only log of closed sessions
-    (:func:`worldforge.trajectories.episodes.log_episodes`)."""
-    return resolve(warehouse) / EPISODE_LOG
-
-
-def shard_path(warehouse: str | Path | None, source: str) -> Path:
-    """``<warehouse>/trajectories/<source>.parquet``."""
-    return resolve(warehouse) / "trajectories" / f"{source}.parquet"
-
-
-def tasks_dir(warehouse: str | Path | None, world: str) -> Path:
-    """``<warehouse>/tasks/<world>/`` (``tasks.jsonl`` + ``tables/``)."""
-    return resolve(warehouse) / "tasks" / world
-
-
-def dataset_dir(warehouse: str | Path | None, name: str) -> Path:
-    """``<warehouse>/datasets/<name>/`` for a name of :data:`DATASETS`.
-
-    Raises:
-        ValueError: an unknown dataset name.
-    """
-    if name not in DATASETS:
-        raise ValueError(f"unknown dataset {name!r}; one of: {', '.join(DATASETS)}")
-    return resolve(warehouse) / "datasets" / name
-
-
-def reports_dir(warehouse: str | Path | None) -> Path:
-    """``<warehouse>/reports/``, created when missing."""
-    path = resolve(warehouse) / "reports"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
-def landing_dir(warehouse: str | Path | None) -> Path:
-    """``<warehouse>/landing/``: trajectory files dropped here are ingested with the sources."""
-    return resolve(warehouse) / "landing"
-
-
-def cache_dir(warehouse: str | Path | None) -> Path:
-    """``<warehouse>/cache/``: world-model render caches."""
-    return resolve(warehouse) / "cache"
-
-
-def default_tokenizer_dir(warehouse: str | Path | None) -> Path:
-    """``<warehouse>/models/tokenizer/``: the local stand-in tokenizer."""
-    return resolve(warehouse) / "models" / "tokenizer"
-
-
+WarehouseLike = Union[Warehouse, str, "os.PathLike[str]"]
+"""What the library accepts as a warehouse: a :class:`Warehouse` or its folder (never ``None``)."""

@@ -42,7 +42,7 @@ from worldforge.spec import WorldSpec, load_spec, spec_from_dict, spec_hash, val
 from worldforge.synth import build_world
 from worldforge.synth.invariants import Violation, check_world
 from worldforge.warehouse.duck import atomic_duckdb, constraints, duck_type, insert_frame, open_readonly, quote_ident, quote_str, read_table
-from worldforge.warehouse.layout import world_path
+from worldforge.warehouse.layout import Warehouse, WarehouseLike
 
 _FAKER_VERSION = version("faker")
 
@@ -99,7 +99,7 @@ def _ddl(spec: WorldSpec, order: tuple[str, ...], tables: dict[str, pl.DataFrame
 def write_world(
     spec: WorldSpec,
     tables: dict[str, pl.DataFrame],
-    warehouse: str | Path,
+    warehouse: WarehouseLike,
     seed: int | None = None,
     scenarios: dict[str, dict[str, pl.DataFrame]] | None = None,
 ) -> Path:
@@ -108,7 +108,7 @@ def write_world(
     Args:
         spec: the world's spec.
         tables: the generated tables (``build_world`` output).
-        warehouse: the warehouse folder (created when missing).
+        warehouse: the warehouse, or its folder (created when missing).
         seed: the seed used (defaults to ``spec.seed``).
         scenarios: ``{name: tables}`` (``build_scenarios`` output), each written to schema
             ``scenario_<name>`` with the same constraints and listed in ``_scenarios``; None
@@ -120,7 +120,7 @@ def write_world(
     Raises:
         duckdb.ConstraintException: the tables break a primary/foreign key; nothing is written.
     """
-    path = world_path(warehouse, spec.world)
+    path = Warehouse.of(warehouse).world(spec.world)
     total = sum(f.height for f in tables.values())
     meta = pl.DataFrame(
         {
@@ -299,7 +299,7 @@ class WorldBuild:
 
 def build_world_file(
     spec_path: str | Path | WorldSpec,
-    warehouse: str | Path,
+    warehouse: WarehouseLike,
     seed: int | None = None,
     with_scenarios: bool = True,
     progress: Callable[[str], None] | None = None,
@@ -308,7 +308,7 @@ def build_world_file(
 
     Args:
         spec_path: the world spec YAML file, or the spec already loaded (not read again).
-        warehouse: the warehouse folder.
+        warehouse: the warehouse, or its folder.
         seed: the seed (default: the spec's).
         with_scenarios: also build the spec's time-shifted scenarios into the file (the
             ``scenario_tables`` asset builds them as a step of its own).
