@@ -144,12 +144,12 @@ def run_engine(engine: str, specs: Path, wh: Path, workers: int, n: int, address
     wall = time.perf_counter() - t0  # Ray's start-up (a local cluster) included
     peak = rss.stop()
     per = [r.build_s for r in result.rows]
-    print(f"worldforge [{engine}]: {len(result.rows)} worlds on {result.workers} {'Ray tasks at once' if engine == 'ray' else 'workers'} "
+    print(f"worldforge [{engine}]: {len(result.rows)} worlds on {result.workers} {'Ray tasks in flight at most' if engine == 'ray' else 'workers'} "
           f"in {wall / 60:.1f} min ({60 * len(result.rows) / wall:.1f} worlds/min); built {result.built}, failed {len(result.failed)}")
     if per:
         print(f"  per world build_s: mean {statistics.mean(per):.1f} s, median {statistics.median(per):.1f} s, max {max(per):.1f} s; "
               f"parallel speedup (sum build_s / wall): {sum(per) / wall:.2f}x")
-    print(f"  peak RSS of the process tree: {peak / 2**20:.0f} MiB{' (a local Ray cluster: its own processes, not counted)' if engine == 'ray' and not address else ''}; "
+    print(f"  peak RSS of the process tree: {peak / 2**20:.0f} MiB{' (the local Ray cluster included)' if engine == 'ray' and not address else ''}; "
           f"warehouse on disk: {du(wh) / 2**30:.2f} GiB ({du(wh) / max(n, 1) / 2**20:.1f} MiB per world)")
     eps = du(wh / "episodes") + du(wh / "catalog_episodes")  # the episode store (catalog_episodes/: before issue 30)
     print(f"  episodes on disk: {eps / 2**20:.1f} MiB ({eps / max(n, 1) / 2**20:.2f} MiB per world)")

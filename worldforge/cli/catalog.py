@@ -161,7 +161,7 @@ def build(
     for r in sorted(result.failed, key=lambda r: r.world):
         out.print(f"[red]failed[/] {escape(r.world)}: {escape(r.error or '')}", soft_wrap=True)
     out.print(f"built {result.built}, failed {len(result.failed)}, skipped {len(result.skipped)} (unchanged) in {result.wall_s:.1f} s"
-              f" on {result.workers} {'Ray task(s) at once' if engine == 'ray' else 'worker(s)'}: {result.worlds_per_min:.1f} worlds/min")
+              f" on {result.workers} {'Ray task(s) in flight at most' if engine == 'ray' else 'worker(s)'}: {result.worlds_per_min:.1f} worlds/min")
     if result.failed:
         raise typer.Exit(1)
 
