@@ -15,6 +15,10 @@ warehouse size on disk, parallel speedup (sum of the per-world build_s over the 
 ratio against the baseline. Target (issue 14): 1,000 worlds in under 30 minutes.
 
 Usage: python bench/catalog.py [--n 1000] [--seed 0] [--workers K] [--from-dir world_specs] [--baseline 10] [--keep DIR]
+                               [--engines process,ray] [--address HOST:PORT]
+
+``--engines process,ray`` builds the same specs on the process pool, then as Ray tasks (a local cluster started
+for the build, its start-up counted in the wall time), and prints ``ratio ray/process``.
 """
 
 from __future__ import annotations
@@ -125,6 +129,33 @@ def du(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
+def run_engine(engine: str, specs: Path, wh: Path, workers: int, n: int, address: str | None):
+    """Build the catalog on one engine and print its figures; returns ``(result, wall seconds)``."""
+    rss = TreeRSS()
+    done = [0]
+
+    def tick(row, outcome):
+        done[0] += 1
+        if done[0] % max(1, n // 20) == 0 or outcome == "failed":
+            print(f"  {done[0]}/{n} {outcome} {row.world} {row.build_s:.1f} s {row.error or ''}"[:200], flush=True)
+
+    t0 = time.perf_counter()
+    result = build_catalog(specs, wh, workers=workers, progress=tick, engine=engine, address=address)
+    wall = time.perf_counter() - t0  # Ray's start-up (a local cluster) included
+    peak = rss.stop()
+    per = [r.build_s for r in result.rows]
+    print(f"worldforge [{engine}]: {len(result.rows)} worlds on {result.workers} {'Ray tasks in flight at most' if engine == 'ray' else 'workers'} "
+          f"in {wall / 60:.1f} min ({60 * len(result.rows) / wall:.1f} worlds/min); built {result.built}, failed {len(result.failed)}")
+    if per:
+        print(f"  per world build_s: mean {statistics.mean(per):.1f} s, median {statistics.median(per):.1f} s, max {max(per):.1f} s; "
+              f"parallel speedup (sum build_s / wall): {sum(per) / wall:.2f}x")
+    print(f"  peak RSS of the process tree: {peak / 2**20:.0f} MiB{' (the local Ray cluster included)' if engine == 'ray' and not address else ''}; "
+          f"warehouse on disk: {du(wh) / 2**30:.2f} GiB ({du(wh) / max(n, 1) / 2**20:.1f} MiB per world)")
+    eps = du(wh / "episodes") + du(wh / "catalog_episodes")  # the episode store (catalog_episodes/: before issue 30)
+    print(f"  episodes on disk: {eps / 2**20:.1f} MiB ({eps / max(n, 1) / 2**20:.2f} MiB per world)")
+    return result, wall
+
+
 def main() -> int:
     """Run the benchmark; exit status 0 when the target is met (or extrapolated to be), 1 otherwise."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -136,12 +167,15 @@ def main() -> int:
     ap.add_argument("--keep", type=Path, default=None, help="build into this folder and keep it")
     ap.add_argument("--no-fail", action="store_true", help="exit 0 on a MISS")
     ap.add_argument("--small", action="store_true", help="a check that the bench runs (seconds, make test), not the figures")
+    ap.add_argument("--engines", type=lambda v: v.split(","), default=["process"],
+                    help="engines to build the same specs on, in turn: process, ray or process,ray (prints their ratio)")
+    ap.add_argument("--address", default=None, help="--engines ray: the cluster to join (default: a local cluster per build)")
     args = ap.parse_args()
     if args.small:
         args.n, args.baseline = 4, 1
     workers = args.workers or default_workers()
     base = Path(tempfile.mkdtemp(prefix="bench-catalog-")) if args.keep is None else args.keep
-    specs, wh = base / "specs", base / "warehouse"
+    specs = base / "specs"
     try:
         how = make_specs(args.n, args.seed, args.from_dir, specs)
         files = catalog_specs(specs)
@@ -161,33 +195,20 @@ def main() -> int:
                   f"-> {base_s / 60:.1f} min for {len(files)} worlds (extrapolated)")
             shutil.rmtree(base / "baseline", ignore_errors=True)
 
-        rss = TreeRSS()
-        done = [0]
-
-        def tick(row, outcome):
-            done[0] += 1
-            if done[0] % max(1, len(files) // 20) == 0 or outcome == "failed":
-                print(f"  {done[0]}/{len(files)} {outcome} {row.world} {row.build_s:.1f} s {row.error or ''}"[:200], flush=True)
-
-        result = build_catalog(specs, wh, workers=workers, progress=tick)
-        peak = rss.stop()
-        wall = result.wall_s
-        per = [r.build_s for r in result.rows]
-        print(f"worldforge: {len(result.rows)} worlds on {result.workers} workers in {wall / 60:.1f} min "
-              f"({result.worlds_per_min:.1f} worlds/min); built {result.built}, failed {len(result.failed)}")
-        if per:
-            print(f"  per world build_s: mean {statistics.mean(per):.1f} s, median {statistics.median(per):.1f} s, max {max(per):.1f} s; "
-                  f"parallel speedup (sum build_s / wall): {sum(per) / wall:.2f}x on {result.workers} workers")
-        print(f"  peak RSS of the process tree: {peak / 2**20:.0f} MiB; warehouse on disk: {du(wh) / 2**30:.2f} GiB "
-              f"({du(wh) / max(len(files), 1) / 2**20:.1f} MiB per world)")
-        eps = du(wh / "episodes") + du(wh / "catalog_episodes")  # the episode store (catalog_episodes/: before issue 30)
-        print(f"  episodes on disk: {eps / 2**20:.1f} MiB ({eps / max(len(files), 1) / 2**20:.2f} MiB per world)")
-        if base_s is not None:
-            print(f"ratio baseline/worldforge (wall): {base_s / wall:.2f}x")
-        projected = wall * TARGET_N / max(len(files), 1)
-        ok = projected < TARGET_S and not result.failed
-        print(f"target: {TARGET_N} worlds < {TARGET_S / 60:.0f} min; measured {len(files)} -> {projected / 60:.1f} min for {TARGET_N}"
-              f"{' (extrapolated)' if len(files) != TARGET_N else ''}, {len(result.failed)} failed")
+        walls: dict[str, float] = {}
+        ok = True
+        for engine in args.engines:
+            result, wall = run_engine(engine, specs, base / f"warehouse-{engine}", workers, len(files), args.address)
+            walls[engine] = wall
+            if base_s is not None:
+                print(f"ratio baseline/worldforge {engine} (wall): {base_s / wall:.2f}x")
+            projected = wall * TARGET_N / max(len(files), 1)
+            ok = ok and projected < TARGET_S and not result.failed
+            print(f"target: {TARGET_N} worlds < {TARGET_S / 60:.0f} min; {engine}: measured {len(files)} -> {projected / 60:.1f} min for {TARGET_N}"
+                  f"{' (extrapolated)' if len(files) != TARGET_N else ''}, {len(result.failed)} failed")
+        if {"process", "ray"} <= set(walls):
+            print(f"ratio ray/process (wall, same specs, same machine): {walls['ray'] / walls['process']:.2f}x "
+                  f"({'the process pool is faster here' if walls['process'] < walls['ray'] else 'Ray is faster here'})")
         print("OK" if ok else "MISS")
         return 0 if ok or args.no_fail else 1
     finally:

@@ -29,7 +29,7 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 ENVIRONMENTS = ("local", "gpu")
 """``local``: the ``grounded`` world model (no GPU); ``gpu``: the ``openai`` backend at :attr:`Settings.vllm_url`."""
 
-EXECUTORS = ("multiprocess", "celery", "k8s")
+EXECUTORS = ("multiprocess", "celery", "k8s", "ray")
 """Dagster executors the code location can run on (``assets/executors.py``)."""
 
 
@@ -72,6 +72,10 @@ class Settings(BaseSettings):
         session_idle_s: seconds before an idle session of the search server expires.
         cache_dir: vLLM and torch inductor caches of ``worldforge dev serve``.
         executor: the Dagster executor (one of :data:`EXECUTORS`).
+        ray_address: the Ray cluster ``HOST:PORT`` (``ray start --head``) that ``--engine ray`` and the
+            executor join; empty: ``catalog build --engine ray`` starts a local cluster for the build.
+        ray_jobs_url: the cluster's job server (``ray start --head`` serves it at ``http://HOST:8265``), where the
+            ``ray`` Dagster executor submits each step.
         max_concurrent: steps at once under the multiprocess or k8s executor (0: one per CPU).
         celery_broker, celery_backend: the Celery broker and result backend URLs.
         k8s_namespace: the Kubernetes namespace of step Jobs.
@@ -98,7 +102,9 @@ class Settings(BaseSettings):
     session_idle_s: float = Field(600.0, gt=0)
     open_worlds: int = Field(32, ge=1)
     cache_dir: Path = Path(".cache")
-    executor: Literal["multiprocess", "celery", "k8s"] = "multiprocess"
+    executor: Literal["multiprocess", "celery", "k8s", "ray"] = "multiprocess"
+    ray_address: str = ""
+    ray_jobs_url: str = "http://127.0.0.1:8265"
     max_concurrent: int = Field(0, ge=0)
     celery_broker: str = "pyamqp://guest@localhost//"
     celery_backend: str = "rpc://"

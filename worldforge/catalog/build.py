@@ -14,7 +14,9 @@ skipped: its row is kept as it is (``status`` stays ``built``; the run counts it
 Workers are processes (a ``forkserver`` pool, each worker builds whole worlds and is replaced after
 ``recycle`` worlds, so memory does not grow with the catalog); the calling process alone writes
 ``catalog.duckdb``, one row as each world finishes (under a file lock beside it, so concurrent
-writers such as Dagster runs take turns), so an interrupted build keeps every finished row.
+writers such as Dagster runs take turns), so an interrupted build keeps every finished row. With
+``engine="ray"`` the same worlds run as Ray tasks on a cluster instead (:mod:`worldforge.catalog.ray_engine`);
+the rows, the skipping and the failure rules are the same.
 """
 
 from __future__ import annotations
@@ -33,12 +35,19 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
+from worldforge.errors import WorldforgeError
 from worldforge.settings import get_settings
 from worldforge.warehouse.atomic import file_lock
 from worldforge.warehouse.layout import Warehouse, WarehouseLike
 
 if TYPE_CHECKING:
     from worldforge.corpus.writer import WriterConfig
+
+ENGINES = ("process", "ray")
+"""Where ``build_catalog`` runs worlds: a process pool on this machine, or Ray tasks on a cluster."""
+
+DIED = "worker process died while building this world (killed, or out of memory)"
+"""The error of a world whose worker died twice, on either engine."""
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS catalog (
@@ -199,8 +208,6 @@ def build_world_entry(spec_path: str | Path, warehouse: WarehouseLike, writer: W
             return row("failed", failed[0].summary or f"{results[-1].step}: check {failed[0].name} failed")
         return row("built")
     except Exception as exc:  # noqa: BLE001 - one world's failure, whatever it is, is that world's row
-        from worldforge.errors import WorldforgeError
-
         return row("failed", str(exc) if isinstance(exc, (WorldforgeError, FileNotFoundError)) else f"{type(exc).__name__}: {exc}")
 
 
@@ -345,6 +352,8 @@ def build_catalog(
     recycle: int = 10,
     force: bool = False,
     writer: WriterConfig | None = None,
+    engine: str = "process",
+    address: str | None = None,
 ) -> CatalogBuild:
     """Build every spec of ``spec_dir`` end to end into ``warehouse`` and record one row per spec in ``catalog.duckdb``.
 
@@ -358,6 +367,9 @@ def build_catalog(
         force: rebuild unchanged specs too.
         writer: rewrite each corpus's prose pages with a model (:mod:`worldforge.corpus.writer`); ``None``: template pages.
             Its server is checked once before any world is built.
+        engine: where worlds run: ``process`` (a process pool on this machine) or ``ray`` (Ray tasks,
+            :mod:`worldforge.catalog.ray_engine`); the same step runner and the same rows either way.
+        address: with ``ray``, the cluster to join (``HOST:PORT`` of ``ray start --head``); ``None``: a local cluster.
 
     Returns:
         The run's rows; failures are rows, never exceptions.
@@ -365,7 +377,10 @@ def build_catalog(
     Raises:
         FileNotFoundError: no such spec folder.
         BackendError: ``writer``'s server is unreachable or does not serve its model (nothing is built).
+        WorldforgeError: an unknown engine; RayEngineError: the Ray cluster cannot be reached (nothing is built).
     """
+    if engine not in ENGINES:
+        raise WorldforgeError(f"unknown engine {engine!r}; one of: {', '.join(ENGINES)}")
     t0 = time.perf_counter()
     wh = Warehouse.of(warehouse)
     wh.root.mkdir(parents=True, exist_ok=True)
@@ -393,9 +408,14 @@ def build_catalog(
     for spec, other in clashes:
         record(CatalogRow(world=spec.stem, spec_path=str(spec), spec_hash=content_hash(spec), status="failed", built_at=_now(),
                           error=f"its world name is also the world of {other}: one world file per name"))
-    retry = _run_pool(todo, wh, n, recycle, record, writer)
-    for spec in retry:  # each alone in a fresh process: a world that kills its worker again fails
-        for again in _run_pool([spec], wh, 1, 1, record, writer):
-            record(CatalogRow(world=again.stem, spec_path=str(again), spec_hash=content_hash(again), status="failed", built_at=_now(),
-                              error="worker process died while building this world (killed, or out of memory)"))
+    lost: list[tuple[Path, str | None]] = []
+    if engine == "ray" and todo:
+        from worldforge.catalog.ray_engine import run_on_ray
+
+        lost = run_on_ray(build_world_entry, todo, wh, n, record, writer, address)
+    else:
+        for spec in _run_pool(todo, wh, n, recycle, record, writer):  # each alone in a fresh process: a world that kills its worker again fails
+            lost += [(again, DIED) for again in _run_pool([spec], wh, 1, 1, record, writer)]
+    for spec, error in lost:
+        record(CatalogRow(world=spec.stem, spec_path=str(spec), spec_hash=content_hash(spec), status="failed", built_at=_now(), error=error or DIED))
     return CatalogBuild(wh.catalog, rows, skipped, time.perf_counter() - t0, n if todo else 0)

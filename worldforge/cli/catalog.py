@@ -104,6 +104,9 @@ def build(
     base_url: Annotated[Optional[str], typer.Option(help="--writer openai: the server's API root (default: WORLDFORGE_VLLM_URL).", show_default=False)] = None,
     model: Annotated[Optional[str], typer.Option(help="--writer openai: the served model (default: WORLDFORGE_VLLM_MODEL, else the first one served).",
                                                  show_default=False)] = None,
+    engine: Annotated[str, typer.Option("--engine", help="Where worlds run: process (a process pool here) or ray (Ray tasks on a cluster).")] = "process",
+    address: Annotated[Optional[str], typer.Option("--address", help="--engine ray: the cluster, HOST:PORT of `ray start --head` "
+                                                   "(default: WORLDFORGE_RAY_ADDRESS; empty: a local cluster for this build).", show_default=False)] = None,
 ) -> None:
     """Build every spec of SPEC_DIR end to end (world, scenarios, corpus, index, tasks, oracle) into WAREHOUSE/catalog.duckdb.
 
@@ -115,10 +118,17 @@ def build(
     import polars as pl
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    from worldforge.catalog.build import build_catalog, catalog_specs, default_workers
+    from worldforge.catalog.build import ENGINES, build_catalog, catalog_specs, default_workers
     from worldforge.corpus.writer import writer_config
+    from worldforge.errors import WorldforgeError
+    from worldforge.settings import get_settings
 
     with user_errors():
+        if engine not in ENGINES:
+            raise WorldforgeError(f"--engine must be one of: {', '.join(ENGINES)} (got {engine!r})")
+        if address is not None and engine != "ray":
+            raise WorldforgeError("--address goes with --engine ray")
+        address = (address or get_settings().ray_address or None) if engine == "ray" else None
         specs = catalog_specs(spec_dir)
         config = writer_config(writer, base_url=base_url, model=model)
     if not specs:
@@ -139,8 +149,10 @@ def build(
 
     n = workers or default_workers()
     with user_errors(), bar:
-        task = bar.add_task(f"building {len(specs)} worlds on {n} workers", total=len(specs), rate="")
-        result = build_catalog(spec_dir, warehouse_of(warehouse), workers=n, progress=tick, force=force, writer=config)
+        where = f"Ray tasks ({address or 'local cluster'})" if engine == "ray" else "workers"
+        task = bar.add_task(f"building {len(specs)} worlds on {n} {where}", total=len(specs), rate="")
+        result = build_catalog(spec_dir, warehouse_of(warehouse), workers=n, progress=tick, force=force, writer=config,
+                               engine=engine, address=address)
     if result.rows:
         print_frame(pl.DataFrame([{"world": r.world, "status": r.status, "archetype": r.archetype, "rows": r.rows, "pages": r.pages,
                                    "tasks": r.tasks, "oracle F1 min": r.oracle_f1_min, "build s": r.build_s}
@@ -149,7 +161,7 @@ def build(
     for r in sorted(result.failed, key=lambda r: r.world):
         out.print(f"[red]failed[/] {escape(r.world)}: {escape(r.error or '')}", soft_wrap=True)
     out.print(f"built {result.built}, failed {len(result.failed)}, skipped {len(result.skipped)} (unchanged) in {result.wall_s:.1f} s"
-              f" on {result.workers} worker(s): {result.worlds_per_min:.1f} worlds/min")
+              f" on {result.workers} {'Ray task(s) in flight at most' if engine == 'ray' else 'worker(s)'}: {result.worlds_per_min:.1f} worlds/min")
     if result.failed:
         raise typer.Exit(1)
 

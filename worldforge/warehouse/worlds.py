@@ -340,3 +340,31 @@ def build_world_file(
     step("writing DuckDB")
     path = write_world(spec, tables, warehouse, seed, scenarios if with_scenarios else None)
     return WorldBuild(spec, used, tables, scenarios, violations, path)
+
+
+def content_digests(path: str | Path) -> dict[str, str]:
+    """What a world file holds, one MD5 per table: ``{"<schema>.<table>": hex digest}``.
+
+    Each digest covers the table's rows in a canonical order (every row as DuckDB's text of it,
+    sorted), so two files built from the same spec on different engines or machines compare equal
+    table by table whatever order their rows were written in. ``TIMESTAMP`` columns are left out:
+    they say when a table was written (``generated_at``, ``built_at``), not what it holds.
+
+    Raises:
+        WarehouseError: the file does not exist or is not a DuckDB database.
+    """
+    con = open_readonly(path)
+    try:
+        tables = con.execute("SELECT schema_name, table_name FROM duckdb_tables() ORDER BY ALL").fetchall()
+        out = {}
+        for schema, table in tables:
+            cols = [quote_ident(c) for c, kind in con.execute(
+                "SELECT column_name, data_type FROM duckdb_columns() WHERE schema_name = ? AND table_name = ? ORDER BY column_index",
+                [schema, table]).fetchall() if not kind.startswith("TIMESTAMP")]
+            row = f"CAST(row({', '.join(cols)}) AS VARCHAR)" if cols else "''"
+            digest = con.execute(f"SELECT md5(coalesce(string_agg({row}, chr(10) ORDER BY {row}), '')) "
+                                 f"FROM {quote_ident(schema)}.{quote_ident(table)}").fetchone()[0]
+            out[f"{schema}.{table}"] = digest
+        return out
+    finally:
+        con.close()
