@@ -115,3 +115,25 @@ def test_a_store_is_never_taken_for_a_world(tmp_path):
     result = CliRunner().invoke(app, ["corpus", "build", "trajectories", "--warehouse", str(tmp_path)])
     assert result.exit_code == 2 and "is the warehouse's trajectory store" in result.output and "Traceback" not in result.output
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_world_file_keeps_small_blocks_through_every_step(world, tmp_path):
+    """World files are written in DuckDB's 16 KiB blocks (a quarter of the size in 256 KiB ones), and the corpus
+    and task steps, which add to the file in place, keep them; the content does not depend on the block size."""
+    import duckdb
+
+    from worldforge.warehouse.duck import atomic_duckdb
+    from worldforge.warehouse.worlds import WORLD_BLOCK_SIZE, content_digests
+
+    _, path = world  # tables, scenarios, corpus and tasks written
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        assert con.execute("SELECT block_size FROM pragma_database_size()").fetchone()[0] == WORLD_BLOCK_SIZE == 16384
+    finally:
+        con.close()
+    wide = tmp_path / "wide.duckdb"
+    with atomic_duckdb(wide) as out:  # the same tables in the default 256 KiB blocks
+        out.execute(f"ATTACH '{path}' AS src (READ_ONLY)")
+        out.execute(f"COPY FROM DATABASE src TO {out.execute('SELECT current_database()').fetchone()[0]}")
+    assert content_digests(wide) == content_digests(path)
+    assert path.stat().st_size * 2.5 < wide.stat().st_size, (path.stat().st_size, wide.stat().st_size)

@@ -144,12 +144,14 @@ def _writer_cursor() -> duckdb.DuckDBPyConnection:
 
 
 @contextlib.contextmanager
-def atomic_duckdb(path: str | Path, update: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+def atomic_duckdb(path: str | Path, update: bool = False, block_size: int | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
     """Open a DuckDB file that replaces ``path`` only if the block succeeds.
 
     Args:
         path: the file to (re)place.
-        update: start from a copy of the existing file instead of an empty one.
+        update: start from a copy of the existing file instead of an empty one (which keeps its block size).
+        block_size: bytes per storage block of a new file (DuckDB's ``BLOCK_SIZE``, 16 KiB to 256 KiB, a
+            power of two); ``None``: DuckDB's default, 256 KiB.
 
     Yields:
         A connection whose default catalog is a temporary file beside ``path``.
@@ -173,7 +175,8 @@ def atomic_duckdb(path: str | Path, update: bool = False) -> Iterator[duckdb.Duc
             shutil.copyfile(target, tmp)
         con = _writer_cursor()
         try:
-            con.execute(f"ATTACH {quote_str(str(tmp))} AS {alias}")
+            options = f" (BLOCK_SIZE {int(block_size)})" if block_size is not None and not update else ""
+            con.execute(f"ATTACH {quote_str(str(tmp))} AS {alias}{options}")
             ok = False
             try:
                 con.execute(f"USE {alias}")
