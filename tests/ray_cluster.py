@@ -21,6 +21,12 @@ from worldforge.net import free_port
 
 RAY = Path(sys.executable).parent / "ray"
 
+AUTH = {"RAY_AUTH_MODE": "disabled"}
+"""The test cluster's authentication, set for the cluster and every driver that joins it: explicit, so the
+test does not depend on the user's ``~/.ray/auth_token`` (whose mere presence turns Ray's token
+authentication on, and the job server then answers 401 to a client without it). The cluster listens on
+127.0.0.1 only."""
+
 
 def _session_pids(sid: int) -> list[int]:
     out = subprocess.run(["ps", "-eo", "pid=,sid="], capture_output=True, text=True, check=True).stdout
@@ -42,7 +48,7 @@ class RayHead:
     @property
     def env(self) -> dict[str, str]:
         """The environment of a process that joins this cluster (and of nothing else)."""
-        return {**os.environ, "RAY_ADDRESS": self.address, "RAY_USAGE_STATS_ENABLED": "0"}
+        return {**os.environ, **AUTH, "RAY_ADDRESS": self.address, "RAY_USAGE_STATS_ENABLED": "0"}
 
     def __enter__(self) -> RayHead:
         argv = [str(RAY), "start", "--head", "--node-ip-address=127.0.0.1", f"--port={self.port}", f"--num-cpus={self.num_cpus}",
@@ -50,7 +56,7 @@ class RayHead:
                 *(["--include-dashboard=true", "--dashboard-host=127.0.0.1", f"--dashboard-port={self.dashboard_port}"]
                   if self.dashboard else ["--include-dashboard=false"])]
         # the nodes run this environment: its python for workers, its `dagster` on PATH for the executor's step jobs
-        env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "PATH": f"{RAY.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+        env = {**os.environ, **AUTH, "RAY_USAGE_STATS_ENABLED": "0", "PATH": f"{RAY.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
         proc = subprocess.Popen(argv, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
         self.sid = proc.pid
         out, _ = proc.communicate(timeout=180)

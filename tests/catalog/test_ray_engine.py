@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.conftest import ROOT
-from tests.ray_cluster import RayHead
+from tests.ray_cluster import AUTH, RayHead
 from worldforge.catalog.build import build_catalog, read_catalog
 from worldforge.catalog.generate import generate_catalog
 from worldforge.cli import app
@@ -27,7 +27,9 @@ N = 12
 
 @pytest.fixture(scope="module")
 def head():
-    with RayHead() as cluster:
+    with pytest.MonkeyPatch.context() as mp, RayHead() as cluster:
+        for name, value in AUTH.items():  # this process joins the cluster too (ray.init in `catalog build`)
+            mp.setenv(name, value)
         yield cluster
     assert not cluster.alive(), f"Ray processes left running: {cluster.alive()}"
 
