@@ -5,13 +5,13 @@ world file equal to the process pool's, a failing spec isolated in its row, and 
 
 from __future__ import annotations
 
-import dataclasses
 import subprocess
 import sys
 
 import pytest
 from typer.testing import CliRunner
 
+from tests.catalog.test_build import _stable  # rows without their timings
 from tests.conftest import ROOT
 from tests.ray_cluster import AUTH, RayHead
 from worldforge.catalog.build import build_catalog, read_catalog
@@ -47,10 +47,6 @@ def on_processes(spec_dir, tmp_path_factory):
     """The default engine's catalog of the same specs: the reference."""
     wh = Warehouse(tmp_path_factory.mktemp("wh_process"))
     return wh, build_catalog(spec_dir, wh, workers=2)
-
-
-def _stable(rows):
-    return sorted((dataclasses.replace(r, build_s=0.0, built_at=None) for r in rows), key=lambda r: r.spec_path)
 
 
 @pytest.mark.timeout(900)
