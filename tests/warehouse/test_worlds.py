@@ -135,5 +135,50 @@ def test_a_world_file_keeps_small_blocks_through_every_step(world, tmp_path):
     with atomic_duckdb(wide) as out:  # the same tables in the default 256 KiB blocks
         out.execute(f"ATTACH '{path}' AS src (READ_ONLY)")
         out.execute(f"COPY FROM DATABASE src TO {out.execute('SELECT current_database()').fetchone()[0]}")
+        out.execute("DETACH src")
     assert content_digests(wide) == content_digests(path)
     assert path.stat().st_size * 2.5 < wide.stat().st_size, (path.stat().st_size, wide.stat().st_size)
+
+
+def test_long_text_columns_are_stored_with_zstd(world, tmp_path):
+    """The page text and the task JSON are declared ``USING COMPRESSION zstd``: DuckDB's default (FSST on each
+    string) keeps little of the repetition across pages that zstd finds, so the same rows in default columns
+    take much more room; SQL reads them unchanged."""
+    import duckdb
+
+    from worldforge.warehouse.duck import atomic_duckdb
+
+    _, path = world
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        stored = dict(con.execute(
+            "SELECT table_name || '.' || column_name, any_value(compression) FROM ("
+            "  SELECT 'corpus_pages' AS table_name, * FROM pragma_storage_info('corpus_pages') UNION ALL "
+            "  SELECT 'search_tasks', * FROM pragma_storage_info('search_tasks')) "
+            "WHERE segment_type = 'VARCHAR' GROUP BY ALL").fetchall())
+        assert con.execute("SELECT count(*) FROM corpus_pages WHERE body_md ILIKE '%smartphone%'").fetchone()[0] > 0
+    finally:
+        con.close()
+    for column in ("corpus_pages.body_md", "corpus_pages.chrome", "corpus_pages.lead", "search_tasks.gold_json",
+                   "search_tasks.provenance_json", "search_tasks.question"):
+        assert stored[column] == "ZSTD", (column, stored)
+    assert stored["corpus_pages.world"] != "ZSTD"  # short repeated values stay in DuckDB's own encodings
+
+    plain = tmp_path / "plain.duckdb"  # the same rows, 16 KiB blocks, columns without a compression clause
+    alias = "plain_source"  # the writer connection is shared: a name of its own
+    with atomic_duckdb(plain, block_size=16384) as out:
+        out.execute(f"ATTACH '{path}' AS {alias} (READ_ONLY)")
+        for table in ("corpus_pages", "search_tasks"):
+            out.execute(f"CREATE TABLE {table} AS SELECT * FROM {alias}.{table}")
+        out.execute(f"DETACH {alias}")
+    texts = tmp_path / "zstd.duckdb"  # the same rows in the world's own declarations
+    alias = "zstd_source"
+    with atomic_duckdb(texts, block_size=16384) as out:
+        out.execute(f"ATTACH '{path}' AS {alias} (READ_ONLY)")
+        for table in ("corpus_pages", "search_tasks"):
+            ddl = out.execute("SELECT sql FROM duckdb_tables() WHERE database_name = ? AND schema_name = 'main' "
+                              "AND table_name = ?", [alias, table]).fetchone()[0]
+            out.execute(ddl)
+            out.execute(f"INSERT INTO {table} SELECT * FROM {alias}.{table}")
+        out.execute(f"DETACH {alias}")
+    assert texts.stat().st_size * 1.5 < plain.stat().st_size, (texts.stat().st_size, plain.stat().st_size)

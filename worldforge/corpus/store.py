@@ -49,8 +49,10 @@ DROP VIEW IF EXISTS v_pages;
 DROP TABLE IF EXISTS corpus_facts;
 DROP TABLE IF EXISTS corpus_pages;
 DROP TABLE IF EXISTS _corpus;
-CREATE TABLE corpus_pages (url VARCHAR PRIMARY KEY, world VARCHAR NOT NULL, scenario VARCHAR, page_type VARCHAR NOT NULL,
-  title VARCHAR NOT NULL, published DATE, lead VARCHAR NOT NULL, body_md VARCHAR NOT NULL, site VARCHAR, chrome VARCHAR);
+CREATE TABLE corpus_pages (url VARCHAR PRIMARY KEY USING COMPRESSION zstd, world VARCHAR NOT NULL, scenario VARCHAR,
+  page_type VARCHAR NOT NULL, title VARCHAR NOT NULL USING COMPRESSION zstd, published DATE,
+  lead VARCHAR NOT NULL USING COMPRESSION zstd, body_md VARCHAR NOT NULL USING COMPRESSION zstd, site VARCHAR,
+  chrome VARCHAR USING COMPRESSION zstd);
 CREATE TABLE corpus_facts (url VARCHAR NOT NULL REFERENCES corpus_pages (url), table_name VARCHAR NOT NULL,
   row_key VARCHAR NOT NULL, column_name VARCHAR NOT NULL, value_text VARCHAR NOT NULL, section VARCHAR NOT NULL, scope VARCHAR);
 CREATE TABLE _corpus (scenario VARCHAR, pages BIGINT, facts BIGINT, corpus_hash VARCHAR, built_at TIMESTAMP, chrome_context VARCHAR);

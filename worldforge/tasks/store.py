@@ -33,8 +33,9 @@ DROP VIEW IF EXISTS v_task_rows;
 DROP VIEW IF EXISTS v_tasks;
 DROP TABLE IF EXISTS search_tasks;
 CREATE TABLE search_tasks (instance_id VARCHAR PRIMARY KEY, world VARCHAR NOT NULL, scenario VARCHAR, kind VARCHAR NOT NULL,
-  question VARCHAR NOT NULL, evaluation_json VARCHAR NOT NULL, gold_json VARCHAR NOT NULL, provenance_json VARCHAR NOT NULL,
-  plan_json VARCHAR NOT NULL, solvable BOOLEAN NOT NULL, problems VARCHAR);
+  question VARCHAR NOT NULL USING COMPRESSION zstd, evaluation_json VARCHAR NOT NULL USING COMPRESSION zstd,
+  gold_json VARCHAR NOT NULL USING COMPRESSION zstd, provenance_json VARCHAR NOT NULL USING COMPRESSION zstd,
+  plan_json VARCHAR NOT NULL USING COMPRESSION zstd, solvable BOOLEAN NOT NULL, problems VARCHAR);
 COMMENT ON TABLE search_tasks IS 'WideSearch-style tasks generated from this world; gold tables computed from its rows.';
 CREATE OR REPLACE VIEW v_tasks AS
   SELECT instance_id, scenario, kind, json_extract_string(provenance_json, '$.table') AS source_table,

@@ -52,7 +52,9 @@ WORLD_BLOCK_SIZE = 16 * 1024
 """Storage block of a world file: DuckDB's smallest. A world is a dozen small tables and its corpus (2–3 MB of
 text); in DuckDB's default 256 KiB blocks most of each block stays empty (esports_2031: 10.5 MiB), in 16 KiB
 blocks the same file takes 2.5 MiB, and reads take the same time (the corpus step and the task store add to
-the file in place, so it keeps this size)."""
+the file in place, so it keeps this size). The long text columns (page text, task JSON) are also declared
+``USING COMPRESSION zstd``, which finds the repetition across pages that DuckDB's default per-string FSST
+misses: 1.8 MiB a catalog world on average instead of 3.0."""
 
 
 def _comment(col) -> str | None:
