@@ -136,6 +136,9 @@ class WorldRun:
         spec_path: the spec file (``world_tables`` reads it).
         writer: rewrite the corpus's prose pages with a model; ``None``: template pages.
         progress: called with each step's name as it starts.
+        export_tasks: ``search_tasks`` also writes the WideSearch files to ``<warehouse>/tasks/<world>/``
+            (``False``: the tasks stay in the world file only, as catalog worlds do; ``worldforge tasks export``
+            writes them on demand).
         spec: the validated spec (set by :func:`run_world`; a step run alone reads it from the world file).
         tables: the generated tables, likewise.
     """
@@ -145,6 +148,7 @@ class WorldRun:
     spec_path: Path | None = None
     writer: WriterConfig | None = None
     progress: Callable[[str], None] = lambda _: None
+    export_tasks: bool = True
     spec: WorldSpec | None = None
     tables: dict[str, pl.DataFrame] | None = None
 
@@ -258,9 +262,9 @@ def _search_index(run: WorldRun) -> StepResult:
 
 
 def _search_tasks(run: WorldRun) -> StepResult:
-    from worldforge.tasks.store import build_and_export_tasks
+    from worldforge.tasks.store import build_and_export_tasks, build_tasks
     out = run.warehouse.tasks(run.world)
-    built = build_and_export_tasks(run.path, out)
+    built = build_and_export_tasks(run.path, out) if run.export_tasks else build_tasks(run.path)
     kinds = (pl.DataFrame({"kind": [t.extra["kind"] for t in built.tasks], "rows": [len(t.gold) for t in built.tasks],
                            "columns": [len(t.required) for t in built.tasks]},
                           schema={"kind": pl.String, "rows": pl.Int64, "columns": pl.Int64})
@@ -271,7 +275,8 @@ def _search_tasks(run: WorldRun) -> StepResult:
     first = next(iter(built.unsolvable.items()), None)
     summary = ("no task was generated" if not built.tasks else
                f"{len(built.unsolvable)} unsolvable task(s), e.g. {first[0]}: {'; '.join(first[1][:3])}" if first else "")
-    return StepResult("search_tasks", metadata={"tasks": len(built.tasks), "export": out / "tasks.jsonl", "by_kind": frame_markdown(kinds)},
+    exported = {"export": out / "tasks.jsonl"} if run.export_tasks else {}
+    return StepResult("search_tasks", metadata={"tasks": len(built.tasks), **exported, "by_kind": frame_markdown(kinds)},
                       checks=[CheckResult("every_task_solvable", solvable, {"tasks": len(built.tasks), "unsolvable": Json(built.unsolvable)}, summary)],
                       tally=built.tally, figures={"tasks": len(built.tasks)})
 
@@ -328,7 +333,8 @@ def step_names(steps: Sequence[Step] = WORLD_STEPS) -> list[str]:
 
 def run_world(spec_path: str | Path, warehouse: WarehouseLike, writer: WriterConfig | None = None,
               steps: Sequence[Step] = WORLD_STEPS, progress: Callable[[str], None] | None = None,
-              on_result: Callable[[StepResult], None] | None = None, spec: WorldSpec | None = None) -> list[StepResult]:
+              on_result: Callable[[StepResult], None] | None = None, spec: WorldSpec | None = None,
+              export_tasks: bool = True) -> list[StepResult]:
     """Run a world's steps for one spec file, in order, stopping after the first step that fails a check.
 
     The spec is read and compiled once (here, or by the caller: ``spec``) and travels with the run.
@@ -341,6 +347,7 @@ def run_world(spec_path: str | Path, warehouse: WarehouseLike, writer: WriterCon
         progress: called with each step's name as it starts.
         on_result: called with each step's result as it finishes (what a caller keeps when a later step raises).
         spec: ``spec_path`` already loaded (:func:`~worldforge.spec.load_spec`); ``None``: loaded here.
+        export_tasks: also write the tasks' WideSearch files to ``<warehouse>/tasks/<world>/`` (:class:`WorldRun`).
 
     Returns:
         The results of the steps that ran; the last one has failed checks when the run stopped early.
@@ -353,7 +360,8 @@ def run_world(spec_path: str | Path, warehouse: WarehouseLike, writer: WriterCon
     from worldforge.spec import load_spec
 
     spec = spec if spec is not None else load_spec(spec_path)
-    run = WorldRun(spec.world, Warehouse.of(warehouse), Path(spec_path), writer, progress or (lambda _: None), spec=spec)
+    run = WorldRun(spec.world, Warehouse.of(warehouse), Path(spec_path), writer, progress or (lambda _: None),
+                   export_tasks=export_tasks, spec=spec)
     results: list[StepResult] = []
     for step in steps:
         run.progress(step.name)

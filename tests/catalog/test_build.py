@@ -19,6 +19,7 @@ from tests.conftest import SPECS_DIR
 from worldforge.catalog.build import build_catalog, read_catalog
 from worldforge.catalog.report import catalog_report
 from worldforge.cli import app
+from worldforge.tasks.store import task_count
 
 TIMING = ("build_s", "built_at")
 
@@ -56,9 +57,16 @@ def test_failures_are_rows_and_the_others_are_built(catalog):
         r = rows[name]
         assert r.status == "built" and r.error is None and r.oracle_f1_min == 1.0 and r.contradictions == 0
         assert r.tables == 4 and 300 <= r.rows <= 500 and r.scenarios == 1 and r.pages > 1000 and r.facts > 10000 and r.tasks > 20
-        assert (wh / f"{r.world}.duckdb").is_file() and (wh / "tasks" / r.world / "tasks.jsonl").is_file() and r.build_s > 0
+        assert (wh / f"{r.world}.duckdb").is_file() and r.build_s > 0
+        assert not (wh / "tasks" / r.world).exists()  # the tasks stay in the world file: no second copy per world
+        assert task_count(wh / f"{r.world}.duckdb") == r.tasks
         assert len(r.spec_hash) == 64 and len(r.schema_signature) == 16
     assert rows["esports_copy.yml"].archetype == "esports" and rows["esports_2031.yaml"].archetype is None
+    world = rows["esports_2031.yaml"].world  # the WideSearch files of a catalog world, on demand
+    out = CliRunner().invoke(app, ["tasks", "export", "--world", world, "--warehouse", str(wh), str(wh.parent / "export")])
+    assert out.exit_code == 0, out.output
+    lines = (wh.parent / "export" / "tasks.jsonl").read_text().splitlines()
+    assert len(lines) == rows["esports_2031.yaml"].tasks == len(list((wh.parent / "export" / "tables").glob("*.csv")))
     assert rows["broken.yaml"].status == "failed" and "bogus: unknown field" in rows["broken.yaml"].error
     assert rows["broken.yaml"].world == "broken" and rows["broken.yaml"].rows is None
     assert rows["z_clash.yaml"].status == "failed" and "also the world of" in rows["z_clash.yaml"].error

@@ -170,6 +170,9 @@ def build_world_entry(spec_path: str | Path, warehouse: WarehouseLike, writer: W
 
     ``writer``: rewrite the corpus's prose pages with a model (:mod:`worldforge.corpus.writer`); ``None``: template pages.
 
+    The tasks stay in the world file (``search_tasks``): a catalog world writes no ``tasks/<world>/`` copy, which
+    would add about 0.9 MiB a world; ``worldforge tasks export --world W`` writes it when wanted.
+
     Never raises for a world's failure: an invalid spec, an invariant violation, a contradicted fact,
     an unsolvable task, an oracle F1 below 1, leakage or any exception gives a ``failed`` row with the
     error (what was counted until then is kept in the row): the first failed check of the first step
@@ -198,7 +201,7 @@ def build_world_entry(spec_path: str | Path, warehouse: WarehouseLike, writer: W
             got.update({k: v for k, v in figures.items() if k in COLUMNS})
 
         try:
-            results = run_world(spec_path, wh, writer=writer, spec=spec,
+            results = run_world(spec_path, wh, writer=writer, spec=spec, export_tasks=False,  # tasks stay in the world file
                                 on_result=lambda result: keep(result.figures))
         except StepFailed as exc:
             keep(exc.figures)
@@ -278,27 +281,53 @@ def _run_pool(specs: list[Path], wh: Warehouse, n: int, recycle: int, record: Ca
               writer: WriterConfig | None = None) -> list[Path]:
     """Build ``specs`` on ``n`` worker processes, recording each row as it comes; returns the specs whose worker died.
 
-    Workers are recycled by giving each batch of ``n * recycle`` worlds a fresh pool, not with
-    ``max_tasks_per_child``: on Python 3.11 an executor whose workers exit at that limit may never start
-    their replacements, and the build hangs with worlds still queued.
+    At most ``n`` worlds are in flight, so every worker stays busy until the queue is empty. Workers are
+    recycled by sending the next worlds to a fresh pool once a pool has been given ``n * recycle`` of them
+    (the old one exits as its last worlds finish), not with ``max_tasks_per_child``: on Python 3.11 an
+    executor whose workers exit at that limit may never start their replacements, and the build hangs with
+    worlds still queued. Workers fork from a forkserver that has loaded :mod:`worldforge.catalog.preload`.
     """
     broken: list[Path] = []
     ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["worldforge.catalog.preload"])  # the language libraries load once, not per worker
     threads = max(1, (os.cpu_count() or 1) // n)
-    batch = n * max(1, recycle)
-    for start in range(0, len(specs), batch):
-        with ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_worker_init, initargs=(threads,)) as pool:
-            pending = {pool.submit(build_world_entry, str(s), str(wh), writer): s for s in specs[start:start + batch]}
-            while pending:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in done:
-                    spec = pending.pop(fut)
-                    try:
-                        row = fut.result()
-                    except BrokenProcessPool:  # a worker died: every world in flight or queued is retried
-                        broken.append(spec)
-                        continue
-                    record(row)
+    per_pool = n * max(1, recycle)
+
+    def fresh() -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_worker_init, initargs=(threads,))
+
+    queue = list(reversed(specs))
+    pools: list[ProcessPoolExecutor] = []
+    pending: dict = {}  # future -> (spec, its pool)
+    dead: set[int] = set()  # pools a worker of which died
+    given = 0
+    try:
+        while queue or pending:
+            while queue and len(pending) < n:
+                if not pools or given >= per_pool or id(pools[-1]) in dead:
+                    pools.append(fresh())
+                    given = 0
+                spec = queue.pop()
+                pending[pools[-1].submit(build_world_entry, str(spec), str(wh), writer)] = (spec, pools[-1])
+                given += 1
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in done:
+                spec, _pool = pending.pop(fut)
+                try:
+                    row = fut.result()
+                except BrokenProcessPool:  # a worker died: every world in flight on its pool is retried
+                    broken.append(spec)
+                    dead.add(id(_pool))
+                    continue
+                record(row)
+            busy = {id(pool) for _, pool in pending.values()}
+            for pool in pools[:-1]:  # pools given all their worlds and done with them
+                if id(pool) not in busy:
+                    pool.shutdown(wait=True)
+            pools = [pool for pool in pools[:-1] if id(pool) in busy] + pools[-1:]
+    finally:
+        for pool in pools:
+            pool.shutdown(wait=True, cancel_futures=True)
     return broken
 
 
