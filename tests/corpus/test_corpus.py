@@ -156,3 +156,32 @@ def test_plain_text_drops_emphasis_marks_without_leaving_a_gap():
     assert " ".join(plain("**Nova X** | 2029 | # Specs > quote").split()) == "Nova X 2029 Specs quote"
     assert plain("the launch_price_usd column") == "the launch_price_usd column"  # an underscore inside a word stays
     assert plain("[the article](https://x.org/a) says") == "the article says"
+
+
+def test_served_pages_are_the_dressed_pages_rendered_on_access(phones):
+    """A server's corpus (:func:`served_corpus`) renders each page when first opened; every page is the one
+    ``read_corpus`` dresses for the whole corpus at once, whichever page is opened first, for the world and
+    each scenario, and nothing is rendered before a page is asked for."""
+    import duckdb
+
+    from worldforge.corpus.store import read_corpus, served_corpus
+
+    path, _ = phones
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        scenarios = [r[0] for r in con.execute("SELECT name FROM _scenarios ORDER BY name").fetchall()]
+    finally:
+        con.close()
+    assert scenarios
+    for scenario in [None, *scenarios]:
+        pages, facts = read_corpus(path, scenario)
+        served, served_facts = served_corpus(path, scenario)
+        assert served_facts.equals(facts) and list(served) == pages["url"].to_list() and len(served) == pages.height
+        assert not served._served  # nothing dressed yet
+        dressed = {r["url"]: r for r in pages.iter_rows(named=True)}
+        urls = list(dressed)
+        for url in reversed(urls):  # the other order than read_corpus renders them in
+            assert served[url] == dressed[url], url
+        assert any(served[u]["article_start"] > 0 for u in urls)  # the chrome was rendered, not the stored article
+    with pytest.raises(KeyError):
+        served["https://nowhere.example/none"]

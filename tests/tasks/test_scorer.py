@@ -169,3 +169,34 @@ def test_a_frame_renders_as_a_markdown_table_the_parser_reads_back():
     assert header == ["team", "score", "rank"]
     assert rows == [["Nova | Prime", "0.123", "1"], ["Ash", "", "2"]]
     assert len(parse_markdown_table(frame_markdown(frame, rows=1))[1]) == 1
+
+
+def test_the_fast_date_path_reads_dates_as_dateparser_does():
+    """``parse_date`` reads full dates with ``strptime`` and the rest with dateparser: over 2,000 random dates
+    in the fast formats and in others (partial, numeric, odd spacing, invalid), both give the same value."""
+    import random
+    from datetime import date, timedelta
+
+    import dateparser
+
+    from worldforge.tasks.metrics import _FULL_DATES, parse_date
+
+    rng = random.Random(7)
+    texts = ["Feb 30, 2031", "2031-02-30", "  Mar 05, 2030 ", "5 Mayo 2030", "Sept 3, 2030", "2030", "n/a", ""]
+    for _ in range(250):
+        d = date(1950, 1, 1) + timedelta(days=rng.randrange(40_000))
+        texts += [d.strftime(f) for f in (*_FULL_DATES, "%b %Y", "%d/%m/%Y", "%Y/%m/%d", "%A, %B %d, %Y")]
+    fast = sum(1 for t in texts if any(_parses(t.strip(), f) for f in _FULL_DATES))
+    assert fast > 1000  # the fast path was taken, not only the fallback
+    for text in texts:
+        assert parse_date(text) == dateparser.parse(text, settings={"PREFER_DAY_OF_MONTH": "first"}), text
+
+
+def _parses(text, fmt):
+    from datetime import datetime
+
+    try:
+        datetime.strptime(text, fmt)
+    except ValueError:
+        return False
+    return True

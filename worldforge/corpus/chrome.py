@@ -21,6 +21,7 @@ import json
 import random
 import zlib
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -286,41 +287,45 @@ class Dresser:
         ``page_type``, ``title``, ``published``, ``body_md`` (the article), ``site`` and ``chrome`` (the recipe,
         a dict or its JSON; ``None``: the body is served as stored)). Related lists link pages of the same
         site among ``pages``, so pass a whole corpus."""
+        prepared = self.prepare(pages)
+        return {url: prepared.page(url) for url in prepared.urls}
+
+    def prepare(self, pages: Iterable[Mapping[str, Any]]) -> PreparedCorpus:
+        """The corpus-wide part of :meth:`render` (recipes, related lists), done once: its
+        :meth:`PreparedCorpus.page` renders one page when asked, the same page :meth:`render` gives."""
         rows = sorted(pages, key=lambda r: r["url"])
         recipes = {r["url"]: (json.loads(r["chrome"]) if isinstance(r["chrome"], str) else r["chrome"]) for r in rows}
-        by_url = {r["url"]: r for r in rows}
-        related = self._related([r for r in rows if recipes[r["url"]]])
-        out = {}
-        for r in rows:
-            rec, article = recipes[r["url"]], r["body_md"]
-            if not rec:
-                out[r["url"]] = (article, 0, len(article))
-                continue
-            rng = random.Random(rec["r"])
-            chrome = self._site(r["site"], rec["n"], rec["g"])
-            crumbs = list(rec.get("c") or [])
-            head = chrome.header(rng, crumbs, rng.sample(self.topics, min(len(self.topics), rng.randint(3, 8))))
-            parts = head + [article]
-            k = int(rec.get("b") or 0)
-            if k and self.pool:
-                bg = rng.sample(self.pool, min(k, len(self.pool)))
-                title = rng.choice(_BACKGROUND_TITLES)
-                parts += ["", title, ""] if title else [""]
-                parts += [" ".join(bg[:len(bg) // 2 + 1]), "", " ".join(bg[len(bg) // 2 + 1:])] if len(bg) > 8 else [" ".join(bg)]
-            parts += chrome.comments(rng, self.users, rec.get("s") or "", int(rec.get("k") or 0))
-            refs = [by_url[u] for u in rec.get("refs") or () if u in by_url]
-            if refs:
-                parts += ["", "## References", ""]
-                for i, q in enumerate(refs, 1):
-                    when = f", {_render_date(q['published'])}" if q.get("published") else ""
-                    qname = (recipes[q["url"]] or {}).get("n", q["site"])
-                    parts.append(f"{i}. \u201c[{q['title']}]({q['url']})\u201d. *{qname}*{when}. Retrieved {self.retrieved}.")
-                parts += [""] if rng.random() < 0.5 else ["", "External links: official website · archived copy"]
-            parts += related.get(r["url"], [])
-            parts += chrome.footer(rng, crumbs[:-1] if len(crumbs) > 1 else crumbs)
-            start = len("\n".join(head)) + 1
-            out[r["url"]] = ("\n".join(parts), start, start + len(article))
-        return out
+        return PreparedCorpus(self, {r["url"]: r for r in rows}, recipes, self._related([r for r in rows if recipes[r["url"]]]))
+
+    def _page(self, r: Mapping[str, Any], rec: dict | None, by_url: Mapping[str, Mapping[str, Any]],
+              recipes: Mapping[str, dict | None], related: list[str]) -> tuple[str, int, int]:
+        article = r["body_md"]
+        if not rec:
+            return article, 0, len(article)
+        rng = random.Random(rec["r"])
+        chrome = self._site(r["site"], rec["n"], rec["g"])
+        crumbs = list(rec.get("c") or [])
+        head = chrome.header(rng, crumbs, rng.sample(self.topics, min(len(self.topics), rng.randint(3, 8))))
+        parts = head + [article]
+        k = int(rec.get("b") or 0)
+        if k and self.pool:
+            bg = rng.sample(self.pool, min(k, len(self.pool)))
+            title = rng.choice(_BACKGROUND_TITLES)
+            parts += ["", title, ""] if title else [""]
+            parts += [" ".join(bg[:len(bg) // 2 + 1]), "", " ".join(bg[len(bg) // 2 + 1:])] if len(bg) > 8 else [" ".join(bg)]
+        parts += chrome.comments(rng, self.users, rec.get("s") or "", int(rec.get("k") or 0))
+        refs = [by_url[u] for u in rec.get("refs") or () if u in by_url]
+        if refs:
+            parts += ["", "## References", ""]
+            for i, q in enumerate(refs, 1):
+                when = f", {_render_date(q['published'])}" if q.get("published") else ""
+                qname = (recipes[q["url"]] or {}).get("n", q["site"])
+                parts.append(f"{i}. \u201c[{q['title']}]({q['url']})\u201d. *{qname}*{when}. Retrieved {self.retrieved}.")
+            parts += [""] if rng.random() < 0.5 else ["", "External links: official website · archived copy"]
+        parts += related
+        parts += chrome.footer(rng, crumbs[:-1] if len(crumbs) > 1 else crumbs)
+        start = len("\n".join(head)) + 1
+        return "\n".join(parts), start, start + len(article)
 
     def _related(self, rows: list[Mapping[str, Any]]) -> dict[str, list[str]]:
         """"Related" and "most read" lists per page: the pages after it in one seeded shuffle of its site's pages."""
@@ -342,6 +347,26 @@ class Dresser:
                 out[p["url"]] = (related_block(rng, rng.choice(_RELATED_HEADS[0]), [(q["title"], q["url"]) for q in first])
                                  + related_block(rng, rng.choice(_RELATED_HEADS[1]), [(q["title"], q["url"]) for q in second]))
         return out
+
+
+@dataclass(frozen=True)
+class PreparedCorpus:
+    """A corpus ready to render page by page (:meth:`Dresser.prepare`): ``urls`` in order, ``page(url)`` →
+    ``(page body, article start, article end)``. A server renders only the pages an agent opens."""
+
+    dresser: Dresser
+    rows: Mapping[str, Mapping[str, Any]]
+    recipes: Mapping[str, dict | None]
+    related: Mapping[str, list[str]]
+
+    @property
+    def urls(self) -> list[str]:
+        """Every page's URL, sorted."""
+        return list(self.rows)
+
+    def page(self, url: str) -> tuple[str, int, int]:
+        """One page rendered whole (``KeyError`` for a URL not in the corpus)."""
+        return self.dresser._page(self.rows[url], self.recipes[url], self.rows, self.recipes, self.related.get(url, []))
 
 
 def _render_date(value: Any) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -202,6 +203,12 @@ def read_corpus(path: str | Path, scenario: str | None = None, dressed: bool = T
     Raises:
         WarehouseError: the file has no corpus yet.
     """
+    pages, facts, context = _stored(path, scenario, dressed)
+    return (dress_frame(pages, context) if dressed else pages), facts
+
+
+def _stored(path: str | Path, scenario: str | None, context: bool) -> tuple[pl.DataFrame, pl.DataFrame, dict | None]:
+    """``(pages as stored, facts, chrome context or None)`` of one corpus (:func:`read_corpus`)."""
     con = open_readonly(path)
     try:
         tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main'").fetchall()}
@@ -214,10 +221,51 @@ def read_corpus(path: str | Path, scenario: str | None = None, dressed: bool = T
             f"SELECT f.* FROM corpus_facts f JOIN corpus_pages p USING (url) WHERE p.{cond} ORDER BY f.url, f.table_name, f.row_key, f.column_name",
             params=args,
         ).pl()
-        context = _context(con, scenario) if dressed and "chrome" in pages.columns else None
+        found = _context(con, scenario) if context and "chrome" in pages.columns else None
     finally:
         con.close()
-    return (dress_frame(pages, context) if dressed else pages), facts
+    return pages, facts, found
+
+
+class ServedPages(Mapping[str, dict]):
+    """``url -> page row as served``, each page dressed on first access (:meth:`Dresser.prepare`): the same rows
+    as ``read_corpus(path, scenario)`` (``body_md`` the whole page, ``article_start``/``article_end`` the article
+    inside it) without rendering the pages nobody opens. Thread-safe for reading (a page rendered twice is the
+    same page)."""
+
+    def __init__(self, rows: dict[str, dict], context: dict | None):
+        self._rows = rows
+        self._prepared = Dresser(context).prepare(rows.values()) if context is not None and rows else None
+        self._served: dict[str, dict] = {}
+
+    def __getitem__(self, url: str) -> dict:
+        got = self._served.get(url)
+        if got is None:
+            row = self._rows[url]
+            if self._prepared is None or "chrome" not in row:
+                got = {**row, "article_start": None, "article_end": None}
+            else:
+                body, start, end = self._prepared.page(url)
+                got = {**row, "body_md": body, "article_start": start, "article_end": end}
+            self._served[url] = got
+        return got
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+
+def served_corpus(path: str | Path, scenario: str | None = None) -> tuple[ServedPages, pl.DataFrame]:
+    """``(pages, facts)`` of one corpus as a server reads it: :class:`ServedPages` (dressed on access, the pages of
+    :func:`read_corpus` with ``dressed=True``) and the facts.
+
+    Raises:
+        WarehouseError: the file has no corpus yet.
+    """
+    pages, facts, context = _stored(path, scenario, context=True)
+    return ServedPages({r["url"]: r for r in pages.iter_rows(named=True)}, context), facts
 
 
 def _context(con: duckdb.DuckDBPyConnection, scenario: str | None) -> dict | None:
@@ -340,4 +388,4 @@ def check_corpus(path: str | Path, world: WorldFile | None = None) -> pl.DataFra
     return pl.DataFrame(out, schema={n: pl.String for n in names}, orient="row")  # typed: a null scenario may come first
 
 
-__all__ = ["CorpusReport", "all_pages", "dress_frame", "article_text", "fact_tally", "page_count", "build_corpus", "check_corpus", "corpus_frames", "corpus_hash", "generate_corpus", "read_corpus", "stored_hash", "write_corpus"]
+__all__ = ["CorpusReport", "ServedPages", "all_pages", "dress_frame", "article_text", "fact_tally", "page_count", "build_corpus", "check_corpus", "corpus_frames", "corpus_hash", "generate_corpus", "read_corpus", "served_corpus", "stored_hash", "write_corpus"]

@@ -31,7 +31,7 @@ from typing import Any, NamedTuple, Protocol
 from worldforge.corpus.index import search as corpus_search
 from worldforge.corpus.pages import page_markdown
 from worldforge.corpus.quantity import render_value
-from worldforge.corpus.store import read_corpus
+from worldforge.corpus.store import ServedPages, served_corpus
 from worldforge.errors import WarehouseError, WorldforgeError
 from worldforge.simenv.perturbations import DEFAULT_MIX, PerturbationConfig, decision_rng
 from worldforge.simenv.reward import Reward, RewardConfig, reward_of
@@ -89,7 +89,7 @@ class SearchPage:
 
 @dataclass(frozen=True)
 class _Corpus:
-    pages: dict[str, dict]
+    pages: ServedPages  # url -> the page as served, dressed on first access
     lead_facts: dict[str, list[tuple[str, str, str, str]]]
     labels: tuple[str, ...]
     labels_lower: tuple[str, ...]  # the labels lower-cased, in the same order
@@ -116,7 +116,7 @@ def _corpus(path: Path, scenario: str | None) -> _Corpus:
 
 
 def _load_corpus(path: Path, scenario: str | None) -> _Corpus:
-    pages, facts = read_corpus(path, scenario)
+    pages, facts = served_corpus(path, scenario)  # each page dressed when an agent first opens it
     lead = facts.filter(facts["section"] == "lead")
     lead_facts: dict[str, list] = {}
     for url, t, k, c, v in lead.select("url", "table_name", "row_key", "column_name", "value_text").iter_rows():
@@ -125,7 +125,7 @@ def _load_corpus(path: Path, scenario: str | None) -> _Corpus:
     page_rows: dict[str, list[tuple[str, str]]] = {}
     for url, t, k in facts.select("url", "table_name", "row_key").unique(maintain_order=True).iter_rows():
         page_rows.setdefault(url, []).append((t, k))
-    return _Corpus({r["url"]: r for r in pages.iter_rows(named=True)}, lead_facts, labels, tuple(x.lower() for x in labels), page_rows)
+    return _Corpus(pages, lead_facts, labels, tuple(x.lower() for x in labels), page_rows)
 
 
 class EpisodeOver(WorldforgeError):
