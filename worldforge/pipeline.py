@@ -16,6 +16,7 @@ and the Makefile selects the assets by :func:`step_names`.
 
 from __future__ import annotations
 
+import shutil
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -265,6 +266,8 @@ def _search_tasks(run: WorldRun) -> StepResult:
     from worldforge.tasks.store import build_and_export_tasks, build_tasks
     out = run.warehouse.tasks(run.world)
     built = build_and_export_tasks(run.path, out) if run.export_tasks else build_tasks(run.path)
+    if not run.export_tasks and out.is_dir():  # an export of an earlier build: no longer this world's tasks
+        shutil.rmtree(out)
     kinds = (pl.DataFrame({"kind": [t.extra["kind"] for t in built.tasks], "rows": [len(t.gold) for t in built.tasks],
                            "columns": [len(t.required) for t in built.tasks]},
                           schema={"kind": pl.String, "rows": pl.Int64, "columns": pl.Int64})

@@ -285,7 +285,8 @@ def _run_pool(specs: list[Path], wh: Warehouse, n: int, recycle: int, record: Ca
     recycled by sending the next worlds to a fresh pool once a pool has been given ``n * recycle`` of them
     (the old one exits as its last worlds finish), not with ``max_tasks_per_child``: on Python 3.11 an
     executor whose workers exit at that limit may never start their replacements, and the build hangs with
-    worlds still queued. Workers fork from a forkserver that has loaded :mod:`worldforge.catalog.preload`.
+    worlds still queued. While a pool finishes its last worlds its idle workers stay (at most ``2n - 1``
+    processes). Workers fork from a forkserver that has loaded :mod:`worldforge.catalog.preload`.
     """
     broken: list[Path] = []
     ctx = multiprocessing.get_context("forkserver")
@@ -299,16 +300,22 @@ def _run_pool(specs: list[Path], wh: Warehouse, n: int, recycle: int, record: Ca
     queue = list(reversed(specs))
     pools: list[ProcessPoolExecutor] = []
     pending: dict = {}  # future -> (spec, its pool)
-    dead: set[int] = set()  # pools a worker of which died
+    dead: set[ProcessPoolExecutor] = set()  # pools a worker of which died
     given = 0
     try:
         while queue or pending:
             while queue and len(pending) < n:
-                if not pools or given >= per_pool or id(pools[-1]) in dead:
+                if not pools or given >= per_pool or pools[-1] in dead:
                     pools.append(fresh())
                     given = 0
                 spec = queue.pop()
-                pending[pools[-1].submit(build_world_entry, str(spec), str(wh), writer)] = (spec, pools[-1])
+                try:
+                    fut = pools[-1].submit(build_world_entry, str(spec), str(wh), writer)
+                except BrokenProcessPool:  # a worker died before its futures said so: the world goes to a fresh pool
+                    dead.add(pools[-1])
+                    queue.append(spec)
+                    continue
+                pending[fut] = (spec, pools[-1])
                 given += 1
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for fut in done:
@@ -317,14 +324,15 @@ def _run_pool(specs: list[Path], wh: Warehouse, n: int, recycle: int, record: Ca
                     row = fut.result()
                 except BrokenProcessPool:  # a worker died: every world in flight on its pool is retried
                     broken.append(spec)
-                    dead.add(id(_pool))
+                    dead.add(_pool)
                     continue
                 record(row)
-            busy = {id(pool) for _, pool in pending.values()}
+            busy = {pool for _, pool in pending.values()}
             for pool in pools[:-1]:  # pools given all their worlds and done with them
-                if id(pool) not in busy:
+                if pool not in busy:
                     pool.shutdown(wait=True)
-            pools = [pool for pool in pools[:-1] if id(pool) in busy] + pools[-1:]
+                    dead.discard(pool)
+            pools = [pool for pool in pools[:-1] if pool in busy] + pools[-1:]
     finally:
         for pool in pools:
             pool.shutdown(wait=True, cancel_futures=True)

@@ -14,15 +14,21 @@ from __future__ import annotations
 
 
 def warm() -> None:
-    """Import the corpus's language libraries and load their data with one call each."""
-    import dateparser
-    import inflect
-    from lemminflect import getInflection, getLemma
+    """Import the corpus's language libraries and load their data with one call each; never raises (the
+    forkserver dies on any exception but ``ImportError`` in a preloaded module: a worker then loads them itself)."""
+    from datetime import datetime
 
-    inflect.engine().plural("organisation")
-    getLemma("arrived", upos="VERB")
-    getInflection("sell", tag="VBN")
-    dateparser.parse("3 days ago", settings={"RELATIVE_BASE": __import__("datetime").datetime(2030, 1, 1)})
+    try:
+        import dateparser
+        import inflect
+        from lemminflect import getInflection, getLemma
+
+        inflect.engine().plural("organisation")
+        getLemma("arrived", upos="VERB")
+        getInflection("sell", tag="VBN")
+        dateparser.parse("3 days ago", settings={"RELATIVE_BASE": datetime(2030, 1, 1)})
+    except Exception:  # noqa: BLE001 - an optimisation only
+        pass
 
 
 warm()
