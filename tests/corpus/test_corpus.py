@@ -185,3 +185,25 @@ def test_served_pages_are_the_dressed_pages_rendered_on_access(phones):
         assert any(served[u]["article_start"] > 0 for u in urls)  # the chrome was rendered, not the stored article
     with pytest.raises(KeyError):
         served["https://nowhere.example/none"]
+
+
+def test_the_index_reads_the_same_tokens_from_the_body_as_from_its_plain_text(phones):
+    """The unstored body is indexed after the link pass only (:func:`index_text`): the marks :func:`plain` also
+    removes are separators to tantivy's default tokenizer, so every page gives the same tokens in the same
+    order either way (tokens as that tokenizer cuts them: runs of letters and digits, lower-cased)."""
+    import re
+
+    from worldforge.corpus.index import index_text, plain
+    from worldforge.corpus.store import article_text, read_corpus
+
+    path, _ = phones
+    pages, _ = read_corpus(path, None, dressed=False)
+    bodies = [article_text(r) for r in pages.iter_rows(named=True)]
+    assert any("](" in b for b in bodies) and any("*" in b or "|" in b for b in bodies)  # links and marks to cut
+
+    def tokens(text):
+        return re.findall(r"[^\W_]+", text.lower())
+
+    for body in bodies:
+        assert tokens(index_text(body)) == tokens(plain(body))
+        assert "](" not in index_text(body)  # link targets are not indexed

@@ -72,6 +72,14 @@ def plain(markdown: str) -> str:
     return re.sub(r"[|#>]+", " ", _EMPHASIS.sub("", _MD_LINK.sub(r"\1", markdown)))
 
 
+def index_text(markdown: str) -> str:
+    """What the index reads of the unstored body: :func:`plain`'s link pass only. Emphasis marks, table bars,
+    headings and quote marks are separators to the tokenizer (tantivy's ``default``: runs of alphanumeric
+    characters, lower-cased), so removing them too gives the same tokens at the same positions, in a
+    fifth of the time."""
+    return _MD_LINK.sub(r"\1", markdown) if "](" in markdown else markdown
+
+
 def build_index(world_file: str | Path, scenario: str | None = None, corpus: tuple[pl.DataFrame, str | None] | None = None) -> Path:
     """(Re)build the index of one corpus; the new index replaces the old one when complete.
 
@@ -88,7 +96,7 @@ def build_index(world_file: str | Path, scenario: str | None = None, corpus: tup
         writer = index.writer(heap_size=50_000_000, num_threads=1)
         for r in pages.iter_rows(named=True):
             writer.add_document(tantivy.Document(
-                url=r["url"], title=r["title"], lead=plain(r["lead"]), body=plain(article_text(r)),  # the article, not the site chrome
+                url=r["url"], title=r["title"], lead=plain(r["lead"]), body=index_text(article_text(r)),  # the article, not the site chrome
                 page_type=r["page_type"], published=r["published"].isoformat() if r["published"] else "",
             ))
         writer.commit()
