@@ -68,18 +68,12 @@ class RayHead:
         return self
 
     def _wait_for_jobs(self, timeout: float = 120.0) -> None:
-        import httpx
+        from tests.servers import wait_http
 
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            try:
-                if httpx.get(f"{self.jobs_url}/api/version", timeout=2).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.5)
-        self.stop()
-        raise RuntimeError(f"the Ray job server at {self.jobs_url} did not answer in {timeout:.0f} s")
+        problem = wait_http(f"{self.jobs_url}/api/version", timeout)
+        if problem is not None:
+            self.stop()
+            raise RuntimeError(f"the Ray job server at {self.jobs_url} {problem}")
 
     def stop(self) -> None:
         """Signal every process of the cluster's session, SIGTERM then SIGKILL; remove its temp folder."""

@@ -16,6 +16,22 @@ from tests.conftest import ROOT
 from worldforge.net import free_port
 
 
+def wait_http(url: str, timeout_s: float, proc: subprocess.Popen | None = None, interval_s: float = 0.5) -> str | None:
+    """Poll ``GET url`` until it answers 200: ``None`` then, else why not (``proc`` exited, or no answer in
+    ``timeout_s``). The readiness wait of every server a test starts (worldforge, ``dagster dev``, Ray's job server)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            return f"exited with {proc.returncode}"
+        try:
+            if httpx.get(url, timeout=2).status_code == 200:
+                return None
+        except httpx.HTTPError:
+            pass
+        time.sleep(interval_s)
+    return f"did not answer within {timeout_s:.0f} s"
+
+
 class ProcessServer:
     """A server process started for real in its own session on a free 127.0.0.1 port.
 
@@ -33,17 +49,11 @@ class ProcessServer:
         self.log = log
         with open(log, "w") if log is not None else open(os.devnull, "w") as err:
             self.proc = subprocess.Popen(argv(self.port), cwd=ROOT, start_new_session=True, stdout=subprocess.DEVNULL, stderr=err)
-        deadline = time.monotonic() + startup_s
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(self.url + "/health", timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                time.sleep(0.2)
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"server exited at start-up: {log.read_text() if log is not None else ''}")
+        problem = wait_http(self.url + "/health", startup_s, self.proc, interval_s=0.2)
+        if problem is None:
+            return
         self.stop()
-        raise RuntimeError("server did not start")
+        raise RuntimeError(f"server {problem} at start-up: {log.read_text() if log is not None else ''}")
 
     def stop(self) -> None:
         """SIGTERM the server's process group (SIGKILL if it lingers) and reap it."""

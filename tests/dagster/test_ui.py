@@ -21,6 +21,7 @@ import httpx
 import pytest
 
 from tests.conftest import ROOT
+from tests.servers import wait_http
 from worldforge.net import free_port
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -46,18 +47,9 @@ def dagster_dev(tmp_path):
                             cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 180
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                pytest.fail(f"dagster dev exited with {proc.returncode}: {(tmp_path / 'dagster-dev.log').read_text()[-2000:]}")
-            try:
-                if httpx.get(f"{url}/server_info", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(1)
-        else:
-            pytest.fail("dagster dev did not answer within 180 s")
+        problem = wait_http(f"{url}/server_info", 180, proc, interval_s=1)
+        if problem is not None:
+            pytest.fail(f"dagster dev {problem}: {(tmp_path / 'dagster-dev.log').read_text()[-2000:]}")
         yield url, warehouse
     finally:
         for sig, wait in ((signal.SIGINT, 30), (signal.SIGKILL, 10)):  # dagster dev shuts down its children on SIGINT
