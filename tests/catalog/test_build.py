@@ -162,8 +162,8 @@ def test_generated_specs_build_end_to_end_with_workers_recycled_after_every_worl
     assert not (tmp_path / "wh" / "catalog_episodes").exists()
 
 
-def _grandchildren() -> list[int]:
-    """Processes whose parent is a child of this one (the pool's workers fork from the forkserver, our child)."""
+def _parents() -> dict[int, int]:
+    """``{pid: parent pid}`` of every process (``/proc``)."""
     import os
 
     parents: dict[int, int] = {}
@@ -174,21 +174,42 @@ def _grandchildren() -> list[int]:
                     parents[int(entry)] = int(fh.read().rsplit(")", 1)[1].split()[1])
             except (OSError, ValueError, IndexError):
                 continue
-    children = {pid for pid, ppid in parents.items() if ppid == os.getpid()}
-    return [pid for pid, ppid in parents.items() if ppid in children]
+    return parents
+
+
+def _children(pid: int) -> list[int]:
+    return [child for child, parent in _parents().items() if parent == pid]
+
+
+def _pool_workers() -> list[int]:
+    """The catalog pool's worker processes: the children of this process's multiprocessing forkserver (never
+    another server a test started, such as a session's `vllm serve` and its engine)."""
+    import os
+
+    def forkserver(pid: int) -> bool:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                return b"multiprocessing.forkserver" in fh.read()
+        except OSError:
+            return False
+
+    parents = _parents()
+    servers = {pid for pid, ppid in parents.items() if ppid == os.getpid() and forkserver(pid)}
+    return [pid for pid, ppid in parents.items() if ppid in servers]
 
 
 @pytest.mark.timeout(600)
 def test_a_killed_worker_costs_no_world(tmp_path, monkeypatch):
-    """Workers killed mid-build (here: SIGKILL to every worker once the first world is recorded, as the
-    out-of-memory killer would) break their pool; the build goes on with fresh pools, retries the worlds that were on the broken one,
-    alone, and every world is built: nothing raises, nothing is lost or recorded twice."""
+    """Workers killed mid-build (here: SIGKILL to every pool worker once the first world is recorded, as the
+    out-of-memory killer would) break their pool; the build goes on with fresh pools, retries the worlds that
+    were on the broken one, alone, and every world is built: nothing raises, nothing is lost or recorded twice.
+    Only the pool's workers are killed: another grandchild of the test process lives on."""
     import os
     import signal
-
-    from worldforge.catalog.generate import generate_catalog
+    import subprocess
 
     import worldforge.catalog.build as build
+    from worldforge.catalog.generate import generate_catalog
 
     generate_catalog(4, 5, tmp_path / "specs")
     killed: list[int] = []
@@ -206,15 +227,21 @@ def test_a_killed_worker_costs_no_world(tmp_path, monkeypatch):
         stale.mkdir(parents=True)
         (stale / "tasks.jsonl").write_text("{}\n")
 
-    def kill_one(row, outcome):
+    def kill_workers(row, outcome):
         if not killed:
-            victims = _grandchildren()
+            victims = _pool_workers()
             assert victims, "no worker process found"
-            for pid in victims:  # every worker alive: the pools with worlds in flight break
+            for pid in victims:  # every pool worker alive: the pools with worlds in flight break
                 os.kill(pid, signal.SIGKILL)
             killed.extend(victims)
 
-    result = build_catalog(tmp_path / "specs", tmp_path / "wh", workers=2, recycle=1, progress=kill_one)
+    bystander = subprocess.Popen(["sh", "-c", "sleep 300 & wait"])  # a grandchild that is no pool worker (as vllm's engine is)
+    try:
+        result = build_catalog(tmp_path / "specs", tmp_path / "wh", workers=2, recycle=1, progress=kill_workers)
+        assert bystander.poll() is None and not any(pid in killed for pid in _children(bystander.pid))
+    finally:
+        subprocess.run(["pkill", "-P", str(bystander.pid)], check=False)
+        bystander.wait(10)
     assert killed
     rows = read_catalog(tmp_path / "wh")
     assert len(rows) == 4 and len(result.rows) == 4 and len({r.spec_path for r in result.rows}) == 4
