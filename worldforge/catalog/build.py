@@ -311,9 +311,11 @@ def _run_pool(specs: list[Path], wh: Warehouse, n: int, recycle: int, record: Ca
                 spec = queue.pop()
                 try:
                     fut = pools[-1].submit(build_world_entry, str(spec), str(wh), writer)
-                except BrokenProcessPool:  # a worker died before its futures said so: the world goes to a fresh pool
+                except BrokenProcessPool:
+                    # A worker died before its futures said so: the world goes to a fresh pool, unless this pool
+                    # was fresh (it cannot start workers; no loop of new pools): then it is a lost world.
                     dead.add(pools[-1])
-                    queue.append(spec)
+                    (broken if given == 0 else queue).append(spec)
                     continue
                 pending[fut] = (spec, pools[-1])
                 given += 1
