@@ -126,7 +126,9 @@ def _proc_tree_rss(root: int) -> int:
 
 
 def du(path: Path) -> int:
-    """Bytes on disk under ``path``."""
+    """Bytes of the file ``path``, or of the files under the folder ``path`` (0 when there is nothing)."""
+    if path.is_file():
+        return path.stat().st_size
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
@@ -170,7 +172,7 @@ def storage(wh: Path, n: int, sample: int = 10) -> float:
              "search indexes (tantivy)": sum(du(p) for p in wh.glob("*.index")),
              "task export (tasks/)": du(wh / "tasks"),
              "episodes": du(wh / "episodes"),
-             "catalog.duckdb": du(wh / "catalog.duckdb") if (wh / "catalog.duckdb").exists() else 0}
+             "catalog.duckdb": du(wh / "catalog.duckdb")}
     total = du(wh)
     print(f"storage: {total / max(n, 1) / 2**20:.2f} MiB per world over {n} worlds ({total / 2**30:.2f} GiB); per world by part: "
           + ", ".join(f"{k} {v / max(n, 1) / 2**20:.2f}" for k, v in parts.items()))

@@ -9,7 +9,9 @@ two more worlds each.
 from __future__ import annotations
 
 import dataclasses
+import os
 import shutil
+import subprocess
 
 import pytest
 import yaml
@@ -162,40 +164,22 @@ def test_generated_specs_build_end_to_end_with_workers_recycled_after_every_worl
     assert not (tmp_path / "wh" / "catalog_episodes").exists()
 
 
-def _parents() -> dict[int, int]:
-    """``{pid: parent pid}`` of every process (``/proc``)."""
-    import os
-
-    parents: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat", encoding="utf-8") as fh:
-                    parents[int(entry)] = int(fh.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-    return parents
+def _processes() -> list[tuple[int, int, str]]:
+    """``(pid, parent pid, command line)`` of every process (``ps``, as ``tests/ray_cluster.py`` reads sessions)."""
+    out = subprocess.run(["ps", "-eo", "pid=,ppid=,args="], capture_output=True, text=True, check=True).stdout
+    return [(int(f[0]), int(f[1]), f[2] if len(f) > 2 else "") for f in (line.split(None, 2) for line in out.splitlines() if line.strip())]
 
 
 def _children(pid: int) -> list[int]:
-    return [child for child, parent in _parents().items() if parent == pid]
+    return [child for child, parent, _ in _processes() if parent == pid]
 
 
 def _pool_workers() -> list[int]:
     """The catalog pool's worker processes: the children of this process's multiprocessing forkserver (never
     another server a test started, such as a session's `vllm serve` and its engine)."""
-    import os
-
-    def forkserver(pid: int) -> bool:
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as fh:
-                return b"multiprocessing.forkserver" in fh.read()
-        except OSError:
-            return False
-
-    parents = _parents()
-    servers = {pid for pid, ppid in parents.items() if ppid == os.getpid() and forkserver(pid)}
-    return [pid for pid, ppid in parents.items() if ppid in servers]
+    procs = _processes()
+    servers = {pid for pid, parent, args in procs if parent == os.getpid() and "multiprocessing.forkserver" in args}
+    return [pid for pid, parent, _ in procs if parent in servers]
 
 
 @pytest.mark.timeout(600)
@@ -204,9 +188,7 @@ def test_a_killed_worker_costs_no_world(tmp_path, monkeypatch):
     out-of-memory killer would) break their pool; the build goes on with fresh pools, retries the worlds that
     were on the broken one, alone, and every world is built: nothing raises, nothing is lost or recorded twice.
     Only the pool's workers are killed: another grandchild of the test process lives on."""
-    import os
     import signal
-    import subprocess
 
     import worldforge.catalog.build as build
     from worldforge.catalog.generate import generate_catalog

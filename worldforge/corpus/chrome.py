@@ -297,8 +297,8 @@ class Dresser:
         recipes = {r["url"]: (json.loads(r["chrome"]) if isinstance(r["chrome"], str) else r["chrome"]) for r in rows}
         return PreparedCorpus(self, {r["url"]: r for r in rows}, recipes, self._related([r for r in rows if recipes[r["url"]]]))
 
-    def _page(self, r: Mapping[str, Any], rec: dict | None, by_url: Mapping[str, Mapping[str, Any]],
-              recipes: Mapping[str, dict | None], related: list[str]) -> tuple[str, int, int]:
+    def _page(self, corpus: PreparedCorpus, url: str) -> tuple[str, int, int]:
+        r, rec, by_url, recipes = corpus.rows[url], corpus.recipes[url], corpus.rows, corpus.recipes
         article = r["body_md"]
         if not rec:
             return article, 0, len(article)
@@ -322,7 +322,7 @@ class Dresser:
                 qname = (recipes[q["url"]] or {}).get("n", q["site"])
                 parts.append(f"{i}. \u201c[{q['title']}]({q['url']})\u201d. *{qname}*{when}. Retrieved {self.retrieved}.")
             parts += [""] if rng.random() < 0.5 else ["", "External links: official website · archived copy"]
-        parts += related
+        parts += corpus.related.get(url, [])
         parts += chrome.footer(rng, crumbs[:-1] if len(crumbs) > 1 else crumbs)
         start = len("\n".join(head)) + 1
         return "\n".join(parts), start, start + len(article)
@@ -366,7 +366,7 @@ class PreparedCorpus:
 
     def page(self, url: str) -> tuple[str, int, int]:
         """One page rendered whole (``KeyError`` for a URL not in the corpus)."""
-        return self.dresser._page(self.rows[url], self.recipes[url], self.rows, self.recipes, self.related.get(url, []))
+        return self.dresser._page(self, url)
 
 
 def _render_date(value: Any) -> str:
