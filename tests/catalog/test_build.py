@@ -165,8 +165,9 @@ def test_generated_specs_build_end_to_end_with_workers_recycled_after_every_worl
 
 
 def _processes() -> list[tuple[int, int, str]]:
-    """``(pid, parent pid, command line)`` of every process (``ps``, as ``tests/ray_cluster.py`` reads sessions)."""
-    out = subprocess.run(["ps", "-eo", "pid=,ppid=,args="], capture_output=True, text=True, check=True).stdout
+    """``(pid, parent pid, command line)`` of every process (``ps``, as ``tests/ray_cluster.py`` reads sessions).
+    ``-ww``: whole command lines, whatever ``COLUMNS`` says (at 80 columns a forkserver's name is cut off)."""
+    out = subprocess.run(["ps", "-ww", "-eo", "pid=,ppid=,args="], capture_output=True, text=True, check=True).stdout
     return [(int(f[0]), int(f[1]), f[2] if len(f) > 2 else "") for f in (line.split(None, 2) for line in out.splitlines() if line.strip())]
 
 
