@@ -144,19 +144,30 @@ def raw_floor(wh: Path, queries: list[tuple[str, str | None, str]]) -> float:
     return time.perf_counter() - t0
 
 
+async def wait_ready(port: int, timeout: float = 60.0) -> None:
+    """Wait until the server at ``port`` answers ``/health`` (raises TimeoutError after ``timeout`` s)."""
+    import aiohttp
+
+    deadline = time.monotonic() + timeout
+    async with aiohttp.ClientSession(f"http://127.0.0.1:{port}") as c:
+        while True:
+            try:
+                async with c.get("/health") as r:
+                    if r.status == 200:
+                        return
+            except aiohttp.ClientError:
+                pass
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the search server on port {port} did not answer /health in {timeout:.0f} s")
+            await asyncio.sleep(0.2)
+
+
 async def episodes_http(port: int, tasks: list[tuple[str, object]], n: int, seed: int = 0):
     """Play ``n`` episodes over HTTP with 64 concurrent sessions; returns ``(seconds, steps, rewards, 5xx)``."""
     import aiohttp
 
     rng = random.Random(seed)
     async with aiohttp.ClientSession(f"http://127.0.0.1:{port}", connector=aiohttp.TCPConnector(limit=ENVS)) as c:
-        for _ in range(150):
-            try:
-                async with c.get("/health") as r:
-                    if r.status == 200:
-                        break
-            except aiohttp.ClientError:
-                await asyncio.sleep(0.2)
         counter = iter(range(n))
         steps, rewards, errors = [0], [], [0]
 
@@ -188,6 +199,71 @@ async def episodes_http(port: int, tasks: list[tuple[str, object]], n: int, seed
         return time.perf_counter() - t0, steps[0], rewards, errors[0]
 
 
+async def episodes_http_batched(port: int, tasks: list[tuple[str, object]], n: int, seed: int = 0):
+    """Play ``n`` episodes over HTTP as a vectorised rollout: 64 sessions, one ``POST /batch`` per tick
+    carrying every session's next call (open, step, or submit and close), as :func:`episodes_in_process`
+    steps its 64 environments. Returns ``(seconds, steps, rewards, 5xx, requests)``."""
+    import aiohttp
+
+    rng = random.Random(seed)
+    async with aiohttp.ClientSession(f"http://127.0.0.1:{port}") as c:
+        slots: list[list | None] = [None] * ENVS  # [session id, policy, plan, pending action]
+        started = steps = requests = errors = 0
+        rewards: list[float] = []
+        t0 = time.perf_counter()
+        while len(rewards) < n:
+            calls, owners = [], []
+            for i in range(ENVS):
+                if slots[i] is None:
+                    if started >= n:
+                        continue
+                    world, task = tasks[started % len(tasks)]
+                    policy = Policy(task, rng)
+                    slots[i] = [None, policy, policy.actions(), None]
+                    calls.append({"op": "open", "world": world, "task_id": task.instance_id, "seed": started})
+                    owners.append((i, "open"))
+                    started += 1
+                    continue
+                sid, policy, plan, _ = slots[i]
+                action = next(plan, None)
+                if action is None:
+                    calls += [{"op": "submit", "session_id": sid, "answer": policy.answer}, {"op": "close", "session_id": sid}]
+                    owners += [(i, "submit"), (i, "close")]
+                else:
+                    slots[i][3] = action[0]
+                    calls.append({"op": "step", "session_id": sid, "name": action[0], "arguments": action[1]})
+                    owners.append((i, "step"))
+            async with c.post("/batch", json={"calls": calls}) as r:
+                requests += 1
+                errors += r.status >= 500
+                out = await r.json()
+                if r.status != 200:
+                    raise RuntimeError(f"POST /batch: {r.status} {out}")
+            for (i, op), res in zip(owners, out["results"], strict=True):
+                errors += res["status"] >= 500
+                if res["status"] >= 300:
+                    raise RuntimeError(f"{op} in a batch: {res}")
+                if op == "open":
+                    slots[i][0] = res["session_id"]
+                elif op == "step":
+                    steps += 1
+                    if slots[i][3] == "web_search":
+                        slots[i][1].observe(res["observation"])
+                elif op == "submit":
+                    steps += 1
+                    rewards.append(res["reward"])
+                else:
+                    slots[i] = None
+        return time.perf_counter() - t0, steps, rewards, errors, requests
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far (Linux /proc)."""
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--warehouse", default=str(get_settings().warehouse))
@@ -213,7 +289,10 @@ def main() -> None:
     print(f"{len(tasks)} tasks over {len({w for w, _ in tasks})} worlds; {ENVS} environments; scratch warehouse {wh}")
     try:
         episodes_in_process(wh, tasks, 256, rss_at=10**9)  # warm: every world's caches open
+        cpu0 = resource.getrusage(resource.RUSAGE_SELF)
         dt, steps, rewards, queries, _ = episodes_in_process(wh, tasks, 1000, rss_at=10**9, seed=1)
+        cpu1 = resource.getrusage(resource.RUSAGE_SELF)
+        env_cpu = cpu1.ru_utime + cpu1.ru_stime - cpu0.ru_utime - cpu0.ru_stime
         floor = raw_floor(wh, queries)
         env_rate, raw_rate = steps / dt, len(queries) / floor
         print(f"in-process: 1,000 episodes, {steps:,} tool steps in {dt:.2f} s = {1000 / dt:,.0f} episodes/s, {env_rate:,.0f} tool steps/s "
@@ -227,20 +306,35 @@ def main() -> None:
             cwd=ROOT, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
         try:
+            asyncio.run(wait_ready(port))
+            warm = asyncio.run(episodes_http_batched(port, tasks, 128, seed=0))  # the server opens its worlds, as the in-process warm-up did
+            c0 = cpu_seconds(proc.pid)
             hdt, hsteps, hrewards, h5xx = asyncio.run(episodes_http(port, tasks, args.http_episodes, seed=1))
+            c1 = cpu_seconds(proc.pid)
+            bdt, bsteps, brewards, b5xx, breqs = asyncio.run(episodes_http_batched(port, tasks, args.http_episodes, seed=1))
+            c2 = cpu_seconds(proc.pid)
         finally:
-            os.killpg(proc.pid, signal.SIGTERM)
+            os.killpg(proc.pid, signal.SIGTERM)  # a stopping server closes its sessions and records the episode log
             proc.wait(30)
-        print(f"HTTP: {len(hrewards)} episodes, {hsteps:,} tool steps in {hdt:.2f} s = {len(hrewards) / hdt:,.1f} episodes/s, "
-              f"{hsteps / hdt:,.0f} tool steps/s, 5xx: {h5xx}; HTTP / in-process = {(hsteps / hdt) / env_rate:.2f}x "
-              f"(same policy; mean reward {sum(hrewards) / max(1, len(hrewards)):.3f})")
+        from worldforge.trajectories.episodes import read_episodes
+
+        closed = len(warm[2]) + len(hrewards) + len(brewards)
+        stored = int((read_episodes(wh)["agent"] == "http").sum())
+        rate, brate = hsteps / hdt, bsteps / bdt
+        print(f"HTTP, a request per call: {len(hrewards)} episodes, {hsteps:,} tool steps in {hdt:.2f} s = {rate:,.0f} tool steps/s; "
+              f"HTTP / in-process = {rate / env_rate:.2f}x; server CPU {1000 * (c1 - c0) / hsteps:.2f} ms a step "
+              f"(in-process {1000 * env_cpu / steps:.2f}); 5xx: {h5xx}; mean reward {sum(hrewards) / max(1, len(hrewards)):.3f}")
+        print(f"HTTP, a /batch per tick of {ENVS} sessions: {len(brewards)} episodes, {bsteps:,} tool steps in {bdt:.2f} s over {breqs:,} requests = "
+              f"{brate:,.0f} tool steps/s; HTTP / in-process = {brate / env_rate:.2f}x   [target: >= 0.50x]; server CPU "
+              f"{1000 * (c2 - c1) / bsteps:.2f} ms a step; 5xx: {b5xx}; mean reward {sum(brewards) / max(1, len(brewards)):.3f}")
+        print(f"HTTP episodes: {closed:,} sessions closed, {stored:,} episodes stored (agent http)   [target: equal]")
 
         mdt, msteps, mrewards, _, rss = episodes_in_process(wh, tasks, args.episodes, seed=2)
         first, last = rss[min(rss)], rss[max(rss)]
         print(f"memory: {args.episodes:,} episodes ({msteps:,} tool steps, {args.episodes / mdt:,.0f} episodes/s) — RSS {first:,.0f} MiB after "
               f"{min(rss):,}, {last:,.0f} MiB after {max(rss):,}: {last / first:.2f}x   [target: <= 1.10x]; "
               f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MiB")
-        ok = env_rate >= 1000 and last / first <= 1.10 and h5xx == 0
+        ok = env_rate >= 1000 and last / first <= 1.10 and h5xx == 0 and b5xx == 0 and brate >= 0.5 * env_rate and stored == closed
         print("PASS" if ok else "MISS")
     finally:
         shutil.rmtree(wh, ignore_errors=True)

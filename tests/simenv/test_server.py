@@ -67,6 +67,54 @@ def test_http_task_and_instruction(server, warehouse):
     assert r["error"] and r["perturbations"][0]["kind"] == "transient_error"
 
 
+def test_http_batch_answers_as_the_single_endpoints(server, warehouse):
+    """``POST /batch`` carries many sessions' calls: each is answered as its single endpoint answers it
+    (same observation for the same seed and call), in order (a step after its session's close is 404),
+    with its own status; the batch's closes are in the episode store."""
+    from worldforge.simenv.server import MAX_BATCH_CALLS
+    from worldforge.trajectories.episodes import read_episodes
+
+    c = httpx.Client(base_url=server.url)
+    task = build_tasks(warehouse / "esports_2031.duckdb").tasks[0]
+    single = c.post("/sessions", json={"seed": 3}).json()["session_id"]
+    opened = c.post("/batch", json={"calls": [
+        {"op": "open", "seed": 3}, {"op": "open", "seed": 3, "task_id": task.instance_id}, {"op": "open", "world": "atlantis"},
+        {"op": "fly", "session_id": single}, {"op": "step", "name": "web_search"}, "step",
+    ]}).json()["results"]
+    assert [r["status"] for r in opened] == [201, 201, 404, 422, 422, 422]
+    assert "no world 'atlantis'" in opened[2]["error"] and "'op' must be one of" in opened[3]["error"]
+    a, b = opened[0]["session_id"], opened[1]["session_id"]
+    other = c.post("/sessions", json={"seed": 3}).json()
+    assert opened[0]["observation"] == other["observation"].replace(other["session_id"], a) and "tools" not in opened[0]
+    assert c.delete(f"/sessions/{other['session_id']}").status_code == 204
+
+    search = {"name": "web_search", "arguments": {"query": "Titans league"}}
+    want = c.post(f"/sessions/{single}/step", json=search).json()
+    got = c.post("/batch", json={"calls": [
+        {"op": "step", "session_id": a, **search},
+        {"op": "step", "session_id": a, "tool_call": {"type": "function", "function": {"name": "web_search", "arguments": '{"query": "Titans league"}'}}},
+        {"op": "step", "session_id": a, "name": "nope", "arguments": {}},
+        {"op": "submit", "session_id": b, "answer": "| x |\n|---|\n| y |"},
+        {"op": "submit", "session_id": b, "answer": "again"},
+        {"op": "close", "session_id": a},
+        {"op": "step", "session_id": a, **search},
+        {"op": "close", "session_id": b},
+        {"op": "close", "session_id": "nobody"},
+    ]}).json()["results"]
+    assert [r["status"] for r in got] == [200, 200, 200, 200, 409, 204, 404, 204, 404]
+    assert got[0]["observation"] == want["observation"] == got[1]["observation"] and (got[0]["turn"], got[1]["turn"]) == (1, 2)
+    assert got[2]["error"] and "unknown tool 'nope'" in got[2]["observation"]
+    assert 0.0 <= got[3]["reward"] <= 1.0 and got[3]["done"] and got[3]["info"]
+    stored = read_episodes(warehouse).filter(pl.col("episode_id").is_in([a, b]))
+    assert stored.height == 2 and set(stored["agent"]) == {"http"}
+    assert stored.filter(pl.col("episode_id") == b)["task_id"].to_list() == [task.instance_id]
+
+    assert c.post("/batch", json={"calls": {"op": "open"}}).status_code == 422
+    assert c.post("/batch", json={"calls": [{"op": "close", "session_id": "x"}] * (MAX_BATCH_CALLS + 1)}).status_code == 422
+    assert c.post("/batch", content=b"{nope").status_code == 400
+    assert c.delete(f"/sessions/{single}").status_code == 204
+
+
 def test_mcp_tools_through_the_sdk_client(server):
     from mcp import Client
 

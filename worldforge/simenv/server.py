@@ -17,6 +17,15 @@ HTTP endpoints (JSON):
 ``POST /sessions/{id}/reset`` start the episode over (the episode so far is logged first, and
                             the next one gets its own episode id)
 ``DELETE /sessions/{id}``   close the session; its episode is logged before the reply
+``POST /batch``             ``{"calls": [{"op": "open", ...}, {"op": "step", "session_id",
+                            "name", "arguments"}, {"op": "submit", "session_id", "answer"},
+                            {"op": "close", "session_id"}, ...]}`` → ``{"results": [{"status",
+                            ...}, ...]}``: many sessions' calls in one request, in order, each
+                            answered as its single endpoint would (its status inside, an
+                            error as ``{"status", "error"}``; an open's reply has no ``tools``).
+                            The closes of a batch are logged together (one ``fsync``). A
+                            vectorised rollout sends one batch per tick, so the per-request
+                            cost of HTTP is paid once for all its environments
 =========================== ===========================================================
 
 A malformed tool call is an error *observation* (status 200), as a real tool would answer;
@@ -78,6 +87,7 @@ from worldforge.simenv.env import TOOL_SCHEMAS, EpisodeOver, SearchEnv
 from worldforge.simenv.perturbations import MAX_INSTRUCTION_CHARS, PerturbationConfig, from_instruction, parse_perturbations
 from worldforge.simenv.reward import RewardConfig
 from worldforge.simenv.tools import SEARCH_TOOLS
+from worldforge.trajectories.model import storable
 from worldforge.tasks.store import tasks_by_id
 from worldforge.warehouse.cache import FileCache
 from worldforge.warehouse.duck import open_readonly
@@ -120,8 +130,8 @@ class Sessions:
         self.finished: list[SearchEnv] = []
         """Closed sessions whose episode could not be logged yet (retried by :meth:`flush`)."""
 
-    def _retire(self, envs: list[SearchEnv]) -> None:
-        """Log the episodes of closed sessions (called without the lock held).
+    def retire(self, envs: list[SearchEnv]) -> None:
+        """Log the episodes of closed sessions, all with one ``fsync`` (called without the lock held).
 
         Raises:
             EpisodeNotLogged: the log could not be written; the sessions wait in :attr:`finished`.
@@ -152,7 +162,7 @@ class Sessions:
         with self._lock:
             waiting, self.finished = self.finished, []
         with contextlib.suppress(EpisodeNotLogged):
-            self._retire(waiting)
+            self.retire(waiting)
         try:
             return episodes.drain_episode_log(self.warehouse).recorded
         except Exception:
@@ -194,6 +204,16 @@ class Sessions:
         self.reap()
         self.registry.open(key or env.session_id, env)
 
+    def take(self, sid: str) -> SearchEnv | None:
+        """Take session ``sid`` out of the registry (a step in flight on it finishes first) without
+        logging it: the caller hands it to :meth:`retire`, with others (one ``fsync`` for a batch
+        of closes). ``None`` when there is no such session."""
+        session = self.registry.pop(sid)
+        if session is None:
+            return None
+        with session.lock:  # a step in flight finishes first, so the episode is complete
+            return session.value
+
     def close(self, sid: str) -> bool:
         """Close session ``sid``; when it took a step its episode is in the episode log on return.
 
@@ -207,21 +227,21 @@ class Sessions:
         if session is None:
             return False
         with session.lock:  # a step in flight finishes first, so the episode is complete
-            self._retire([session.value])
+            self.retire([session.value])
         return True
 
     def close_all(self) -> int:
         """Close every open session (server shutdown); returns how many. Never raises."""
         taken = self.registry.pop_all()
         with contextlib.suppress(EpisodeNotLogged):
-            self._retire([s.value for s in taken])
+            self.retire([s.value for s in taken])
         return len(taken)
 
     def reap(self) -> int:
         """Expire idle sessions (never one with a step in flight), logging their episodes; returns how many. Never raises."""
         stale = self.registry.pop_idle()
         with contextlib.suppress(EpisodeNotLogged):
-            self._retire([s.value for s in stale])
+            self.retire([s.value for s in stale])
         return len(stale)
 
 
@@ -238,6 +258,17 @@ _SCENARIOS: FileCache[frozenset[str]] = FileCache()
 def world_names(warehouse: WarehouseLike) -> set[str]:
     """The worlds of a warehouse: the names ``<world>`` of its ``<world>.duckdb`` files (not the stores)."""
     return {p.name.removesuffix(".duckdb") for p in Warehouse.of(warehouse).world_files()}
+
+
+def _is_world(warehouse: WarehouseLike, name: str) -> bool:
+    """Whether ``<name>.duckdb`` is a world of the warehouse: one ``stat``, not a listing of the
+    warehouse (a catalog holds thousands of worlds)."""
+    if not name or "/" in name or "\\" in name or name.startswith(".") or "\0" in name:
+        return False
+    try:
+        return Warehouse.of(warehouse).world(name).is_file()
+    except WorldforgeError:  # a store's name
+        return False
 
 
 def scenario_names(warehouse: WarehouseLike, world: str) -> frozenset[str]:
@@ -301,7 +332,7 @@ def new_session(body: Any, world: str, warehouse: WarehouseLike) -> SearchEnv:
             config = parse_perturbations(body.get("perturbations"))
         except WorldforgeError as exc:
             raise RequestError(422, str(exc)) from None
-    if w not in world_names(warehouse):
+    if not _is_world(warehouse, w):
         raise RequestError(404, f"no world {w!r} in this warehouse")
     task = _task(warehouse, w, task_id) if task_id else None
     scenario = scenario or (task.extra.get("scenario") if task else None)
@@ -365,6 +396,12 @@ INLINE_STEP_BYTES = 2048
 answered on the event loop (it costs about a millisecond: a thread hop would cost as much and
 halve the throughput on two cores); larger calls (up to 20 queries of 1,000 characters) and
 calls that must wait for their session run in worker threads, so they cannot stall the others."""
+
+MAX_BATCH_CALLS = 1024
+"""The most calls one ``POST /batch`` may carry (its body is bounded by :data:`~worldforge.serving.http.MAX_BODY_BYTES` too)."""
+
+BATCH_OPS = ("open", "step", "submit", "close")
+"""The calls of ``POST /batch``: the single endpoints' work, one result each."""
 
 FLUSH_INTERVAL_S = 1.0
 """How often the server records the episode log in the episode store (seconds)."""
@@ -455,9 +492,9 @@ def create_app(
     def tools() -> list[dict]:
         return TOOL_SCHEMAS
 
-    def open_session(raw: bytes) -> dict:
+    def open_from(body: Any) -> dict:
         try:
-            env = new_session(parse_body(raw), world, wh)
+            env = new_session(body, world, wh)
         except RequestError:
             raise
         except (WorldforgeError, ValueError) as exc:
@@ -466,7 +503,10 @@ def create_app(
             sessions.add(env)
         except WorldforgeError as exc:  # too many open sessions
             raise RequestError(400, str(exc)) from None
-        return {"session_id": env.session_id, "observation": env.reset(), "tools": TOOL_SCHEMAS}
+        return {"session_id": env.session_id, "observation": env.reset()}
+
+    def open_session(raw: bytes) -> dict:
+        return {**open_from(parse_body(raw)), "tools": TOOL_SCHEMAS}
 
     @app.post("/sessions")
     async def create(request: Request) -> Response:
@@ -511,7 +551,9 @@ def create_app(
             return SafeJSONResponse(await run_in_threadpool(step_session, env, env_lock, raw))
 
     def submit_answer(env: SearchEnv, env_lock: threading.Lock, raw: bytes) -> dict:
-        body = parse_body(raw)
+        return submit_from(env, env_lock, parse_body(raw))
+
+    def submit_from(env: SearchEnv, env_lock: threading.Lock, body: Any) -> dict:
         if not isinstance(body, dict) or not isinstance(body.get("answer"), str):
             raise RequestError(422, "the body must be {\"answer\": \"<one Markdown table>\"} (optional \"reward\": {metric, format_reward, tool_call_penalty})")
         try:
@@ -525,6 +567,60 @@ def create_app(
             except EpisodeOver as exc:
                 raise RequestError(409, str(exc)) from None
         return {"reward": result.value, "info": result.info, "done": True, "turn": env.turn}
+
+    def batch_call(call: Any, closing: list[tuple[int, SearchEnv]], i: int) -> dict:
+        """One call of a ``/batch``: its result (``status`` and the single endpoint's fields); a close is
+        taken out at once (later calls on it get 404) and logged with the batch's other closes."""
+        if not isinstance(call, dict):
+            raise RequestError(422, f"each call must be a JSON object, not {type(call).__name__}")
+        op = call.get("op")
+        if op == "open":
+            return {"status": 201, **open_from({k: v for k, v in call.items() if k != "op"})}
+        if op not in BATCH_OPS:
+            raise RequestError(422, f"'op' must be one of {', '.join(BATCH_OPS)}, not {op!r}")
+        sid = call.get("session_id")
+        if not isinstance(sid, str):
+            raise RequestError(422, f"a {op!r} call needs a 'session_id' string")
+        if op == "close":
+            env = sessions.take(sid)
+            if env is None:
+                raise RequestError(404, f"no session {sid!r}")
+            closing.append((i, env))
+            return {"status": 204}
+        with session(sid) as (env, env_lock):
+            if op == "submit":
+                return {"status": 200, **submit_from(env, env_lock, call)}
+            tool_call = call["tool_call"] if "tool_call" in call else {k: v for k, v in call.items() if k not in ("op", "session_id")}
+            with env_lock:
+                return {"status": 200, **_observation_json(env, env.step(tool_call))}
+
+    def run_batch(raw: bytes) -> dict:
+        body = parse_body(raw)
+        calls = body.get("calls") if isinstance(body, dict) else None
+        if not isinstance(calls, list):
+            raise RequestError(422, 'the body must be {"calls": [{"op": "open" | "step" | "submit" | "close", ...}, ...]}')
+        if len(calls) > MAX_BATCH_CALLS:
+            raise RequestError(422, f"the batch has {len(calls)} calls; at most {MAX_BATCH_CALLS} are accepted")
+        results: list[dict] = []
+        closing: list[tuple[int, SearchEnv]] = []
+        try:
+            for i, call in enumerate(calls):
+                try:
+                    results.append(batch_call(call, closing, i))
+                except RequestError as exc:
+                    results.append({"status": exc.status, "error": storable(exc.message)})
+        finally:  # the sessions taken out are logged whatever happened after (nothing is lost)
+            try:
+                sessions.retire([env for _, env in closing])  # every closed episode in the log, one fsync, before the reply
+            except EpisodeNotLogged as exc:  # kept in memory and retried by the flush, as a single close's
+                for i, _ in closing:
+                    results[i] = {"status": 503, "error": str(exc)}
+        return {"results": results}
+
+    @app.post("/batch")
+    async def batch(request: Request) -> Response:
+        raw = await raw_body(request)
+        return SafeJSONResponse(await run_in_threadpool(run_batch, raw))
 
     @app.post("/sessions/{sid}/submit")
     async def submit(sid: str, request: Request) -> Response:
