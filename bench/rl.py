@@ -257,6 +257,42 @@ async def episodes_http_batched(port: int, tasks: list[tuple[str, object]], n: i
         return time.perf_counter() - t0, steps, rewards, errors, requests
 
 
+def retrieve_rates(wh: Path, world: str, queries: list[str], batch: int = ENVS) -> tuple[float, float, int]:
+    """Search-R1's ``/retrieve`` on ``world``: the same batches of ``batch`` queries (topk 3, whole pages,
+    as Search-R1's rollout sends every active trajectory's query at once) answered in-process by
+    :class:`~worldforge.rl.retrieve.Retriever` and over HTTP by a real ``worldforge serve retrieve``,
+    one batch after another. Returns ``(in-process queries/s, HTTP queries/s, 5xx)``."""
+    import httpx
+
+    from worldforge.rl.retrieve import Retriever
+
+    batches = [{"queries": queries[i:i + batch], "topk": 3} for i in range(0, len(queries) - batch + 1, batch)]
+    retriever = Retriever(world, wh)
+    retriever.retrieve(retriever.request(batches[0]))  # warm
+    t0 = time.perf_counter()
+    for body in batches:
+        retriever.retrieve(retriever.request(body))
+    local = len(batches) * batch / (time.perf_counter() - t0)
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "worldforge.cli", "serve", "retrieve", "--world", world, "--port", str(port), "--warehouse", str(wh)],
+                            cwd=ROOT, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        asyncio.run(wait_ready(port))
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as c:
+            c.post("/retrieve", json=batches[0])  # warm
+            errors, t0 = 0, time.perf_counter()
+            for body in batches:
+                r = c.post("/retrieve", json=body)
+                errors += r.status_code >= 500
+                if r.status_code != 200 or len(r.json()["result"]) != batch:
+                    raise RuntimeError(f"POST /retrieve: {r.status_code} {r.text[:200]}")
+            remote = len(batches) * batch / (time.perf_counter() - t0)
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(30)
+    return local, remote, errors
+
+
 def cpu_seconds(pid: int) -> float:
     """User + system CPU seconds of process ``pid`` so far (Linux /proc)."""
     with open(f"/proc/{pid}/stat") as fh:
@@ -329,12 +365,18 @@ def main() -> None:
               f"{1000 * (c2 - c1) / bsteps:.2f} ms a step; 5xx: {b5xx}; mean reward {sum(brewards) / max(1, len(brewards)):.3f}")
         print(f"HTTP episodes: {closed:,} sessions closed, {stored:,} episodes stored (agent http)   [target: equal]")
 
+        world = tasks[0][0]
+        asked = [q for w, sc, q in queries if w == world and sc is None]
+        local, remote, r5xx = retrieve_rates(wh, world, asked)
+        print(f"Search-R1 /retrieve ({world}, {len(asked) // ENVS * ENVS:,} queries in batches of {ENVS}, top 3 whole pages): in-process "
+              f"{local:,.0f} queries/s, HTTP {remote:,.0f} queries/s; HTTP / in-process = {remote / local:.2f}x   [target: >= 0.50x]; 5xx: {r5xx}")
+
         mdt, msteps, mrewards, _, rss = episodes_in_process(wh, tasks, args.episodes, seed=2)
         first, last = rss[min(rss)], rss[max(rss)]
         print(f"memory: {args.episodes:,} episodes ({msteps:,} tool steps, {args.episodes / mdt:,.0f} episodes/s) — RSS {first:,.0f} MiB after "
               f"{min(rss):,}, {last:,.0f} MiB after {max(rss):,}: {last / first:.2f}x   [target: <= 1.10x]; "
               f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MiB")
-        ok = env_rate >= 1000 and last / first <= 1.10 and h5xx == 0 and b5xx == 0 and brate >= 0.5 * env_rate and stored == closed
+        ok = env_rate >= 1000 and last / first <= 1.10 and h5xx == 0 and b5xx == 0 and brate >= 0.5 * env_rate and stored == closed and remote >= 0.5 * local and r5xx == 0
         print("PASS" if ok else "MISS")
     finally:
         shutil.rmtree(wh, ignore_errors=True)
