@@ -11,13 +11,22 @@ warehouse (their scenarios included), so worlds open lazily through the bounded 
   log as in training (``record=True``).
 * **floor**: the raw tantivy query (parse + top-10 + stored fields) of the same ``web_search``
   queries on the same indexes, timed in the same run; the ratio says what the environment adds.
-* **HTTP**: a real ``worldforge serve search`` (setsid, stopped by PID) and 64 concurrent
-  aiohttp sessions playing the same episodes through ``/sessions``, ``/step``, ``/submit``.
+* **HTTP**: a real ``worldforge serve search`` (setsid, stopped by PID) playing the same episodes
+  two ways: 64 concurrent aiohttp sessions, a request per call (``/sessions``, ``/step``,
+  ``/submit``, ``DELETE``); and a vectorised rollout of 64 sessions sending one ``POST /batch`` a
+  tick with every session's next call. Each is timed after a warm-up that opens the server's
+  worlds (as the in-process warm-up does), with the server's CPU seconds per tool step against
+  in-process; then the server is stopped and the episodes it stored are counted against the
+  sessions it closed.
+* **/retrieve**: Search-R1's retrieval protocol on one world, the same batches of 64 queries
+  answered in-process by ``Retriever`` and over HTTP by a real ``worldforge serve retrieve``.
 * **memory**: 10,000 episodes in-process with the resident set size (RSS) sampled after 1,000
   and at the end: flat means the final RSS is within 1.10x of the first sample.
 
 Episodes are recorded in a scratch warehouse (symbolic links to the worlds and their indexes),
-never in yours. Targets: at least 1,000 tool steps/s in-process; memory flat over 10,000 episodes.
+never in yours. Targets: at least 1,000 tool steps/s in-process; memory flat over 10,000 episodes;
+over HTTP (``/batch`` and ``/retrieve``) at least 0.5x the in-process rate measured in the same run,
+0 5xx, and every closed session's episode stored (issue 31).
 
 Usage: python bench/rl.py [--warehouse warehouse] [--episodes 10000] [--http-episodes 640]
 """
@@ -266,6 +275,7 @@ def retrieve_rates(wh: Path, world: str, queries: list[str], batch: int = ENVS) 
 
     from worldforge.rl.retrieve import Retriever
 
+    batch = min(batch, len(queries))
     batches = [{"queries": queries[i:i + batch], "topk": 3} for i in range(0, len(queries) - batch + 1, batch)]
     retriever = Retriever(world, wh)
     retriever.retrieve(retriever.request(batches[0]))  # warm
@@ -365,10 +375,14 @@ def main() -> None:
               f"{1000 * (c2 - c1) / bsteps:.2f} ms a step; 5xx: {b5xx}; mean reward {sum(brewards) / max(1, len(brewards)):.3f}")
         print(f"HTTP episodes: {closed:,} sessions closed, {stored:,} episodes stored (agent http)   [target: equal]")
 
-        world = tasks[0][0]
+        from collections import Counter
+
+        world = Counter(w for w, sc, _ in queries if sc is None).most_common(1)[0][0]  # the world searched most
         asked = [q for w, sc, q in queries if w == world and sc is None]
+        if not asked:
+            sys.exit(f"no search of {world}'s own corpus in the in-process run: nothing to retrieve")
         local, remote, r5xx = retrieve_rates(wh, world, asked)
-        print(f"Search-R1 /retrieve ({world}, {len(asked) // ENVS * ENVS:,} queries in batches of {ENVS}, top 3 whole pages): in-process "
+        print(f"Search-R1 /retrieve ({world}, {len(asked) // min(ENVS, len(asked)) * min(ENVS, len(asked)):,} queries in batches of {min(ENVS, len(asked))}, top 3 whole pages): in-process "
               f"{local:,.0f} queries/s, HTTP {remote:,.0f} queries/s; HTTP / in-process = {remote / local:.2f}x   [target: >= 0.50x]; 5xx: {r5xx}")
 
         mdt, msteps, mrewards, _, rss = episodes_in_process(wh, tasks, args.episodes, seed=2)
