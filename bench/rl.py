@@ -18,6 +18,8 @@ warehouse (their scenarios included), so worlds open lazily through the bounded 
   worlds (as the in-process warm-up does), with the server's CPU seconds per tool step against
   in-process; then the server is stopped and the episodes it stored are counted against the
   sessions it closed.
+* **OpenEnv**: a real ``worldforge serve openenv`` and 64 concurrent ``SearchWorldClient`` WebSocket
+  connections playing the same episodes, a message per call (the protocol has no batch).
 * **/retrieve**: Search-R1's retrieval protocol on one world, the same batches of 64 queries
   answered in-process by ``Retriever`` and over HTTP by a real ``worldforge serve retrieve``.
 * **memory**: 10,000 episodes in-process with the resident set size (RSS) sampled after 1,000
@@ -25,7 +27,7 @@ warehouse (their scenarios included), so worlds open lazily through the bounded 
 
 Episodes are recorded in a scratch warehouse (symbolic links to the worlds and their indexes),
 never in yours. Targets: at least 1,000 tool steps/s in-process; memory flat over 10,000 episodes;
-over HTTP (``/batch`` and ``/retrieve``) at least 0.5x the in-process rate measured in the same run,
+over HTTP (``/batch``, ``/retrieve``) and OpenEnv at least 0.5x the in-process rate measured in the same run,
 0 5xx, and every closed session's episode stored (issue 31).
 
 Usage: python bench/rl.py [--warehouse warehouse] [--episodes 10000] [--http-episodes 640]
@@ -266,6 +268,58 @@ async def episodes_http_batched(port: int, tasks: list[tuple[str, object]], n: i
         return time.perf_counter() - t0, steps, rewards, errors, requests
 
 
+async def episodes_openenv(port: int, tasks: list[tuple[str, object]], n: int, seed: int = 0):
+    """Play ``n`` episodes through OpenEnv's WebSocket protocol: 64 concurrent :class:`SearchWorldClient`
+    connections (one environment each, as OpenEnv trainers hold them), a message per call.
+    Returns ``(seconds, steps, rewards)``."""
+    from worldforge.rl.openenv import SearchAction, SearchWorldClient
+
+    rng = random.Random(seed)
+    counter = iter(range(n))
+    steps, rewards = [0], []
+
+    async def worker() -> None:
+        client = SearchWorldClient(base_url=f"http://127.0.0.1:{port}")
+        await client.connect()
+        try:
+            for k in counter:
+                world, task = tasks[k % len(tasks)]
+                policy = Policy(task, rng)
+                await client.reset(world=world, task=task.instance_id, seed=k)
+                for name, args in policy.actions():
+                    out = await client.step(SearchAction(tool=name, arguments=args))
+                    steps[0] += 1
+                    if name == "web_search":
+                        policy.observe(out.observation.text)
+                result = await client.step(SearchAction(tool="submit", arguments={"answer": policy.answer}))
+                steps[0] += 1
+                rewards.append(result.reward)
+        finally:
+            await client.close()
+
+    t0 = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(ENVS)))
+    return time.perf_counter() - t0, steps[0], rewards
+
+
+def openenv_rate(wh: Path, tasks: list[tuple[str, object]], n: int) -> tuple[float, int, float, float]:
+    """Tool steps/s of ``n`` episodes through a real ``worldforge serve openenv`` (after a warm-up
+    that opens its worlds). Returns ``(steps/s, steps, server CPU ms a step, mean reward)``."""
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "worldforge.cli", "serve", "openenv", "--port", str(port), "--warehouse", str(wh),
+                             "--max-sessions", str(ENVS)], cwd=ROOT, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        asyncio.run(wait_ready(port, timeout=120))
+        asyncio.run(episodes_openenv(port, tasks, 128, seed=0))
+        c0 = cpu_seconds(proc.pid)
+        dt, steps, rewards = asyncio.run(episodes_openenv(port, tasks, n, seed=1))
+        c1 = cpu_seconds(proc.pid)
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(30)
+    return steps / dt, steps, 1000 * (c1 - c0) / steps, sum(rewards) / max(1, len(rewards))
+
+
 def retrieve_rates(wh: Path, world: str, queries: list[str], batch: int = ENVS) -> tuple[float, float, int]:
     """Search-R1's ``/retrieve`` on ``world``: the same batches of ``batch`` queries (topk 3, whole pages,
     as Search-R1's rollout sends every active trajectory's query at once) answered in-process by
@@ -375,6 +429,10 @@ def main() -> None:
               f"{1000 * (c2 - c1) / bsteps:.2f} ms a step; 5xx: {b5xx}; mean reward {sum(brewards) / max(1, len(brewards)):.3f}")
         print(f"HTTP episodes: {closed:,} sessions closed, {stored:,} episodes stored (agent http)   [target: equal]")
 
+        orate, osteps, ocpu, oreward = openenv_rate(wh, tasks, args.http_episodes)
+        print(f"OpenEnv, a WebSocket message per call ({ENVS} connections): {osteps:,} tool steps = {orate:,.0f} tool steps/s; "
+              f"OpenEnv / in-process = {orate / env_rate:.2f}x   [target: >= 0.50x]; server CPU {ocpu:.2f} ms a step; mean reward {oreward:.3f}")
+
         from collections import Counter
 
         world = Counter(w for w, sc, _ in queries if sc is None).most_common(1)[0][0]  # the world searched most
@@ -390,7 +448,7 @@ def main() -> None:
         print(f"memory: {args.episodes:,} episodes ({msteps:,} tool steps, {args.episodes / mdt:,.0f} episodes/s) — RSS {first:,.0f} MiB after "
               f"{min(rss):,}, {last:,.0f} MiB after {max(rss):,}: {last / first:.2f}x   [target: <= 1.10x]; "
               f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MiB")
-        ok = env_rate >= 1000 and last / first <= 1.10 and h5xx == 0 and b5xx == 0 and brate >= 0.5 * env_rate and stored == closed and remote >= 0.5 * local and r5xx == 0
+        ok = env_rate >= 1000 and last / first <= 1.10 and h5xx == 0 and b5xx == 0 and brate >= 0.5 * env_rate and stored == closed and remote >= 0.5 * local and r5xx == 0 and orate >= 0.5 * env_rate
         print("PASS" if ok else "MISS")
     finally:
         shutil.rmtree(wh, ignore_errors=True)
