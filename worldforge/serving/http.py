@@ -20,7 +20,6 @@ from collections.abc import Callable
 from typing import Any
 
 import orjson
-
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException

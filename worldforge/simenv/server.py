@@ -87,8 +87,8 @@ from worldforge.simenv.env import TOOL_SCHEMAS, EpisodeOver, SearchEnv
 from worldforge.simenv.perturbations import MAX_INSTRUCTION_CHARS, PerturbationConfig, from_instruction, parse_perturbations
 from worldforge.simenv.reward import RewardConfig
 from worldforge.simenv.tools import SEARCH_TOOLS
-from worldforge.trajectories.model import storable
 from worldforge.tasks.store import tasks_by_id
+from worldforge.trajectories.model import storable
 from worldforge.warehouse.cache import FileCache
 from worldforge.warehouse.duck import open_readonly
 from worldforge.warehouse.layout import Warehouse, WarehouseLike
