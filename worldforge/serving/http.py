@@ -68,21 +68,24 @@ def _no_constants(name: str) -> Any:
     raise RequestError(400, f"the body is not JSON ({name} is not a JSON number)")
 
 
-def _clean(value: Any, depth: int = 1) -> Any:
-    """``value`` with its strings made :func:`storable`; raises when nested deeper than :data:`MAX_JSON_DEPTH`."""
+def _clean(value: Any, depth: int = 1, limit: int = MAX_JSON_DEPTH) -> Any:
+    """``value`` with its strings made :func:`storable`; raises when nested deeper than ``limit``."""
     if isinstance(value, str):
         return storable(value)
     if isinstance(value, (dict, list)):
-        if depth > MAX_JSON_DEPTH:
-            raise RequestError(400, f"the body is nested deeper than {MAX_JSON_DEPTH} levels")
+        if depth > limit:
+            raise RequestError(400, f"the body is nested deeper than {limit} levels")
         if isinstance(value, dict):
-            return {storable(k): _clean(v, depth + 1) for k, v in value.items()}
-        return [_clean(v, depth + 1) for v in value]
+            return {storable(k): _clean(v, depth + 1, limit) for k, v in value.items()}
+        return [_clean(v, depth + 1, limit) for v in value]
     return value
 
 
-def parse_body(raw: bytes) -> Any:
+def parse_body(raw: bytes, envelope: int = 0) -> Any:
     """A request body as JSON: ``{}`` when empty; strings :func:`storable`.
+
+    ``envelope``: levels of nesting the endpoint wraps around what a single call would carry (a
+    batch's ``{"calls": [...]}`` adds 2), allowed on top of :data:`MAX_JSON_DEPTH`.
 
     Raises:
         NotJSON: UTF-8 text that is not JSON.
@@ -102,7 +105,7 @@ def parse_body(raw: bytes) -> Any:
         raise RequestError(400, f"the body is nested deeper than {MAX_JSON_DEPTH} levels") from None
     except ValueError as exc:  # an integer of more than 4,300 digits
         raise RequestError(400, f"the body is not usable JSON ({exc})") from None
-    return _clean(value)
+    return _clean(value, limit=MAX_JSON_DEPTH + envelope)
 
 
 class BodyLimit:

@@ -37,6 +37,7 @@ from typing import Generic, TypeVar
 from worldforge.errors import WorldforgeError
 
 T = TypeVar("T")
+S = TypeVar("S", bound="Session | None")
 
 
 class SessionLimit(WorldforgeError):
@@ -54,6 +55,10 @@ class Session(Generic[T]):
         busy: uses in flight (:meth:`SessionRegistry.using`).
         lock: held while the owner steps the session, so its steps run one at a time. A held
             lock also counts as in use.
+        closed: set when the registry takes the session out (:meth:`SessionRegistry.pop` and the
+            other ways out). A use that got the session before then and waited for :attr:`lock`
+            finds it closed once it holds the lock, and refuses the call: what the owner stored
+            of a closed session is all it did.
     """
 
     key: str
@@ -61,10 +66,18 @@ class Session(Generic[T]):
     last: float = field(default_factory=time.monotonic)
     busy: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
+    closed: bool = False
 
     def in_use(self) -> bool:
         """Whether a use is in flight (counted, or holding :attr:`lock`)."""
         return self.busy > 0 or self.lock.locked()
+
+
+def _closing(session: S) -> S:
+    """``session`` (or ``None``) marked :attr:`Session.closed`, as the registry takes it out."""
+    if session is not None:
+        session.closed = True
+    return session
 
 
 class SessionRegistry(Generic[T]):
@@ -153,7 +166,7 @@ class SessionRegistry(Generic[T]):
             victim = next((s for s in self._items.values() if not s.in_use()), None) if self.evict else None
             if victim is None:
                 raise SessionLimit(f"too many open sessions ({self.max_sessions}); close some first")
-            taken.append(self._items.pop(victim.key))
+            taken.append(_closing(self._items.pop(victim.key)))
         session = Session(key, value, last=self.clock())
         self._items[key] = session
         return session, taken
@@ -231,7 +244,7 @@ class SessionRegistry(Generic[T]):
     def pop(self, key: str) -> Session[T] | None:
         """Take the session ``key`` out (closed by its owner); ``None`` when there is none."""
         with self._lock:
-            return self._items.pop(key, None)
+            return _closing(self._items.pop(key, None))
 
     def pop_if_idle(self, key: str, idle_timeout: float | None = None, now: float | None = None) -> Session[T] | None:
         """Take the session ``key`` out only if it is still idle (checked under the lock), for owners
@@ -254,12 +267,12 @@ class SessionRegistry(Generic[T]):
             at = self.clock() if now is None else now
             if session is None or not self._idle(session, at, limit):
                 return None
-            return self._items.pop(key)
+            return _closing(self._items.pop(key))
 
     def pop_all(self) -> list[Session[T]]:
         """Take every session out (a server stopping), least recently used first."""
         with self._lock:
-            taken, self._items = list(self._items.values()), OrderedDict()
+            taken, self._items = [_closing(s) for s in self._items.values()], OrderedDict()
             return taken
 
     def pop_idle(self, now: float | None = None) -> list[Session[T]]:
@@ -268,4 +281,4 @@ class SessionRegistry(Generic[T]):
         A session in use is never taken, however old its last use.
         """
         with self._lock:
-            return [self._items.pop(k) for k in self._idle_keys(now, self.idle_timeout)]
+            return [_closing(self._items.pop(k)) for k in self._idle_keys(now, self.idle_timeout)]

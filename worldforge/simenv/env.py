@@ -38,6 +38,7 @@ from worldforge.simenv.reward import Reward, RewardConfig, reward_of
 from worldforge.simenv.tools import DICT_MEMORY, SEARCH_TOOLS
 from worldforge.tasks.io import Task
 from worldforge.trajectories.episodes import Episode, Observation
+from worldforge.trajectories.model import storable
 from worldforge.warehouse.cache import FileCache
 from worldforge.warehouse.layout import Warehouse, WarehouseLike
 
@@ -447,13 +448,43 @@ class SearchEnv:
             obs.text, obs.error = f"Error: 'operation' must be one of {', '.join(_OPERATIONS)}.", True
 
 
+def _decoded(text: str | bytes) -> Any:
+    """JSON text as values whose strings are valid UTF-8 (:func:`~worldforge.trajectories.model.storable`:
+    an escaped lone surrogate, ``"\\ud800"``, becomes its escape text, as the servers' bodies do).
+
+    Raises:
+        json.JSONDecodeError: not JSON. ValueError: an integer of more than 4,300 digits.
+        RecursionError: nested too deeply to read.
+    """
+    return _storable_tree(json.loads(text))
+
+
+def _storable_tree(value: Any) -> Any:
+    if isinstance(value, str):
+        return storable(value)
+    if isinstance(value, dict):
+        return {storable(k): _storable_tree(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_storable_tree(v) for v in value]
+    return value
+
+
+def _unreadable(exc: Exception, what: str) -> str:
+    if isinstance(exc, json.JSONDecodeError):
+        return f"{what} not valid JSON ({exc.msg} at column {exc.colno})."
+    if isinstance(exc, RecursionError):
+        return f"{what} nested too deeply to read."
+    return f"{what} not usable JSON ({exc})."
+
+
 def _normalise_call(tool_call: Any) -> tuple[dict | None, str | None]:
-    """``{"name", "arguments": dict}`` from the accepted shapes, or a problem in words."""
+    """``{"name", "arguments": dict}`` from the accepted shapes, or a problem in words (never raises:
+    JSON text nested too deeply, an integer of thousands of digits and lone surrogates included)."""
     if isinstance(tool_call, (str, bytes)):
         try:
-            tool_call = json.loads(tool_call)
-        except json.JSONDecodeError as exc:
-            return None, f"the tool call is not valid JSON ({exc.msg} at column {exc.colno})."
+            tool_call = _decoded(tool_call)
+        except (ValueError, RecursionError) as exc:  # json.JSONDecodeError is a ValueError
+            return None, _unreadable(exc, "the tool call is")
     if not isinstance(tool_call, dict):
         return None, 'a tool call is a JSON object {"name": ..., "arguments": {...}}.'
     if "function" in tool_call and isinstance(tool_call["function"], dict):  # OpenAI tool_calls[i]
@@ -466,9 +497,9 @@ def _normalise_call(tool_call: Any) -> tuple[dict | None, str | None]:
     args = tool_call.get("arguments", {})
     if isinstance(args, str):
         try:
-            args = json.loads(args) if args.strip() else {}
-        except json.JSONDecodeError as exc:
-            return {"name": name}, f"the arguments of {name} are not valid JSON ({exc.msg})."
+            args = _decoded(args) if args.strip() else {}
+        except (ValueError, RecursionError) as exc:
+            return {"name": name}, _unreadable(exc, f"the arguments of {name} are")
     if not isinstance(args, dict):
         return {"name": name}, f"the arguments of {name} must be a JSON object."
     return {"name": name, "arguments": args}, None

@@ -204,10 +204,16 @@ def parse_perturbations(spec: str | dict | PerturbationConfig | None) -> Perturb
             spec = json.loads(spec)
         except json.JSONDecodeError as exc:
             raise WorldforgeError(f"perturbations: not valid JSON ({exc.msg} at column {exc.colno})") from None
+        except RecursionError:
+            raise WorldforgeError("perturbations: nested too deeply to read") from None
+        except ValueError as exc:  # an integer of more than 4,300 digits
+            raise WorldforgeError(f"perturbations: not usable JSON ({exc})") from None
     if isinstance(spec, (dict, list)):
         try:
             return PerturbationConfig.model_validate({"perturbations": spec} if isinstance(spec, list) else spec)
         except ValidationError as exc:
             problems = validation_problems(exc)
             raise WorldforgeError(f"invalid perturbations: {problems}") from None
+        except RecursionError:
+            raise WorldforgeError("invalid perturbations: nested too deeply") from None
     return from_instruction(spec)

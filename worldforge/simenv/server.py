@@ -21,8 +21,10 @@ HTTP endpoints (JSON):
                             "name", "arguments"}, {"op": "submit", "session_id", "answer"},
                             {"op": "close", "session_id"}, ...]}`` → ``{"results": [{"status",
                             ...}, ...]}``: many sessions' calls in one request, in order, each
-                            answered as its single endpoint would (its status inside, an
-                            error as ``{"status", "error"}``; an open's reply has no ``tools``).
+                            answered as its single endpoint would (its status inside; a
+                            refused call as ``{"status", "error": "<why>"}``, where a step's
+                            ``error`` is the tool's own flag: read ``status`` first; an open's
+                            reply has no ``tools``). A call nests as deep as a single body may.
                             The closes of a batch are logged together (one ``fsync``). A
                             vectorised rollout sends one batch per tick, so the per-request
                             cost of HTTP is paid once for all its environments
@@ -81,7 +83,7 @@ from worldforge.serving.http import (
     parse_body,
     release_memory,
 )
-from worldforge.serving.sessions import SessionRegistry
+from worldforge.serving.sessions import Session, SessionRegistry
 from worldforge.settings import get_settings
 from worldforge.simenv.env import TOOL_SCHEMAS, EpisodeOver, SearchEnv
 from worldforge.simenv.perturbations import MAX_INSTRUCTION_CHARS, PerturbationConfig, from_instruction, parse_perturbations
@@ -138,7 +140,7 @@ class Sessions:
         """
         from worldforge.trajectories import episodes
 
-        envs = [env for env in envs if self.record and (env.history or env.result is not None)]
+        envs = [env for env in envs if self.loggable(env)]
         if not envs:
             return
         try:
@@ -148,6 +150,10 @@ class Sessions:
             with self._lock:
                 self.finished.extend(envs)
             raise EpisodeNotLogged(f"the episode could not be stored ({type(exc).__name__}); it is kept and retried") from None
+
+    def loggable(self, env: SearchEnv) -> bool:
+        """Whether closing ``env`` logs an episode: recording is on and it took a step or was answered."""
+        return self.record and bool(env.history or env.result is not None)
 
     def flush(self) -> int:
         """Log the sessions waiting in :attr:`finished`, then record the episode log in
@@ -364,6 +370,8 @@ def build_mcp(world: str, warehouse: WarehouseLike, perturbations: PerturbationC
         # in use for the whole call (tools run in worker threads), its steps one at a time
         with sessions.registry.using(key, lambda: SearchEnv(world, perturbations=perturbations, seed=seed, warehouse=warehouse)) as (entry, _):
             with entry.lock:
+                if entry.closed:  # the MCP session ended while this call waited: its episode is logged without it
+                    return "Error: this MCP session was closed; start a new one."
                 return entry.value.step({"name": name, "arguments": arguments}).text
 
     ctx_param = inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Context)
@@ -514,17 +522,25 @@ def create_app(
         return SafeJSONResponse(await run_in_threadpool(open_session, raw), status_code=201)
 
     @contextlib.contextmanager
-    def session(sid: str) -> Iterator[tuple[SearchEnv, threading.Lock]]:
-        """The session ``sid`` and its step lock, in use for the whole request (a slow body upload
-        included): it cannot expire under the request."""
+    def session(sid: str) -> Iterator[Session[SearchEnv]]:
+        """The session ``sid`` (its environment and step lock), in use for the whole request (a slow
+        body upload included): it cannot expire under the request. A close may still take it out
+        meanwhile: each call checks :func:`still_open` once it holds the lock."""
         try:
             item, _ = sessions.registry.acquire(sid)
         except KeyError:
             raise RequestError(404, f"no session {sid!r} (closed or expired)") from None
         try:
-            yield item.value, item.lock
+            yield item
         finally:
             sessions.registry.release(item)
+
+    def still_open(item: Session[SearchEnv]) -> SearchEnv:
+        """The session's environment, called with its lock held; 404 when a close took the session out
+        while this call waited (its episode is logged without the call, so the call must not run)."""
+        if item.closed:
+            raise RequestError(404, f"no session {item.key!r} (closed while this call waited)")
+        return item.value
 
     def step_inline(env: SearchEnv, raw: bytes) -> dict:
         try:
@@ -535,25 +551,25 @@ def create_app(
             call = body.get("tool_call", body) if isinstance(body, dict) else body
         return _observation_json(env, env.step(call))
 
-    def step_session(env: SearchEnv, env_lock: threading.Lock, raw: bytes) -> dict:
-        with env_lock:
-            return step_inline(env, raw)
+    def step_session(item: Session[SearchEnv], raw: bytes) -> dict:
+        with item.lock:
+            return step_inline(still_open(item), raw)
 
     @app.post("/sessions/{sid}/step")
     async def step(sid: str, request: Request) -> Response:
-        with session(sid) as (env, env_lock):
+        with session(sid) as item:
             raw = await raw_body(request)
-            if len(raw) <= INLINE_STEP_BYTES and env_lock.acquire(blocking=False):
+            if len(raw) <= INLINE_STEP_BYTES and item.lock.acquire(blocking=False):
                 try:  # a small call (a search of a few queries: about a millisecond) is answered on the loop
-                    return SafeJSONResponse(step_inline(env, raw))
+                    return SafeJSONResponse(step_inline(still_open(item), raw))
                 finally:
-                    env_lock.release()
-            return SafeJSONResponse(await run_in_threadpool(step_session, env, env_lock, raw))
+                    item.lock.release()
+            return SafeJSONResponse(await run_in_threadpool(step_session, item, raw))
 
-    def submit_answer(env: SearchEnv, env_lock: threading.Lock, raw: bytes) -> dict:
-        return submit_from(env, env_lock, parse_body(raw))
+    def submit_answer(item: Session[SearchEnv], raw: bytes) -> dict:
+        return submit_from(item, parse_body(raw))
 
-    def submit_from(env: SearchEnv, env_lock: threading.Lock, body: Any) -> dict:
+    def submit_from(item: Session[SearchEnv], body: Any) -> dict:
         if not isinstance(body, dict) or not isinstance(body.get("answer"), str):
             raise RequestError(422, "the body must be {\"answer\": \"<one Markdown table>\"} (optional \"reward\": {metric, format_reward, tool_call_penalty})")
         try:
@@ -561,12 +577,13 @@ def create_app(
         except ValidationError as exc:
             problems = validation_problems(exc)
             raise RequestError(422, f"invalid 'reward': {problems}") from None
-        with env_lock:
+        with item.lock:
+            env = still_open(item)
             try:
                 result = env.submit(body["answer"], config)
             except EpisodeOver as exc:
                 raise RequestError(409, str(exc)) from None
-        return {"reward": result.value, "info": result.info, "done": True, "turn": env.turn}
+            return {"reward": result.value, "info": result.info, "done": True, "turn": env.turn}
 
     def batch_call(call: Any, closing: list[tuple[int, SearchEnv]], i: int) -> dict:
         """One call of a ``/batch``: its result (``status`` and the single endpoint's fields); a close is
@@ -587,15 +604,16 @@ def create_app(
                 raise RequestError(404, f"no session {sid!r}")
             closing.append((i, env))
             return {"status": 204}
-        with session(sid) as (env, env_lock):
+        with session(sid) as item:
             if op == "submit":
-                return {"status": 200, **submit_from(env, env_lock, call)}
+                return {"status": 200, **submit_from(item, call)}
             tool_call = call["tool_call"] if "tool_call" in call else {k: v for k, v in call.items() if k not in ("op", "session_id")}
-            with env_lock:
+            with item.lock:
+                env = still_open(item)
                 return {"status": 200, **_observation_json(env, env.step(tool_call))}
 
     def run_batch(raw: bytes) -> dict:
-        body = parse_body(raw)
+        body = parse_body(raw, envelope=2)  # a call may nest as deep as a single endpoint's body
         calls = body.get("calls") if isinstance(body, dict) else None
         if not isinstance(calls, list):
             raise RequestError(422, 'the body must be {"calls": [{"op": "open" | "step" | "submit" | "close", ...}, ...]}')
@@ -613,8 +631,9 @@ def create_app(
             try:
                 sessions.retire([env for _, env in closing])  # every closed episode in the log, one fsync, before the reply
             except EpisodeNotLogged as exc:  # kept in memory and retried by the flush, as a single close's
-                for i, _ in closing:
-                    results[i] = {"status": 503, "error": str(exc)}
+                for i, env in closing:
+                    if sessions.loggable(env):  # a session with nothing to log closed (204), as DELETE says
+                        results[i] = {"status": 503, "error": str(exc)}
         return {"results": results}
 
     @app.post("/batch")
@@ -626,11 +645,12 @@ def create_app(
     async def submit(sid: str, request: Request) -> Response:
         with session(sid) as item:
             raw = await raw_body(request)
-            return SafeJSONResponse(await run_in_threadpool(submit_answer, *item, raw))
+            return SafeJSONResponse(await run_in_threadpool(submit_answer, item, raw))
 
     @app.post("/sessions/{sid}/reset")
     def reset(sid: str) -> Response:
-        with session(sid) as (env, env_lock), env_lock:
+        with session(sid) as item, item.lock:
+            env = still_open(item)
             try:
                 sessions.restart(sid, env)  # the episode so far is logged; the next one gets its own id
             except EpisodeNotLogged as exc:
