@@ -71,3 +71,16 @@ class CliServer(ProcessServer):
 
     def __init__(self, *args: str, log: Path | None = None, startup_s: float = 60.0):
         super().__init__(lambda port: [sys.executable, "-m", "worldforge.cli", "serve", *args, "--port", str(port)], log, startup_s)
+
+
+class SearchServer(CliServer):
+    """``worldforge serve search`` of esports_2031 over ``warehouse`` (the simenv tests' server)."""
+
+    def __init__(self, warehouse, idle_timeout=600.0, record=True):
+        super().__init__("search", "--world", "esports_2031", "--idle-timeout", str(idle_timeout), "--warehouse", str(warehouse),
+                         "--record" if record else "--no-record")
+
+    def rss_mb(self) -> int:
+        """The server's resident set size (Linux /proc), MiB."""
+        with open(f"/proc/{self.proc.pid}/status") as fh:
+            return int(next(line for line in fh if line.startswith("VmRSS")).split()[1]) // 1024

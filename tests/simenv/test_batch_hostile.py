@@ -21,8 +21,7 @@ import httpx
 import polars as pl
 import pytest
 
-from tests.conftest_worlds import built_world
-from tests.simenv.test_server import Server
+from tests.servers import SearchServer
 from worldforge.serving.http import MAX_BODY_BYTES, MAX_JSON_DEPTH
 from worldforge.simenv.server import MAX_BATCH_CALLS
 from worldforge.tasks.store import build_tasks
@@ -30,21 +29,6 @@ from worldforge.trajectories.episodes import read_episode_tables, read_episodes
 
 WORLD = "esports_2031"
 SEARCH = {"name": "web_search", "arguments": {"query": "Titans league"}}
-
-
-@pytest.fixture(scope="module")
-def warehouse(specs, tmp_path_factory):
-    wh = tmp_path_factory.mktemp("wh_batch")
-    build_tasks(built_world(specs[WORLD], wh))
-    return wh
-
-
-@pytest.fixture(scope="module")
-def server(warehouse):
-    s = Server(warehouse)
-    yield s
-    s.stop()
-    assert s.proc.poll() is not None
 
 
 @pytest.fixture(scope="module")
@@ -516,7 +500,7 @@ def test_concurrent_batches_on_the_same_sessions(server, warehouse):
 def idle_server(warehouse, tmp_path_factory):
     wh = tmp_path_factory.mktemp("wh_batch_idle")
     shutil.copy(warehouse / f"{WORLD}.duckdb", wh)
-    s = Server(wh, idle_timeout=1.0)
+    s = SearchServer(wh, idle_timeout=1.0)
     s.warehouse = wh
     yield s
     s.stop()

@@ -16,21 +16,12 @@ import polars as pl
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.conftest_worlds import built_world
-from tests.simenv.test_server import Server
+from tests.servers import SearchServer as Server
 from worldforge.simenv.env import Observation, SearchEnv
 from worldforge.simenv.server import Sessions, create_app
-from worldforge.tasks.store import build_tasks
 from worldforge.trajectories.episodes import DRAIN_ATTEMPTS, Episode, drain_episode_log, episode_from_line, episode_line, log_episodes, read_episodes
 
 WORLD = "esports_2031"
-
-
-@pytest.fixture(scope="module")
-def warehouse(specs, tmp_path_factory):
-    wh = tmp_path_factory.mktemp("wh_log")
-    build_tasks(built_world(specs[WORLD], wh))
-    return wh
 
 
 @pytest.fixture

@@ -7,34 +7,8 @@ import httpx
 import polars as pl
 import pytest
 
-from tests.conftest_worlds import built_world
-from tests.servers import CliServer
+from tests.servers import SearchServer as Server
 from worldforge.tasks.store import build_tasks
-
-
-class Server(CliServer):
-    def __init__(self, warehouse, idle_timeout=600.0, record=True):
-        super().__init__("search", "--world", "esports_2031", "--idle-timeout", str(idle_timeout), "--warehouse", str(warehouse),
-                         "--record" if record else "--no-record")
-
-    def rss_mb(self) -> int:
-        with open(f"/proc/{self.proc.pid}/status") as fh:
-            return int(next(line for line in fh if line.startswith("VmRSS")).split()[1]) // 1024
-
-
-@pytest.fixture(scope="module")
-def warehouse(specs, tmp_path_factory):
-    wh = tmp_path_factory.mktemp("wh")
-    build_tasks(built_world(specs["esports_2031"], wh))
-    return wh
-
-
-@pytest.fixture(scope="module")
-def server(warehouse):
-    s = Server(warehouse)
-    yield s
-    s.stop()
-    assert s.proc.poll() is not None
 
 
 def test_http_session_lifecycle(server, warehouse):

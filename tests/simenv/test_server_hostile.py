@@ -14,23 +14,14 @@ import polars as pl
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.conftest_worlds import built_world
-from tests.simenv.test_server import Server
+from tests.servers import SearchServer as Server
 from worldforge.simenv.env import SearchEnv
 from worldforge.simenv.perturbations import MAX_INSTRUCTION_CHARS, from_instruction
 from worldforge.simenv.server import MAX_BODY_BYTES, MAX_JSON_DEPTH, Sessions, create_app
-from worldforge.tasks.store import build_tasks
 from worldforge.trajectories.episodes import Episode, read_episode_tables, read_episodes, record_episodes
 from worldforge.trajectories.model import storable
 
 WORLD = "esports_2031"
-
-
-@pytest.fixture(scope="module")
-def warehouse(specs, tmp_path_factory):
-    wh = tmp_path_factory.mktemp("wh_hostile")
-    build_tasks(built_world(specs[WORLD], wh))
-    return wh
 
 
 @pytest.fixture(scope="module")
