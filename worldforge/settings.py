@@ -40,7 +40,7 @@ included (MiB; measured over 48 catalog worlds, ``docs/scale-plan.md``)."""
 
 def default_open_worlds() -> int:
     """The default of ``WORLDFORGE_OPEN_WORLDS``: the open worlds (:data:`OPEN_WORLD_MIB` each) that a quarter
-    of the machine's physical memory holds, between 32 and 1,024 (227 on 24 GiB). Fewer than a training
+    of the machine's physical memory holds, between 32 and 1,024 (223 on this 24 GiB machine). Fewer than a training
     run's worlds thrash the caches: with 48 worlds in play and 32 kept, a rollout ran at 21 tool steps/s
     instead of 932."""
     try:
