@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import random
 import resource
@@ -98,6 +99,21 @@ class Policy:
 
     def observe(self, text: str) -> None:
         self.urls += [line.split(" ", 1)[1] for line in text.splitlines() if line.startswith("[") and "] http" in line][:2]
+
+
+@contextlib.contextmanager
+def served(*args: str, timeout: float = 120.0):
+    """A real ``worldforge serve <args> --port P`` (setsid), ready on ``/health``: yields ``(port, pid)``;
+    stopped by PID afterwards (SIGTERM: a search server closes its sessions and records them)."""
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "worldforge.cli", "serve", *args, "--port", str(port)],
+                            cwd=ROOT, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        asyncio.run(wait_ready(port, timeout))
+        yield port, proc.pid
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(30)
 
 
 def episodes_in_process(wh: Path, tasks: list[tuple[str, object]], n: int, rss_at: int = 1000, seed: int = 0):
@@ -305,26 +321,19 @@ async def episodes_openenv(port: int, tasks: list[tuple[str, object]], n: int, s
 def openenv_rate(wh: Path, tasks: list[tuple[str, object]], n: int) -> tuple[float, int, float, float]:
     """Tool steps/s of ``n`` episodes through a real ``worldforge serve openenv`` (after a warm-up
     that opens its worlds). Returns ``(steps/s, steps, server CPU ms a step, mean reward)``."""
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "worldforge.cli", "serve", "openenv", "--port", str(port), "--warehouse", str(wh),
-                             "--max-sessions", str(ENVS)], cwd=ROOT, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        asyncio.run(wait_ready(port, timeout=120))
+    with served("openenv", "--warehouse", str(wh), "--max-sessions", str(ENVS)) as (port, pid):
         asyncio.run(episodes_openenv(port, tasks, 128, seed=0))
-        c0 = cpu_seconds(proc.pid)
+        c0 = cpu_seconds(pid)
         dt, steps, rewards = asyncio.run(episodes_openenv(port, tasks, n, seed=1))
-        c1 = cpu_seconds(proc.pid)
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(30)
+        c1 = cpu_seconds(pid)
     return steps / dt, steps, 1000 * (c1 - c0) / steps, sum(rewards) / max(1, len(rewards))
 
 
-def retrieve_rates(wh: Path, world: str, queries: list[str], batch: int = ENVS) -> tuple[float, float, int]:
+def retrieve_rates(wh: Path, world: str, queries: list[str], batch: int = ENVS) -> tuple[float, float, int, int, int]:
     """Search-R1's ``/retrieve`` on ``world``: the same batches of ``batch`` queries (topk 3, whole pages,
     as Search-R1's rollout sends every active trajectory's query at once) answered in-process by
     :class:`~worldforge.rl.retrieve.Retriever` and over HTTP by a real ``worldforge serve retrieve``,
-    one batch after another. Returns ``(in-process queries/s, HTTP queries/s, 5xx)``."""
+    one batch after another. Returns ``(in-process queries/s, HTTP queries/s, 5xx, queries, batch size)``."""
     import httpx
 
     from worldforge.rl.retrieve import Retriever
@@ -337,24 +346,16 @@ def retrieve_rates(wh: Path, world: str, queries: list[str], batch: int = ENVS) 
     for body in batches:
         retriever.retrieve(retriever.request(body))
     local = len(batches) * batch / (time.perf_counter() - t0)
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "worldforge.cli", "serve", "retrieve", "--world", world, "--port", str(port), "--warehouse", str(wh)],
-                            cwd=ROOT, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        asyncio.run(wait_ready(port))
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as c:
-            c.post("/retrieve", json=batches[0])  # warm
-            errors, t0 = 0, time.perf_counter()
-            for body in batches:
-                r = c.post("/retrieve", json=body)
-                errors += r.status_code >= 500
-                if r.status_code != 200 or len(r.json()["result"]) != batch:
-                    raise RuntimeError(f"POST /retrieve: {r.status_code} {r.text[:200]}")
-            remote = len(batches) * batch / (time.perf_counter() - t0)
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(30)
-    return local, remote, errors
+    with served("retrieve", "--world", world, "--warehouse", str(wh)) as (port, _), httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as c:
+        c.post("/retrieve", json=batches[0])  # warm
+        errors, t0 = 0, time.perf_counter()
+        for body in batches:
+            r = c.post("/retrieve", json=body)
+            errors += r.status_code >= 500
+            if r.status_code != 200 or len(r.json()["result"]) != batch:
+                raise RuntimeError(f"POST /retrieve: {r.status_code} {r.text[:200]}")
+        remote = len(batches) * batch / (time.perf_counter() - t0)
+    return local, remote, errors, len(batches) * batch, batch
 
 
 def cpu_seconds(pid: int) -> float:
@@ -400,22 +401,13 @@ def main() -> None:
         print(f"raw tantivy query (floor): {len(queries):,} queries in {floor:.2f} s = {raw_rate:,.0f} q/s; "
               f"environment tool steps/s / raw q/s = {env_rate / raw_rate:.2f}x")
 
-        port = free_port()
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "worldforge.cli", "serve", "search", "--world", tasks[0][0], "--port", str(port), "--warehouse", str(wh)],
-            cwd=ROOT, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )
-        try:
-            asyncio.run(wait_ready(port))
+        with served("search", "--world", tasks[0][0], "--warehouse", str(wh)) as (port, pid):  # stopped: its sessions are recorded
             warm = asyncio.run(episodes_http_batched(port, tasks, 128, seed=0))  # the server opens its worlds, as the in-process warm-up did
-            c0 = cpu_seconds(proc.pid)
+            c0 = cpu_seconds(pid)
             hdt, hsteps, hrewards, h5xx = asyncio.run(episodes_http(port, tasks, args.http_episodes, seed=1))
-            c1 = cpu_seconds(proc.pid)
+            c1 = cpu_seconds(pid)
             bdt, bsteps, brewards, b5xx, breqs = asyncio.run(episodes_http_batched(port, tasks, args.http_episodes, seed=1))
-            c2 = cpu_seconds(proc.pid)
-        finally:
-            os.killpg(proc.pid, signal.SIGTERM)  # a stopping server closes its sessions and records the episode log
-            proc.wait(30)
+            c2 = cpu_seconds(pid)
         from worldforge.trajectories.episodes import read_episodes
 
         closed = len(warm[2]) + len(hrewards) + len(brewards)
@@ -439,8 +431,8 @@ def main() -> None:
         asked = [q for w, sc, q in queries if w == world and sc is None]
         if not asked:
             sys.exit(f"no search of {world}'s own corpus in the in-process run: nothing to retrieve")
-        local, remote, r5xx = retrieve_rates(wh, world, asked)
-        print(f"Search-R1 /retrieve ({world}, {len(asked) // min(ENVS, len(asked)) * min(ENVS, len(asked)):,} queries in batches of {min(ENVS, len(asked))}, top 3 whole pages): in-process "
+        local, remote, r5xx, answered, size = retrieve_rates(wh, world, asked)
+        print(f"Search-R1 /retrieve ({world}, {answered:,} queries in batches of {size}, top 3 whole pages): in-process "
               f"{local:,.0f} queries/s, HTTP {remote:,.0f} queries/s; HTTP / in-process = {remote / local:.2f}x   [target: >= 0.50x]; 5xx: {r5xx}")
 
         mdt, msteps, mrewards, _, rss = episodes_in_process(wh, tasks, args.episodes, seed=2)

@@ -229,11 +229,10 @@ class Sessions:
         Raises:
             EpisodeNotLogged: the log could not be written (the episode is kept and retried).
         """
-        session = self.registry.pop(sid)
-        if session is None:
+        env = self.take(sid)
+        if env is None:
             return False
-        with session.lock:  # a step in flight finishes first, so the episode is complete
-            self.retire([session.value])
+        self.retire([env])
         return True
 
     def close_all(self) -> int:
@@ -269,12 +268,12 @@ def world_names(warehouse: WarehouseLike) -> set[str]:
 def _is_world(warehouse: WarehouseLike, name: str) -> bool:
     """Whether ``<name>.duckdb`` is a world of the warehouse: one ``stat``, not a listing of the
     warehouse (a catalog holds thousands of worlds)."""
-    if not name or "/" in name or "\\" in name or name.startswith(".") or "\0" in name:
-        return False
+    wh = Warehouse.of(warehouse)
     try:
-        return Warehouse.of(warehouse).world(name).is_file()
+        path = wh.world(name)
     except WorldforgeError:  # a store's name
         return False
+    return path.parent == wh.root and path.is_file()  # no path out of the warehouse ("../x"); a NUL byte: False
 
 
 def scenario_names(warehouse: WarehouseLike, world: str) -> frozenset[str]:
