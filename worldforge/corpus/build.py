@@ -101,7 +101,7 @@ def _stored_corpora(path: str | Path) -> tuple[list[str], pl.DataFrame, dict[str
     """
     con = open_readonly(path)
     try:
-        present = {(r[0], r[1]) for r in con.execute("SELECT schema_name, table_name FROM duckdb_tables()").fetchall()}
+        present = {(r[0], r[1]) for r in con.execute("SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = current_database()").fetchall()}
         try:
             spec = json.loads(con.execute("SELECT spec_json FROM _world").fetchall()[0][0])
             names = [sc["name"] for sc in spec.get("scenarios") or []]

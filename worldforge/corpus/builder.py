@@ -69,6 +69,7 @@ class CorpusBuilder:
         self.children = {t: [(c, ref) for c, tab in spec.tables.items() for ref, col in tab.references.items() if col.parent == t] for t in spec.tables}
         self.person = {t: person_table(self.info[t].noun, faker_person(spec.tables[t].columns.get(self.info[t].label_column))) for t in spec.tables}
         self._frames: dict[tuple[str, str], Frame] = {}
+        self._groups: dict[tuple[str, str], dict[Any, list[dict]]] = {}
         self.wiki_urls: dict[tuple[str, Any], str] = {}  # filled by the encyclopedia genre, read by the others
         self.topics = [sentence_case(self.info[t].plural) for t in spec.tables] + ["Latest", "Analysis", "Features", "Data", "Guides", "Archive"]
         self.pool_name = spec.archetype or re.sub(r"_\d{4}$", "", spec.world)
@@ -174,7 +175,12 @@ class CorpusBuilder:
         """Other rows of ``t`` with the same first parent as ``row``."""
         pk = self.spec.tables[t].primary_key
         for ref in self.spec.tables[t].references:
-            return [r for r in self.rows[t] if r[ref] == row[ref] and r[pk] != row[pk]]
+            groups = self._groups.get((t, ref))
+            if groups is None:  # rows by their first parent, in table order: one pass per table instead of one per row
+                groups = self._groups[(t, ref)] = {}
+                for r in self.rows[t]:
+                    groups.setdefault(r[ref], []).append(r)
+            return [r for r in groups.get(row[ref], ()) if r[pk] != row[pk]]
         return []
 
     # -- prose -------------------------------------------------------------------------

@@ -231,7 +231,7 @@ def realise(rng, ref: Referent, items: list[Said], voice: str = "encyclopedia", 
     out: list[str] = []
     i = 0
     while i < len(todo):
-        size = rng.choices((1, 2, 3), weights=(1, 5, 5))[0]
+        size = rng.choices((1, 2, 3), cum_weights=(1, 6, 11))[0]  # weights 1:5:5, the same draw without summing them each time
         group = [todo[i]]
         i += 1
         while len(group) < size and i < len(todo):

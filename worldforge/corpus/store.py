@@ -211,7 +211,7 @@ def _stored(path: str | Path, scenario: str | None, context: bool) -> tuple[pl.D
     """``(pages as stored, facts, chrome context or None)`` of one corpus (:func:`read_corpus`)."""
     con = open_readonly(path)
     try:
-        tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main'").fetchall()}
+        tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main'").fetchall()}
         if "corpus_pages" not in tables:
             raise WarehouseError(f"{path}: no corpus yet (run `worldforge corpus build`)")
         cond = "scenario IS NULL" if scenario is None else "scenario = ?"

@@ -283,7 +283,7 @@ def scenario_names(warehouse: WarehouseLike, world: str) -> frozenset[str]:
     def load() -> frozenset[str]:
         con = open_readonly(path)
         try:
-            tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main'").fetchall()}
+            tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main'").fetchall()}
             rows = con.execute("SELECT DISTINCT scenario FROM _corpus WHERE scenario IS NOT NULL").fetchall() if "_corpus" in tables else []
         finally:
             con.close()

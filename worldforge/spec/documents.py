@@ -49,8 +49,18 @@ def depth_problem(text: str) -> str | None:
     Returns:
         The problem in words (with its line and column), or ``None``.
     """
+    fast = getattr(yaml, "CSafeLoader", None)
+    if fast is not None:  # libyaml's events, about 10x faster; it stops past 1,000 levels with its own words
+        try:
+            return _depth_scan(yaml.parse(text, Loader=fast))
+        except yaml.YAMLError:
+            pass  # the pure-Python scan below says it in ours (or raises the same kind of error)
+    return _depth_scan(yaml.parse(text, Loader=yaml.SafeLoader))
+
+
+def _depth_scan(events) -> str | None:
     depth = 0
-    for event in yaml.parse(text, Loader=yaml.SafeLoader):  # pure Python: libyaml stops deep documents with its own words
+    for event in events:
         if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
             depth += 1
             if depth > MAX_YAML_DEPTH:

@@ -136,7 +136,7 @@ def read_tasks(path: str | Path, scenario: str | None = None, all_scenarios: boo
     """
     con = open_readonly(path)
     try:
-        has = con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'search_tasks'").fetchall()[0][0]
+        has = con.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() AND table_name = 'search_tasks'").fetchall()[0][0]
         if not has:
             raise WarehouseError(f"{path}: no tasks yet (run `worldforge tasks export` or materialize search_tasks)")
         where, params = ("", []) if all_scenarios else (("WHERE scenario IS NULL", []) if scenario is None else ("WHERE scenario = ?", [scenario]))

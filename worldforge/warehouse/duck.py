@@ -121,7 +121,7 @@ _aliases = itertools.count()
 
 
 def _writer_cursor() -> duckdb.DuckDBPyConnection:
-    """A cursor on this process's in-memory DuckDB instance, used to ATTACH files for writing.
+    """A cursor on this process's in-memory DuckDB instance, used to ATTACH files for writing and reading.
 
     Attaching a new file to a running instance costs about 8 ms here, against about 33 ms
     for starting a new instance per file (``duckdb.connect(path)``). A forked child makes
@@ -214,17 +214,87 @@ def _existing(path: str | Path) -> Path:
     return p
 
 
-def open_readonly(path: str | Path) -> duckdb.DuckDBPyConnection:
+class ReadConnection:
+    """A read-only connection to one DuckDB file, attached to this process's shared instance
+    (:func:`open_readonly`).
+
+    Behaves as the ``duckdb.DuckDBPyConnection`` it wraps (``execute``, ``sql``, ``fetchall`` ...): its
+    default database is the file, so unqualified names and ``schema.table`` resolve inside it. The
+    instance may have other files attached at the same time (other threads' readers and writers):
+    a catalog function (``duckdb_tables()``, ``duckdb_columns()``, ``duckdb_constraints()``) lists them
+    all, so a query of one filters on ``database_name = current_database()``.
+
+    :meth:`close` (or leaving a ``with`` block, or garbage collection) detaches the file; the
+    connection is unusable afterwards.
+    """
+
+    __slots__ = ("_con", "_alias", "path")
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, alias: str, path: Path):
+        self._con: duckdb.DuckDBPyConnection | None = con
+        self._alias = alias
+        self.path = path
+
+    def __getattr__(self, name: str):
+        con = self._con
+        if con is None:
+            raise duckdb.ConnectionException(f"{self.path}: connection already closed")
+        return getattr(con, name)
+
+    def close(self) -> None:
+        """Detach the file and close the cursor (a second call does nothing)."""
+        con, self._con = self._con, None
+        if con is None:
+            return
+        try:
+            with contextlib.suppress(duckdb.Error):
+                con.execute("USE memory")
+                con.execute(f"DETACH {self._alias}")
+        finally:
+            con.close()
+
+    def __enter__(self) -> ReadConnection:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):  # interpreter shutdown: the instance may be gone already
+            self.close()
+
+
+def open_readonly(path: str | Path) -> ReadConnection:
     """Open an existing warehouse file read-only.
+
+    The file is ``ATTACH``-ed (``READ_ONLY``) to this process's shared in-memory instance (the one
+    :func:`atomic_duckdb` writes through) instead of starting a DuckDB instance for it: about 6 ms
+    against about 40 ms here, where a world's build opens its file some twenty times. The same file
+    may be open in several threads at once (each has its own attachment).
+
+    Returns:
+        A :class:`ReadConnection` whose default database is the file; close it (or use it as a
+        context manager) when done.
 
     Raises:
         WarehouseError: the file does not exist or is not a DuckDB database.
     """
     p = _existing(path)
+    alias = f"wf_read_{next(_aliases)}"
+    con = _writer_cursor()
     try:
-        return duckdb.connect(str(p), read_only=True)
+        con.execute(f"ATTACH {quote_str(str(p))} AS {alias} (READ_ONLY)")
     except duckdb.Error as exc:
+        con.close()
         raise WarehouseError(f"{p}: cannot open as DuckDB ({str(exc).splitlines()[0]})") from None
+    try:
+        con.execute(f"USE {alias}")
+    except BaseException:
+        with contextlib.suppress(duckdb.Error):
+            con.execute(f"DETACH {alias}")
+        con.close()
+        raise
+    return ReadConnection(con, alias, p)
 
 
 @contextlib.contextmanager
@@ -257,7 +327,8 @@ def count_rows(path: str | Path, table: str) -> int | None:
     """
     con = open_readonly(path)
     try:
-        if not con.execute("SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = ?", [table]).fetchall()[0][0]:
+        if not con.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main' "
+                           "AND table_name = ?", [table]).fetchall()[0][0]:
             return None
         return con.execute(f"SELECT count(*) FROM {quote_ident(table)}").fetchall()[0][0]
     finally:
@@ -444,7 +515,7 @@ def read_table(con: duckdb.DuckDBPyConnection, table: str) -> pl.DataFrame:
 
 
 def constraints(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
-    """Declared PRIMARY KEY / FOREIGN KEY constraints of every schema.
+    """Declared PRIMARY KEY / FOREIGN KEY constraints of every schema of the connection's default database.
 
     Returns:
         Frame ``(schema_name, table_name, constraint_type, columns, referenced_table,
@@ -457,7 +528,7 @@ def constraints(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
                referenced_table,
                array_to_string(referenced_column_names, ',') AS referenced_columns
         FROM duckdb_constraints()
-        WHERE constraint_type IN ('PRIMARY KEY', 'FOREIGN KEY')
+        WHERE constraint_type IN ('PRIMARY KEY', 'FOREIGN KEY') AND database_name = current_database()
         ORDER BY schema_name, table_name, constraint_type, columns
         """
     ).pl()

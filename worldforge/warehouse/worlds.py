@@ -164,7 +164,7 @@ def write_world(
 
 
 def _create_scenarios(con: duckdb.DuckDBPyConnection, spec: WorldSpec, order: tuple[str, ...], scenarios: dict[str, dict[str, pl.DataFrame]]) -> None:
-    old = [r[0] for r in con.execute("SELECT DISTINCT schema_name FROM duckdb_tables() WHERE schema_name LIKE 'scenario\\_%' ESCAPE '\\'").fetchall()]
+    old = [r[0] for r in con.execute("SELECT DISTINCT schema_name FROM duckdb_tables() WHERE database_name = current_database() AND schema_name LIKE 'scenario\\_%' ESCAPE '\\'").fetchall()]
     for schema in old:
         con.execute(f"DROP SCHEMA {quote_ident(schema)} CASCADE")
     con.execute("DROP TABLE IF EXISTS _scenarios")
@@ -237,7 +237,7 @@ def read_world(path: str | Path) -> WorldFile:
             spec = _stored_spec(meta["spec_json"], f"{p}:_world.spec_json")
         except (SpecError, json.JSONDecodeError) as exc:
             raise WarehouseError(f"{p}: stored spec is unreadable: {exc}") from None
-        present = {(r[0], r[1]) for r in con.execute("SELECT schema_name, table_name FROM duckdb_tables()").fetchall()}
+        present = {(r[0], r[1]) for r in con.execute("SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = current_database()").fetchall()}
         tables = {t: read_table(con, t) for t in spec.tables if ("main", t) in present}
         scenarios = {}
         for sc in spec.scenarios:
@@ -363,11 +363,12 @@ def content_digests(path: str | Path) -> dict[str, str]:
     """
     con = open_readonly(path)
     try:
-        tables = con.execute("SELECT schema_name, table_name FROM duckdb_tables() ORDER BY ALL").fetchall()
+        tables = con.execute("SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = current_database() ORDER BY ALL").fetchall()
         out = {}
         for schema, table in tables:
             cols = [quote_ident(c) for c, kind in con.execute(
-                "SELECT column_name, data_type FROM duckdb_columns() WHERE schema_name = ? AND table_name = ? ORDER BY column_index",
+                "SELECT column_name, data_type FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = ? AND table_name = ? "
+                "ORDER BY column_index",
                 [schema, table]).fetchall() if not kind.startswith("TIMESTAMP")]
             row = f"CAST(row({', '.join(cols)}) AS VARCHAR)" if cols else "''"
             digest = con.execute(f"SELECT md5(coalesce(string_agg({row}, chr(10) ORDER BY {row}), '')) "
