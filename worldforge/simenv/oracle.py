@@ -336,7 +336,7 @@ class Oracle:
         plan = dict(task.extra.get("plan") or {})
         if not plan:
             raise OracleFailed("the task has no plan")
-        plan["table_slug"] = plan["columns"][0]["field"]["slug"]
+        plan["table_slug"] = plan.get("table_slug") or plan["columns"][0]["field"]["slug"]  # a deep question's one column may be a parent's
         rows = [r for r in self.rows(plan) if all(self.holds(r, c) for c in plan.get("where", []))]
         cols = plan["columns"]
         if "group" in plan:
@@ -378,6 +378,35 @@ def solve(env: SearchEnv, task: Task, retries: int = 8) -> OracleRun:
         rows, failed = [], str(exc)
     answer = render_markdown_table(task.required, rows) if rows else "I could not find the answer."
     return OracleRun(answer, score_table(answer, task), oracle.steps, failed)
+
+
+@dataclass
+class DeepRun:
+    """The oracle's answer to a deep question: its BrowseComp-format response, the grade, its steps, why it failed (or ``None``)."""
+
+    response: str
+    grade: Any
+    steps: list[tuple[dict, Observation]]
+    failed: str | None = None
+
+
+def answer_deep(env: SearchEnv, question: Any, retries: int = 8) -> DeepRun:
+    """Let the oracle answer a deep question (:class:`~worldforge.tasks.deep.DeepQuestion`) in ``env`` through its tools
+    alone: it executes the question's plan (one row, one column) and answers in BrowseComp's format, citing the pages
+    it read; the response is graded by :func:`~worldforge.tasks.deep.grade_response` (normalised exact match)."""
+    from worldforge.tasks.deep import as_task, grade_response
+
+    oracle = Oracle(env, retries)
+    try:
+        rows = oracle.solve(as_task(question))
+        answer = next(iter(rows[0].values()), "") if len(rows) == 1 else ""
+        failed = None if answer else f"{len(rows)} rows answer the plan, not one"
+    except OracleFailed as exc:
+        answer, failed = "", str(exc)
+    read = list(oracle.pages)
+    explanation = (f"Followed the clues through {len(read)} page(s): " + ", ".join(read[:6]) + (" ..." if len(read) > 6 else "")) if read else "No page fitted."
+    response = f"Explanation: {explanation}\nExact Answer: {answer or 'unknown'}\nConfidence: {100 if answer else 0}%"
+    return DeepRun(response, grade_response(response, question), oracle.steps, failed)
 
 
 def oracle_episode(

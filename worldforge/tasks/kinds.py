@@ -563,6 +563,8 @@ def _clues(ctx: TaskContext, pt: str, prow: dict, cols: list[str]) -> list[tuple
                 lo, hi = nice_number(x * 0.9) if x > 0 else x - 1, nice_number(x * 1.1) if x > 0 else x + 1
                 if kind == "rank" or ctx.tables[pt].schema[c] in (pl.Int64, pl.Int32):
                     lo, hi = math.floor(lo), math.ceil(hi)
+                if kind == "rank":
+                    lo = max(lo, 1)  # ranks start at 1: never "between 0 and 2"
                 if not lo <= x <= hi:
                     continue
                 clues.append((c, "between_num", (lo, hi)))

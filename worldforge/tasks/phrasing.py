@@ -120,9 +120,23 @@ def noun_like(label: str) -> bool:
     return bool(words) and words[-1] not in ("in", "of", "at", "on", "by", "for", "to", "from", "with") and words[0] not in ("is", "has", "was", "based")
 
 
+_PREPOSITIONS = frozenset(("of", "by", "per", "in", "on", "for", "with", "at", "from", "to", "after", "before", "since"))
+
+
 def verb_is(label: str) -> str:
-    """The verb agreeing with a label: ``points are``, ``player rating is``."""
-    last = label.split()[-1] if label.split() else label
+    """The verb agreeing with a label's head noun: ``points are``, ``player rating is``, ``rank by weekly departures
+    is``, ``number of docks is``, ``games played with White are``, ``year founded is``."""
+    words = label.split()
+    head: list[str] = []
+    for w in words:
+        if w.lower() in _PREPOSITIONS and head:
+            break  # the head noun comes before its prepositional phrase
+        head.append(w)
+    while len(head) > 1 and (head[-1].endswith("ed") or head[-1].lower() in ("here", "there")):
+        head.pop()  # a participle or adverb after the noun: "games played", "bikes based here"
+    last = head[-1] if head else label
+    if last.lower() in ("series", "species", "news", "means"):
+        return "is"
     return "are" if last.endswith("s") and not last.endswith(("ss", "us", "is")) and len(last) > 3 else "is"
 
 

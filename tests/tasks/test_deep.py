@@ -1,0 +1,99 @@
+"""Deep questions (issue 32, item 1): one short answer at the end of a 2-4 hop chain, unique in DuckDB, answered by the
+oracle through the environment's tools, graded as BrowseComp grades them."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import pytest
+
+from tests.conftest import BUNDLED
+from tests.conftest_worlds import built_world
+from worldforge.corpus import index_corpora, read_corpus
+from worldforge.simenv.env import SearchEnv
+from worldforge.simenv.oracle import answer_deep
+from worldforge.tasks.deep import ANSWER_FORMAT, as_task, build_deep_questions, grade_response, matches, parse_response, prompt, verify_deep
+from worldforge.warehouse.duck import open_readonly
+
+
+@pytest.fixture(scope="module", params=BUNDLED)
+def world(request, specs, tmp_path_factory):
+    wh = tmp_path_factory.mktemp(f"deep-{request.param}")
+    path = built_world(specs[request.param], wh)
+    index_corpora(path)
+    questions, problems = build_deep_questions(path)
+    return wh, path, questions, problems
+
+
+def test_every_corpus_gets_twenty_unique_chained_questions(world):
+    wh, path, questions, problems = world
+    assert problems == {}  # DuckDB answers every question with exactly its answer
+    by_corpus: dict = {}
+    for q in questions:
+        by_corpus.setdefault(q.scenario, []).append(q)
+    assert None in by_corpus and len(by_corpus) >= 2  # the world and its time-shifted scenarios
+    for scen, qs in by_corpus.items():
+        assert len(qs) >= 20, (scen, len(qs))
+        assert len({q.question for q in qs}) == len(qs)
+    assert {q.pattern for q in questions} == {"parent", "extreme_child"}
+    assert {q.answer_type for q in questions} >= {"name", "number"}
+    assert all(2 <= q.hops <= 5 for q in questions) and len({q.hops for q in questions}) >= 2
+    for q in questions:
+        pages = set(read_corpus(path, q.scenario, dressed=False)[0]["url"].to_list())
+        assert q.gold_urls and set(q.gold_urls) <= set(q.evidence_urls) <= pages, q.question_id
+        assert q.answer.lower() not in q.question.lower() or q.answer.replace(".", "").isdigit() or len(q.answer) <= 3
+        assert "{" not in q.question and "  " not in q.question
+        assert prompt(q).endswith(ANSWER_FORMAT)
+
+
+def test_the_oracle_answers_every_deep_question_through_the_tools(world):
+    wh, path, questions, _ = world
+    for q in questions:
+        env = SearchEnv(q.world, q.scenario, as_task(q), warehouse=wh, seed=3)
+        run = answer_deep(env, q)
+        assert run.failed is None, (q.question_id, run.failed)
+        assert run.grade.correct and run.grade.method == "exact" and run.grade.confidence == 1.0, (q.question_id, q.answer, run.grade)
+        tools = {call["name"] for call, _ in run.steps}
+        assert tools <= {"web_search", "web_extractor"} and "web_search" in tools
+
+
+def test_verify_deep_rejects_a_wrong_answer_and_an_ambiguous_chain(world):
+    _, path, questions, _ = world
+    q = questions[0]
+    wrong = dataclasses.replace(q, answer=q.answer + "x")
+    loose = dataclasses.replace(q, question_id="loose", sql=re.sub(r" WHERE .*$", "", q.sql) if q.pattern == "parent" else
+                                q.sql.replace("(SELECT max(", "(SELECT min(").replace("= (SELECT", ">= (SELECT"))
+    broken = dataclasses.replace(q, question_id="broken", sql="SELECT nope FROM nowhere")
+    with open_readonly(path) as con:
+        problems = verify_deep(con, [q, wrong, loose, broken])
+    assert q.question_id in problems and "the question's answer is" in problems[q.question_id]  # the wrong copy shares its id
+    assert "rows answer it in DuckDB, not one" in problems["loose"]
+    assert problems["broken"].startswith("its query failed")
+
+
+def test_grading_follows_browsecomp(world):
+    q = next(q for q in world[2] if q.answer_type == "number" and not q.exact)
+    name = next(q for q in world[2] if q.answer_type == "name")
+    ok = f"Explanation: I read the pages.\nExact Answer: {q.answer}\nConfidence: 85%"
+    assert parse_response(ok) == (q.answer, 0.85)
+    assert grade_response(ok, q).correct
+    near = float(q.answer) * 1.004
+    assert grade_response(f"Exact Answer: {near:.4f}\nConfidence: 0.5", q).correct  # within 1%
+    assert not grade_response(f"Exact Answer: {float(q.answer) * 1.2 + 1:.4f}", q).correct
+    assert not grade_response(f"The answer is {q.answer}.", q).correct  # no Exact Answer line: wrong
+    assert grade_response(f"**Exact Answer:** {name.answer.upper()}", name).correct
+    assert not grade_response("Exact Answer: somebody else", name).correct
+    assert matches("March 5, 2029", "Mar 05, 2029", "date") and not matches("March 6, 2029", "Mar 05, 2029", "date")
+    assert matches("7", "7", "number", exact=True) and not matches("7.01", "7", "number", exact=True)
+
+    verdicts = []
+
+    def judge(responses, targets, criterion):
+        verdicts.append((responses, targets))
+        return [0.0]
+
+    graded = grade_response(ok, q, judge=judge)
+    assert (graded.correct, graded.method) == (False, "judge") and verdicts == [([q.answer], [q.answer])]
+    undecided = grade_response(ok, q, judge=lambda r, t, c: [None])
+    assert (undecided.correct, undecided.method) == (True, "exact")
