@@ -279,8 +279,14 @@ def _search_tasks(run: WorldRun) -> StepResult:
     summary = ("no task was generated" if not built.tasks else
                f"{len(built.unsolvable)} unsolvable task(s), e.g. {first[0]}: {'; '.join(first[1][:3])}" if first else "")
     exported = {"export": out / "tasks.jsonl"} if run.export_tasks else {}
-    return StepResult("search_tasks", metadata={"tasks": len(built.tasks), **exported, "by_kind": frame_markdown(kinds)},
-                      checks=[CheckResult("every_task_solvable", solvable, {"tasks": len(built.tasks), "unsolvable": Json(built.unsolvable)}, summary)],
+    deep_bad = built.deep_problems
+    deep_summary = (f"{len(deep_bad)} deep question(s) DuckDB does not answer with their answer, e.g. {next(iter(deep_bad.items()))}"
+                    if deep_bad else "")
+    return StepResult("search_tasks", metadata={"tasks": len(built.tasks), "deep_questions": len(built.deep), **exported,
+                                                "by_kind": frame_markdown(kinds)},
+                      checks=[CheckResult("every_task_solvable", solvable, {"tasks": len(built.tasks), "unsolvable": Json(built.unsolvable)}, summary),
+                              CheckResult("deep_answers_unique", not deep_bad, {"deep_questions": len(built.deep), "problems": Json(deep_bad)},
+                                          deep_summary)],
                       tally=built.tally, figures={"tasks": len(built.tasks)})
 
 
@@ -301,6 +307,9 @@ def _oracle_episodes(run: WorldRun) -> StepResult:
                     "" if suite.solved else f"oracle: F1 below 1 on {below[:5]} ({len(below)}), perturbed unfinished {unfinished[:5]} ({len(unfinished)})"),
         CheckResult("no_leakage", suite.leak_free, {"unrelated_queries": suite.probed, "gold_cells_revealed": suite.leaked},
                     "" if suite.leak_free else f"leakage: {suite.leaked} gold cell(s) revealed by {suite.probed} unrelated queries"),
+        CheckResult("oracle_answers_every_deep_question", not suite.deep_wrong, {"deep_questions": suite.deep, "wrong": Json(suite.deep_wrong)},
+                    "" if not suite.deep_wrong else f"oracle: {len(suite.deep_wrong)} of {suite.deep} deep question(s) answered wrong, e.g. "
+                    f"{next(iter(suite.deep_wrong.items()))}"),
     ], figures={"oracle_f1_min": min((e.f1_by_item or 0.0 for e in clean), default=0.0)})
 
 
@@ -319,12 +328,15 @@ WORLD_STEPS: tuple[Step, ...] = (
     Step("search_index", "tantivy BM25 indexes beside the world file (<world>.index, <world>.<scenario>.index).", ("search_corpus",), (),
          _search_index, group="corpora"),
     Step("search_tasks", "WideSearch-style tasks of nine kinds (search_tasks table: question, gold, evaluation, plan, provenance) "
-         "exported to WAREHOUSE/tasks/<world>/.", ("search_corpus",),
-         (Check("every_task_solvable", "tasks were generated and each is solvable in its corpus"),), _search_tasks, group="corpora"),
+         "exported to WAREHOUSE/tasks/<world>/, and deep questions with one answer (deep_questions table).", ("search_corpus",),
+         (Check("every_task_solvable", "tasks were generated and each is solvable in its corpus"),
+          Check("deep_answers_unique", "DuckDB answers every deep question with exactly its answer (one row)")), _search_tasks, group="corpora"),
     Step("oracle_episodes", "Oracle-agent episodes in the simulated search environment, clean and under the default perturbation mix "
          "(the episode store).", ("search_index", "search_tasks"),
          (Check("oracle_solves_every_task", "the scripted oracle reaches item-F1 1.0 on every task, and finishes under perturbations"),
-          Check("no_leakage", "queries about other entities reveal no gold cell")), _oracle_episodes, group="simenv"),
+          Check("no_leakage", "queries about other entities reveal no gold cell"),
+          Check("oracle_answers_every_deep_question", "the oracle answers every deep question right through the tools alone")),
+         _oracle_episodes, group="simenv"),
 )
 """A world's steps, in an order that respects ``after``."""
 

@@ -39,7 +39,8 @@ def test_materialize_whole_graph(tmp_path):
         checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
         assert checks == {"fk_integrity": True, "row_budget": True, "declared_constraints": True,
                           "scenario_invariants": True, "no_contradicted_fact": True, "every_task_solvable": True,
-                          "oracle_solves_every_task": True, "no_leakage": True}
+                          "oracle_solves_every_task": True, "no_leakage": True, "deep_answers_unique": True,
+                          "oracle_answers_every_deep_question": True}
         meta = result.asset_materializations_for_node("world_tables")[0].metadata
         assert 300 <= meta["total_rows"].value <= 500
         assert meta["preview"].value.count("| ---") == 0 and "|---|" in meta["preview"].value

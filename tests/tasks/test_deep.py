@@ -13,7 +13,18 @@ from tests.conftest_worlds import built_world
 from worldforge.corpus import index_corpora, read_corpus
 from worldforge.simenv.env import SearchEnv
 from worldforge.simenv.oracle import answer_deep
-from worldforge.tasks.deep import ANSWER_FORMAT, as_task, build_deep_questions, grade_response, matches, parse_response, prompt, verify_deep
+from worldforge.tasks.deep import (
+    ANSWER_FORMAT,
+    as_task,
+    build_deep_questions,
+    grade_response,
+    matches,
+    parse_response,
+    prompt,
+    read_deep_questions,
+    verify_deep,
+)
+from worldforge.tasks.store import build_tasks
 from worldforge.warehouse.duck import open_readonly
 
 
@@ -97,3 +108,16 @@ def test_grading_follows_browsecomp(world):
     assert (graded.correct, graded.method) == (False, "judge") and verdicts == [([q.answer], [q.answer])]
     undecided = grade_response(ok, q, judge=lambda r, t, c: [None])
     assert (undecided.correct, undecided.method) == (True, "exact")
+
+
+def test_the_task_build_stores_the_same_verified_questions(world):
+    _, path, questions, _ = world
+    built = build_tasks(path)
+    assert built.deep_problems == {} and len(built.deep) == len(questions)
+    stored = read_deep_questions(path, all_scenarios=True)
+    assert [q.to_dict() for q in stored] == sorted((q.to_dict() for q in built.deep), key=lambda d: d["question_id"])
+    assert {q.question_id: q.answer for q in stored} == {q.question_id: q.answer for q in questions}  # the same stream: the same questions
+    assert {q.scenario for q in read_deep_questions(path)} == {None}
+    with open_readonly(path) as con:  # inspectable with SQL, and not listed among the world's tables
+        assert con.execute("SELECT count(*) FROM deep_questions").fetchone()[0] == len(questions)
+        assert con.execute("SELECT count(*) FROM v_columns WHERE table_name = 'deep_questions'").fetchone()[0] == 0

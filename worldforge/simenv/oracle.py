@@ -38,6 +38,7 @@ from worldforge.corpus.quantity import parse_unit, parse_value, render_value
 from worldforge.corpus.vocab import singular
 from worldforge.simenv.env import Observation, SearchEnv, leakage_probe
 from worldforge.simenv.perturbations import DEFAULT_MIX, PerturbationConfig
+from worldforge.tasks.deep import as_task
 from worldforge.tasks.io import Task
 from worldforge.tasks.scorer import Score, render_markdown_table, score_table
 from worldforge.tasks.store import read_tasks
@@ -394,7 +395,7 @@ def answer_deep(env: SearchEnv, question: Any, retries: int = 8) -> DeepRun:
     """Let the oracle answer a deep question (:class:`~worldforge.tasks.deep.DeepQuestion`) in ``env`` through its tools
     alone: it executes the question's plan (one row, one column) and answers in BrowseComp's format, citing the pages
     it read; the response is graded by :func:`~worldforge.tasks.deep.grade_response` (normalised exact match)."""
-    from worldforge.tasks.deep import as_task, grade_response
+    from worldforge.tasks.deep import grade_response
 
     oracle = Oracle(env, retries)
     try:
@@ -442,6 +443,8 @@ class OracleSuite:
             (seed = the task's position): each must finish.
         probed: queries about other entities sent by :func:`~worldforge.simenv.env.leakage_probe`.
         leaked: gold cells those queries revealed (must be 0).
+        deep: the deep questions answered through the tools, without perturbations (seed 1).
+        deep_wrong: ``question_id -> the oracle's exact answer (or why it found none)`` for each it got wrong (must be empty).
     """
 
     path: Path
@@ -449,6 +452,8 @@ class OracleSuite:
     perturbed: list[Episode]
     probed: int
     leaked: int
+    deep: int = 0
+    deep_wrong: dict[str, str] = field(default_factory=dict)
 
     @property
     def episodes(self) -> list[Episode]:
@@ -484,4 +489,22 @@ def run_oracle_suite(world: str, warehouse: WarehouseLike) -> OracleSuite:
     perturbed = [oracle_episode(world, t, wh, DEFAULT_MIX, seed=i) for i, t in enumerate(tasks)]
     path = record_episodes(wh, clean + perturbed)
     probes = [leakage_probe(SearchEnv(world, t.extra.get("scenario"), t, warehouse=wh, seed=5)) for t in tasks]
-    return OracleSuite(path, clean, perturbed, probed=sum(p[1] for p in probes), leaked=sum(p[0] for p in probes))
+    deep_wrong = {}
+    questions = _stored_deep(wh.world(world))
+    for q in questions:
+        run = answer_deep(SearchEnv(world, q.scenario, as_task(q), warehouse=wh, seed=1), q)
+        if not run.grade.correct:
+            deep_wrong[q.question_id] = run.failed or f"answered {run.grade.extracted!r}, the answer is {q.answer!r}"
+    return OracleSuite(path, clean, perturbed, probed=sum(p[1] for p in probes), leaked=sum(p[0] for p in probes),
+                       deep=len(questions), deep_wrong=deep_wrong)
+
+
+def _stored_deep(path: Path) -> list:
+    """The world file's deep questions; none for a file built before they existed (its tasks not rebuilt since)."""
+    from worldforge.errors import WarehouseError
+    from worldforge.tasks.deep import read_deep_questions
+
+    try:
+        return read_deep_questions(path, all_scenarios=True)
+    except WarehouseError:
+        return []

@@ -45,7 +45,8 @@ from worldforge.tasks.metrics import date_near, exact_match, extract_number, nor
 from worldforge.tasks.phrasing import capitalized, join_words, verb_is, with_article
 from worldforge.warehouse.duck import quote_ident
 
-__all__ = ["ANSWER_FORMAT", "DeepGrade", "DeepQuestion", "as_task", "build_deep_questions", "deep_questions", "matches", "grade_response", "parse_response", "prompt", "verify_deep"]
+__all__ = ["ANSWER_FORMAT", "DEEP_DDL", "DeepGrade", "DeepQuestion", "as_task", "build_deep_questions", "corpus_deep_questions", "deep_questions", "frame", "grade_response", "matches", "parse_response", "prompt",
+           "read_deep_questions", "verify_deep"]
 
 ANSWER_FORMAT = (
     "Your response should be in the following format:\n"
@@ -463,8 +464,22 @@ def frame(questions: list[DeepQuestion]) -> pl.DataFrame:
     )
 
 
+def corpus_deep_questions(spec, tables: dict[str, pl.DataFrame], pages: pl.DataFrame, facts: pl.DataFrame, scenario: str | None = None,
+                          base: tuple | None = None, limit: int = 24) -> list[DeepQuestion]:
+    """The deep questions of one corpus (the world's, or a scenario's with ``base`` = the world's ``(spec, tables)``),
+    from its own seeded stream (``"deep"``: the wide tasks' stream is left as it was); not yet verified."""
+    from worldforge.synth import column_rng
+    from worldforge.tasks.phrasing import Phrasing
+
+    ctx = TaskContext(spec, tables, pages, facts, scenario, spec.seed, base[1] if base else None, base[0] if base else None)
+    ctx.rng = column_rng(spec.seed, spec.world, scenario or "", "deep")
+    ctx.ph = Phrasing(ctx.rng, ctx.title)
+    return deep_questions(ctx, facts, limit)
+
+
 def build_deep_questions(path, limit: int = 24, include_scenarios: bool = True) -> tuple[list[DeepQuestion], dict[str, str]]:
-    """The deep questions of a world file (the world's corpus and each scenario's), verified against the file.
+    """The deep questions of a world file (the world's corpus and each scenario's), verified against the file
+    (:func:`~worldforge.tasks.store.build_tasks` makes and stores them with the wide tasks; this only makes them).
 
     Args:
         path: the world file (its corpus built).
@@ -480,8 +495,6 @@ def build_deep_questions(path, limit: int = 24, include_scenarios: bool = True) 
     """
     from worldforge.corpus.store import read_corpus
     from worldforge.scenarios import scenario_spec
-    from worldforge.synth import column_rng
-    from worldforge.tasks.phrasing import Phrasing
     from worldforge.warehouse import read_world
     from worldforge.warehouse.duck import open_readonly
 
@@ -492,10 +505,37 @@ def build_deep_questions(path, limit: int = 24, include_scenarios: bool = True) 
     questions: list[DeepQuestion] = []
     for scen, spec, tables in sources:
         pages, facts = read_corpus(path, scen, dressed=False)
-        ctx = TaskContext(spec, tables, pages, facts, scen, spec.seed, wf.tables if scen else None, wf.spec if scen else None)
-        ctx.rng = column_rng(spec.seed, spec.world, scen or "", "deep")  # its own stream: the wide tasks stay as they were
-        ctx.ph = Phrasing(ctx.rng, ctx.title)
-        questions += deep_questions(ctx, facts, limit)
+        questions += corpus_deep_questions(spec, tables, pages, facts, scen, (wf.spec, wf.tables) if scen else None, limit)
     with open_readonly(path) as con:
         problems = verify_deep(con, questions)
     return questions, problems
+
+
+def read_deep_questions(path, scenario: str | None = None, all_scenarios: bool = False) -> list[DeepQuestion]:
+    """The deep questions stored in a world file (``deep_questions``: the world's, a scenario's, or all), in id order.
+
+    Raises:
+        WarehouseError: the file is missing, or has no deep questions yet (built before them: rebuild its tasks).
+    """
+    import json
+
+    from worldforge.warehouse.duck import reading_store
+
+    where, params = ("", []) if all_scenarios else (("WHERE scenario IS NULL", []) if scenario is None else ("WHERE scenario = ?", [scenario]))
+    with reading_store(path, "world with deep questions (run `worldforge tasks export` or materialize search_tasks)") as con:
+        rows = con.sql(f"SELECT * FROM deep_questions {where} ORDER BY question_id", params=params).pl().to_dicts()
+    return [DeepQuestion(r["question_id"], r["world"], r["scenario"], r["question"], r["answer"], r["answer_type"], r["exact"], r["pattern"],
+                         r["hops"], json.loads(r["plan_json"]), r["sql"], json.loads(r["cells_json"]), json.loads(r["answer_cells_json"]),
+                         json.loads(r["evidence_urls_json"]), json.loads(r["gold_urls_json"])) for r in rows]
+
+
+DEEP_DDL = """
+DROP TABLE IF EXISTS deep_questions;
+CREATE TABLE deep_questions (question_id VARCHAR PRIMARY KEY, world VARCHAR NOT NULL, scenario VARCHAR, pattern VARCHAR NOT NULL,
+  hops INTEGER NOT NULL, question VARCHAR NOT NULL USING COMPRESSION zstd, answer VARCHAR NOT NULL, answer_type VARCHAR NOT NULL,
+  exact BOOLEAN NOT NULL, plan_json VARCHAR NOT NULL USING COMPRESSION zstd, sql VARCHAR NOT NULL USING COMPRESSION zstd,
+  cells_json VARCHAR NOT NULL USING COMPRESSION zstd, answer_cells_json VARCHAR NOT NULL, evidence_urls_json VARCHAR NOT NULL USING COMPRESSION zstd,
+  gold_urls_json VARCHAR NOT NULL USING COMPRESSION zstd);
+COMMENT ON TABLE deep_questions IS 'BrowseComp-style questions with one answer (a 2-4 hop chain over this world), each verified unique by its sql.';
+"""
+"""The ``deep_questions`` table of a world file (one row per question, :func:`frame`'s columns)."""

@@ -12,7 +12,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
@@ -22,6 +22,8 @@ from worldforge.corpus.store import read_corpus
 from worldforge.errors import WarehouseError
 from worldforge.scenarios import scenario_spec
 from worldforge.tally import Tally
+from worldforge.tasks.deep import DEEP_DDL, corpus_deep_questions, verify_deep
+from worldforge.tasks.deep import frame as deep_frame
 from worldforge.tasks.generate import CorpusCells, check_solvable, generate_tasks
 from worldforge.tasks.io import Task, write_tasks
 from worldforge.warehouse import read_world
@@ -61,6 +63,8 @@ class TaskBuild:
 
     tasks: list[Task]
     unsolvable: dict[str, list[str]]
+    deep: list = field(default_factory=list)
+    deep_problems: dict[str, str] = field(default_factory=dict)
 
     @property
     def tally(self) -> Tally:
@@ -74,8 +78,11 @@ def _problem_class(problem: str) -> str:
     return re.sub(r"'[^']*'", "'…'", re.sub(r"^row [^:]*: ", "", problem))
 
 
-def build_tasks(path: str | Path, per_kind: int = 4, include_scenarios: bool = True) -> TaskBuild:
-    """Generate the tasks of a world file (and its scenarios), check them and store them.
+def build_tasks(path: str | Path, per_kind: int = 4, include_scenarios: bool = True, deep: int = 24) -> TaskBuild:
+    """Generate the tasks of a world file (and its scenarios), check them and store them: the wide tasks in
+    ``search_tasks``, and up to ``deep`` deep questions per corpus (:mod:`worldforge.tasks.deep`) verified in DuckDB,
+    in ``deep_questions`` (only those DuckDB answers with exactly their answer; the others are the build's
+    ``deep_problems``).
 
     Raises:
         WarehouseError: the file has no world or no corpus.
@@ -84,7 +91,7 @@ def build_tasks(path: str | Path, per_kind: int = 4, include_scenarios: bool = T
     sources = [(None, wf.spec, wf.tables)]
     if include_scenarios:
         sources += [(sc.name, scenario_spec(wf.spec, sc), wf.scenarios[sc.name]) for sc in wf.spec.scenarios if sc.name in wf.scenarios]
-    tasks, unsolvable = [], {}
+    tasks, unsolvable, questions = [], {}, []
     for scen, spec, tables in sources:
         pages, facts = read_corpus(path, scen, dressed=False)
         base = (wf.spec, wf.tables) if scen else None
@@ -94,6 +101,11 @@ def build_tasks(path: str | Path, per_kind: int = 4, include_scenarios: bool = T
             if problems:
                 unsolvable[t.instance_id] = problems
             tasks.append(t)
+        if deep:
+            questions += corpus_deep_questions(spec, tables, pages, facts, scen, base, deep)
+    with open_readonly(path) as con:
+        deep_problems = verify_deep(con, questions)
+    questions = [q for q in questions if q.question_id not in deep_problems]
     rows = [(
         t.instance_id, t.extra["world"], t.extra["scenario"], t.extra["kind"], t.question,
         json.dumps(t.evaluation, ensure_ascii=False), json.dumps(t.gold, ensure_ascii=False),
@@ -104,7 +116,9 @@ def build_tasks(path: str | Path, per_kind: int = 4, include_scenarios: bool = T
     with atomic_duckdb(path, update=True) as con:
         con.execute(_DDL)
         insert_frame(con, "search_tasks", frame)
-    return TaskBuild(tasks, unsolvable)
+        con.execute(DEEP_DDL)
+        insert_frame(con, "deep_questions", deep_frame(questions))
+    return TaskBuild(tasks, unsolvable, questions, deep_problems)
 
 
 def build_and_export_tasks(path: str | Path, out_dir: str | Path) -> TaskBuild:

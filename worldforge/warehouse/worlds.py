@@ -66,7 +66,7 @@ _COLUMNS_VIEW = """
 CREATE VIEW v_columns AS
   SELECT table_name, column_name, data_type, comment
   FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = 'main'
-    AND table_name NOT LIKE '\\_%' ESCAPE '\\' AND table_name NOT LIKE 'corpus\\_%' ESCAPE '\\' AND table_name <> 'search_tasks'
+    AND table_name NOT LIKE '\\_%' ESCAPE '\\' AND table_name NOT LIKE 'corpus\\_%' ESCAPE '\\' AND table_name NOT IN ('search_tasks', 'deep_questions')
   ORDER BY table_name, column_index;
 COMMENT ON VIEW v_columns IS 'The world tables and their columns, with units and descriptions from the spec.';
 """
