@@ -8,12 +8,18 @@ pages). Prints, per task kind: tasks, median gold rows x columns, and the mean i
 agent, with the oracle's as the ceiling (the baselines' ratio to it is the figure to watch: the
 real benchmarks' best agents reach item-F1 ≈ 0.3–0.5).
 
+Deep questions (:mod:`worldforge.tasks.deep`, one answer each) get the same three agents: the oracle answers in
+BrowseComp's format (:func:`~worldforge.simenv.oracle.answer_deep`), each baseline fills the question's one-cell
+table (its item-F1 is then 1 for the right answer, else 0); accuracy per chain pattern and hop count
+(BrowseComp's best agents reach about 0.5; a search engine alone, near 0).
+
 Usage: python bench/difficulty.py [--specs world_specs] [--perturbed]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import statistics
 import sys
 import tempfile
@@ -27,9 +33,10 @@ sys.path.insert(0, str(ROOT))
 from worldforge.corpus import build_checked_corpus  # noqa: E402
 from worldforge.simenv.baselines import BASELINES, run_baseline  # noqa: E402
 from worldforge.simenv.env import SearchEnv  # noqa: E402
-from worldforge.simenv.oracle import solve  # noqa: E402
+from worldforge.simenv.oracle import answer_deep, solve  # noqa: E402
 from worldforge.simenv.perturbations import DEFAULT_MIX  # noqa: E402
 from worldforge.spec import discover_specs  # noqa: E402
+from worldforge.tasks.deep import as_task  # noqa: E402
 from worldforge.tasks.store import build_tasks  # noqa: E402
 from worldforge.warehouse import build_world_file  # noqa: E402
 
@@ -41,6 +48,8 @@ def main() -> None:
     args = ap.parse_args()
     scores: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     sizes: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    deep: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    deep_sizes: dict[str, int] = defaultdict(int)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         wh = Path(tmp)
@@ -50,7 +59,19 @@ def main() -> None:
                 raise SystemExit(f"{name}: the world breaks an invariant")
             world_file = built.path
             build_checked_corpus(world_file)
-            tasks = build_tasks(world_file).tasks
+            built_tasks = build_tasks(world_file)
+            tasks = built_tasks.tasks
+            for i, q in enumerate(built_tasks.deep):
+                group = f"{q.pattern}, {q.hops} hops"
+                deep_sizes[group] += 1
+
+                def deep_env(seed: int) -> SearchEnv:
+                    return SearchEnv(name, q.scenario, as_task(q), perturbations=DEFAULT_MIX if args.perturbed else None, seed=seed, warehouse=wh)
+
+                deep[group]["oracle"].append(float(answer_deep(deep_env(i), q).grade.correct))
+                plain = dataclasses.replace(as_task(q), question=q.question)  # the question without the answer format: the baselines' query
+                for b in BASELINES:
+                    deep[group][b].append(run_baseline(deep_env(i), plain, b).score.f1_by_item or 0.0)
             for i, task in enumerate(tasks):
                 kind = task.extra["kind"]
                 sizes[kind].append((len(task.gold), len(task.required)))
@@ -85,6 +106,16 @@ def main() -> None:
     for b in BASELINES:
         print(f"\n{b}: item-F1 {statistics.mean(total[b]):.3f} = {statistics.mean(total[b]) / oracle:.2f} x the oracle's", end="")
     print()
+    if deep_sizes:
+        print("\ndeep questions: accuracy per chain, mean over questions\n")
+        print("| chain | questions | " + " | ".join(agents) + " |")
+        print("|---|---|" + "---|" * len(agents))
+        every: dict[str, list[float]] = defaultdict(list)
+        for group in sorted(deep):
+            for a in agents:
+                every[a] += deep[group][a]
+            print(f"| {group} | {deep_sizes[group]} | " + " | ".join(f"{statistics.mean(deep[group][a]):.2f}" for a in agents) + " |")
+        print(f"| **all** | {sum(deep_sizes.values())} | " + " | ".join(f"{statistics.mean(every[a]):.2f}" for a in agents) + " |")
 
 
 if __name__ == "__main__":
