@@ -21,6 +21,7 @@ from worldforge.tasks.deep import (
     matches,
     parse_response,
     prompt,
+    question_of,
     read_deep_questions,
     verify_deep,
 )
@@ -121,3 +122,18 @@ def test_the_task_build_stores_the_same_verified_questions(world):
     with open_readonly(path) as con:  # inspectable with SQL, and not listed among the world's tables
         assert con.execute("SELECT count(*) FROM deep_questions").fetchone()[0] == len(questions)
         assert con.execute("SELECT count(*) FROM v_columns WHERE table_name = 'deep_questions'").fetchone()[0] == 0
+
+
+def test_an_environment_rewards_a_deep_answer_by_its_correctness(world):
+    wh, _, questions, _ = world
+    q = next(q for q in questions if q.answer_type == "name")
+    rewards = []
+    for text in (f"Explanation: read it.\nExact Answer: {q.answer}\nConfidence: 90%", "Exact Answer: not it", q.answer):
+        env = SearchEnv(q.world, q.scenario, as_task(q), warehouse=wh, seed=1)
+        env.reset()
+        env.step({"name": "web_search", "arguments": {"query": q.question[:80]}})
+        rewards.append(env.submit(text))
+    assert [r.value for r in rewards] == [1.0, 0.0, 0.0]
+    assert [r.format_ok for r in rewards] == [True, True, False]
+    assert rewards[0].score.f1_by_row == 1.0 and "exact match" in rewards[0].score.notes[0]
+    assert question_of(as_task(q)).question == q.question

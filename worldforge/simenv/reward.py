@@ -67,7 +67,8 @@ def reward_of(answer: str, task: Task, tool_calls: int, config: RewardConfig | N
     """Score ``answer`` against ``task`` and shape it into a reward.
 
     Args:
-        answer: the agent's final answer (its first Markdown table is scored).
+        answer: the agent's final answer (its first Markdown table is scored; for a deep question,
+            :func:`~worldforge.tasks.deep.as_task`, its ``Exact Answer:`` line is graded and every score is 1 or 0).
         task: the task with its gold table.
         tool_calls: the episode's tool calls (for ``tool_call_penalty``).
         config: the shaping (default: the plain item-F1).
@@ -77,7 +78,18 @@ def reward_of(answer: str, task: Task, tool_calls: int, config: RewardConfig | N
         ``notes``, ``tool_calls``, ``format_ok`` and ``reward``.
     """
     cfg = config or RewardConfig()
-    score = score_table(answer if isinstance(answer, str) else str(answer), task)
-    format_ok = not any(n.startswith(_FORMAT_FAILURES) for n in score.notes)
+    text = answer if isinstance(answer, str) else str(answer)
+    if task.extra.get("kind") == "deep":  # one short answer in BrowseComp's format: every score is its correctness
+        from worldforge.tasks.deep import grade_response, question_of
+
+        grade = grade_response(text, question_of(task))
+        v = float(grade.correct)
+        note = (f"deep: exact answer {grade.extracted!r} ({grade.method} match)" if grade.extracted is not None
+                else "deep: no 'Exact Answer:' line in the answer")
+        score = Score(v, v, v, v, v, v, [note], {task.required[0]: v})
+        format_ok = grade.extracted is not None
+    else:
+        score = score_table(text, task)
+        format_ok = not any(n.startswith(_FORMAT_FAILURES) for n in score.notes)
     value = float(getattr(score, cfg.metric) + cfg.format_reward * format_ok - cfg.tool_call_penalty * tool_calls)
     return Reward(value, score, format_ok, tool_calls)

@@ -46,7 +46,7 @@ from worldforge.tasks.phrasing import capitalized, join_words, verb_is, with_art
 from worldforge.warehouse.duck import quote_ident
 
 __all__ = ["ANSWER_FORMAT", "DEEP_DDL", "DeepGrade", "DeepQuestion", "as_task", "build_deep_questions", "corpus_deep_questions", "deep_questions", "frame", "grade_response", "matches", "parse_response", "prompt",
-           "read_deep_questions", "verify_deep"]
+           "question_of", "read_deep_questions", "verify_deep"]
 
 ANSWER_FORMAT = (
     "Your response should be in the following format:\n"
@@ -375,6 +375,20 @@ def as_task(q: DeepQuestion) -> Task:
                 extra={"world": q.world, "scenario": q.scenario, "kind": "deep", "plan": q.plan, "answer": q.answer,
                        "answer_type": q.answer_type, "exact": q.exact, "pattern": q.pattern, "hops": q.hops,
                        "evidence_urls": q.evidence_urls, "gold_urls": q.gold_urls})
+
+
+def question_of(task: Task) -> DeepQuestion:
+    """The deep question a task made by :func:`as_task` carries (what grading needs: answer, type, exactness, plan).
+
+    Raises:
+        ValueError: the task is not a deep question.
+    """
+    x = task.extra
+    if x.get("kind") != "deep" or "answer" not in x:
+        raise ValueError(f"task {task.instance_id} is not a deep question")
+    return DeepQuestion(task.instance_id, x.get("world", ""), x.get("scenario"), task.question.split("\n\n" + ANSWER_FORMAT)[0],
+                        str(x["answer"]), x.get("answer_type", "name"), bool(x.get("exact")), x.get("pattern", ""), int(x.get("hops", 0)),
+                        x.get("plan") or {}, "", evidence_urls=list(x.get("evidence_urls") or []), gold_urls=list(x.get("gold_urls") or []))
 
 
 # -- grading -------------------------------------------------------------------------------------
