@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import typer
 
-from worldforge.cli import catalog, corpus, datasets, dev, evaluation, record, rl, serve, tasks, trajectories, world
+from worldforge.cli import catalog, corpus, datasets, dev, evaluation, export, record, rl, serve, tasks, trajectories, world
 from worldforge.cli._common import user_errors
 from worldforge.cli.settings import settings
 from worldforge.cli.sql import sql
@@ -39,6 +39,7 @@ app.add_typer(datasets.app, name="datasets")
 app.add_typer(rl.app, name="rl")
 app.add_typer(catalog.app, name="catalog")
 app.add_typer(record.app, name="record")
+app.add_typer(export.app, name="export")
 app.command("sql")(sql)
 app.command("summary")(summary)
 app.command("settings")(settings)

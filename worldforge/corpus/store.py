@@ -300,6 +300,21 @@ def all_pages(path: str | Path) -> pl.DataFrame | None:
     return pl.concat(frames) if frames else pl.DataFrame(schema={c: PAGE_SCHEMA[c] for c in cols})
 
 
+def corpus_scenarios(path: str | Path) -> list[str]:
+    """The scenarios of a world file that have a corpus (``_corpus.scenario``), sorted; empty before the first build.
+
+    Raises:
+        WarehouseError: the file is missing or not DuckDB.
+    """
+    con = open_readonly(path)
+    try:
+        return [r[0] for r in con.execute("SELECT DISTINCT scenario FROM _corpus WHERE scenario IS NOT NULL ORDER BY 1").fetchall()]
+    except duckdb.CatalogException:
+        return []
+    finally:
+        con.close()
+
+
 def page_count(path: str | Path) -> int | None:
     """Pages of a world file's corpus (the world's and its scenarios'), ``None`` before its first build.
 
@@ -388,4 +403,4 @@ def check_corpus(path: str | Path, world: WorldFile | None = None) -> pl.DataFra
     return pl.DataFrame(out, schema={n: pl.String for n in names}, orient="row")  # typed: a null scenario may come first
 
 
-__all__ = ["CorpusReport", "ServedPages", "all_pages", "dress_frame", "article_text", "fact_tally", "page_count", "build_corpus", "check_corpus", "corpus_frames", "corpus_hash", "generate_corpus", "read_corpus", "served_corpus", "stored_hash", "write_corpus"]
+__all__ = ["CorpusReport", "ServedPages", "all_pages", "dress_frame", "article_text", "fact_tally", "page_count", "build_corpus", "check_corpus", "corpus_frames", "corpus_hash", "corpus_scenarios", "generate_corpus", "read_corpus", "served_corpus", "stored_hash", "write_corpus"]

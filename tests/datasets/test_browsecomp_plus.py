@@ -1,0 +1,87 @@
+"""worldforge export browsecomp-plus: the layout BrowseComp-Plus's own tools read (issue 32, item 2)."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+from tests.conftest_worlds import built_world
+from worldforge.cli import app
+from worldforge.corpus import read_corpus
+from worldforge.tasks.deep import read_deep_questions
+from worldforge.tasks.store import build_tasks
+
+
+@pytest.fixture(scope="module")
+def warehouse(specs, tmp_path_factory):
+    wh = tmp_path_factory.mktemp("bcp")
+    for name in ("esports_2031", "mars_colony_2030"):
+        build_tasks(built_world(specs[name], wh))
+    return wh
+
+
+def _qrels(path) -> dict[str, list[str]]:
+    """As BrowseComp-Plus's evaluate_run.load_qrel_data reads them: four fields a line, query id and docid."""
+    got = defaultdict(list)
+    for line in path.read_text().splitlines():
+        parts = line.split()
+        assert len(parts) == 4 and parts[1] == "Q0" and parts[3] == "1", line
+        got[parts[0]].append(parts[2])
+    return dict(got)
+
+
+def test_export_writes_the_corpus_queries_and_qrels(warehouse, tmp_path):
+    out = tmp_path / "bcp"
+    res = CliRunner().invoke(app, ["export", "browsecomp-plus", "--worlds", "esports_2031,mars_colony_2030", "-o", str(out),
+                                   "--warehouse", str(warehouse)])
+    assert res.exit_code == 0, res.output
+    corpus = pl.read_parquet(out / "corpus.parquet")
+    assert corpus.columns == ["docid", "text", "url"] and corpus["docid"].is_unique().all()
+    assert corpus["docid"].str.contains(r"^\d+$").all()  # its scripts read citations as [digits]
+    pages = 0
+    for w in ("esports_2031", "mars_colony_2030"):
+        path = warehouse / f"{w}.duckdb"
+        scenarios = {q.scenario for q in read_deep_questions(path, all_scenarios=True)}
+        pages += sum(read_corpus(path, s, dressed=False)[0].height for s in scenarios)
+    assert corpus.height == pages
+    docs = [json.loads(x) for x in (out / "corpus_jsonl" / "docs.jsonl").read_text().splitlines()]
+    assert [d["id"] for d in docs] == corpus["docid"].to_list() and docs[0]["contents"] == corpus["text"][0]
+    queries = [line.split("\t") for line in (out / "topics-qrels" / "queries.tsv").read_text().splitlines()]
+    assert all(len(q) == 2 and q[1].strip() for q in queries)
+    truth = [json.loads(x) for x in (out / "browsecomp_plus.jsonl").read_text().splitlines()]
+    questions = {q.question_id: q for w in ("esports_2031", "mars_colony_2030")
+                 for q in read_deep_questions(warehouse / f"{w}.duckdb", all_scenarios=True)}
+    assert len(truth) == len(queries) == len(questions) >= 40
+    assert [t["query_id"] for t in truth] == [q[0] for q in queries]
+    evidence, gold = _qrels(out / "topics-qrels" / "qrel_evidence.txt"), _qrels(out / "topics-qrels" / "qrel_golds.txt")
+    ids = set(corpus["docid"].to_list())
+    url_of = dict(zip(corpus["docid"].to_list(), corpus["url"].to_list()))
+    for t in truth:
+        q = questions[t["worldforge_id"]]
+        assert t["answer"] == q.answer and t["query"] == q.question
+        assert set(gold[t["query_id"]]) <= set(evidence[t["query_id"]]) <= ids
+        assert sorted(url_of[d] for d in gold[t["query_id"]]) == sorted(q.gold_urls)
+        assert {d["docid"] for d in t["evidence_docs"]} == set(evidence[t["query_id"]])
+    assert f"{len(truth):,} queries over {corpus.height:,} documents from 2 world(s)" in " ".join(res.output.split())
+
+
+def test_the_same_worlds_export_the_same_files(warehouse, tmp_path):
+    for d in ("a", "b"):
+        assert CliRunner().invoke(app, ["export", "browsecomp-plus", "--worlds", "esports_2031", "-o", str(tmp_path / d),
+                                        "--warehouse", str(warehouse)]).exit_code == 0
+    for f in ("topics-qrels/queries.tsv", "topics-qrels/qrel_evidence.txt", "topics-qrels/qrel_golds.txt", "browsecomp_plus.jsonl",
+              "corpus_jsonl/docs.jsonl", "docids.tsv"):
+        assert (tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes(), f
+
+
+def test_bad_input_is_one_line_and_leaves_the_previous_export(warehouse, tmp_path):
+    out = tmp_path / "bcp"
+    out.mkdir()
+    (out / "keep.txt").write_text("previous")
+    res = CliRunner().invoke(app, ["export", "browsecomp-plus", "--worlds", "no_such_world", "-o", str(out), "--warehouse", str(warehouse)])
+    assert res.exit_code == 2 and "no such world" in res.output and "Traceback" not in res.output
+    assert (out / "keep.txt").read_text() == "previous"

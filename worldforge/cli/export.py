@@ -1,0 +1,32 @@
+"""``worldforge export browsecomp-plus``: worlds' deep questions and corpora in a benchmark's own layout."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from worldforge.cli._common import WarehouseOpt, out, user_errors, warehouse_of
+
+app = typer.Typer(help="Export worlds in other benchmarks' layouts.", no_args_is_help=True)
+
+
+@app.command("browsecomp-plus")
+def browsecomp_plus(
+    output: Annotated[Path, typer.Option("-o", "--out", help="The folder to write (replaced whole).")],
+    worlds: Annotated[Optional[list[str]], typer.Option("--worlds", help="World names, repeated or comma-separated; default: every world of the warehouse.", show_default=False)] = None,
+    warehouse: WarehouseOpt = None,
+) -> None:
+    """Write the worlds' deep questions and their corpora as BrowseComp-Plus reads them: corpus.parquet (docid, text, url),
+    topics-qrels/queries.tsv, TREC qrels for evidence and gold documents, browsecomp_plus.jsonl (its ground truth) and
+    corpus_jsonl/docs.jsonl ({"id", "contents"}, for Pyserini's BM25 index)."""
+    from worldforge.datasets.browsecomp_plus import export_browsecomp_plus
+
+    wh = warehouse_of(warehouse)
+    names = [w.strip() for item in (worlds or []) for w in item.split(",") if w.strip()] or [p.stem for p in wh.world_files()]
+    with user_errors():
+        with out.status("reading worlds") as status:
+            done = export_browsecomp_plus(wh, names, output, progress=lambda w: status.update(f"reading {w}"))
+    out.print(f"{done.queries:,} queries over {done.documents:,} documents from {len(done.worlds)} world(s) → {done.out} "
+              f"(evidence pairs {done.evidence:,}, gold pairs {done.gold:,})")
