@@ -1,4 +1,4 @@
-"""``worldforge export browsecomp-plus``: worlds' deep questions and corpora in a benchmark's own layout."""
+"""``worldforge export browsecomp-plus | hf``: worlds' deep questions and corpora in BrowseComp-Plus's layout; tasks as a Hugging Face dataset."""
 
 from __future__ import annotations
 
@@ -30,3 +30,23 @@ def browsecomp_plus(
             done = export_browsecomp_plus(wh, names, output, progress=lambda w: status.update(f"reading {w}"))
     out.print(f"{done.queries:,} queries over {done.documents:,} documents from {len(done.worlds)} world(s) → {done.out} "
               f"(evidence pairs {done.evidence:,}, gold pairs {done.gold:,})")
+
+
+@app.command("hf")
+def hf(
+    output: Annotated[Path, typer.Option("-o", "--out", help="The dataset folder to write (replaced whole).")],
+    worlds: Annotated[Optional[list[str]], typer.Option("--worlds", help="World names, repeated or comma-separated; default: every world of the warehouse.", show_default=False)] = None,
+    test_share: Annotated[float, typer.Option("--test-share", min=0.0, max=1.0, help="Share of worlds in the test split.")] = 0.2,
+    warehouse: WarehouseOpt = None,
+) -> None:
+    """Write the worlds' wide tasks and deep questions as a Hugging Face dataset folder (configs wide and deep, train/test
+    split by world, a dataset card): datasets.load_dataset(DIR, "deep") reads it offline."""
+    from worldforge.datasets.hf import export_hf
+
+    wh = warehouse_of(warehouse)
+    names = [w.strip() for item in (worlds or []) for w in item.split(",") if w.strip()] or [p.stem for p in wh.world_files()]
+    with user_errors():
+        with out.status("reading worlds") as status:
+            done = export_hf(wh, names, output, test_share, progress=lambda w: status.update(f"reading {w}"))
+    parts = "; ".join(f"{c}: train {r['train']:,}, test {r['test']:,}" for c, r in done.rows.items())
+    out.print(f"{len(done.worlds)} world(s) → {done.out} ({parts})")

@@ -1,0 +1,59 @@
+"""worldforge export hf: a folder datasets.load_dataset reads offline, one config per task family (issue 32, item 5)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.conftest_worlds import built_world
+from worldforge.cli import app
+from worldforge.datasets.hf import held_out_worlds
+from worldforge.tasks.deep import ANSWER_FORMAT, read_deep_questions
+from worldforge.tasks.store import build_tasks, read_tasks
+
+WORLDS = ("esports_2031", "mars_colony_2030")
+
+
+@pytest.fixture(scope="module")
+def exported(specs, tmp_path_factory):
+    wh = tmp_path_factory.mktemp("hf")
+    for name in WORLDS:
+        build_tasks(built_world(specs[name], wh))
+    out = wh / "hf"
+    res = CliRunner().invoke(app, ["export", "hf", "-o", str(out), "--warehouse", str(wh)])
+    assert res.exit_code == 0, res.output
+    return wh, out
+
+
+def test_load_dataset_reads_both_families_offline(exported, monkeypatch):
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    from datasets import load_dataset
+
+    wh, out = exported
+    deep = load_dataset(str(out), "deep")
+    wide = load_dataset(str(out), "wide")
+    assert set(deep) == set(wide) == {"train", "test"}
+    held = held_out_worlds(list(WORLDS))
+    assert len(held) == 1 and set(deep["test"]["world"]) == held and set(wide["test"]["world"]) == held
+    assert not set(deep["train"]["world"]) & held
+    questions = {q.question_id: q for w in WORLDS for q in read_deep_questions(wh / f"{w}.duckdb", all_scenarios=True)}
+    tasks = {t.instance_id: t for w in WORLDS for t in read_tasks(wh / f"{w}.duckdb", all_scenarios=True)}
+    assert deep["train"].num_rows + deep["test"].num_rows == len(questions)
+    assert wide["train"].num_rows + wide["test"].num_rows == len(tasks)
+    row = deep["train"][0]
+    q = questions[row["question_id"]]
+    assert (row["answer"], row["hops"], row["gold_urls"]) == (q.answer, q.hops, q.gold_urls) and row["prompt"].endswith(ANSWER_FORMAT)
+    w = wide["test"][0]
+    assert json.loads(w["gold_json"]) == tasks[w["instance_id"]].gold and w["required"] == tasks[w["instance_id"]].required
+    card = (out / "README.md").read_text()
+    assert card.startswith("---\nconfigs:") and "## How it was made" in card and f"{deep['test'].num_rows:,}" in card
+
+
+def test_splits_are_stable_by_world():
+    assert held_out_worlds(["a_world", "b_world", "c_world"]) == held_out_worlds(["c_world", "b_world", "a_world"])
+    big = [f"w{i}" for i in range(200)]
+    assert 20 <= len(held_out_worlds(big)) <= 60  # about a fifth
+    assert held_out_worlds(["only_one"]) <= {"only_one"}
