@@ -127,7 +127,9 @@ class _Builder:
 
     def __init__(self, ctx: TaskContext, facts: pl.DataFrame):
         self.ctx = ctx
-        self.schema = f"scenario_{ctx.scenario}" if ctx.scenario else "main"
+        from worldforge.warehouse import scenario_schema
+
+        self.schema = scenario_schema(ctx.scenario) if ctx.scenario else "main"
         self.urls: dict[tuple, list[str]] = {}
         for url, t, k, c in facts.select("url", "table_name", "row_key", "column_name").unique().sort("url").iter_rows():
             self.urls.setdefault((t, k, c), []).append(url)
@@ -198,7 +200,8 @@ class _Builder:
                 col = ctx.parent_col(t, ref, pt, "@name" if ask_name else c)
                 pk, ppk = ctx.spec.tables[t].primary_key, ctx.spec.tables[pt].primary_key
                 target = quote_ident(pname if ask_name else c)
-                sql = (f"SELECT DISTINCT p.{target} FROM {self.table(t)} c JOIN {self.table(pt)} p ON c.{quote_ident(ref)} = p.{quote_ident(ppk)} "
+                # one row per described row that fits the clues: the question says there is exactly one
+                sql = (f"SELECT p.{target} FROM {self.table(t)} c JOIN {self.table(pt)} p ON c.{quote_ident(ref)} = p.{quote_ident(ppk)} "
                        f"WHERE {' AND '.join(_sql_clue('c', cc, op, v) for cc, op, v in clues)}")
                 chain = [(t, str(row[pk]), cc, None) for cc, _, _ in clues] + [(t, str(row[pk]), ref, None)]
                 limit -= self.add("parent", 2 if ask_name else 3, t, row, col, self.parent_question(t, pt, clues, None if ask_name else c),
@@ -280,7 +283,8 @@ class _Builder:
                 target = quote_ident(name if ask_name else c)
                 sql = (f"WITH p AS (SELECT * FROM {self.table(pt)} p WHERE {' AND '.join(_sql_clue('p', cc, op, v) for cc, op, v in clues)}), "
                        f"k AS (SELECT c.* FROM {self.table(t)} c JOIN p ON c.{quote_ident(ref)} = p.{quote_ident(ppk)}) "
-                       f"SELECT k.{target} FROM k WHERE k.{quote_ident(by)} = (SELECT {agg}({quote_ident(by)}) FROM k)")
+                       f"SELECT k.{target} FROM k WHERE k.{quote_ident(by)} = (SELECT {agg}({quote_ident(by)}) FROM k) "
+                       f"AND (SELECT count(*) FROM p) = 1")  # exactly one parent fits the clues, and one child holds the extreme
                 chain = [(pt, str(prow[ppk]), cc, None) for cc, _, _ in clues] + [(t, str(r[pk]), by, None) for r in kids] \
                     + [(t, str(r[pk]), ref, None) for r in kids]
                 info, pinfo = ctx.info[t], ctx.info[pt]
