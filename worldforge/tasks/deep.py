@@ -273,7 +273,8 @@ class _Builder:
                 if values[0] is None or len(values) > 1 and values[0] == values[1]:
                     continue  # a tie: no single answer
                 top = next(r for r in kids if r[by] == values[0])
-                others = [c for c in self.answerable(t, {by}) if ctx.ci(t, c).kind in ("date", "number", "rank")]
+                # never a rank: the child with the highest value is too often ranked 1 ("its national rank" -> 1)
+                others = [c for c in self.answerable(t, {by}) if ctx.ci(t, c).kind in ("date", "number")]
                 ask_name = name is not None and (not others or ctx.rng.random() < 0.5)
                 if not ask_name and not others:
                     continue

@@ -167,7 +167,7 @@ def _clue(ctx: TaskContext, t: str, c: str, op: str, v: Any) -> str:
     if ci.kind == "date":
         month = v[0].strftime("%B %Y")
         return f"it {ci.event} in {month}" if ci.event else f"its {label} falls in {month}"
-    lo, hi = ctx.words(t, c, v[0]), ctx.words(t, c, v[1])
+    lo, hi = (str(v[0]), str(v[1])) if _year_like(ctx, t, c) else (ctx.words(t, c, v[0]), ctx.words(t, c, v[1]))  # a year as 1931, not 1,931
     if label.startswith("number of "):
         return f"it has between {lo} and {hi} {label.removeprefix('number of ')}" if re.fullmatch(r"[\d.,]+", hi) else f"it has between {lo} and {hi}"
     return f"its {label} {verb_is(label)} between {lo} and {hi}"
@@ -558,6 +558,8 @@ def _clues(ctx: TaskContext, pt: str, prow: dict, cols: list[str]) -> list[tuple
                 clues.append((c, "in", (v,)))
             elif kind == "date":
                 clues.append((c, "between", (date(v.year, v.month, 1), month_end(v))))
+            elif _year_like(ctx, pt, c):  # "founded between 1931 and 1937", never a ±10% span of two centuries
+                clues.append((c, "between_num", (int(v) - 3, int(v) + 3)))
             else:
                 x = float(v)
                 lo, hi = nice_number(x * 0.9) if x > 0 else x - 1, nice_number(x * 1.1) if x > 0 else x + 1
@@ -572,6 +574,13 @@ def _clues(ctx: TaskContext, pt: str, prow: dict, cols: list[str]) -> list[tuple
         if len(match) == 1 and len(clues) >= 2:
             return [(c, "between" if op == "between_num" else op, v) for c, op, v in clues]
     return None
+
+def _year_like(ctx: TaskContext, t: str, c: str) -> bool:
+    """A whole-number column of calendar years (``year founded``): its label names a year and every value is 1000-2999."""
+    if "year" not in ctx.ci(t, c).label.lower().split() or ctx.tables[t].schema[c] not in (pl.Int64, pl.Int32):
+        return False
+    col = ctx.tables[t][c]
+    return bool(col.len()) and 1000 <= col.min() and col.max() <= 2999
 
 def _match_clue(ctx: TaskContext, r: dict, c: str, op: str, v: Any) -> bool:
     return v[0] <= r[c] <= v[1] if op in ("between", "between_num") else _match(ctx, r, c, op, v)
