@@ -57,3 +57,4 @@ def test_splits_are_stable_by_world():
     big = [f"w{i}" for i in range(200)]
     assert 20 <= len(held_out_worlds(big)) <= 60  # about a fifth
     assert held_out_worlds(["only_one"]) <= {"only_one"}
+    assert held_out_worlds(big, share=0.0) == set() and held_out_worlds(["a", "b"], share=0.0) == set()

@@ -98,6 +98,13 @@ def test_grading_follows_browsecomp(world):
     assert not grade_response("Exact Answer: somebody else", name).correct
     assert matches("March 5, 2029", "Mar 05, 2029", "date") and not matches("March 6, 2029", "Mar 05, 2029", "date")
     assert matches("7", "7", "number", exact=True) and not matches("7.01", "7", "number", exact=True)
+    assert matches("72.3%", "72.3", "number") and matches("72.3%", "0.723", "number") and not matches("72.3", "0.723", "number")
+    assert matches("1,234 units", "1234", "number", exact=True) and not matches("1999", "1987", "number", exact=True)
+    assert matches('"Finland."', "Finland", "name") and not matches("Finlandia", "Finland", "name")
+    assert parse_response("Exact Answer:\nConfidence: 100%") == (None, 1.0)  # an empty answer line is no answer
+    assert parse_response("Exact Answer: X\nConfidence: 1%") == ("X", 0.01)
+    exact = [q for q in world[2] if q.exact]  # whole-number columns (counts, years, ranks) match exactly
+    assert exact and all(q.answer_type == "number" and "." not in q.answer for q in exact)
 
     verdicts = []
 

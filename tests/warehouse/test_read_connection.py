@@ -59,6 +59,16 @@ def test_close_detaches_and_a_closed_connection_says_so(tmp_path):
     assert set(_attached()) == before
 
 
+def test_a_cursor_of_a_reader_reads_the_same_file(tmp_path):
+    path = tmp_path / "w.duckdb"
+    _file(path, "t", 4)
+    with open_readonly(path) as con:
+        for other in (con.cursor(), con.duplicate()):
+            assert other.execute("SELECT count(*) FROM t").fetchone()[0] == 4
+            other.close()
+        assert con.execute("SELECT count(*) FROM t").fetchone()[0] == 4
+
+
 def test_a_reader_keeps_the_file_it_opened_while_a_write_replaces_it(tmp_path):
     path = tmp_path / "w.duckdb"
     _file(path, "t", 2)

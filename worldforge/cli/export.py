@@ -8,14 +8,31 @@ from typing import Annotated, Optional
 import typer
 
 from worldforge.cli._common import WarehouseOpt, out, user_errors, warehouse_of
+from worldforge.errors import WorldforgeError
 
 app = typer.Typer(help="Export worlds in other benchmarks' layouts.", no_args_is_help=True)
+
+
+def _replaceable(folder: Path, marker: str, warehouse: Path) -> None:
+    """Refuse to replace a folder that is not an earlier export of this kind (it holds ``marker``), or that holds the warehouse.
+
+    Raises:
+        WorldforgeError: the folder is a file, holds the warehouse, or is a non-empty folder without ``marker``.
+    """
+    folder, wh = folder.resolve(), warehouse.resolve()
+    if folder.is_file():
+        raise WorldforgeError(f"{folder}: is a file; name a folder to write")
+    if folder == wh or folder in wh.parents:
+        raise WorldforgeError(f"{folder}: holds the warehouse; name a new folder to write")
+    if folder.is_dir() and any(folder.iterdir()) and not (folder / marker).exists():
+        raise WorldforgeError(f"{folder}: is not empty and is not an earlier export (no {marker}); name a new or empty folder")
 
 
 @app.command("browsecomp-plus")
 def browsecomp_plus(
     output: Annotated[Path, typer.Option("-o", "--out", help="The folder to write (replaced whole).")],
     worlds: Annotated[Optional[list[str]], typer.Option("--worlds", help="World names, repeated or comma-separated; default: every world of the warehouse.", show_default=False)] = None,
+    scenario: Annotated[Optional[str], typer.Option("--scenario", help="Export this time-shifted scenario's corpora and questions instead of the worlds' own.", show_default=False)] = None,
     warehouse: WarehouseOpt = None,
 ) -> None:
     """Write the worlds' deep questions and their corpora as BrowseComp-Plus reads them: corpus.parquet (docid, text, url),
@@ -26,8 +43,9 @@ def browsecomp_plus(
     wh = warehouse_of(warehouse)
     names = [w.strip() for item in (worlds or []) for w in item.split(",") if w.strip()] or [p.stem for p in wh.world_files()]
     with user_errors():
+        _replaceable(output, "docids.tsv", wh.root)
         with out.status("reading worlds") as status:
-            done = export_browsecomp_plus(wh, names, output, progress=lambda w: status.update(f"reading {w}"))
+            done = export_browsecomp_plus(wh, names, output, scenario, progress=lambda w: status.update(f"reading {w}"))
     out.print(f"{done.queries:,} queries over {done.documents:,} documents from {len(done.worlds)} world(s) → {done.out} "
               f"(evidence pairs {done.evidence:,}, gold pairs {done.gold:,})")
 
@@ -46,6 +64,7 @@ def hf(
     wh = warehouse_of(warehouse)
     names = [w.strip() for item in (worlds or []) for w in item.split(",") if w.strip()] or [p.stem for p in wh.world_files()]
     with user_errors():
+        _replaceable(output, "wide/train.parquet", wh.root)
         with out.status("reading worlds") as status:
             done = export_hf(wh, names, output, test_share, progress=lambda w: status.update(f"reading {w}"))
     parts = "; ".join(f"{c}: train {r['train']:,}, test {r['test']:,}" for c, r in done.rows.items())

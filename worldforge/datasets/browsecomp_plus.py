@@ -16,7 +16,8 @@ BrowseComp questions with a fixed corpus of 100,195 documents and relevance judg
   ``{"id", "contents"}`` per line (``python -m pyserini.index.lucene --collection JsonCollection
   --input corpus_jsonl ...``).
 
-A document is a page as the environment serves it (``web_extractor``'s text: its title, then the page in
+One corpus per world (its own, or one time-shifted scenario's: :func:`export_browsecomp_plus`). A document is a
+page as the environment serves it (``web_extractor``'s text: its title, then the page in
 its site's chrome); ``docids.tsv`` maps each docid back to ``world``, ``scenario`` and ``url``. Docids
 and query ids are numbered in the order of (world, scenario, url) and of the questions' ids, so the same
 worlds export the same files.
@@ -45,7 +46,7 @@ class BrowseCompPlusExport:
     Attributes:
         out: the folder.
         worlds: the worlds exported.
-        documents: documents in the corpus (every page of their corpora, scenarios included).
+        documents: documents in the corpus (every page of the exported corpora).
         queries: questions.
         evidence: query-document pairs in ``qrel_evidence.txt``.
         gold: pairs in ``qrel_golds.txt``.
@@ -63,14 +64,19 @@ def _one_line(text: str) -> str:
     return " ".join(text.replace("\t", " ").split())
 
 
-def export_browsecomp_plus(warehouse: WarehouseLike, worlds: Iterable[str], out: str | Path,
+def export_browsecomp_plus(warehouse: WarehouseLike, worlds: Iterable[str], out: str | Path, scenario: str | None = None,
                            progress: Callable[[str], None] | None = None) -> BrowseCompPlusExport:
     """Write the deep questions of ``worlds`` and their corpora in BrowseComp-Plus's layout (module docstring).
+
+    One corpus per world goes in: the world's own (``scenario`` ``None``), or that time-shifted scenario's where a world
+    has it. Never both: a scenario's pages repeat the world's URLs and titles with other values, so a question checked
+    unique in one corpus could be answered differently from its twin page in the other.
 
     Args:
         warehouse: the warehouse holding the worlds (tasks built: their ``deep_questions``).
         worlds: world names.
         out: the folder to write (replaced whole, atomically: a failed export leaves the previous one).
+        scenario: the scenario whose corpora and questions to export (each world that has it); ``None``: the worlds'.
         progress: called with each world's name as it is read.
 
     Returns:
@@ -95,11 +101,13 @@ def export_browsecomp_plus(warehouse: WarehouseLike, worlds: Iterable[str], out:
         if progress:
             progress(w)
         path = wh.world(w)
-        qs = read_deep_questions(path, all_scenarios=True)
-        questions += qs
-        for scen in [None, *sorted({q.scenario for q in qs if q.scenario is not None} | set(corpus_scenarios(path)))]:
-            pages, _ = read_corpus(path, scen, dressed=True)
-            docs += [(w, scen, url, f"{title}\n\n{body}") for url, title, body in pages.select("url", "title", "body_md").iter_rows()]
+        if scenario is not None and scenario not in corpus_scenarios(path):
+            continue  # this world has no such scenario
+        questions += read_deep_questions(path, scenario)
+        pages, _ = read_corpus(path, scenario, dressed=True)
+        docs += [(w, scenario, url, f"{title}\n\n{body}") for url, title, body in pages.select("url", "title", "body_md").iter_rows()]
+    if not docs:
+        raise WorldforgeError(f"none of the worlds has the scenario {scenario!r}")
     docs.sort(key=lambda d: (d[0], d[1] or "", d[2]))
     docid = {(w, s, u): str(i) for i, (w, s, u, _) in enumerate(docs, 1)}
     questions.sort(key=lambda q: q.question_id)

@@ -43,12 +43,13 @@ class HFExport:
 
 
 def held_out_worlds(worlds: list[str], share: float = 0.2) -> set[str]:
-    """The worlds of the ``test`` split: those whose name hashes below ``share`` (stable whatever else is exported),
-    and at least one when there are two or more worlds (the one hashing lowest)."""
+    """The worlds of the ``test`` split: those whose name hashes below ``share`` (stable whatever else is exported);
+    when none does, ``share > 0`` and there are two or more worlds, the one hashing lowest (so a small export has a test
+    split; that one choice depends on the worlds exported together). ``share`` 0: none."""
     def h(w: str) -> float:
         return int(hashlib.sha1(w.encode()).hexdigest()[:8], 16) / 0x1_0000_0000
     picked = {w for w in worlds if h(w) < share}
-    if not picked and len(worlds) >= 2:
+    if not picked and share > 0 and len(worlds) >= 2:
         picked = {min(worlds, key=h)}
     return picked
 

@@ -41,7 +41,7 @@ from worldforge.corpus.quantity import render_value
 from worldforge.tasks.context import Column, Field, TaskContext
 from worldforge.tasks.io import Task, norm_column
 from worldforge.tasks.kinds import _by_family, _clue, _clues
-from worldforge.tasks.metrics import date_near, exact_match, extract_number, norm_date, norm_str, number_near
+from worldforge.tasks.metrics import date_near, exact_match, extract_number, norm_date, norm_str
 from worldforge.tasks.phrasing import capitalized, join_words, verb_is, with_article
 from worldforge.warehouse.duck import quote_ident
 
@@ -67,7 +67,7 @@ class DeepQuestion:
         question: the question, without the answer format (:func:`prompt` adds it).
         answer: the gold answer as text (a label, or the cell's canonical text: ``Mar 05, 2029``, ``1099``).
         answer_type: ``name``, ``number`` or ``date``.
-        exact: a number that must match exactly (a rank, a count); other numbers match within 1%.
+        exact: a number that must match exactly (a whole number: a rank, a count, a year); other numbers match within 1%.
         pattern: ``parent`` or ``extreme_child``.
         hops: table-to-table steps plus the final read (2-4).
         plan: the oracle's plan (the wide tasks' plan language: one row, one column).
@@ -159,6 +159,7 @@ class _Builder:
         if len(answer) > 3 and not answer.replace(".", "").isdigit() and answer.lower() in question.lower():
             return False  # a clue happens to state the answer ("its home country is Finland"): not asked
         kind = "name" if col.field.column == "@name" else ("date" if col.ctype == "date" else "number" if col.ctype == "number" else "name")
+        exact = col.exact or (kind == "number" and isinstance(value, int))  # a count, a year, a rank: the number itself
         answer_cells = [list(x) for x in (used[:1] if col.field.of == "parent" and col.field.column != "@name" else
                                           [u for u in used if u[0] == col.field.table] or used)]
         cells = sorted({tuple(x) for x in chain} | {tuple(x) for x in used}, key=str)
@@ -168,7 +169,7 @@ class _Builder:
                 "columns": [{"name": norm_column(col.name), "field": ctx.field_plan(col.field), "agg": None, "type": col.ctype}],
                 "rows": plan_rows, **(extra_plan or {})}
         qid = f"{ctx.spec.world}{'_' + ctx.scenario if ctx.scenario else ''}_deep_{len(self.made) + 1:02d}"
-        self.made.append(DeepQuestion(qid, ctx.spec.world, ctx.scenario, question, answer, kind, col.exact, pattern, hops, plan, sql,
+        self.made.append(DeepQuestion(qid, ctx.spec.world, ctx.scenario, question, answer, kind, exact, pattern, hops, plan, sql,
                                       [list(x) for x in cells], answer_cells, evidence, gold))
         return True
 
@@ -398,23 +399,27 @@ def question_of(task: Task) -> DeepQuestion:
 
 # -- grading -------------------------------------------------------------------------------------
 
-_EXACT = re.compile(r"^\W*exact\s+answer\W*:\s*(.+?)\s*$", re.I | re.M)
-_CONFIDENCE = re.compile(r"^\W*confidence\W*:\s*([\d.]+)\s*%?", re.I | re.M)
+_EXACT = re.compile(r"^\W*exact\s+answer\W*:[ \t]*([^\n]*?)[ \t]*$", re.I | re.M)
+_CONFIDENCE = re.compile(r"^\W*confidence\W*:[ \t]*([\d.]+)[ \t]*(%?)", re.I | re.M)
 
 
 def parse_response(response: str) -> tuple[str | None, float | None]:
-    """``(exact answer, confidence in [0, 1])`` of a BrowseComp-format response; ``None`` for what it lacks
-    (the last ``Exact Answer:`` line counts; a confidence over 1 is a percentage)."""
+    """``(exact answer, confidence in [0, 1])`` of a BrowseComp-format response; ``None`` for what it lacks.
+
+    The last ``Exact Answer:`` line counts, its answer on that line (an empty one is no answer); a confidence
+    written with ``%`` is a percentage, one without is a fraction when at most 1, else a percentage.
+    """
     answers = _EXACT.findall(response or "")
     conf = _CONFIDENCE.findall(response or "")
     c = None
     if conf:
+        number, percent = conf[-1]
         try:
-            c = float(conf[-1])
-            c = min(1.0, c / 100.0 if c > 1 else c)
+            c = float(number)
+            c = min(1.0, c / 100.0 if percent or c > 1 else c)
         except ValueError:
             c = None
-    answer = answers[-1].strip().strip("*").strip() if answers else None
+    answer = answers[-1].strip().strip("*").strip() if answers else ""
     return answer or None, c
 
 
@@ -435,15 +440,38 @@ class DeepGrade:
     method: str
 
 
+_EDGE = " \t.,;:!?\"'`“”‘’()[]"
+
+
+def _number_of(text: str) -> tuple[float | None, bool]:
+    """The first number of a text (thousands separators dropped) and whether a ``%`` follows it."""
+    got = extract_number(text)
+    if got == "NULL":
+        return None, False
+    try:
+        return float(got.rstrip("%")), got.endswith("%")
+    except ValueError:
+        return None, False
+
+
 def matches(extracted: str, answer: str, answer_type: str, exact: bool = False) -> bool:
-    """The normalised exact match of an answer: names ignoring case, spaces and ``*``; numbers within 1% (``exact``:
-    equal); dates the same day (any written form)."""
+    """The normalised exact match of an answer.
+
+    Names: equal ignoring case, spaces, ``*`` and the punctuation or quotes around them. Numbers: the first number
+    of each within 1% (``exact``: equal), a ``%`` after the answer's number read either way (``72.3%`` for 72.3 or
+    for 0.723). Dates: the same day, in any written form.
+    """
     if answer_type == "number":
-        return number_near(extract_number(extracted), extract_number(answer), 0.0 if exact else 0.01) == 1.0
+        got, percent = _number_of(extracted)
+        want, _ = _number_of(answer)
+        if got is None or want is None:
+            return False
+        tolerance = 0.0 if exact else 0.01
+        return any(abs(g - want) <= abs(want) * tolerance + 1e-9 for g in ([got, got / 100.0] if percent else [got]))
     if answer_type == "date":
         a, b = norm_date(extracted), norm_date(answer)
         return a == b and date_near(extracted, answer) == 1.0
-    return exact_match(norm_str(extracted), norm_str(answer)) == 1.0
+    return exact_match(norm_str(extracted.strip(_EDGE)), norm_str(answer.strip(_EDGE))) == 1.0
 
 
 def grade_response(response: str, q: DeepQuestion, judge=None) -> DeepGrade:

@@ -241,6 +241,16 @@ class ReadConnection:
             raise duckdb.ConnectionException(f"{self.path}: connection already closed")
         return getattr(con, name)
 
+    def cursor(self) -> duckdb.DuckDBPyConnection:
+        """Another cursor on the same file (for another thread), valid while this connection is open."""
+        con = self.__getattr__("cursor")()
+        con.execute(f"USE {self._alias}")
+        return con
+
+    def duplicate(self) -> duckdb.DuckDBPyConnection:
+        """:meth:`cursor` (DuckDB's other name for it)."""
+        return self.cursor()
+
     def close(self) -> None:
         """Detach the file and close the cursor (a second call does nothing)."""
         con, self._con = self._con, None
