@@ -48,6 +48,7 @@ demo: $(STAMP)
 	$(WF) catalog generate --n 12 --seed 0 "$$catalog" && \
 	$(WF) catalog build "$$catalog" && \
 	$(WF) catalog report && \
+	$(WF) export browsecomp-plus -o "$$($(WF) settings warehouse)/exports/browsecomp-plus" && \
 	echo "Dagster run logs: $$logs/   UI: make dev   SQL: docs/sql.md"
 
 ## The catalog: 1,000 world specs (seed 0) generated into the catalog spec folder (WORLDFORGE_CATALOG_SPECS), each built
