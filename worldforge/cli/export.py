@@ -28,6 +28,17 @@ def _replaceable(folder: Path, marker: str, warehouse: Path) -> None:
         raise WorldforgeError(f"{folder}: is not empty and is not an earlier export (no {marker}); name a new or empty folder")
 
 
+def _export(output: Path, worlds: list[str] | None, warehouse: Path | None, marker: str, write):
+    """Run ``write(warehouse, names, output, progress)`` for the worlds named (comma-separated or repeated; none: every
+    world of the warehouse) into ``output`` once :func:`_replaceable` allows it, with a status line; returns its result."""
+    wh = warehouse_of(warehouse)
+    names = [w.strip() for item in (worlds or []) for w in item.split(",") if w.strip()] or [p.stem for p in wh.world_files()]
+    with user_errors():
+        _replaceable(output, marker, wh.root)
+        with out.status("reading worlds") as status:
+            return write(wh, names, output, lambda w: status.update(f"reading {w}"))
+
+
 @app.command("browsecomp-plus")
 def browsecomp_plus(
     output: Annotated[Path, typer.Option("-o", "--out", help="The folder to write (replaced whole).")],
@@ -40,12 +51,8 @@ def browsecomp_plus(
     corpus_jsonl/docs.jsonl ({"id", "contents"}, for Pyserini's BM25 index)."""
     from worldforge.datasets.browsecomp_plus import export_browsecomp_plus
 
-    wh = warehouse_of(warehouse)
-    names = [w.strip() for item in (worlds or []) for w in item.split(",") if w.strip()] or [p.stem for p in wh.world_files()]
-    with user_errors():
-        _replaceable(output, "docids.tsv", wh.root)
-        with out.status("reading worlds") as status:
-            done = export_browsecomp_plus(wh, names, output, scenario, progress=lambda w: status.update(f"reading {w}"))
+    done = _export(output, worlds, warehouse, "docids.tsv",
+                   lambda wh, names, folder, progress: export_browsecomp_plus(wh, names, folder, scenario, progress=progress))
     out.print(f"{done.queries:,} queries over {done.documents:,} documents from {len(done.worlds)} world(s) → {done.out} "
               f"(evidence pairs {done.evidence:,}, gold pairs {done.gold:,})")
 
@@ -61,11 +68,7 @@ def hf(
     split by world, a dataset card): datasets.load_dataset(DIR, "deep") reads it offline."""
     from worldforge.datasets.hf import export_hf
 
-    wh = warehouse_of(warehouse)
-    names = [w.strip() for item in (worlds or []) for w in item.split(",") if w.strip()] or [p.stem for p in wh.world_files()]
-    with user_errors():
-        _replaceable(output, "wide/train.parquet", wh.root)
-        with out.status("reading worlds") as status:
-            done = export_hf(wh, names, output, test_share, progress=lambda w: status.update(f"reading {w}"))
+    done = _export(output, worlds, warehouse, "wide/train.parquet",
+                   lambda wh, names, folder, progress: export_hf(wh, names, folder, test_share, progress=progress))
     parts = "; ".join(f"{c}: train {r['train']:,}, test {r['test']:,}" for c, r in done.rows.items())
     out.print(f"{len(done.worlds)} world(s) → {done.out} ({parts})")

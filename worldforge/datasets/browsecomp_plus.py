@@ -32,6 +32,7 @@ from pathlib import Path
 
 import polars as pl
 
+from worldforge.datasets.output import export_worlds
 from worldforge.errors import WorldforgeError
 from worldforge.warehouse.atomic import atomic_dir
 from worldforge.warehouse.layout import Warehouse, WarehouseLike
@@ -89,12 +90,7 @@ def export_browsecomp_plus(warehouse: WarehouseLike, worlds: Iterable[str], out:
     from worldforge.tasks.deep import read_deep_questions
 
     wh = Warehouse.of(warehouse)
-    names = sorted(dict.fromkeys(worlds))
-    if not names:
-        raise WorldforgeError("no world to export: name at least one (--worlds)")
-    missing = [w for w in names if not wh.world(w).is_file()]
-    if missing:
-        raise WorldforgeError(f"no such world in {wh.root}: {', '.join(missing)}")
+    names = export_worlds(wh, worlds)
     docs: list[tuple[str, str | None, str, str]] = []  # (world, scenario, url, text)
     questions = []
     for w in names:

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import polars as pl
 
-from worldforge.errors import WorldforgeError
+from worldforge.datasets.output import export_worlds
 from worldforge.warehouse.atomic import atomic_dir
 from worldforge.warehouse.layout import Warehouse, WarehouseLike
 
@@ -82,12 +82,7 @@ def export_hf(warehouse: WarehouseLike, worlds: Iterable[str], out: str | Path, 
     from worldforge.tasks.store import read_tasks
 
     wh = Warehouse.of(warehouse)
-    names = sorted(dict.fromkeys(worlds))
-    if not names:
-        raise WorldforgeError("no world to export: name at least one (--worlds)")
-    missing = [w for w in names if not wh.world(w).is_file()]
-    if missing:
-        raise WorldforgeError(f"no such world in {wh.root}: {', '.join(missing)}")
+    names = export_worlds(wh, worlds)
     wide, deep = [], []
     for w in names:
         if progress:
