@@ -38,7 +38,7 @@ from worldforge.corpus.quantity import parse_unit, parse_value, render_value
 from worldforge.corpus.vocab import singular
 from worldforge.simenv.env import Observation, SearchEnv, leakage_probe
 from worldforge.simenv.perturbations import DEFAULT_MIX, PerturbationConfig
-from worldforge.tasks.deep import as_task
+from worldforge.tasks.deep import as_task, grade_response
 from worldforge.tasks.io import Task
 from worldforge.tasks.scorer import Score, render_markdown_table, score_table
 from worldforge.tasks.store import read_tasks
@@ -395,8 +395,6 @@ def answer_deep(env: SearchEnv, question: Any, retries: int = 8) -> DeepRun:
     """Let the oracle answer a deep question (:class:`~worldforge.tasks.deep.DeepQuestion`) in ``env`` through its tools
     alone: it executes the question's plan (one row, one column) and answers in BrowseComp's format, citing the pages
     it read; the response is graded by :func:`~worldforge.tasks.deep.grade_response` (normalised exact match)."""
-    from worldforge.tasks.deep import grade_response
-
     oracle = Oracle(env, retries)
     try:
         rows = oracle.solve(as_task(question))

@@ -38,12 +38,12 @@ import polars as pl
 
 from worldforge.corpus.pages import slug
 from worldforge.corpus.quantity import render_value
-from worldforge.tasks.context import Column, Field, TaskContext
+from worldforge.tasks.context import Column, Field, TaskContext, eval_pipeline
 from worldforge.tasks.io import Task, norm_column
 from worldforge.tasks.kinds import _by_family, _clue, _clues
 from worldforge.tasks.metrics import date_near, exact_match, extract_number, norm_date, norm_str
 from worldforge.tasks.phrasing import capitalized, join_words, verb_is, with_article
-from worldforge.warehouse.duck import quote_ident
+from worldforge.warehouse.duck import quote_ident, quote_str
 
 __all__ = ["ANSWER_FORMAT", "DEEP_DDL", "DeepGrade", "DeepQuestion", "as_task", "build_deep_questions", "corpus_deep_questions", "deep_questions", "frame", "grade_response", "matches", "parse_response", "prompt",
            "question_of", "read_deep_questions", "verify_deep"]
@@ -112,7 +112,7 @@ def _sql_value(v: Any) -> str:
         return f"DATE '{v.isoformat()}'"
     if isinstance(v, (int, float)) and not isinstance(v, bool):
         return repr(v)
-    return "'" + str(v).replace("'", "''") + "'"
+    return quote_str(str(v))
 
 
 def _sql_clue(alias: str, c: str, op: str, v: Any) -> str:
@@ -136,6 +136,7 @@ class _Builder:
         self.made: list[DeepQuestion] = []
 
     def table(self, t: str) -> str:
+        """``t`` qualified by the corpus's schema (``main``, or the scenario's), quoted for the verification SQL."""
         return f"{quote_ident(self.schema)}.{quote_ident(t)}"
 
     def named(self, t: str) -> str | None:
@@ -158,7 +159,7 @@ class _Builder:
         answer = str(value) if col.field.column == "@name" else render_value(value)
         if len(answer) > 3 and not answer.replace(".", "").isdigit() and answer.lower() in question.lower():
             return False  # a clue happens to state the answer ("its home country is Finland"): not asked
-        kind = "name" if col.field.column == "@name" else ("date" if col.ctype == "date" else "number" if col.ctype == "number" else "name")
+        kind = {"date": "date", "number": "number"}.get(col.ctype, "name")  # a label or a category is a name
         exact = col.exact or (kind == "number" and isinstance(value, int))  # a count, a year, a rank: the number itself
         answer_cells = [list(x) for x in (used[:1] if col.field.of == "parent" and col.field.column != "@name" else
                                           [u for u in used if u[0] == col.field.table] or used)]
@@ -175,6 +176,8 @@ class _Builder:
 
     # -- the described row -> its parent -> the parent's name or an attribute ---------------------
     def parent_questions(self, limit: int) -> None:
+        """Add up to ``limit`` ``parent`` questions: a row of a table with a dataset page, described by clues that fit it
+        alone (:func:`~worldforge.tasks.kinds._clues`), asked for its parent's name (2 hops) or an attribute (3 hops)."""
         ctx = self.ctx
         for t in _by_family(ctx):
             if limit <= 0 or t not in ctx.has_dataset:
@@ -234,19 +237,23 @@ class _Builder:
         return f"What {verb_is(ci.label)} the {ci.label} of {whose}{unit}?"
 
     def parent_question(self, t: str, pt: str, clues: list[tuple], c: str | None) -> str:
+        """The wording of a ``parent`` question: the row of ``t`` by its clues, then the ask about its parent in ``pt``
+        (its name when ``c`` is ``None``, else column ``c``)."""
         ctx = self.ctx
         noun, pnoun, w = ctx.info[t].noun, ctx.info[pt].noun, ctx.ph.world
         clue_list = self.describe(t, clues)
         final = self.ask(pt, c, f"{'their' if self.person(t) else 'its'} {pnoun}")
         return ctx.ph.pick([
             f"In {w} there is exactly one {noun} that fits all of these clues: {'; '.join(clue_list)}. {final}",
-            f"One {noun} of {w} fits every clue below.\n" + "\n".join(f"- {x[:1].upper() + x[1:]}" for x in clue_list) + f"\n{final}",
+            f"One {noun} of {w} fits every clue below.\n" + _bullets(clue_list) + f"\n{final}",
             f"I'm trying to identify {with_article(noun)} in {w}: {join_words(clue_list)}. {final}",
             f"Think of the {noun} of {w} for which {join_words(clue_list)}. {final}",
         ])
 
     # -- the described parent -> its children -> the one with the most ... -> its name or an attribute --
     def extreme_questions(self, limit: int) -> None:
+        """Add up to ``limit`` ``extreme_child`` questions: a parent described by clues, its child with the strictly
+        highest (or lowest) value of a number, asked for that child's name (3 hops) or another number or date (4 hops)."""
         ctx = self.ctx
         for t in _by_family(ctx):
             if limit <= 0:
@@ -298,6 +305,8 @@ class _Builder:
                                   plan_rows, sql, chain, order)
 
     def extreme_question(self, t: str, pt: str, clues: list[tuple], by: str, desc: bool, c: str | None) -> str:
+        """The wording of an ``extreme_child`` question: the parent in ``pt`` by its clues, its child in ``t`` with the
+        highest (``desc``) or lowest ``by``, then the ask (its name when ``c`` is ``None``, else column ``c``)."""
         ctx = self.ctx
         info, pnoun, w = ctx.info[t], ctx.info[pt].noun, ctx.ph.world
         clue_list = self.describe(pt, clues)
@@ -308,9 +317,14 @@ class _Builder:
         return ctx.ph.pick([
             f"In {w} exactly one {pnoun} matches all of these: {join_words(clue_list)}. Among its {info.plural}, consider the one whose "
             f"{label} {verb_is(label)} the {most}. {self.ask(t, c, 'that ' + info.noun)}",
-            f"One {pnoun} of {w} fits every clue below.\n" + "\n".join(f"- {x[:1].upper() + x[1:]}" for x in clue_list) + f"\n{final}",
+            f"One {pnoun} of {w} fits every clue below.\n" + _bullets(clue_list) + f"\n{final}",
             f"Find the {pnoun} of {w} for which {join_words(clue_list)}. {final}",
         ])
+
+
+def _bullets(clauses: list[str]) -> str:
+    """Clauses as a Markdown list, one a line, each capitalised."""
+    return "\n".join(f"- {capitalized(x)}" for x in clauses)
 
 
 def _personal(clue: str) -> str:
@@ -372,9 +386,8 @@ def as_task(q: DeepQuestion) -> Task:
     the oracle and the trainers' entry points take. Its question is :func:`prompt`'s; ``extra`` keeps the answer,
     its type, the plan and the evidence and gold pages."""
     col = q.plan["columns"][0]["name"]
-    pipeline = ({"preprocess": ["extract_number"], "metric": ["number_near"], "criterion": 0.0 if q.exact else 0.01} if q.answer_type == "number"
-                else {"preprocess": ["norm_date"], "metric": ["date_near"]} if q.answer_type == "date"
-                else {"preprocess": ["norm_str"], "metric": ["exact_match"]})
+    ctype = {"number": "number", "date": "date"}.get(q.answer_type, "string")
+    pipeline = eval_pipeline(Column(col, Field("row", q.plan.get("table", ""), "@answer"), ctype, exact=q.exact))
     return Task(instance_id=q.question_id, question=prompt(q),
                 evaluation={"unique_columns": [col], "required": [col], "eval_pipeline": {col: pipeline}},
                 gold=[{col: q.answer}], language="en",
@@ -541,16 +554,12 @@ def build_deep_questions(path, limit: int = 24, include_scenarios: bool = True) 
         WarehouseError: the file is not a world or has no corpus.
     """
     from worldforge.corpus.store import read_corpus
-    from worldforge.scenarios import scenario_spec
     from worldforge.warehouse import read_world
     from worldforge.warehouse.duck import open_readonly
 
     wf = read_world(path)
-    sources = [(None, wf.spec, wf.tables)]
-    if include_scenarios:
-        sources += [(sc.name, scenario_spec(wf.spec, sc), wf.scenarios[sc.name]) for sc in wf.spec.scenarios if sc.name in wf.scenarios]
     questions: list[DeepQuestion] = []
-    for scen, spec, tables in sources:
+    for scen, spec, tables in wf.sources(include_scenarios):
         pages, facts = read_corpus(path, scen, dressed=False)
         questions += corpus_deep_questions(spec, tables, pages, facts, scen, (wf.spec, wf.tables) if scen else None, limit)
     with open_readonly(path) as con:

@@ -20,7 +20,6 @@ import polars as pl
 
 from worldforge.corpus.store import read_corpus
 from worldforge.errors import WarehouseError
-from worldforge.scenarios import scenario_spec
 from worldforge.tally import Tally
 from worldforge.tasks.deep import DEEP_DDL, corpus_deep_questions, verify_deep
 from worldforge.tasks.deep import frame as deep_frame
@@ -88,11 +87,8 @@ def build_tasks(path: str | Path, per_kind: int = 4, include_scenarios: bool = T
         WarehouseError: the file has no world or no corpus.
     """
     wf = read_world(path)
-    sources = [(None, wf.spec, wf.tables)]
-    if include_scenarios:
-        sources += [(sc.name, scenario_spec(wf.spec, sc), wf.scenarios[sc.name]) for sc in wf.spec.scenarios if sc.name in wf.scenarios]
     tasks, unsolvable, questions = [], {}, []
-    for scen, spec, tables in sources:
+    for scen, spec, tables in wf.sources(include_scenarios):
         pages, facts = read_corpus(path, scen, dressed=False)
         base = (wf.spec, wf.tables) if scen else None
         cells = CorpusCells(pages, facts)  # once per corpus, not once per task

@@ -243,7 +243,9 @@ class ReadConnection:
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
         """Another cursor on the same file (for another thread), valid while this connection is open."""
-        con = self.__getattr__("cursor")()
+        if self._con is None:
+            raise duckdb.ConnectionException(f"{self.path}: connection already closed")
+        con = self._con.cursor()
         con.execute(f"USE {self._alias}")
         return con
 

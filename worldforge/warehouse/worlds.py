@@ -210,6 +210,14 @@ class WorldFile:
     scenarios: dict[str, dict[str, pl.DataFrame]]
     has_scenarios: bool  # the file has a _scenarios table (its scenarios were built)
 
+    def sources(self, include_scenarios: bool = True) -> list[tuple[str | None, WorldSpec, dict[str, pl.DataFrame]]]:
+        """``(scenario or None, spec, tables)`` of the world, then of each stored scenario in the spec's order (its spec
+        time-shifted by :func:`~worldforge.scenarios.scenario_spec`): what a corpus or task build reads per corpus."""
+        out: list[tuple[str | None, WorldSpec, dict[str, pl.DataFrame]]] = [(None, self.spec, self.tables)]
+        if include_scenarios:
+            out += [(sc.name, scenario_spec(self.spec, sc), self.scenarios[sc.name]) for sc in self.spec.scenarios if sc.name in self.scenarios]
+        return out
+
 
 @functools.lru_cache(maxsize=64)
 def _stored_spec(text: str, source: str) -> WorldSpec:
