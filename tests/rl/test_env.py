@@ -200,3 +200,32 @@ def test_http_submit_uses_the_same_reward(rl_wh, rl_tasks):
     eps = read_episodes(rl_wh).filter(episode_id=sid)
     assert eps["f1_by_item"].to_list() == [1.0] and eps["answer"].to_list() == [answer]
     assert json.loads(eps["perturbations_json"][0]) == {"perturbations": []}
+
+
+# -- deep questions (BrowseComp-style, one answer) --------------------------------------------------
+def test_deep_questions_are_episodes_rewarded_by_correctness(rl_wh, rl_tasks):
+    deep = world_tasks(WORLD, rl_wh, "deep")
+    assert len(deep) >= 20 and all(t.extra["kind"] == "deep" for t in deep.values())
+    assert set(deep).isdisjoint(rl_tasks) and len(world_tasks(WORLD, rl_wh, "both")) == len(deep) + len(rl_tasks)
+    assert {t.extra["scenario"] for t in deep.values()} - {None}  # time-shifted scenarios have their own
+    env = SearchWorldEnv(rl_wh, agent="rl-deep")
+    ids = sorted(deep)[::7]
+    for qid in ids:
+        first = env.reset(world=WORLD, task=qid, seed=2, perturbations="default")
+        assert deep[qid].question in first and "Exact Answer:" in first and "Submit your response" in first
+        response = _solve(env, deep[qid])
+        assert f"Exact Answer: {deep[qid].extra['answer']}" in response
+        assert env.submit(response) == 1.0 and env.info["format_ok"] and env.info["tool_calls"] > 0
+    eps = read_episodes(rl_wh).filter(agent="rl-deep")
+    assert sorted(eps["task_id"].to_list()) == ids and eps["f1_by_item"].to_list() == [1.0] * len(ids)
+    qid = ids[0]
+    env.reset(world=WORLD, task=qid)
+    assert env.submit("Explanation: a guess\nExact Answer: Nobody At All\nConfidence: 20%") == 0.0 and env.info["format_ok"]
+    env.reset(world=WORLD, task=qid)
+    assert env.submit(deep[qid].extra["answer"]) == 0.0 and not env.info["format_ok"]  # no 'Exact Answer:' line
+
+
+def test_task_families_are_checked(rl_wh):
+    with pytest.raises(WorldforgeError, match="unknown task family 'tall'"):
+        world_tasks(WORLD, rl_wh, "tall")
+    assert world_tasks(WORLD, rl_wh, " Deep ") == world_tasks(WORLD, rl_wh, "deep")

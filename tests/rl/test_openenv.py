@@ -86,6 +86,26 @@ def test_reset_without_a_task_picks_one_by_seed_and_bad_arguments_are_clear(rl_w
         SearchWorldEnvironment(warehouse=rl_wh, record=False).reset(task=ids[0])
 
 
+def test_deep_questions_reset_by_id_or_by_family_and_earn_their_correctness(rl_wh):
+    from worldforge.rl import world_tasks
+
+    deep = world_tasks(WORLD, rl_wh, "deep")
+    ids = sorted(deep)
+    env = SearchWorldEnvironment(world=WORLD, warehouse=rl_wh, record=False)
+    obs = env.reset(seed=3, family="deep")  # no task: the seed-th deep question
+    assert env.state.task == ids[3] and "Exact Answer:" in obs.task_text
+    answer = scripted_answer(deep[ids[3]], lambda name, args: env.step(SearchAction(tool=name, arguments=args)).text)
+    final = env.step(SearchAction(tool="submit", arguments={"answer": answer}))
+    assert final.done and final.reward == 1.0
+    env.reset(task=ids[0])  # by id
+    final = env.step(SearchAction(tool="submit", arguments={"answer": "Explanation: -\nExact Answer: Nobody At All\nConfidence: 1%"}))
+    assert final.done and final.reward == 0.0
+    env.reset(seed=0, family="both")
+    assert env.state.task == sorted(world_tasks(WORLD, rl_wh, "both"))[0]
+    with pytest.raises(WorldforgeError, match="unknown task family"):
+        env.reset(family="narrow")
+
+
 def test_the_episode_id_reaches_the_episode_store(rl_wh, rl_tasks):
     env = SearchWorldEnvironment(WORLD, rl_wh)
     task = _tasks(rl_tasks, 1)[0]
@@ -155,6 +175,23 @@ def test_a_scripted_episode_over_the_server_earns_full_reward(server, rl_wh, rl_
     logged = read_episodes(rl_wh).filter(pl.col("episode_id") == state.episode_id)  # the rollout is a recorded episode
     assert logged.height == 1 and logged["agent"][0] == "openenv" and logged["task_id"][0] == task.instance_id
     assert logged["finished"][0] and logged["f1_by_item"][0] == pytest.approx(reward)
+
+
+def test_a_deep_question_over_the_server_earns_its_correctness(server, rl_wh):
+    from worldforge.rl import world_tasks
+
+    deep = world_tasks(WORLD, rl_wh, "deep")
+    task = deep[sorted(deep)[-1]]
+    reward, done, state, calls = _episode(server.url, task)
+    assert reward == 1.0 and done and state.task == task.instance_id and calls > 0
+    remote = RemoteSearchWorld(server.url)  # TRL's shape over the server, reset by a prompt row of the deep family
+    try:
+        text = remote.reset(world=WORLD, seed=1, family="deep")
+        assert "Exact Answer:" in text
+        remote.submit(answer="Explanation: -\nExact Answer: Nobody At All\nConfidence: 1%")
+        assert remote.get_reward() == 0.0
+    finally:
+        del remote
 
 
 def test_concurrent_clients_get_independent_episodes(server, rl_tasks):

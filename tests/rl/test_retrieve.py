@@ -227,6 +227,24 @@ def test_oracle_answers_through_retrieval_alone(server, rl_tasks):
         assert calls["retrieve"] > 0
 
 
+def test_deep_questions_through_retrieval_alone(server, rl_wh):
+    from worldforge.rl import world_tasks
+    from worldforge.tasks.deep import grade_response, question_of
+
+    deep = [t for t in world_tasks(WORLD, rl_wh, "deep").values() if not t.extra.get("scenario")]
+    assert len(deep) >= 10
+    for task in deep[::5]:
+        call, calls = retrieval_tools(server)
+        response = scripted_answer(task, call)
+        assert grade_response(response, question_of(task)).correct, (task.instance_id, response)
+        assert calls["retrieve"] > 0
+    # a deep question's id attaches to a session like a wide task's; an unknown id is refused
+    ok = server.post({"queries": ["founded"], "session_id": "deep-1", "task_id": deep[0].instance_id})
+    assert ok.status_code == 200, ok.text
+    bad = server.post({"queries": ["founded"], "session_id": "deep-2", "task_id": "no_such_question"})
+    assert bad.status_code == 422 and "no task" in bad.json()["error"]
+
+
 def test_oracle_in_a_scenario_server(rl_wh, rl_tasks, tmp_path_factory):
     tasks = [t for t in rl_tasks.values() if t.extra.get("scenario")]
     assert tasks

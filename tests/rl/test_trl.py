@@ -17,6 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.rl.conftest import WORLD
+from worldforge.errors import WorldforgeError
 from worldforge.rl.env import RewardConfig, scripted_answer
 from worldforge.rl.trl import INSTRUCTION, SearchWorldToolEnv, make_env_factory, prompt_dataset, prompt_rows, write_prompt_dataset
 
@@ -93,7 +94,6 @@ def test_shaped_reward_comes_from_the_reward_config(rl_wh, rl_tasks):
 
 
 def test_reset_rejects_bad_rows(rl_wh, rl_tasks):
-    from worldforge.errors import WorldforgeError
 
     env = SearchWorldToolEnv(warehouse=rl_wh, record=False)
     with pytest.raises(WorldforgeError, match="needs task"):
@@ -112,6 +112,32 @@ def test_prompt_rows_one_per_task_and_seed_shuffled_reproducibly(rl_wh, rl_tasks
     assert a == b and [r["task"] for r in a] != sorted(rl_tasks)
     with pytest.raises(Exception, match="perturbation"):
         prompt_rows(rl_wh, [WORLD], perturbations='{"perturbations": [{"kind": "nope"}]}')
+
+
+def test_prompt_rows_mix_both_families_and_deep_rows_earn_their_correctness(rl_wh, rl_tasks):
+    from worldforge.rl import world_tasks
+    from worldforge.rl.trl import DEEP_INSTRUCTION
+
+    deep = world_tasks(WORLD, rl_wh, "deep")
+    rows = prompt_rows(rl_wh, [WORLD], family="both", shuffle_seed=1)
+    assert len(rows) == len(rl_tasks) + len(deep)
+    by_family = {f: [r for r in rows if r["family"] == f] for f in ("wide", "deep")}
+    assert {r["task"] for r in by_family["deep"]} == set(deep) and {r["task"] for r in by_family["wide"]} == set(rl_tasks)
+    assert all(r["prompt"][0]["content"] == DEEP_INSTRUCTION for r in by_family["deep"])
+    assert all(r["prompt"][0]["content"] == INSTRUCTION for r in by_family["wide"])
+    assert {r["task"] for r in prompt_rows(rl_wh, [WORLD], family="deep")} == set(deep)
+    env = SearchWorldToolEnv(warehouse=rl_wh, record=False)
+    for row in by_family["deep"][:3]:
+        text = env.reset(**row)
+        assert "Exact Answer:" in text and deep[row["task"]].question in text
+        env.submit(answer=scripted_answer(deep[row["task"]], env._call))
+        assert env.get_reward() == 1.0
+    row = by_family["deep"][0]
+    env.reset(**row)
+    env.submit(answer="Explanation: none\nExact Answer: Nobody At All\nConfidence: 5%")
+    assert env.get_reward() == 0.0
+    with pytest.raises(WorldforgeError, match="unknown task family"):
+        prompt_rows(rl_wh, [WORLD], family="all of them")
 
 
 def test_write_prompt_dataset_is_atomic(rl_wh, tmp_path, monkeypatch):
@@ -146,7 +172,7 @@ def test_cli_writes_a_dataset_whose_rows_reset_the_environment(rl_wh, rl_tasks, 
     assert f"{2 * len(rl_tasks)} rows" in res.output
     ds = datasets.load_from_disk(str(out))
     assert len(ds) == 2 * len(rl_tasks)
-    assert set(ds.column_names) == {"prompt", "world", "task", "scenario", "seed", "perturbations"}
+    assert set(ds.column_names) == {"prompt", "world", "task", "family", "scenario", "seed", "perturbations"}
     env = SearchWorldToolEnv(warehouse=rl_wh, record=False)
     for row in ds.select(range(3)):
         text = env.reset(**row)
@@ -167,6 +193,22 @@ def test_cli_user_errors_exit_2_without_traceback(rl_wh, tmp_path, args, message
     assert res.exit_code == 2, res.output
     assert message in res.output and "Traceback" not in res.output
     assert not out.exists()
+
+
+def test_cli_mixes_the_families(rl_wh, rl_tasks, tmp_path):
+    import datasets
+
+    from worldforge.cli import app
+    from worldforge.rl import world_tasks
+
+    deep = world_tasks(WORLD, rl_wh, "deep")
+    out = tmp_path / "mixed"
+    res = CliRunner().invoke(app, ["rl", "dataset", "--worlds", WORLD, "-o", str(out), "--family", "both", "--warehouse", str(rl_wh)])
+    assert res.exit_code == 0, res.output
+    assert f"{len(rl_tasks) + len(deep)} rows ({len(rl_tasks)} wide, {len(deep)} deep;" in res.output
+    assert sorted(set(datasets.load_from_disk(str(out))["family"])) == ["deep", "wide"]
+    res = CliRunner().invoke(app, ["rl", "dataset", "--worlds", WORLD, "-o", str(tmp_path / "x"), "--family", "tall", "--warehouse", str(rl_wh)])
+    assert res.exit_code == 2 and "unknown task family 'tall'" in res.output and "Traceback" not in res.output
 
 
 def test_cli_world_without_tasks_is_a_user_error(rl_wh, tmp_path):

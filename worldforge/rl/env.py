@@ -2,12 +2,13 @@
 
 :class:`SearchWorldEnv` is the core every RL entry point wraps (TRL's ``environment_factory``,
 the OpenEnv server, the Search-R1 ``/retrieve`` endpoint use the same session machinery): an
-episode is one WideSearch-style task in one fictional world. The policy calls ``web_search``,
+episode is one task in one fictional world: a WideSearch-style table or a BrowseComp-style deep question
+(:mod:`worldforge.tasks.deep`; :data:`FAMILIES`). The policy calls ``web_search``,
 ``web_extractor`` and ``dict_memory`` (answered by :class:`~worldforge.simenv.env.SearchEnv`,
-perturbations and leakage control included) and ends the episode with :meth:`submit`, whose
-Markdown table is scored against the task's gold table (:func:`~worldforge.tasks.scorer.score_table`):
-the **reward** is the task's item-F1 (WideSearch's ``f1_by_item``), optionally shaped
-(:class:`RewardConfig`). Finished episodes go to the episode log like any other session
+perturbations and leakage control included) and ends the episode with :meth:`submit`. A table is
+scored against the task's gold table (:func:`~worldforge.tasks.scorer.score_table`): the **reward** is
+the task's item-F1 (WideSearch's ``f1_by_item``), optionally shaped (:class:`RewardConfig`); a deep
+question's response is graded by its ``Exact Answer:`` line, and the reward is its correctness (1 or 0). Finished episodes go to the episode log like any other session
 (agent ``rl``), so RL rollouts become trajectories for the world model too.
 
 Worlds open lazily: a world's tasks, corpus and index are read on the first episode that needs
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 from worldforge.errors import WarehouseError, WorldforgeError
@@ -30,27 +32,78 @@ from worldforge.tasks.io import Task
 from worldforge.tasks.store import tasks_by_id
 from worldforge.warehouse.layout import Warehouse, WarehouseLike
 
-__all__ = ["EpisodeOver", "RewardConfig", "SUBMIT_SCHEMA", "SearchWorldEnv", "parse_perturbations", "scripted_answer", "world_tasks"]
+__all__ = ["FAMILIES", "EpisodeOver", "RewardConfig", "check_family", "is_deep", "submit_hint", "SUBMIT_SCHEMA", "SearchWorldEnv", "parse_perturbations", "scripted_answer", "world_tasks"]
 
 SUBMIT_SCHEMA: dict = SUBMIT.openai_schema()
 """The ``submit`` tool as an OpenAI function-tool schema (beside :data:`~worldforge.simenv.env.TOOL_SCHEMAS`; declared in
 :mod:`worldforge.simenv.tools`)."""
 
 
-def world_tasks(world: str, warehouse: WarehouseLike) -> Mapping[str, Task]:
-    """A world's tasks by ``instance_id`` (its scenarios' tasks included), cached while the world
-    file is unchanged (:func:`~worldforge.tasks.store.tasks_by_id`; read-only: shared by every caller).
+FAMILIES = ("wide", "deep", "both")
+"""The task families an RL entry point can draw from: ``wide`` (WideSearch-style tables, rewarded by item-F1), ``deep``
+(BrowseComp-style questions with one answer, :mod:`worldforge.tasks.deep`, rewarded by correctness), or ``both``."""
+
+
+def check_family(family: str) -> str:
+    """``family`` normalised (stripped, lower case).
 
     Raises:
-        WarehouseError: the world file does not exist or has no tasks.
+        WorldforgeError: it is not one of :data:`FAMILIES`.
     """
+    name = (family or "").strip().lower()
+    if name not in FAMILIES:
+        raise WorldforgeError(f"unknown task family {family!r}: use one of {', '.join(FAMILIES)}")
+    return name
+
+
+def world_tasks(world: str, warehouse: WarehouseLike, family: str = "wide") -> Mapping[str, Task]:
+    """A world's tasks by id (its scenarios' included), cached while the world file is unchanged
+    (:func:`~worldforge.tasks.store.tasks_by_id`, :func:`~worldforge.tasks.store.deep_by_id`; read-only: shared by every caller).
+
+    Args:
+        world: the world name.
+        warehouse: the warehouse, or its folder.
+        family: ``wide`` (the tables, by ``instance_id``), ``deep`` (the deep questions as tasks, ``extra["kind"] == "deep"``,
+            by question id) or ``both`` (a world built before deep questions then has its wide tasks only).
+
+    Raises:
+        WarehouseError: the world file does not exist, or has no tasks of the family.
+        WorldforgeError: an unknown family.
+    """
+    from worldforge.tasks.store import deep_by_id
+
+    family = check_family(family)
     path = Warehouse.of(warehouse).world(world)
     if not path.is_file():
         raise WarehouseError(f"{path}: no such world (build it with `worldforge world build`, `corpus build` and `tasks export`)")
-    tasks = tasks_by_id(path)
+    wide = tasks_by_id(path) if family != "deep" else {}
+    if family == "wide":
+        tasks = wide
+    else:
+        try:
+            deep = deep_by_id(path)
+        except WarehouseError:
+            if family == "deep":
+                raise WarehouseError(f"world {world!r} has no deep questions (built before them: rebuild its tasks with "
+                                     "`worldforge tasks export --world WORLD DIR`)") from None
+            deep = {}
+        tasks = deep if family == "deep" else MappingProxyType({**wide, **deep})
     if not tasks:
-        raise WarehouseError(f"world {world!r} has no tasks (build them with `worldforge tasks export --world WORLD DIR`)")
+        raise WarehouseError(f"world {world!r} has no {'' if family == 'both' else family + ' '}tasks "
+                             "(build them with `worldforge tasks export --world WORLD DIR`)")
     return tasks
+
+
+def is_deep(task: Task) -> bool:
+    """Whether ``task`` is a deep question (:func:`~worldforge.tasks.deep.as_task`) rather than a wide table."""
+    return task.extra.get("kind") == "deep"
+
+
+def submit_hint(task: Task) -> str:
+    """How an episode of ``task`` ends: the table, or the Explanation / Exact Answer / Confidence response, through ``submit``."""
+    if is_deep(task):
+        return "Submit your response, in that format, with the submit tool; that ends the episode."
+    return "Submit the table with the submit tool; that ends the episode."
 
 
 class SearchWorldEnv:
@@ -94,13 +147,14 @@ class SearchWorldEnv:
     # -- episodes -------------------------------------------------------------------------
     def reset(self, world: str, task: str, scenario: str | None = None, seed: int = 0,
               perturbations: str | dict | PerturbationConfig | None = None, episode_id: str | None = None) -> str:
-        """Start an episode: the task ``task`` (its ``instance_id``) of world ``world``.
+        """Start an episode: the task ``task`` of world ``world``, a wide table or a deep question.
 
         An episode still running is ended first (logged unfinished, when it took a step).
 
         Args:
             world: the world name (``<warehouse>/<world>.duckdb`` with corpus and tasks built).
-            task: the task's ``instance_id``.
+            task: the task's ``instance_id``, or a deep question's id (the episode then ends with a BrowseComp-format
+                response, rewarded by its correctness).
             scenario: search this scenario's corpus (default: the task's own scenario, if any).
             seed: seeds every perturbation decision.
             perturbations: see :func:`~worldforge.simenv.perturbations.parse_perturbations` (default: none).
@@ -116,7 +170,7 @@ class SearchWorldEnv:
             WorldforgeError: no such task or scenario, or invalid perturbations.
         """
         self._finish()
-        tasks = world_tasks(world, self.warehouse)
+        tasks = world_tasks(world, self.warehouse, "both")
         found = tasks.get(task)
         if found is None:
             shown = ", ".join(sorted(tasks)[:5])
@@ -135,7 +189,7 @@ class SearchWorldEnv:
         """The running task's question and answer format, with the tools listed when ``tools``."""
         if self.task is None:
             raise EpisodeOver("no episode: call reset(world=..., task=...) first")
-        text = f"{self.task.question}\n\nSubmit the table with the submit tool; that ends the episode."
+        text = f"{self.task.question}\n\n{submit_hint(self.task)}"
         if tools:
             listed = "\n".join(f"- {tool.name}: {tool.description}" for tool in EPISODE_TOOLS)
             text += f"\n\nTools:\n{listed}"
@@ -248,8 +302,13 @@ def scripted_answer(task: Task, call: Callable[[str, dict], str], retries: int =
 
     Returns:
         The answer as one Markdown table (the task's required columns), or a sentence saying
-        the oracle could not find it.
+        the oracle could not find it; for a deep question (:func:`is_deep`), the BrowseComp-format
+        response (Explanation / Exact Answer / Confidence, :func:`~worldforge.simenv.oracle.answer_deep`).
     """
-    from worldforge.simenv.oracle import solve
+    from worldforge.simenv.oracle import answer_deep, solve
 
+    if is_deep(task):
+        from worldforge.tasks.deep import question_of
+
+        return answer_deep(_ToolSession(call), question_of(task), retries).response  # type: ignore[arg-type]
     return solve(_ToolSession(call), task, retries).answer  # type: ignore[arg-type]

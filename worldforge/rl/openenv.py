@@ -165,7 +165,7 @@ class SearchWorldEnvironment(Environment[SearchAction, SearchObservation, Search
 
     def reset(self, seed: Optional[int] = None, episode_id: Optional[str] = None, world: Optional[str] = None,
               task: Optional[str] = None, scenario: Optional[str] = None, perturbations: Any = None,
-              **kwargs: Any) -> SearchObservation:
+              family: Optional[str] = None, **kwargs: Any) -> SearchObservation:
         """Start an episode (OpenEnv's ``reset(seed, episode_id, **kwargs)``; a running one is ended first).
 
         Args:
@@ -173,11 +173,13 @@ class SearchWorldEnvironment(Environment[SearchAction, SearchObservation, Search
             episode_id: the episode's id in :attr:`state` and in the episode store (default: the
                 core session's ``rl-<hex>`` id).
             world: the world (default: the environment's ``world``).
-            task: the task's ``instance_id`` (default: the ``seed``-th of the world's sorted task
-                ids, modulo their number, so a group of rollouts with one seed shares its task).
+            task: the task's ``instance_id`` or a deep question's id (default: the ``seed``-th of the world's sorted
+                task ids of ``family``, modulo their number, so a group of rollouts with one seed shares its task).
             scenario: search this scenario's corpus (default: the task's own).
             perturbations: ``None``/``"none"``, ``"default"``, a schema (dict or JSON), or an
                 instruction in words (:func:`~worldforge.rl.env.parse_perturbations`).
+            family: where a reset with no ``task`` draws it: ``wide`` (default), ``deep`` or ``both``
+                (:data:`~worldforge.rl.env.FAMILIES`). A deep question's reward is its answer's correctness.
 
         Returns:
             The question and the tools, ``done=False``, ``reward=None``.
@@ -188,13 +190,14 @@ class SearchWorldEnvironment(Environment[SearchAction, SearchObservation, Search
                 the client through OpenEnv's error reply (``RuntimeError("Server error: ...")``).
         """
         if kwargs:
-            raise WorldforgeError(f"reset got unknown argument(s) {sorted(kwargs)}: it takes seed, episode_id, world, task, scenario, perturbations")
+            raise WorldforgeError(f"reset got unknown argument(s) {sorted(kwargs)}: it takes seed, episode_id, world, task, scenario, "
+                                  "perturbations, family")
         world = world or self.world
         if not world:
             raise WorldforgeError("reset needs world=... (the server was started with no default world)")
         seed = 0 if seed is None else int(seed)
         if task is None:
-            ids = sorted(world_tasks(world, self.core.warehouse))
+            ids = sorted(world_tasks(world, self.core.warehouse, family or "wide"))
             task = ids[seed % len(ids)]
         text = self.core.reset(world, task, scenario=scenario, seed=seed, perturbations=perturbations, episode_id=episode_id)
         session = self.core.session
@@ -220,7 +223,7 @@ class SearchWorldEnvironment(Environment[SearchAction, SearchObservation, Search
         if action.tool == "submit":
             answer = action.arguments.get("answer")
             if not isinstance(answer, str):
-                return SearchObservation(text='Error: submit needs {"answer": "<one Markdown table>"}', tool="submit", error=True)
+                return SearchObservation(text='Error: submit needs {"answer": "<the table, or the response>"}', tool="submit", error=True)
             reward = self.core.submit(answer)
             self._state.done, self._state.reward, self._state.tool_calls = True, reward, self.core.tool_calls
             return SearchObservation(text=SUBMITTED, tool="submit", done=True, reward=reward,
@@ -238,8 +241,8 @@ class SearchWorldEnvironment(Environment[SearchAction, SearchObservation, Search
         """Name and description shown at ``/metadata``."""
         return EnvironmentMetadata(
             name="worldforge-search", version="1.0.0",
-            description="WideSearch-style tasks in a fictional world: web_search / web_extractor / dict_memory, "
-                        "then submit a Markdown table; reward = the task's item-F1.",
+            description="WideSearch-style tables and BrowseComp-style deep questions in a fictional world: web_search / web_extractor / "
+                        "dict_memory, then submit a Markdown table (reward = the task's item-F1) or a one-answer response (reward = its correctness).",
         )
 
     def close(self) -> None:
@@ -372,8 +375,8 @@ class RemoteSearchWorld(TRLTools):
         self._reward: float | None = None
 
     def reset(self, **row: Any) -> str:
-        """Start the row's episode: ``world``, ``task`` (or ``instance_id``), optional ``seed``,
-        ``scenario``, ``perturbations``; other fields (``prompt`` ...) are ignored.
+        """Start the row's episode: ``world``, ``task`` (or ``instance_id``; a deep question's id too), optional ``seed``,
+        ``scenario``, ``perturbations``, ``family``; other fields (``prompt`` ...) are ignored.
 
         Returns:
             ``"\n\n"`` and the question with its answer format (TRL appends it to the prompt's
@@ -382,7 +385,7 @@ class RemoteSearchWorld(TRLTools):
         Raises:
             RuntimeError: the server refused the reset (an unknown world or task).
         """
-        args = {k: row[k] for k in ("world", "seed", "scenario", "perturbations") if row.get(k) is not None}
+        args = {k: row[k] for k in ("world", "seed", "scenario", "perturbations", "family") if row.get(k) is not None}
         task = row.get("task") or row.get("instance_id")
         if task is not None:
             args["task"] = task
@@ -399,7 +402,7 @@ class RemoteSearchWorld(TRLTools):
         return result.observation.text
 
     def get_reward(self) -> float:
-        """The episode's reward (the core's item-F1); 0.0 when nothing was submitted."""
+        """The episode's reward (the core's: item-F1, or a deep question's correctness); 0.0 when nothing was submitted."""
         return float(self._reward) if self._reward is not None else 0.0
 
     def __del__(self) -> None:

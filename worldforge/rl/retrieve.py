@@ -16,7 +16,9 @@ Request (JSON, as the reference's ``QueryRequest``)::
 ``return_scores`` defaults to ``false``, as in the reference. Two optional fields are
 worldforge's own (reference clients never send them): ``session_id`` (whose session answers,
 see below) and ``task_id`` (attach a task to a new session: leakage control, which matters in
-``snippet`` mode).
+``snippet`` mode; a wide task's ``instance_id`` or a deep question's id, :mod:`worldforge.tasks.deep`).
+Search-R1 grades its own rollouts (exact match against a row's ``golden_answers``): a deep
+question, whose answer is one name, number or date, is that kind of row.
 
 Response (status 200)::
 
@@ -170,7 +172,7 @@ class Retriever:
     def _new(self, session_id: str, task_id: str | None) -> SearchEnv:
         task = None
         if task_id is not None:
-            task = world_tasks(self.world, self.warehouse).get(task_id)
+            task = world_tasks(self.world, self.warehouse, "both").get(task_id)
             if task is None:
                 raise RequestError(422, f"world {self.world!r} has no task {task_id!r}")
         return SearchEnv(self.world, self.scenario, task, self.perturbations, self.seed, warehouse=self.warehouse, session_id=f"retrieve:{session_id}")
@@ -195,7 +197,7 @@ class Retriever:
         key = session_id or "default"
         if task_id is not None:  # checked even when the session exists (where it is then ignored)
             try:
-                known = task_id in world_tasks(self.world, self.warehouse)
+                known = task_id in world_tasks(self.world, self.warehouse, "both")
             except WorldforgeError as exc:
                 raise RequestError(422, str(exc)) from None
             if not known:

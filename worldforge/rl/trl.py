@@ -13,9 +13,9 @@ factory with no arguments, once per concurrent rollout, and uses the instance li
   under the class name (``rewards/SearchWorldToolEnv/mean``).
 
 :class:`SearchWorldToolEnv` is that contract over :class:`~worldforge.rl.env.SearchWorldEnv`:
-the tools ``web_search``, ``web_extractor``, ``dict_memory`` and ``submit``; the reward is the
-task's item-F1 (optionally shaped, :class:`~worldforge.rl.env.RewardConfig`).
-:func:`prompt_dataset` builds the rows (one per task and seed) and :func:`write_prompt_dataset`
+the tools ``web_search``, ``web_extractor``, ``dict_memory`` and ``submit``; the reward is a wide
+task's item-F1 (optionally shaped, :class:`~worldforge.rl.env.RewardConfig`) or a deep question's
+correctness. :func:`prompt_dataset` builds the rows (one per task and seed, of either family or both) and :func:`write_prompt_dataset`
 saves them for ``datasets.load_from_disk`` (``worldforge rl dataset``).
 
 Example::
@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from worldforge.errors import WarehouseError, WorldforgeError
-from worldforge.rl.env import EpisodeOver, RewardConfig, SearchWorldEnv, parse_perturbations, world_tasks
+from worldforge.rl.env import EpisodeOver, RewardConfig, SearchWorldEnv, check_family, is_deep, parse_perturbations, world_tasks
 from worldforge.simenv.tools import EPISODE_TOOLS
 from worldforge.warehouse.atomic import atomic_dir
 from worldforge.warehouse.layout import Warehouse, WarehouseLike
@@ -46,14 +46,21 @@ from worldforge.warehouse.layout import Warehouse, WarehouseLike
 if TYPE_CHECKING:
     from datasets import Dataset
 
-__all__ = ["INSTRUCTION", "SUBMITTED", "SearchWorldToolEnv", "TRLTools", "make_env_factory", "prompt_dataset", "prompt_rows", "write_prompt_dataset"]
+__all__ = ["DEEP_INSTRUCTION", "INSTRUCTION", "SUBMITTED", "SearchWorldToolEnv", "TRLTools", "make_env_factory", "prompt_dataset", "prompt_rows", "write_prompt_dataset"]
 
 INSTRUCTION = (
     "Answer the question below about a fictional world by searching its web with the tools "
     "(web_search finds pages, web_extractor reads one, dict_memory keeps notes). When you have the "
     "answer, call submit once with one Markdown table holding the columns the question asks for."
 )
-"""The user message of every prompt row; :meth:`SearchWorldToolEnv.reset` appends the task's question to it."""
+"""The user message of a wide task's prompt row; :meth:`SearchWorldToolEnv.reset` appends the task's question to it."""
+
+DEEP_INSTRUCTION = (
+    "Answer the question below about a fictional world by searching its web with the tools "
+    "(web_search finds pages, web_extractor reads one, dict_memory keeps notes). The answer is one name, number "
+    "or date. When you have it, call submit once with your response in the format the question gives."
+)
+"""The user message of a deep question's prompt row (:mod:`worldforge.tasks.deep`); its question brings BrowseComp's answer format."""
 
 _ROW_FIELDS = ("world", "task", "scenario", "seed", "perturbations")
 
@@ -138,7 +145,7 @@ class SearchWorldToolEnv(TRLTools):
         """Start the episode of one dataset row (TRL passes every column as a keyword).
 
         Args:
-            **row: ``world`` and ``task`` (the task's ``instance_id``) are required; ``scenario``,
+            **row: ``world`` and ``task`` (the task's ``instance_id`` or a deep question's id) are required; ``scenario``,
                 ``seed`` (default 0) and ``perturbations`` (see
                 :func:`~worldforge.rl.env.parse_perturbations`) are optional; other columns
                 (``prompt``...) are ignored.
@@ -161,7 +168,8 @@ class SearchWorldToolEnv(TRLTools):
         return "\n\n" + self._env.initial_observation(tools=False)
 
     def get_reward(self) -> float:
-        """The finished rollout's reward: the submitted answer's reward (item-F1 by default), 0.0 when it never submitted.
+        """The finished rollout's reward: the submitted answer's reward (item-F1 by default; a deep question's correctness), 0.0
+        when it never submitted.
 
         TRL calls it once per rollout, after the tool loop; an episode still running is ended here
         (logged unfinished when ``record``).
@@ -204,11 +212,11 @@ def make_env_factory(warehouse: WarehouseLike, reward: RewardConfig | None = Non
 
 
 # -- the prompt dataset ---------------------------------------------------------------------------
-def _worlds_with_tasks(warehouse: Warehouse) -> list[str]:
+def _worlds_with_tasks(warehouse: Warehouse, family: str = "wide") -> list[str]:
     worlds = []
     for path in warehouse.world_files():
         try:
-            world_tasks(path.stem, warehouse)
+            world_tasks(path.stem, warehouse, family)
         except WarehouseError:  # no tasks built (or not a world file): not an RL world
             continue
         worlds.append(path.stem)
@@ -216,13 +224,14 @@ def _worlds_with_tasks(warehouse: Warehouse) -> list[str]:
 
 
 def prompt_rows(warehouse: WarehouseLike, worlds: Sequence[str] | None = None, seeds: int = 1,
-                perturbations: str | None = None, shuffle_seed: int | None = None) -> list[dict[str, Any]]:
+                perturbations: str | None = None, shuffle_seed: int | None = None, family: str = "wide") -> list[dict[str, Any]]:
     """The prompt rows of RL training: one per (world, task, seed).
 
-    Each row is ``{"prompt": [{"role": "user", "content": INSTRUCTION}], "world", "task"
-    (instance_id), "scenario" (the task's scenario or None), "seed" (0..seeds-1),
-    "perturbations" (the spec as given, or None)}``; the other columns are what
-    :meth:`SearchWorldToolEnv.reset` reads (TRL passes it the whole row).
+    Each row is ``{"prompt": [{"role": "user", "content": INSTRUCTION or DEEP_INSTRUCTION}], "world", "task"
+    (the task's instance_id or the deep question's id), "family" (``wide`` or ``deep``), "scenario" (the task's scenario
+    or None), "seed" (0..seeds-1), "perturbations" (the spec as given, or None)}``; the other columns are what
+    :meth:`SearchWorldToolEnv.reset` reads (TRL passes it the whole row). A wide row's reward is its item-F1, a deep
+    row's its answer's correctness: with ``family="both"`` one dataset mixes them.
 
     Args:
         warehouse: the warehouse, or its folder.
@@ -230,41 +239,46 @@ def prompt_rows(warehouse: WarehouseLike, worlds: Sequence[str] | None = None, s
         seeds: rows per task, seeded 0..seeds-1 (the seed drives the episode's perturbations).
         perturbations: every row's perturbation schema (see :func:`~worldforge.rl.env.parse_perturbations`); checked here.
         shuffle_seed: shuffle the rows with this seed (default: world, task, seed order).
+        family: ``wide``, ``deep`` or ``both`` (:data:`~worldforge.rl.env.FAMILIES`).
 
     Returns:
         The rows.
 
     Raises:
-        WarehouseError: a named world does not exist or has no tasks; no world of the warehouse has tasks.
-        WorldforgeError: ``seeds`` < 1, no world named, or invalid ``perturbations``.
+        WarehouseError: a named world does not exist or has no tasks of the family; no world of the warehouse has them.
+        WorldforgeError: ``seeds`` < 1, no world named, an unknown family, or invalid ``perturbations``.
     """
+    family = check_family(family)
     if seeds < 1:
         raise WorldforgeError(f"seeds must be at least 1 (got {seeds})")
     spec = perturbations if perturbations and perturbations.strip().lower() != "none" else None
     parse_perturbations(spec)  # a bad schema fails before anything is built
     wh = Warehouse.of(warehouse)
     if worlds is None:
-        names = _worlds_with_tasks(wh)
+        names = _worlds_with_tasks(wh, family)
         if not names:
-            raise WarehouseError(f"no world in {wh} has tasks (build them with `worldforge tasks export --world WORLD DIR`)")
+            kind = "" if family == "both" else f"{family} "
+            raise WarehouseError(f"no world in {wh} has {kind}tasks (build them with `worldforge tasks export --world WORLD DIR`)")
     else:
         names = list(dict.fromkeys(w.strip() for w in worlds if w.strip()))
         if not names:
             raise WorldforgeError("no world named")
     rows = []
     for world in names:
-        for iid, task in sorted(world_tasks(world, wh).items()):
+        for iid, task in sorted(world_tasks(world, wh, family).items()):
+            deep = is_deep(task)
             for seed in range(seeds):
-                rows.append({"prompt": [{"role": "user", "content": INSTRUCTION}], "world": world, "task": iid,
-                             "scenario": task.extra.get("scenario"), "seed": seed, "perturbations": spec})
+                rows.append({"prompt": [{"role": "user", "content": DEEP_INSTRUCTION if deep else INSTRUCTION}], "world": world, "task": iid,
+                             "family": "deep" if deep else "wide", "scenario": task.extra.get("scenario"), "seed": seed, "perturbations": spec})
     if shuffle_seed is not None:
         random.Random(shuffle_seed).shuffle(rows)
     return rows
 
 
 def prompt_dataset(warehouse: WarehouseLike, worlds: Sequence[str] | None = None, seeds: int = 1,
-                   perturbations: str | None = None, shuffle_seed: int | None = None) -> Dataset:
-    """:func:`prompt_rows` as a Hugging Face ``datasets.Dataset`` (columns ``prompt``, ``world``, ``task``, ``scenario``, ``seed``, ``perturbations``).
+                   perturbations: str | None = None, shuffle_seed: int | None = None, family: str = "wide") -> Dataset:
+    """:func:`prompt_rows` as a Hugging Face ``datasets.Dataset`` (columns ``prompt``, ``world``, ``task``, ``family``, ``scenario``,
+    ``seed``, ``perturbations``).
 
     Pass it as ``GRPOTrainer(train_dataset=...)`` beside ``environment_factory``; arguments and
     errors as :func:`prompt_rows`.
@@ -276,14 +290,14 @@ def prompt_dataset(warehouse: WarehouseLike, worlds: Sequence[str] | None = None
         from datasets import Dataset, Features, List, Value
     except ImportError:  # pragma: no cover - depends on the install
         raise WorldforgeError("the prompt dataset needs the datasets package: pip install 'worldforge[rl]'") from None
-    rows = prompt_rows(warehouse, worlds, seeds, perturbations, shuffle_seed)
+    rows = prompt_rows(warehouse, worlds, seeds, perturbations, shuffle_seed, family)
     features = Features({"prompt": List({"role": Value("string"), "content": Value("string")}), "world": Value("string"),
-                         "task": Value("string"), "scenario": Value("string"), "seed": Value("int64"), "perturbations": Value("string")})
+                         "task": Value("string"), "family": Value("string"), "scenario": Value("string"), "seed": Value("int64"), "perturbations": Value("string")})
     return Dataset.from_list(rows, features=features)
 
 
 def write_prompt_dataset(out_dir: str | Path, warehouse: WarehouseLike, worlds: Sequence[str] | None = None, seeds: int = 1,
-                         perturbations: str | None = None, shuffle_seed: int | None = None) -> Dataset:
+                         perturbations: str | None = None, shuffle_seed: int | None = None, family: str = "wide") -> Dataset:
     """Build :func:`prompt_dataset` and save it to ``out_dir`` (``datasets.load_from_disk(out_dir)`` reads it back).
 
     The dataset is written to a temporary folder beside ``out_dir`` and renamed over it
@@ -291,7 +305,7 @@ def write_prompt_dataset(out_dir: str | Path, warehouse: WarehouseLike, worlds: 
 
     Args:
         out_dir: the dataset folder (replaced).
-        warehouse, worlds, seeds, perturbations, shuffle_seed: as :func:`prompt_rows`.
+        warehouse, worlds, seeds, perturbations, shuffle_seed, family: as :func:`prompt_rows`.
 
     Returns:
         The dataset written.
@@ -299,7 +313,7 @@ def write_prompt_dataset(out_dir: str | Path, warehouse: WarehouseLike, worlds: 
     Raises:
         WorldforgeError: as :func:`prompt_dataset` (nothing is written then).
     """
-    dataset = prompt_dataset(warehouse, worlds, seeds, perturbations, shuffle_seed)
+    dataset = prompt_dataset(warehouse, worlds, seeds, perturbations, shuffle_seed, family)
     with atomic_dir(out_dir) as tmp:
         dataset.save_to_disk(str(tmp))
     return dataset

@@ -189,7 +189,8 @@ DICT_MEMORY = Tool(
 )
 SUBMIT = Tool(
     "submit", "Submit the final answer and end the episode. Call it once, when you have the answer.",
-    (Param("answer", str, "One Markdown table with the columns the question asks for, one row per item.", required=True),),
+    (Param("answer", str, "One Markdown table with the columns the question asks for, one row per item; or, for a question with "
+           "one answer, the response in the format it asks for (Explanation, Exact Answer, Confidence).", required=True),),
     "A short acknowledgement (the score is not shown), or a message starting with Error.",
 )
 

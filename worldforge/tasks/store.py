@@ -180,3 +180,20 @@ def tasks_by_id(path: str | Path) -> Mapping[str, Task]:
         return _BY_ID.get(p, "tasks", lambda: MappingProxyType({t.instance_id: t for t in read_tasks(p, all_scenarios=True)}))
     except FileNotFoundError:
         raise WarehouseError(f"{p}: no such world file") from None
+
+
+def deep_by_id(path: str | Path) -> Mapping[str, Task]:
+    """Every stored deep question of a world file (its scenarios' included) as a task
+    (:func:`~worldforge.tasks.deep.as_task`, ``extra["kind"] == "deep"``) by question id; read once and cached
+    while the file is unchanged, like :func:`tasks_by_id`; read-only.
+
+    Raises:
+        WarehouseError: the file does not exist, or has no ``deep_questions`` table (built before them: rebuild its tasks).
+    """
+    from worldforge.tasks.deep import as_task, read_deep_questions
+
+    p = Path(path).resolve()
+    try:
+        return _BY_ID.get(p, "deep", lambda: MappingProxyType({q.question_id: as_task(q) for q in read_deep_questions(p, all_scenarios=True)}))
+    except FileNotFoundError:
+        raise WarehouseError(f"{p}: no such world file") from None
