@@ -13,9 +13,21 @@ ifdef WAREHOUSE
 export WORLDFORGE_WAREHOUSE := $(abspath $(WAREHOUSE))
 endif
 
-.PHONY: demo test bench dev docs clean install browser catalog
+.PHONY: demo test bench dev docs clean install browser catalog verifiers
 
 install: $(STAMP)
+
+## The verifiers environment's own venv: verifiers 0.4 pins mcp==2.0.0 and openai<3, older than worldforge's MCP
+## server needs, so `vf-eval worldforge-search` runs from .venv-verifiers (worldforge without the model stack).
+VF_VENV := .venv-verifiers
+VF_STAMP := $(VF_VENV)/.installed
+verifiers: $(VF_STAMP)
+
+$(VF_STAMP): pyproject.toml
+	@test -x $(VF_VENV)/bin/python || $(PYTHON) -m venv $(VF_VENV)
+	$(VF_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(VF_VENV)/bin/python -m pip install --quiet -e ".[verifiers]"
+	@touch $(VF_STAMP)
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found (worldforge needs Python 3.11; set PYTHON=...)"; exit 2; }
@@ -60,7 +72,7 @@ catalog: $(STAMP)
 	$(WF) catalog build "$$catalog" && \
 	$(WF) catalog report
 
-test: $(STAMP) browser
+test: $(STAMP) $(VF_STAMP) browser
 	$(BIN)/python -m pytest
 
 ## Debian's Chromium for the UI test (tests/dagster/test_ui.py drives it with Playwright); where it

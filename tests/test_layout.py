@@ -225,6 +225,7 @@ WAREHOUSE_EDGES = {
     "worldforge.rl.env": "SearchWorldEnv: trainers construct it with no arguments",
     "worldforge.rl.openenv": "SearchWorldEnvironment: OpenEnv's server constructs it with no arguments",
     "worldforge.rl.trl": "SearchWorldToolEnv: TRL's environment_factory constructs it with no arguments",
+    "worldforge.rl.verifiers": "the verifiers taskset and tool server: vf-eval and prime-rl build them from flags (the warehouse optional)",
 }
 """Modules of the library allowed to resolve the configured warehouse (besides ``worldforge.cli``: the options)."""
 

@@ -1,0 +1,189 @@
+"""The verifiers environment (worldforge.rl.verifiers): the taskset plugin found by id, and verifiers' own ``vf-eval``
+running it end to end — its interception server, its ``null`` harness (the chat program, run by uv), the shared MCP
+tool server, its scoring — against a scripted OpenAI-compatible policy (the oracle's tool calls: reward 1.0) and against
+a real ``vllm serve`` of the tiny model (plumbing).
+
+verifiers 0.4 pins mcp==2.0.0, so it lives in its own venv (``make verifiers``: .venv-verifiers); these tests run it
+there as subprocesses, as a user would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import ROOT
+from tests.conftest_models import needs_vllm
+from tests.rl.conftest import WORLD
+from tests.servers import ProcessServer
+from worldforge.rl import SearchWorldEnv, world_tasks
+from worldforge.rl.env import scripted_answer
+from worldforge.simenv.tools import SEARCH_TOOLS
+
+VF_BIN = ROOT / ".venv-verifiers" / "bin"
+pytestmark = pytest.mark.skipif(not (VF_BIN / "vf-eval").exists(), reason="verifiers lives in .venv-verifiers: run `make verifiers`")
+
+
+def _vf_env() -> dict[str, str]:
+    """The environment of a verifiers process: its venv's bin first (uv for the harness), an API key variable."""
+    return {**os.environ, "PATH": f"{VF_BIN}{os.pathsep}{os.environ.get('PATH', '')}", "OPENAI_API_KEY": "unused",
+            "PYTHONPATH": str(ROOT)}
+
+
+def _vf_python(code: str) -> dict:
+    """Run ``code`` under the verifiers venv's Python; it prints one JSON object."""
+    done = subprocess.run([str(VF_BIN / "python"), "-c", code], cwd=ROOT, env=_vf_env(), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_the_taskset_is_found_by_id_with_the_declared_tools(rl_wh, rl_tasks):
+    deep = world_tasks(WORLD, rl_wh, "deep")
+    got = _vf_python(f"""
+import asyncio, json
+import verifiers.v1 as vf
+from verifiers.v1.utils.loaders import environment_class, taskset_class
+from mcp.server.mcpserver import MCPServer
+import worldforge.rl.verifiers as wv
+from worldforge.errors import WorldforgeError
+out = {{"taskset": taskset_class("worldforge-search") is wv.WorldforgeTaskset,
+        "env": environment_class("worldforge-search") is wv.WorldforgeEnv}}
+for kind in ("wide", "deep", "both"):
+    env = wv.load_environment(worlds="{WORLD}", kind=kind, warehouse={str(rl_wh)!r}, max_turns=7, seeds=2 if kind == "deep" else 1)
+    tasks = list(env.taskset)
+    out[kind] = {{"n": len(tasks), "families": sorted({{t.data.family for t in tasks}}), "ids": sorted({{t.data.task for t in tasks}}),
+                 "deep_prompt": all(t.data.prompt.startswith(wv.DEEP_PROMPT) and "Exact Answer:" in t.data.prompt for t in tasks if t.data.family == "deep"),
+                 "wide_prompt": all(t.data.prompt.startswith(wv.WIDE_PROMPT) for t in tasks if t.data.family == "wide")}}
+    out["max_turns"], out["harness"], out["runtime"] = env.config.agent.max_turns, env.config.agent.harness.id, env.config.agent.runtime.type
+server = MCPServer("t")
+wv.WorldToolset(wv.WorldToolsetConfig()).register(server)
+out["tools"] = {{t.name: t.input_schema for t in asyncio.run(server.list_tools())}}
+try:
+    wv.load_environment(kind="tall")
+except WorldforgeError as exc:
+    out["bad_kind"] = str(exc)
+print(json.dumps(out))
+""")
+    assert got["taskset"] and got["env"]
+    assert got["wide"] == {"n": len(rl_tasks), "families": ["wide"], "ids": sorted(rl_tasks), "deep_prompt": True, "wide_prompt": True}
+    assert got["deep"]["n"] == 2 * len(deep) and got["deep"]["families"] == ["deep"] and got["deep"]["ids"] == sorted(deep)
+    assert got["both"]["n"] == len(rl_tasks) + len(deep) and got["both"]["deep_prompt"] and got["both"]["wide_prompt"]
+    assert (got["max_turns"], got["harness"], got["runtime"]) == (7, "null", "subprocess")
+    # the tools are the declared ones, unprefixed, with the declared arguments
+    assert set(got["tools"]) == {t.name for t in SEARCH_TOOLS}
+    for tool in SEARCH_TOOLS:
+        declared = tool.openai_schema()["function"]["parameters"]
+        schema = got["tools"][tool.name]
+        assert set(schema["properties"]) == set(declared["properties"]) and set(schema.get("required", [])) == set(declared.get("required", []))
+    assert "unknown task family 'tall'" in got["bad_kind"]
+
+
+def _scripts(rl_wh, tasks, wrong: set[str]) -> list[dict]:
+    """The scripted oracle's tool calls and answer for each task (its answer replaced by a wrong one for ``wrong``)."""
+    env = SearchWorldEnv(rl_wh, record=False)
+    out = []
+    for task in tasks:
+        env.reset(world=WORLD, task=task.instance_id)
+        calls: list[dict] = []
+
+        def call(name: str, args: dict) -> str:
+            calls.append({"name": name, "arguments": args})
+            return env.step(name, args).text
+
+        answer = scripted_answer(task, call)
+        if task.instance_id in wrong:
+            answer = "Explanation: a guess\nExact Answer: Nobody At All\nConfidence: 30%"
+        out.append({"id": task.instance_id, "question": task.question, "calls": calls, "answer": answer})
+    return out
+
+
+def _short(tasks: dict, n: int, rl_wh, scenario: bool | None = None) -> list:
+    """``n`` tasks the oracle answers in few calls (few model turns), by id."""
+    env = SearchWorldEnv(rl_wh, record=False)
+    costs = []
+    for tid in sorted(tasks):
+        if scenario is not None and bool(tasks[tid].extra.get("scenario")) != scenario:
+            continue
+        env.reset(world=WORLD, task=tid)
+        count = [0]
+
+        def call(name, args, count=count):
+            count[0] += 1
+            return env.step(name, args).text
+
+        scripted_answer(tasks[tid], call)
+        costs.append((count[0], tid))
+        if len(costs) >= 4 * n:
+            break
+    return [tasks[tid] for _, tid in sorted(costs)[:n]]
+
+
+def _vf_eval(out_dir, base_url: str, model: str, ids: list[str], kind: str, warehouse, *extra: str, timeout: int = 540) -> list[dict]:
+    """``vf-eval worldforge-search`` on the tasks ``ids``; the traces it wrote (traces.jsonl), one per task."""
+    argv = [str(VF_BIN / "vf-eval"), "worldforge-search", "--env.taskset.warehouse", str(warehouse), "--env.taskset.kind", kind,
+            "--env.taskset.worlds", json.dumps([WORLD]), "--select.include.ids", json.dumps(ids), "--model", model,
+            "--client.base-url", base_url, "--client.api-key-var", "OPENAI_API_KEY", "--no-push", "--no-rich", "-o", str(out_dir), *extra]
+    done = subprocess.run(argv, cwd=out_dir, env=_vf_env(), capture_output=True, text=True, timeout=timeout, start_new_session=True)
+    assert done.returncode == 0, (done.stdout[-2000:], done.stderr[-3000:])
+    episodes = [json.loads(line) for path in out_dir.rglob("traces.jsonl") for line in path.read_text().splitlines() if line.strip()]
+    assert episodes and all(e["ok"] and not e["errors"] for e in episodes), (episodes and episodes[0]["errors"], done.stderr[-3000:])
+    return [trace for e in episodes for trace in e["traces"]]
+
+
+def test_vf_eval_runs_the_scripted_oracle_to_reward_one(rl_wh, rl_tasks, tmp_path):
+    deep = world_tasks(WORLD, rl_wh, "deep")
+    picked = _short(deep, 2, rl_wh, scenario=False) + _short(deep, 1, rl_wh, scenario=True) + _short(rl_tasks, 1, rl_wh)
+    wrong = {picked[0].instance_id}  # the policy answers this one wrongly: reward 0.0
+    script = _scripts(rl_wh, picked, wrong)
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps(script))
+    policy = ProcessServer(lambda port: [sys.executable, "-m", "tests.rl.scripted_policy", "--script", str(path), "--port", str(port)],
+                           log=tmp_path / "policy.log")
+    try:
+        out = tmp_path / "runs"
+        out.mkdir()
+        traces = _vf_eval(out, f"{policy.url}/v1", "scripted-oracle", [t.instance_id for t in picked], "both", rl_wh, "--env.agent.max-turns", "64")
+        import httpx
+
+        seen = httpx.get(f"{policy.url}/log", timeout=10).json()
+    finally:
+        policy.stop()
+    by_task = {t["task"]["data"]["task"]: t for t in traces}
+    assert set(by_task) == {t.instance_id for t in picked}
+    for entry in script:
+        trace = by_task[entry["id"]]
+        assert not trace.get("errors"), trace.get("errors")
+        expected = 0.0 if entry["id"] in wrong else 1.0
+        assert trace["rewards"]["reward"]["score"] == expected, (entry["id"], trace["rewards"], trace["metrics"])
+        assert trace["metrics"]["tool_calls"] == len(entry["calls"]) and trace["metrics"]["format_ok"] == 1.0
+        assert trace["stop_condition"] == "agent_completed"
+    # every model request saw exactly the declared tools, and every tool call's result came back before the next turn
+    assert seen and all(sorted(r["tools"]) == sorted(t.name for t in SEARCH_TOOLS) for r in seen)
+    assert sum(len(e["calls"]) + 1 for e in script) == len(seen)
+
+
+@needs_vllm
+@pytest.mark.vllm
+def test_vf_eval_against_vllm_serve_of_the_tiny_model(rl_wh, tiny_model, tmp_path):
+    from worldforge.llm.server import VLLMServer
+
+    deep = world_tasks(WORLD, rl_wh, "deep")
+    ids = sorted(deep)[:2]
+    # verifiers' chat program offers the tools with tool_choice "auto": vLLM needs a tool-call parser for that
+    server = VLLMServer(tiny_model, max_model_len=8192, cache_dir=ROOT / ".cache", extra_args=["--enable-auto-tool-choice", "--tool-call-parser", "hermes"])
+    server.start()
+    try:
+        out = tmp_path / "runs"
+        out.mkdir()
+        traces = _vf_eval(out, server.base_url, str(tiny_model), ids, "deep", rl_wh, "--env.agent.max-turns", "3", "--sampling.max-tokens", "48")
+    finally:
+        server.stop()
+    assert sorted(t["task"]["data"]["task"] for t in traces) == ids
+    for trace in traces:
+        assert not trace.get("errors"), trace.get("errors")
+        assert trace["calls"] and trace["stop_condition"] in ("agent_completed", "max_turns")  # the model answered at least once
+        assert trace["rewards"]["reward"]["score"] in (0.0, 1.0) and "tool_calls" in trace["metrics"]

@@ -1,0 +1,330 @@
+"""The worlds as a ``verifiers`` environment (Prime Intellect's ``verifiers`` >= 0.4, its ``verifiers.v1`` stack).
+
+``verifiers`` (``PrimeIntellect-ai/verifiers``; what ``prime-rl`` and ``vf-eval`` load) builds an
+environment from a **taskset** plugin: an installed module whose ``__all__`` exports one
+``vf.Taskset`` subclass (and optionally one ``vf.Env`` subclass), found by id —
+``vf-eval worldforge-search`` imports the module ``worldforge_search``, which re-exports this
+module's classes. The pieces:
+
+* :class:`WorldforgeTaskset` — the tasks: every wide task (WideSearch-style table, rewarded by
+  item-F1) and/or deep question (BrowseComp-style, one answer, rewarded by correctness) of the
+  chosen worlds, one ``vf.Task`` each (:class:`WorldTask`);
+* :class:`WorldToolset` — the tools: ``web_search``, ``web_extractor`` and ``dict_memory``, generated
+  from their one declaration (:data:`~worldforge.simenv.tools.SEARCH_TOOLS`) and answered by a
+  :class:`~worldforge.simenv.env.SearchEnv` session per rollout (perturbations and leakage control
+  included). It is an MCP server shared by every rollout of an environment worker
+  (``Taskset.toolsets``); each rollout's world, task, seed and perturbations reach it through the
+  rollout's state (:class:`EpisodeState`, set by :meth:`WorldTask.setup`);
+* the rubric — :meth:`WorldTask.reward` grades the policy's final reply (no ``submit`` tool: the episode
+  ends when the model answers without a tool call): a wide task's Markdown table by item-F1
+  (WideSearch's ``f1_by_item``), a deep question's ``Exact Answer:`` line by correctness
+  (:func:`~worldforge.simenv.reward.reward_of`, the reward every other entry point gives);
+* :class:`WorldforgeEnv` — the single-agent env with this toolkit's defaults: the ``null`` harness
+  (verifiers' own chat loop with MCP tools, no shell), the ``subprocess`` runtime (no sandbox
+  provider), ``max_turns`` 32.
+
+:func:`load_environment` builds the environment in Python; ``vf-eval`` builds the same one from flags::
+
+    vf-eval worldforge-search --env.taskset.warehouse warehouse --env.taskset.kind deep \\
+        --env.taskset.worlds '["smartphones_2029"]' --env.agent.max-turns 24 \\
+        --model Qwen/Qwen3-8B --client.base-url http://127.0.0.1:8000/v1 --client.api-key-var OPENAI_API_KEY \\
+        -n 20 --no-push --no-rich
+
+Needs the ``verifiers`` extra (``verifiers==0.4.0`` and ``uv``) in a venv of its own: verifiers pins
+``mcp==2.0.0`` and ``openai<3``, older than worldforge's MCP server needs. ``make verifiers`` builds
+``.venv-verifiers`` (worldforge without the model stack); run ``.venv-verifiers/bin/vf-eval`` with that
+venv's ``bin`` on ``PATH``: the ``null`` harness runs its chat program (a PEP 723 script) with ``uv``,
+whose packages come from the package index once, then from uv's cache.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Literal
+
+from cachetools import LRUCache
+from pydantic import Field
+
+from worldforge.errors import WarehouseError, WorldforgeError
+
+try:
+    import verifiers.v1 as vf
+except ImportError:  # pragma: no cover - depends on the install
+    raise WorldforgeError("the verifiers environment needs verifiers 0.4 in its own venv (it pins mcp==2.0.0): "
+                          "`make verifiers`, then run .venv-verifiers/bin/vf-eval") from None
+from worldforge.rl.env import check_family, is_deep, parse_perturbations, world_tasks
+from worldforge.simenv.tools import SEARCH_TOOLS
+from worldforge.warehouse.layout import Warehouse
+
+__all__ = ["EpisodeState", "ENV_ID", "WorldTask", "WorldTaskConfig", "WorldTaskData", "WorldToolset", "WorldToolsetConfig",
+           "WorldforgeEnv", "WorldforgeEnvConfig", "WorldforgeTaskset", "WorldforgeTasksetConfig", "load_environment"]
+
+ENV_ID = "worldforge-search"
+"""The taskset id ``vf-eval`` and ``prime-rl`` load (the installed module ``worldforge_search``)."""
+
+DEFAULT_MAX_TURNS = 32
+"""Model turns an episode may take by default (each turn may call several tools)."""
+
+WIDE_PROMPT = (
+    "Answer the question below about a fictional world by searching its web with the tools "
+    "(web_search finds pages, web_extractor reads one, dict_memory keeps notes). When you have the "
+    "answer, reply with one Markdown table holding the columns the question asks for, and call no more tools."
+)
+"""What a wide task's prompt starts with (its question follows)."""
+
+DEEP_PROMPT = (
+    "Answer the question below about a fictional world by searching its web with the tools "
+    "(web_search finds pages, web_extractor reads one, dict_memory keeps notes). The answer is one name, "
+    "number or date. When you have it, reply in the format the question gives, and call no more tools."
+)
+"""What a deep question's prompt starts with (its question, with BrowseComp's answer format, follows)."""
+
+
+class EpisodeState(vf.State):
+    """One rollout's episode, shared by the host and the tool server (verifiers' per-rollout state channel).
+
+    Attributes:
+        session: the episode's session id (the rollout's trace id; it seeds the perturbation decisions with ``seed``).
+        world, task, scenario: what the session searches and for which task (``task``: an ``instance_id`` or a deep question's id).
+        seed: seeds the perturbation decisions.
+        perturbations: the perturbation schema (:func:`~worldforge.rl.env.parse_perturbations`), ``None`` for none.
+    """
+
+    session: str = ""
+    world: str = ""
+    task: str = ""
+    scenario: str | None = None
+    seed: int = 0
+    perturbations: str | None = None
+
+
+class WorldToolsetConfig(vf.SharedToolsetConfig):
+    """The tool server's config (it reaches the server process as JSON).
+
+    Attributes:
+        warehouse: the warehouse folder (set from the taskset's).
+        max_sessions: episodes the server keeps open (least recently used ones are dropped beyond it).
+    """
+
+    warehouse: str = ""
+    max_sessions: int = Field(4096, ge=1)
+
+
+class WorldToolset(vf.Toolset[WorldToolsetConfig, EpisodeState]):
+    """The search tools of every rollout of one environment worker: one MCP server, a
+    :class:`~worldforge.simenv.env.SearchEnv` session per episode (kept in a bounded LRU, created on
+    the episode's first call). The tools' names, arguments and descriptions are their declaration's
+    (:data:`~worldforge.simenv.tools.SEARCH_TOOLS`), unprefixed, as in every other entry point.
+    A tool error (unknown URL, malformed call, an injected fault) is an observation starting ``Error``."""
+
+    TOOL_PREFIX = None
+
+    async def setup(self) -> None:
+        """Open the warehouse (the worlds themselves open lazily, on their first episode)."""
+        self.warehouse = Warehouse.configured(self.config.warehouse or None)
+        self.sessions: LRUCache = LRUCache(self.config.max_sessions)
+        self.lock = threading.Lock()
+
+    def session(self) -> Any:
+        """The calling rollout's :class:`~worldforge.simenv.env.SearchEnv`, created on its first call."""
+        from worldforge.simenv.env import SearchEnv
+
+        st = self.state
+        if not st.session or not st.world or not st.task:
+            raise WorldforgeError("this rollout has no episode (its task did not set world, task and session)")
+        with self.lock:
+            env = self.sessions.get(st.session)
+            if env is None:
+                task = world_tasks(st.world, self.warehouse, "both").get(st.task)
+                if task is None:
+                    raise WorldforgeError(f"world {st.world!r} has no task {st.task!r}")
+                env = SearchEnv(st.world, st.scenario or task.extra.get("scenario"), task, parse_perturbations(st.perturbations), st.seed,
+                                warehouse=self.warehouse, session_id=f"verifiers:{st.session}")
+                self.sessions[st.session] = env
+        return env
+
+    def answer(self, name: str, arguments: dict[str, Any]) -> str:
+        """One tool call of the calling rollout: the observation's text."""
+        try:
+            env = self.session()
+        except WorldforgeError as exc:
+            return f"Error: {exc}"
+        return env.step({"name": name, "arguments": arguments}).text
+
+
+def _install_tools() -> None:
+    import inspect
+
+    self_param = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    for declared in SEARCH_TOOLS:
+        fn = declared.function(lambda name, arguments, self: self.answer(name, arguments), leading=[self_param])
+        fn.__qualname__ = f"WorldToolset.{declared.name}"
+        setattr(WorldToolset, declared.name, vf.tool(fn))
+
+
+_install_tools()
+
+
+class WorldTaskData(vf.TaskData):
+    """One task as verifiers carries it (it rides on the trace).
+
+    Attributes:
+        world, task, family, scenario: the task (``task``: the ``instance_id`` or deep question id; ``family``: ``wide`` or ``deep``).
+        question: the task's question (the prompt is the instruction, then this).
+        seed, perturbations: the episode's perturbations (:func:`~worldforge.rl.env.parse_perturbations`; ``None``: none).
+    """
+
+    world: str
+    task: str
+    family: Literal["wide", "deep"]
+    scenario: str | None = None
+    question: str = ""
+    seed: int = 0
+    perturbations: str | None = None
+
+
+class WorldTaskConfig(vf.TaskConfig):
+    """Run-time knobs of every task: the warehouse the rubric reads the gold from (set from the taskset's)."""
+
+    warehouse: str = ""
+
+
+class WorldTask(vf.Task[WorldTaskData, EpisodeState, WorldTaskConfig]):
+    """One episode: sets the rollout's :class:`EpisodeState` for the tool server, then grades the final reply."""
+
+    async def setup(self, trace: vf.Trace) -> None:
+        """Name the episode in the rollout's state (the tool server reads it on every call)."""
+        d = self.data
+        trace.state.session, trace.state.world, trace.state.task = trace.id, d.world, d.task
+        trace.state.scenario, trace.state.seed, trace.state.perturbations = d.scenario, d.seed, d.perturbations
+
+    def _graded(self, trace: vf.Trace) -> Any:
+        from worldforge.simenv.reward import reward_of
+
+        task = world_tasks(self.data.world, Warehouse.configured(self.config.warehouse or None), "both").get(self.data.task)
+        if task is None:
+            raise WorldforgeError(f"world {self.data.world!r} has no task {self.data.task!r}")
+        calls = sum(len(m.tool_calls or []) for m in trace.assistant_messages)
+        return reward_of(trace.last_reply, task, calls)
+
+    @vf.reward(weight=1.0)
+    async def reward(self, trace: vf.Trace) -> float:
+        """The final reply's reward: a wide task's item-F1 against its gold table, a deep question's correctness (1 or 0)."""
+        return self._graded(trace).value
+
+    @vf.metric
+    async def scores(self, trace: vf.Trace) -> dict[str, float]:
+        """``f1_by_row``, ``precision_by_item``, ``recall_by_item``, ``format_ok`` and ``tool_calls`` of the final reply."""
+        graded = self._graded(trace)
+        info = graded.info
+        return {"f1_by_row": float(info["f1_by_row"]), "precision_by_item": float(info["precision_by_item"]),
+                "recall_by_item": float(info["recall_by_item"]), "format_ok": float(graded.format_ok), "tool_calls": float(graded.tool_calls)}
+
+
+class WorldforgeTasksetConfig(vf.TasksetConfig):
+    """Which tasks load (``--env.taskset.*`` on ``vf-eval``).
+
+    Attributes:
+        warehouse: the warehouse folder (default: the configured one, ``WORLDFORGE_WAREHOUSE``).
+        worlds: the worlds (default: every world of the warehouse that has tasks of ``kind``).
+        kind: ``wide``, ``deep`` or ``both`` (:data:`~worldforge.rl.env.FAMILIES`).
+        perturbations: every episode's perturbations (``none``, ``default``, a JSON schema, or words).
+        seeds: episodes per task, seeded 0..seeds-1 (the seed drives the perturbations).
+        tools: the tool server's config.
+        task: every task's config.
+    """
+
+    warehouse: str | None = None
+    worlds: list[str] | None = None
+    kind: str = "wide"
+    perturbations: str | None = None
+    seeds: int = Field(1, ge=1)
+    tools: WorldToolsetConfig = WorldToolsetConfig()
+    task: WorldTaskConfig = WorldTaskConfig()
+
+
+class WorldforgeTaskset(vf.Taskset[WorldTask, WorldforgeTasksetConfig]):
+    """The tasks of the chosen worlds and family, in (world, task id, seed) order.
+
+    Raises (on :meth:`load`):
+        WarehouseError: a named world does not exist or has no tasks of the family; no world has them.
+        WorldforgeError: an unknown family or invalid perturbations.
+    """
+
+    @classmethod
+    def toolsets(cls, config: WorldforgeTasksetConfig) -> list[vf.Toolset]:
+        """The one shared tool server, reading the taskset's warehouse."""
+        warehouse = str(Warehouse.configured(config.warehouse).root)
+        return [WorldToolset(config.tools.model_copy(update={"warehouse": warehouse}))]
+
+    def load(self) -> list[WorldTask]:
+        """One :class:`WorldTask` per (world, task, seed); its prompt is :data:`WIDE_PROMPT` or :data:`DEEP_PROMPT`, then the question."""
+        from worldforge.rl.trl import _worlds_with_tasks
+
+        cfg = self.config
+        family = check_family(cfg.kind)
+        spec = cfg.perturbations if cfg.perturbations and cfg.perturbations.strip().lower() != "none" else None
+        parse_perturbations(spec)  # a bad schema fails before any rollout
+        wh = Warehouse.configured(cfg.warehouse)
+        names = list(dict.fromkeys(w.strip() for w in cfg.worlds if w.strip())) if cfg.worlds is not None else _worlds_with_tasks(wh, family)
+        if not names:
+            raise WarehouseError(f"no world in {wh} has {'' if family == 'both' else family + ' '}tasks")
+        task_config = cfg.task.model_copy(update={"warehouse": str(wh.root)})
+        out = []
+        for world in names:
+            for tid, task in sorted(world_tasks(world, wh, family).items()):
+                deep = is_deep(task)
+                for seed in range(cfg.seeds):
+                    data = WorldTaskData(id=f"{tid}@{seed}" if cfg.seeds > 1 else tid, name=tid, world=world, task=tid,
+                                         family="deep" if deep else "wide", scenario=task.extra.get("scenario"), question=task.question,
+                                         seed=seed, perturbations=spec,
+                                         prompt=f"{DEEP_PROMPT if deep else WIDE_PROMPT}\n\n{task.question}")
+                    out.append(WorldTask(data, task_config))
+        return out
+
+
+class WorldforgeEnvConfig(vf.SingleAgentEnvConfig):
+    """The single-agent env with worldforge's defaults: the ``null`` harness (a chat loop with the MCP tools,
+    no shell), the ``subprocess`` runtime, :data:`DEFAULT_MAX_TURNS` turns (``--env.agent.*`` overrides each)."""
+
+    agent: vf.AgentConfig = vf.AgentConfig(harness={"id": "null"}, runtime=vf.SubprocessConfig(), max_turns=DEFAULT_MAX_TURNS)
+
+
+class WorldforgeEnv(vf.Env[WorldforgeEnvConfig]):
+    """One agent plays each task (verifiers' ``SingleAgentEnv`` under :class:`WorldforgeEnvConfig`)."""
+
+    async def run(self, task: vf.Task, agents: vf.Agents) -> None:
+        """The episode: the one seat plays the task."""
+        await agents.agent.run(task)
+
+
+def load_environment(worlds: list[str] | str | None = None, kind: str = "wide", perturbations: str | None = None,
+                     max_turns: int | None = DEFAULT_MAX_TURNS, warehouse: str | None = None, seeds: int = 1) -> vf.Env:
+    """The environment over the worlds' tasks, as ``vf.load_environment`` builds it for ``vf-eval worldforge-search``.
+
+    Args:
+        worlds: world names, a list or comma-separated (default: every world of the warehouse with tasks of ``kind``).
+        kind: ``wide`` (tables, reward item-F1), ``deep`` (one answer, reward correctness) or ``both``.
+        perturbations: ``none``/``None``, ``default``, a JSON schema, or an instruction in words.
+        max_turns: model turns an episode may take (``None``: no limit).
+        warehouse: the warehouse folder (default: the configured one).
+        seeds: episodes per task, seeded 0..seeds-1.
+
+    Returns:
+        The ``vf.Env`` (its ``taskset`` holds the tasks; ``vf-eval`` or ``prime-rl`` run it).
+
+    Raises:
+        WorldforgeError: an unknown ``kind`` or invalid perturbations.
+    """
+    names = [w.strip() for w in worlds.split(",") if w.strip()] if isinstance(worlds, str) else worlds
+    kind = check_family(kind)
+    parse_perturbations(perturbations)
+    config = WorldforgeEnvConfig.model_validate({
+        "taskset": {"id": ENV_ID, "warehouse": warehouse, "worlds": names, "kind": kind, "perturbations": perturbations, "seeds": seeds},
+        "agent": {"max_turns": max_turns},
+    })
+    return vf.load_environment(config)
+
+
+if __name__ == "__main__":  # the tool server's process (verifiers starts it as `python -m worldforge.rl.verifiers`)
+    WorldToolset.run()
