@@ -19,6 +19,10 @@ Usage: python bench/catalog.py [--n 1000] [--seed 0] [--workers K] [--from-dir w
 
 ``--engines process,ray`` builds the same specs on the process pool, then as Ray tasks (a local cluster started
 for the build, its start-up counted in the wall time), and prints ``ratio ray/process``.
+
+The first engine's catalog is then exported in BrowseComp-Plus's layout (``worldforge export browsecomp-plus``): its
+documents and queries, and how many worlds reach the benchmark's scale (100,195 documents, 830 queries;
+texttron/BrowseComp-Plus).
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ from worldforge.catalog.build import build_catalog, build_world_entry, catalog_s
 
 TARGET_N, TARGET_S = 1000, 20 * 60  # issue 31: 1,000 worlds end to end in 20 min on this machine's 2 cores
 TARGET_MIB = 4.0  # issue 31: warehouse storage per world, on average over the catalog
+BCP_DOCS, BCP_QUERIES = 100_195, 830  # BrowseComp-Plus (texttron/BrowseComp-Plus): its corpus and its queries (issue 32)
 
 
 def copies_of(src: Path, n: int, seed: int, out: Path) -> None:
@@ -197,6 +202,25 @@ def storage(wh: Path, n: int, sample: int = 10) -> float:
     return total / max(n, 1) / 2**20
 
 
+def browsecomp_plus_scale(wh: Path, out: Path) -> None:
+    """Export the catalog's deep questions and corpora as BrowseComp-Plus reads them; print its size against the benchmark's."""
+    import math
+
+    from worldforge.datasets.browsecomp_plus import export_browsecomp_plus
+    from worldforge.warehouse.layout import Warehouse
+
+    names = [p.stem for p in Warehouse.of(wh).world_files()]
+    t0 = time.perf_counter()
+    ex = export_browsecomp_plus(wh, names, out)
+    took = time.perf_counter() - t0
+    per_doc, per_q = ex.documents / len(ex.worlds), ex.queries / len(ex.worlds)
+    need = max(math.ceil(BCP_DOCS / per_doc), math.ceil(BCP_QUERIES / per_q))
+    reached = ex.documents >= BCP_DOCS and ex.queries >= BCP_QUERIES
+    print(f"BrowseComp-Plus export: {ex.documents:,} documents, {ex.queries:,} queries ({ex.evidence:,} evidence and {ex.gold:,} gold qrels) "
+          f"from {len(ex.worlds)} worlds in {took:.1f} s, {du(out) / 2**20:.0f} MiB; {per_doc:.0f} documents and {per_q:.1f} queries a world: "
+          f"the benchmark's scale ({BCP_DOCS:,} documents, {BCP_QUERIES} queries) takes {need} worlds{' (reached here)' if reached else ''}")
+
+
 def main() -> int:
     """Run the benchmark; exit status 0 when the target is met (or extrapolated to be), 1 otherwise."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -249,6 +273,8 @@ def main() -> int:
             print(f"target: {TARGET_N} worlds <= {TARGET_S / 60:.0f} min; {engine}: measured {len(files)} -> {projected / 60:.1f} min for {TARGET_N}"
                   f"{' (extrapolated)' if len(files) != TARGET_N else ''}, {len(result.failed)} failed")
             print(f"target: <= {TARGET_MIB:.0f} MiB per world; {engine}: {per_world:.2f} MiB per world")
+            if engine == args.engines[0] and len(result.rows) > len(result.failed):
+                browsecomp_plus_scale(base / f"warehouse-{engine}", base / "browsecomp-plus")
         if {"process", "ray"} <= set(walls):
             print(f"ratio ray/process (wall, same specs, same machine): {walls['ray'] / walls['process']:.2f}x "
                   f"({'the process pool is faster here' if walls['process'] < walls['ray'] else 'Ray is faster here'})")
