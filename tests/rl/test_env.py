@@ -229,3 +229,19 @@ def test_task_families_are_checked(rl_wh):
     with pytest.raises(WorldforgeError, match="unknown task family 'tall'"):
         world_tasks(WORLD, rl_wh, "tall")
     assert world_tasks(WORLD, rl_wh, " Deep ") == world_tasks(WORLD, rl_wh, "deep")
+
+
+def test_a_world_built_before_deep_questions_has_its_wide_tasks_only(rl_wh, rl_tasks, tmp_path):
+    import shutil
+
+    import duckdb
+
+    wh = tmp_path / "wh"
+    wh.mkdir()
+    shutil.copy(rl_wh / f"{WORLD}.duckdb", wh / f"{WORLD}.duckdb")
+    con = duckdb.connect(str(wh / f"{WORLD}.duckdb"))
+    con.execute("DROP TABLE deep_questions")
+    con.close()
+    assert set(world_tasks(WORLD, wh, "both")) == set(rl_tasks)  # the wide ones still reset
+    with pytest.raises(WarehouseError, match="no deep questions .*rebuild its tasks"):
+        world_tasks(WORLD, wh, "deep")

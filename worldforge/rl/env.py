@@ -76,18 +76,16 @@ def world_tasks(world: str, warehouse: WarehouseLike, family: str = "wide") -> M
     path = Warehouse.of(warehouse).world(world)
     if not path.is_file():
         raise WarehouseError(f"{path}: no such world (build it with `worldforge world build`, `corpus build` and `tasks export`)")
-    wide = tasks_by_id(path) if family != "deep" else {}
     if family == "wide":
-        tasks = wide
+        tasks = tasks_by_id(path)
+    elif family == "deep":
+        tasks = deep_by_id(path)
+        if not tasks:
+            raise WarehouseError(f"world {world!r} has no deep questions (a world built before them: rebuild its tasks with "
+                                 "`worldforge tasks export --world WORLD DIR`)")
     else:
-        try:
-            deep = deep_by_id(path)
-        except WarehouseError:
-            if family == "deep":
-                raise WarehouseError(f"world {world!r} has no deep questions (built before them: rebuild its tasks with "
-                                     "`worldforge tasks export --world WORLD DIR`)") from None
-            deep = {}
-        tasks = deep if family == "deep" else MappingProxyType({**wide, **deep})
+        wide, deep = tasks_by_id(path), deep_by_id(path)
+        tasks = MappingProxyType({**wide, **deep}) if deep else wide
     if not tasks:
         raise WarehouseError(f"world {world!r} has no {'' if family == 'both' else family + ' '}tasks "
                              "(build them with `worldforge tasks export --world WORLD DIR`)")

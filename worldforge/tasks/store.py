@@ -185,15 +185,26 @@ def tasks_by_id(path: str | Path) -> Mapping[str, Task]:
 def deep_by_id(path: str | Path) -> Mapping[str, Task]:
     """Every stored deep question of a world file (its scenarios' included) as a task
     (:func:`~worldforge.tasks.deep.as_task`, ``extra["kind"] == "deep"``) by question id; read once and cached
-    while the file is unchanged, like :func:`tasks_by_id`; read-only.
+    while the file is unchanged, like :func:`tasks_by_id`; read-only. A file built before deep questions (no
+    ``deep_questions`` table) has none: an empty map, cached too.
 
     Raises:
-        WarehouseError: the file does not exist, or has no ``deep_questions`` table (built before them: rebuild its tasks).
+        WarehouseError: the file does not exist.
     """
     from worldforge.tasks.deep import as_task, read_deep_questions
 
     p = Path(path).resolve()
+
+    def load() -> Mapping[str, Task]:
+        try:
+            questions = read_deep_questions(p, all_scenarios=True)
+        except WarehouseError:
+            if not p.is_file():
+                raise
+            questions = []  # no deep_questions table yet
+        return MappingProxyType({q.question_id: as_task(q) for q in questions})
+
     try:
-        return _BY_ID.get(p, "deep", lambda: MappingProxyType({q.question_id: as_task(q) for q in read_deep_questions(p, all_scenarios=True)}))
+        return _BY_ID.get(p, "deep", load)
     except FileNotFoundError:
         raise WarehouseError(f"{p}: no such world file") from None

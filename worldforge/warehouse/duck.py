@@ -324,6 +324,9 @@ def reading_store(path: str | Path, kind: str) -> Iterator[duckdb.DuckDBPyConnec
     p = Path(path)
     con = open_readonly(p)
     try:
+        # a missing table must be a CatalogException: with Python replacement scans on, DuckDB would read a Python
+        # object of the caller's frame named like the table instead (deep_questions is also a function)
+        con.execute("SET python_enable_replacements = false")
         yield con
     except duckdb.CatalogException as exc:
         raise WarehouseError(f"{p}: not a worldforge {kind} ({str(exc).splitlines()[0]})") from None
