@@ -53,8 +53,9 @@ def create_app(script: list[dict]) -> FastAPI:
             return JSONResponse({"error": {"message": "no scripted conversation for this prompt"}}, status_code=400)
         turn = sum(1 for m in messages if m.get("role") == "assistant")
         results = [m for m in messages if m.get("role") == "tool"]
-        log.append({"question": entry["question"][:80], "turn": turn, "tools": [t["function"]["name"] for t in body.get("tools") or []],
-                    "tool_results": len(results), "stream": bool(body.get("stream"))})
+        log.append({"id": entry.get("id"), "turn": turn, "tools": [t["function"]["name"] for t in body.get("tools") or []],
+                    "tool_results": len(results), "last_result": _text(results[-1].get("content")) if results else None,
+                    "stream": bool(body.get("stream"))})
         if turn and len(results) != turn:
             return JSONResponse({"error": {"message": f"turn {turn} but {len(results)} tool results"}}, status_code=400)
         call_id = None

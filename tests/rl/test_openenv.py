@@ -104,6 +104,8 @@ def test_deep_questions_reset_by_id_or_by_family_and_earn_their_correctness(rl_w
     assert env.state.task == sorted(world_tasks(WORLD, rl_wh, "both"))[0]
     with pytest.raises(WorldforgeError, match="unknown task family"):
         env.reset(family="narrow")
+    with pytest.raises(WorldforgeError, match="unknown task family"):  # checked with a task named too
+        env.reset(task=ids[0], family="narrow")
 
 
 def test_the_episode_id_reaches_the_episode_store(rl_wh, rl_tasks):

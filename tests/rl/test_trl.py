@@ -94,7 +94,6 @@ def test_shaped_reward_comes_from_the_reward_config(rl_wh, rl_tasks):
 
 
 def test_reset_rejects_bad_rows(rl_wh, rl_tasks):
-
     env = SearchWorldToolEnv(warehouse=rl_wh, record=False)
     with pytest.raises(WorldforgeError, match="needs task"):
         env.reset(world=WORLD, prompt=[])

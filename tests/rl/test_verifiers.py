@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 
@@ -82,6 +83,16 @@ print(json.dumps(out))
     assert "unknown task family 'tall'" in got["bad_kind"]
 
 
+@pytest.mark.parametrize("flag, value, words", [("kind", "tall", "unknown task family 'tall'"),
+                                                 ("perturbations", "{not json", "not valid JSON")])
+def test_vf_eval_refuses_a_bad_taskset_option_in_one_message(rl_wh, tmp_path, flag, value, words):
+    argv = [str(VF_BIN / "vf-eval"), "worldforge-search", "--env.taskset.warehouse", str(rl_wh), f"--env.taskset.{flag}", value,
+            "--model", "m", "--client.base-url", "http://127.0.0.1:9/v1", "--no-push", "--no-rich", "-o", str(tmp_path)]
+    done = _run_vf_eval(argv, tmp_path, 120)
+    text = " ".join((done.stdout + done.stderr).split())  # the message is wrapped in a box
+    assert done.returncode != 0 and words in text and "Traceback" not in text, text[-2000:]
+
+
 def _scripts(rl_wh, tasks, wrong: set[str]) -> list[dict]:
     """The scripted oracle's tool calls and answer for each task (its answer replaced by a wrong one for ``wrong``)."""
     env = SearchWorldEnv(rl_wh, record=False)
@@ -89,15 +100,17 @@ def _scripts(rl_wh, tasks, wrong: set[str]) -> list[dict]:
     for task in tasks:
         env.reset(world=WORLD, task=task.instance_id)
         calls: list[dict] = []
+        seen: list[str] = []
 
         def call(name: str, args: dict) -> str:
             calls.append({"name": name, "arguments": args})
-            return env.step(name, args).text
+            seen.append(env.step(name, args).text)
+            return seen[-1]
 
         answer = scripted_answer(task, call)
         if task.instance_id in wrong:
             answer = "Explanation: a guess\nExact Answer: Nobody At All\nConfidence: 30%"
-        out.append({"id": task.instance_id, "question": task.question, "calls": calls, "answer": answer})
+        out.append({"id": task.instance_id, "question": task.question, "calls": calls, "observations": seen, "answer": answer})
     return out
 
 
@@ -122,12 +135,26 @@ def _short(tasks: dict, n: int, rl_wh, scenario: bool | None = None) -> list:
     return [tasks[tid] for _, tid in sorted(costs)[:n]]
 
 
-def _vf_eval(out_dir, base_url: str, model: str, ids: list[str], kind: str, warehouse, *extra: str, timeout: int = 540) -> list[dict]:
-    """``vf-eval worldforge-search`` on the tasks ``ids``; the traces it wrote (traces.jsonl), one per task."""
+def _run_vf_eval(argv: list[str], cwd, timeout: int) -> subprocess.CompletedProcess:
+    """Run ``vf-eval`` in its own process group; the whole group (its harness and tool server) is killed afterwards."""
+    proc = subprocess.Popen(argv, cwd=cwd, env=_vf_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+
+
+def _vf_eval(out_dir, base_url: str, model: str, ids: list[str], kind: str, warehouse, *extra: str, timeout: int = 420) -> list[dict]:
+    """``vf-eval worldforge-search`` on the tasks ``ids`` (run in ``out_dir``); the traces it wrote (traces.jsonl), one per task."""
     argv = [str(VF_BIN / "vf-eval"), "worldforge-search", "--env.taskset.warehouse", str(warehouse), "--env.taskset.kind", kind,
             "--env.taskset.worlds", json.dumps([WORLD]), "--select.include.ids", json.dumps(ids), "--model", model,
             "--client.base-url", base_url, "--client.api-key-var", "OPENAI_API_KEY", "--no-push", "--no-rich", "-o", str(out_dir), *extra]
-    done = subprocess.run(argv, cwd=out_dir, env=_vf_env(), capture_output=True, text=True, timeout=timeout, start_new_session=True)
+    done = _run_vf_eval(argv, out_dir, timeout)
     assert done.returncode == 0, (done.stdout[-2000:], done.stderr[-3000:])
     episodes = [json.loads(line) for path in out_dir.rglob("traces.jsonl") for line in path.read_text().splitlines() if line.strip()]
     assert episodes and all(e["ok"] and not e["errors"] for e in episodes), (episodes and episodes[0]["errors"], done.stderr[-3000:])
@@ -146,7 +173,8 @@ def test_vf_eval_runs_the_scripted_oracle_to_reward_one(rl_wh, rl_tasks, tmp_pat
     try:
         out = tmp_path / "runs"
         out.mkdir()
-        traces = _vf_eval(out, f"{policy.url}/v1", "scripted-oracle", [t.instance_id for t in picked], "both", rl_wh, "--env.agent.max-turns", "64")
+        relative = os.path.relpath(rl_wh, out)  # a warehouse given relative to where vf-eval runs (its tool server runs elsewhere)
+        traces = _vf_eval(out, f"{policy.url}/v1", "scripted-oracle", [t.instance_id for t in picked], "both", relative, "--env.agent.max-turns", "64")
         import httpx
 
         seen = httpx.get(f"{policy.url}/log", timeout=10).json()
@@ -164,6 +192,10 @@ def test_vf_eval_runs_the_scripted_oracle_to_reward_one(rl_wh, rl_tasks, tmp_pat
     # every model request saw exactly the declared tools, and every tool call's result came back before the next turn
     assert seen and all(sorted(r["tools"]) == sorted(t.name for t in SEARCH_TOOLS) for r in seen)
     assert sum(len(e["calls"]) + 1 for e in script) == len(seen)
+    # what verifiers' tool server answered is what the environment answers in process, call by call (no perturbations)
+    for entry in script:
+        served = [r["last_result"] for r in sorted((r for r in seen if r["id"] == entry["id"]), key=lambda r: r["turn"]) if r["turn"]]
+        assert served and served == entry["observations"], entry["id"]
 
 
 @needs_vllm

@@ -46,7 +46,7 @@ from openenv.core.env_server.types import EnvironmentMetadata
 from pydantic import Field
 
 from worldforge.errors import WorldforgeError
-from worldforge.rl.env import EpisodeOver, RewardConfig, SearchWorldEnv, world_tasks
+from worldforge.rl.env import EpisodeOver, RewardConfig, SearchWorldEnv, check_family, world_tasks
 from worldforge.rl.trl import SUBMITTED, TRLTools
 from worldforge.settings import get_settings
 from worldforge.simenv.tools import EPISODE_TOOLS
@@ -196,8 +196,9 @@ class SearchWorldEnvironment(Environment[SearchAction, SearchObservation, Search
         if not world:
             raise WorldforgeError("reset needs world=... (the server was started with no default world)")
         seed = 0 if seed is None else int(seed)
+        family = check_family(family or "wide")  # checked even when a task is named
         if task is None:
-            ids = sorted(world_tasks(world, self.core.warehouse, family or "wide"))
+            ids = sorted(world_tasks(world, self.core.warehouse, family))
             task = ids[seed % len(ids)]
         text = self.core.reset(world, task, scenario=scenario, seed=seed, perturbations=perturbations, episode_id=episode_id)
         session = self.core.session

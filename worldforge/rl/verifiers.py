@@ -39,11 +39,12 @@ whose packages come from the package index once, then from uv's cache.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from typing import Any, Literal
 
 from cachetools import LRUCache
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from worldforge.errors import WarehouseError, WorldforgeError
 
@@ -102,12 +103,14 @@ class WorldToolsetConfig(vf.SharedToolsetConfig):
     """The tool server's config (it reaches the server process as JSON).
 
     Attributes:
-        warehouse: the warehouse folder (set from the taskset's).
-        max_sessions: episodes the server keeps open (least recently used ones are dropped beyond it).
+        warehouse: the warehouse folder, absolute (set from the taskset's: the server runs in its own working folder).
+        max_sessions: episodes the server keeps (the least recently used is dropped beyond it; the server cannot tell
+            when a rollout ends). Keep it above the rollouts in flight (``vf-eval -c``, 128 by default): a dropped
+            episode that calls again starts over, its notes and step count lost.
     """
 
     warehouse: str = ""
-    max_sessions: int = Field(4096, ge=1)
+    max_sessions: int = Field(512, ge=1)
 
 
 class WorldToolset(vf.Toolset[WorldToolsetConfig, EpisodeState]):
@@ -115,7 +118,10 @@ class WorldToolset(vf.Toolset[WorldToolsetConfig, EpisodeState]):
     :class:`~worldforge.simenv.env.SearchEnv` session per episode (kept in a bounded LRU, created on
     the episode's first call). The tools' names, arguments and descriptions are their declaration's
     (:data:`~worldforge.simenv.tools.SEARCH_TOOLS`), unprefixed, as in every other entry point.
-    A tool error (unknown URL, malformed call, an injected fault) is an observation starting ``Error``."""
+    A tool error (unknown URL, malformed call, an injected fault) is an observation starting ``Error``.
+
+    A call runs in a worker thread (the server's event loop keeps serving the other rollouts); one
+    episode's calls run one at a time, in arrival order."""
 
     TOOL_PREFIX = None
 
@@ -125,31 +131,35 @@ class WorldToolset(vf.Toolset[WorldToolsetConfig, EpisodeState]):
         self.sessions: LRUCache = LRUCache(self.config.max_sessions)
         self.lock = threading.Lock()
 
-    def session(self) -> Any:
-        """The calling rollout's :class:`~worldforge.simenv.env.SearchEnv`, created on its first call."""
+    def session(self, st: EpisodeState) -> tuple[Any, threading.Lock]:
+        """The rollout ``st``'s :class:`~worldforge.simenv.env.SearchEnv` and its lock, created on its first call.
+
+        Raises:
+            WorldforgeError: the state names no episode, or a task the world does not have.
+        """
         from worldforge.simenv.env import SearchEnv
 
-        st = self.state
         if not st.session or not st.world or not st.task:
             raise WorldforgeError("this rollout has no episode (its task did not set world, task and session)")
         with self.lock:
-            env = self.sessions.get(st.session)
-            if env is None:
+            entry = self.sessions.get(st.session)
+            if entry is None:
                 task = world_tasks(st.world, self.warehouse, "both").get(st.task)
                 if task is None:
                     raise WorldforgeError(f"world {st.world!r} has no task {st.task!r}")
                 env = SearchEnv(st.world, st.scenario or task.extra.get("scenario"), task, parse_perturbations(st.perturbations), st.seed,
                                 warehouse=self.warehouse, session_id=f"verifiers:{st.session}")
-                self.sessions[st.session] = env
-        return env
+                entry = self.sessions[st.session] = (env, threading.Lock())
+        return entry
 
-    def answer(self, name: str, arguments: dict[str, Any]) -> str:
-        """One tool call of the calling rollout: the observation's text."""
+    def answer(self, st: EpisodeState, name: str, arguments: dict[str, Any]) -> str:
+        """One tool call of the rollout ``st``: the observation's text (a problem is an observation starting ``Error``)."""
         try:
-            env = self.session()
+            env, lock = self.session(st)
         except WorldforgeError as exc:
             return f"Error: {exc}"
-        return env.step({"name": name, "arguments": arguments}).text
+        with lock:
+            return env.step({"name": name, "arguments": arguments}).text
 
 
 def _install_tools() -> None:
@@ -157,7 +167,10 @@ def _install_tools() -> None:
 
     self_param = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
     for declared in SEARCH_TOOLS:
-        fn = declared.function(lambda name, arguments, self: self.answer(name, arguments), leading=[self_param])
+        async def call(name: str, arguments: dict[str, Any], self: WorldToolset) -> str:
+            return await asyncio.to_thread(self.answer, self.state, name, arguments)  # the state is read on the loop
+
+        fn = declared.function(call, leading=[self_param])
         fn.__qualname__ = f"WorldToolset.{declared.name}"
         setattr(WorldToolset, declared.name, vf.tool(fn))
 
@@ -229,7 +242,7 @@ class WorldforgeTasksetConfig(vf.TasksetConfig):
         worlds: the worlds (default: every world of the warehouse that has tasks of ``kind``).
         kind: ``wide``, ``deep`` or ``both`` (:data:`~worldforge.rl.env.FAMILIES`).
         perturbations: every episode's perturbations (``none``, ``default``, a JSON schema, or words).
-        seeds: episodes per task, seeded 0..seeds-1 (the seed drives the perturbations).
+        seeds: episodes per task, seeded 0..seeds-1 (the seed and the rollout's id drive the perturbation decisions).
         tools: the tool server's config.
         task: every task's config.
     """
@@ -242,6 +255,25 @@ class WorldforgeTasksetConfig(vf.TasksetConfig):
     tools: WorldToolsetConfig = WorldToolsetConfig()
     task: WorldTaskConfig = WorldTaskConfig()
 
+    @field_validator("kind")
+    @classmethod
+    def _known_kind(cls, value: str) -> str:
+        try:
+            return check_family(value)
+        except WorldforgeError as exc:  # a config error: vf-eval shows it as one line
+            raise ValueError(str(exc)) from None
+
+    @field_validator("perturbations")
+    @classmethod
+    def _valid_perturbations(cls, value: str | None) -> str | None:
+        if value is None or value.strip().lower() == "none":
+            return None
+        try:
+            parse_perturbations(value)
+        except WorldforgeError as exc:
+            raise ValueError(str(exc)) from None
+        return value
+
 
 class WorldforgeTaskset(vf.Taskset[WorldTask, WorldforgeTasksetConfig]):
     """The tasks of the chosen worlds and family, in (world, task id, seed) order.
@@ -253,8 +285,8 @@ class WorldforgeTaskset(vf.Taskset[WorldTask, WorldforgeTasksetConfig]):
 
     @classmethod
     def toolsets(cls, config: WorldforgeTasksetConfig) -> list[vf.Toolset]:
-        """The one shared tool server, reading the taskset's warehouse."""
-        warehouse = str(Warehouse.configured(config.warehouse).root)
+        """The one shared tool server, reading the taskset's warehouse (an absolute path: the server runs in its own folder)."""
+        warehouse = str(Warehouse.configured(config.warehouse).root.resolve())
         return [WorldToolset(config.tools.model_copy(update={"warehouse": warehouse}))]
 
     def load(self) -> list[WorldTask]:
@@ -262,14 +294,17 @@ class WorldforgeTaskset(vf.Taskset[WorldTask, WorldforgeTasksetConfig]):
         from worldforge.rl.trl import _worlds_with_tasks
 
         cfg = self.config
-        family = check_family(cfg.kind)
-        spec = cfg.perturbations if cfg.perturbations and cfg.perturbations.strip().lower() != "none" else None
-        parse_perturbations(spec)  # a bad schema fails before any rollout
+        family, spec = cfg.kind, cfg.perturbations  # both checked by the config
         wh = Warehouse.configured(cfg.warehouse)
-        names = list(dict.fromkeys(w.strip() for w in cfg.worlds if w.strip())) if cfg.worlds is not None else _worlds_with_tasks(wh, family)
-        if not names:
-            raise WarehouseError(f"no world in {wh} has {'' if family == 'both' else family + ' '}tasks")
-        task_config = cfg.task.model_copy(update={"warehouse": str(wh.root)})
+        if cfg.worlds is not None:
+            names = list(dict.fromkeys(w.strip() for w in cfg.worlds if w.strip()))
+            if not names:
+                raise WorldforgeError("no world named (worlds is empty)")
+        else:
+            names = _worlds_with_tasks(wh, family)
+            if not names:
+                raise WarehouseError(f"no world in {wh} has {'' if family == 'both' else family + ' '}tasks")
+        task_config = cfg.task.model_copy(update={"warehouse": str(wh.root.resolve())})
         out = []
         for world in names:
             for tid, task in sorted(world_tasks(world, wh, family).items()):

@@ -189,20 +189,16 @@ def deep_by_id(path: str | Path) -> Mapping[str, Task]:
     ``deep_questions`` table) has none: an empty map, cached too.
 
     Raises:
-        WarehouseError: the file does not exist.
+        WarehouseError: the file does not exist or cannot be read.
     """
     from worldforge.tasks.deep import as_task, read_deep_questions
 
     p = Path(path).resolve()
 
     def load() -> Mapping[str, Task]:
-        try:
-            questions = read_deep_questions(p, all_scenarios=True)
-        except WarehouseError:
-            if not p.is_file():
-                raise
-            questions = []  # no deep_questions table yet
-        return MappingProxyType({q.question_id: as_task(q) for q in questions})
+        if count_rows(p, "deep_questions") is None:  # built before deep questions (a locked or broken file raises)
+            return MappingProxyType({})
+        return MappingProxyType({q.question_id: as_task(q) for q in read_deep_questions(p, all_scenarios=True)})
 
     try:
         return _BY_ID.get(p, "deep", load)
