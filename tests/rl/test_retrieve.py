@@ -245,6 +245,44 @@ def test_deep_questions_through_retrieval_alone(server, rl_wh):
     assert bad.status_code == 422 and "no task" in bad.json()["error"]
 
 
+def _squad_normal(text: str) -> str:
+    """Exact-match normalisation as Search-R1's reward applies it (SQuAD's): lower case, no punctuation, no articles, single spaces."""
+    import re
+    import string
+
+    text = "".join(ch for ch in text.lower() if ch not in set(string.punctuation))
+    return " ".join(re.sub(r"\b(a|an|the)\b", " ", text).split())
+
+
+def test_search_r1_rows_are_answered_through_retrieval_and_match_their_gold(server, rl_wh, tmp_path):
+    """`worldforge export search-r1` rows drive a retrieval-only episode: the oracle answers through /retrieve, and its exact
+    answer matches the row's golden_answers under Search-R1's exact-match normalisation (its reward)."""
+    import re
+
+    import pyarrow.parquet as pq
+
+    from worldforge.rl import world_tasks
+
+    out = tmp_path / "search-r1"
+    res = subprocess.run([sys.executable, "-m", "worldforge.cli", "export", "search-r1", "--worlds", WORLD, "-o", str(out), "--warehouse", str(rl_wh),
+                          "--data-source", "nq"], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert res.returncode == 0, res.stderr
+    rows = pq.read_table(out / "train.parquet").to_pylist() + pq.read_table(out / "test.parquet").to_pylist()
+    deep = world_tasks(WORLD, rl_wh, "deep")
+    assert {r["extra_info"]["question_id"] for r in rows} == {q for q in deep if not deep[q].extra.get("scenario")}
+    for row in rows[::6]:
+        assert row["data_source"] == "nq" and row["reward_model"] == {"style": "rule", "ground_truth": {"target": row["golden_answers"]}}
+        assert "<search>" in row["prompt"][0]["content"] and row["prompt"][0]["content"].endswith(row["question"])
+        task = deep[row["extra_info"]["question_id"]]
+        call, calls = retrieval_tools(server)
+        response = scripted_answer(task, call)
+        exact = re.search(r"^Exact Answer:\s*(.+)$", response, re.M).group(1)
+        assert _squad_normal(exact) in {_squad_normal(g) for g in row["golden_answers"]}, (row["question"], exact, row["golden_answers"])
+        assert calls["retrieve"] > 0
+        ok = server.post({"queries": ["anything"], "session_id": f"sr1-{row['id']}", "task_id": row["extra_info"]["question_id"]})
+        assert ok.status_code == 200  # the row's question id attaches to a /retrieve session
+
+
 def test_oracle_in_a_scenario_server(rl_wh, rl_tasks, tmp_path_factory):
     tasks = [t for t in rl_tasks.values() if t.extra.get("scenario")]
     assert tasks

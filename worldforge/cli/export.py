@@ -1,4 +1,4 @@
-"""``worldforge export browsecomp-plus | hf``: worlds' deep questions and corpora in BrowseComp-Plus's layout; tasks as a Hugging Face dataset."""
+"""``worldforge export browsecomp-plus | hf | search-r1``: worlds' deep questions and corpora in BrowseComp-Plus's layout; tasks as a Hugging Face dataset; deep questions as Search-R1 training data."""
 
 from __future__ import annotations
 
@@ -72,3 +72,21 @@ def hf(
                    lambda wh, names, folder, progress: export_hf(wh, names, folder, test_share, progress=progress))
     parts = "; ".join(f"{c}: train {r['train']:,}, test {r['test']:,}" for c, r in done.rows.items())
     out.print(f"{len(done.worlds)} world(s) → {done.out} ({parts})")
+
+
+@app.command("search-r1")
+def search_r1(
+    output: Annotated[Path, typer.Option("-o", "--out", help="The folder to write (replaced whole): train.parquet and test.parquet.")],
+    worlds: Annotated[Optional[list[str]], typer.Option("--worlds", help="World names, repeated or comma-separated; default: every world of the warehouse.", show_default=False)] = None,
+    scenario: Annotated[Optional[str], typer.Option("--scenario", help="Export this time-shifted scenario's questions instead of the worlds' own.", show_default=False)] = None,
+    data_source: Annotated[str, typer.Option("--data-source", help="Every row's data_source: Search-R1 picks its reward function by it (nq, hotpotqa, ... use its exact match).")] = "worldforge",
+    test_share: Annotated[float, typer.Option("--test-share", min=0.0, max=1.0, help="Share of worlds in the test split.")] = 0.2,
+    warehouse: WarehouseOpt = None,
+) -> None:
+    """Write the worlds' deep questions as Search-R1 training data (train.parquet, test.parquet: prompt, golden_answers,
+    reward_model, extra_info), for a policy searching them through `worldforge serve retrieve`."""
+    from worldforge.datasets.search_r1 import export_search_r1
+
+    done = _export(output, worlds, warehouse, "train.parquet",
+                   lambda wh, names, folder, progress: export_search_r1(wh, names, folder, scenario, data_source, test_share, progress=progress))
+    out.print(f"{len(done.worlds)} world(s) → {done.out} (train {done.rows['train']:,}, test {done.rows['test']:,} questions)")
