@@ -9,19 +9,14 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from tests.conftest_worlds import built_world
 from worldforge.cli import app
 from worldforge.corpus import read_corpus
 from worldforge.tasks.deep import read_deep_questions
-from worldforge.tasks.store import build_tasks
 
 
 @pytest.fixture(scope="module")
-def warehouse(specs, tmp_path_factory):
-    wh = tmp_path_factory.mktemp("bcp")
-    for name in ("esports_2031", "mars_colony_2030"):
-        build_tasks(built_world(specs[name], wh))
-    return wh
+def warehouse(export_wh):
+    return export_wh
 
 
 def _qrels(path) -> dict[str, list[str]]:

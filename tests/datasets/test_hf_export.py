@@ -7,21 +7,19 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from tests.conftest_worlds import built_world
+from tests.datasets.conftest import EXPORT_WORLDS
 from worldforge.cli import app
 from worldforge.datasets.hf import held_out_worlds
 from worldforge.tasks.deep import ANSWER_FORMAT, read_deep_questions
-from worldforge.tasks.store import build_tasks, read_tasks
+from worldforge.tasks.store import read_tasks
 
-WORLDS = ("esports_2031", "mars_colony_2030")
+WORLDS = EXPORT_WORLDS
 
 
 @pytest.fixture(scope="module")
-def exported(specs, tmp_path_factory):
-    wh = tmp_path_factory.mktemp("hf")
-    for name in WORLDS:
-        build_tasks(built_world(specs[name], wh))
-    out = wh / "hf"
+def exported(export_wh, tmp_path_factory):
+    wh = export_wh
+    out = tmp_path_factory.mktemp("hf-out") / "hf"
     res = CliRunner().invoke(app, ["export", "hf", "-o", str(out), "--warehouse", str(wh)])
     assert res.exit_code == 0, res.output
     return wh, out

@@ -6,21 +6,17 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from tests.conftest_worlds import built_world
+from tests.datasets.conftest import EXPORT_WORLDS
 from worldforge.cli import app
 from worldforge.datasets.search_r1 import INSTRUCTION, golden_answers
 from worldforge.tasks.deep import read_deep_questions
-from worldforge.tasks.store import build_tasks
 
-WORLDS = ("esports_2031", "mars_colony_2030")
+WORLDS = EXPORT_WORLDS
 
 
 @pytest.fixture(scope="module")
-def warehouse(specs, tmp_path_factory):
-    wh = tmp_path_factory.mktemp("sr1")
-    for name in WORLDS:
-        build_tasks(built_world(specs[name], wh))
-    return wh
+def warehouse(export_wh):
+    return export_wh
 
 
 def _export(warehouse, out, *args):

@@ -93,11 +93,12 @@ def test_vf_eval_refuses_a_bad_taskset_option_in_one_message(rl_wh, tmp_path, fl
     assert done.returncode != 0 and words in text and "Traceback" not in text, text[-2000:]
 
 
-def _scripts(rl_wh, tasks, wrong: set[str]) -> list[dict]:
-    """The scripted oracle's tool calls and answer for each task (its answer replaced by a wrong one for ``wrong``)."""
+def _scripts(rl_wh, tasks, n: int) -> list[dict]:
+    """The scripted oracle's tool calls, observations and answer for the ``n`` of ``tasks`` it answers in the fewest calls
+    (few model turns); it tries the first ``4 n`` in id order."""
     env = SearchWorldEnv(rl_wh, record=False)
     out = []
-    for task in tasks:
+    for task in tasks[: 4 * n]:
         env.reset(world=WORLD, task=task.instance_id)
         calls: list[dict] = []
         seen: list[str] = []
@@ -108,31 +109,8 @@ def _scripts(rl_wh, tasks, wrong: set[str]) -> list[dict]:
             return seen[-1]
 
         answer = scripted_answer(task, call)
-        if task.instance_id in wrong:
-            answer = "Explanation: a guess\nExact Answer: Nobody At All\nConfidence: 30%"
         out.append({"id": task.instance_id, "question": task.question, "calls": calls, "observations": seen, "answer": answer})
-    return out
-
-
-def _short(tasks: dict, n: int, rl_wh, scenario: bool | None = None) -> list:
-    """``n`` tasks the oracle answers in few calls (few model turns), by id."""
-    env = SearchWorldEnv(rl_wh, record=False)
-    costs = []
-    for tid in sorted(tasks):
-        if scenario is not None and bool(tasks[tid].extra.get("scenario")) != scenario:
-            continue
-        env.reset(world=WORLD, task=tid)
-        count = [0]
-
-        def call(name, args, count=count):
-            count[0] += 1
-            return env.step(name, args).text
-
-        scripted_answer(tasks[tid], call)
-        costs.append((count[0], tid))
-        if len(costs) >= 4 * n:
-            break
-    return [tasks[tid] for _, tid in sorted(costs)[:n]]
+    return sorted(out, key=lambda e: (len(e["calls"]), e["id"]))[:n]
 
 
 def _run_vf_eval(argv: list[str], cwd, timeout: int) -> subprocess.CompletedProcess:
@@ -162,10 +140,11 @@ def _vf_eval(out_dir, base_url: str, model: str, ids: list[str], kind: str, ware
 
 
 def test_vf_eval_runs_the_scripted_oracle_to_reward_one(rl_wh, rl_tasks, tmp_path):
-    deep = world_tasks(WORLD, rl_wh, "deep")
-    picked = _short(deep, 2, rl_wh, scenario=False) + _short(deep, 1, rl_wh, scenario=True) + _short(rl_tasks, 1, rl_wh)
-    wrong = {picked[0].instance_id}  # the policy answers this one wrongly: reward 0.0
-    script = _scripts(rl_wh, picked, wrong)
+    deep = sorted(world_tasks(WORLD, rl_wh, "deep").values(), key=lambda t: t.instance_id)
+    script = (_scripts(rl_wh, [t for t in deep if not t.extra.get("scenario")], 2) + _scripts(rl_wh, [t for t in deep if t.extra.get("scenario")], 1)
+              + _scripts(rl_wh, [rl_tasks[t] for t in sorted(rl_tasks)], 1))
+    wrong = {script[0]["id"]}  # the policy answers this one wrongly: reward 0.0
+    script[0]["answer"] = "Explanation: a guess\nExact Answer: Nobody At All\nConfidence: 30%"
     path = tmp_path / "script.json"
     path.write_text(json.dumps(script))
     policy = ProcessServer(lambda port: [sys.executable, "-m", "tests.rl.scripted_policy", "--script", str(path), "--port", str(port)],
@@ -174,14 +153,14 @@ def test_vf_eval_runs_the_scripted_oracle_to_reward_one(rl_wh, rl_tasks, tmp_pat
         out = tmp_path / "runs"
         out.mkdir()
         relative = os.path.relpath(rl_wh, out)  # a warehouse given relative to where vf-eval runs (its tool server runs elsewhere)
-        traces = _vf_eval(out, f"{policy.url}/v1", "scripted-oracle", [t.instance_id for t in picked], "both", relative, "--env.agent.max-turns", "64")
+        traces = _vf_eval(out, f"{policy.url}/v1", "scripted-oracle", [e["id"] for e in script], "both", relative, "--env.agent.max-turns", "64")
         import httpx
 
         seen = httpx.get(f"{policy.url}/log", timeout=10).json()
     finally:
         policy.stop()
     by_task = {t["task"]["data"]["task"]: t for t in traces}
-    assert set(by_task) == {t.instance_id for t in picked}
+    assert set(by_task) == {e["id"] for e in script}
     for entry in script:
         trace = by_task[entry["id"]]
         assert not trace.get("errors"), trace.get("errors")

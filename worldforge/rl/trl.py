@@ -46,20 +46,18 @@ from worldforge.warehouse.layout import Warehouse, WarehouseLike
 if TYPE_CHECKING:
     from datasets import Dataset
 
-__all__ = ["DEEP_INSTRUCTION", "INSTRUCTION", "SUBMITTED", "SearchWorldToolEnv", "TRLTools", "make_env_factory", "prompt_dataset", "prompt_rows", "write_prompt_dataset"]
+__all__ = ["DEEP_INSTRUCTION", "INSTRUCTION", "SEARCH_INTRO", "SUBMITTED", "SearchWorldToolEnv", "TRLTools", "make_env_factory", "prompt_dataset", "prompt_rows", "write_prompt_dataset"]
 
-INSTRUCTION = (
+SEARCH_INTRO = (
     "Answer the question below about a fictional world by searching its web with the tools "
-    "(web_search finds pages, web_extractor reads one, dict_memory keeps notes). When you have the "
-    "answer, call submit once with one Markdown table holding the columns the question asks for."
+    "(web_search finds pages, web_extractor reads one, dict_memory keeps notes)."
 )
+"""How every prompt row starts (the TRL rows and the verifiers tasks, :mod:`worldforge.rl.verifiers`); what follows says how to answer."""
+
+INSTRUCTION = SEARCH_INTRO + " When you have the answer, call submit once with one Markdown table holding the columns the question asks for."
 """The user message of a wide task's prompt row; :meth:`SearchWorldToolEnv.reset` appends the task's question to it."""
 
-DEEP_INSTRUCTION = (
-    "Answer the question below about a fictional world by searching its web with the tools "
-    "(web_search finds pages, web_extractor reads one, dict_memory keeps notes). The answer is one name, number "
-    "or date. When you have it, call submit once with your response in the format the question gives."
-)
+DEEP_INSTRUCTION = SEARCH_INTRO + " The answer is one name, number or date. When you have it, call submit once with your response in the format the question gives."
 """The user message of a deep question's prompt row (:mod:`worldforge.tasks.deep`); its question brings BrowseComp's answer format."""
 
 _ROW_FIELDS = ("world", "task", "scenario", "seed", "perturbations")

@@ -46,14 +46,15 @@ from typing import Any, Literal
 from cachetools import LRUCache
 from pydantic import Field, field_validator
 
-from worldforge.errors import WarehouseError, WorldforgeError
+from worldforge.errors import WorldforgeError
 
 try:
     import verifiers.v1 as vf
 except ImportError:  # pragma: no cover - depends on the install
     raise WorldforgeError("the verifiers environment needs verifiers 0.4 in its own venv (it pins mcp==2.0.0): "
                           "`make verifiers`, then run .venv-verifiers/bin/vf-eval") from None
-from worldforge.rl.env import check_family, is_deep, parse_perturbations, world_tasks
+from worldforge.rl.env import check_family, parse_perturbations, world_tasks
+from worldforge.rl.trl import SEARCH_INTRO, prompt_rows
 from worldforge.simenv.tools import SEARCH_TOOLS
 from worldforge.warehouse.layout import Warehouse
 
@@ -66,18 +67,11 @@ ENV_ID = "worldforge-search"
 DEFAULT_MAX_TURNS = 32
 """Model turns an episode may take by default (each turn may call several tools)."""
 
-WIDE_PROMPT = (
-    "Answer the question below about a fictional world by searching its web with the tools "
-    "(web_search finds pages, web_extractor reads one, dict_memory keeps notes). When you have the "
-    "answer, reply with one Markdown table holding the columns the question asks for, and call no more tools."
-)
+WIDE_PROMPT = SEARCH_INTRO + (" When you have the answer, reply with one Markdown table holding the columns the question asks for, "
+                               "and call no more tools.")
 """What a wide task's prompt starts with (its question follows)."""
 
-DEEP_PROMPT = (
-    "Answer the question below about a fictional world by searching its web with the tools "
-    "(web_search finds pages, web_extractor reads one, dict_memory keeps notes). The answer is one name, "
-    "number or date. When you have it, reply in the format the question gives, and call no more tools."
-)
+DEEP_PROMPT = SEARCH_INTRO + " The answer is one name, number or date. When you have it, reply in the format the question gives, and call no more tools."
 """What a deep question's prompt starts with (its question, with BrowseComp's answer format, follows)."""
 
 
@@ -290,31 +284,22 @@ class WorldforgeTaskset(vf.Taskset[WorldTask, WorldforgeTasksetConfig]):
         return [WorldToolset(config.tools.model_copy(update={"warehouse": warehouse}))]
 
     def load(self) -> list[WorldTask]:
-        """One :class:`WorldTask` per (world, task, seed); its prompt is :data:`WIDE_PROMPT` or :data:`DEEP_PROMPT`, then the question."""
-        from worldforge.rl.trl import _worlds_with_tasks
-
+        """One :class:`WorldTask` per (world, task, seed), the rows of :func:`~worldforge.rl.trl.prompt_rows` in its order;
+        its prompt is :data:`WIDE_PROMPT` or :data:`DEEP_PROMPT`, then the question."""
         cfg = self.config
-        family, spec = cfg.kind, cfg.perturbations  # both checked by the config
         wh = Warehouse.configured(cfg.warehouse)
-        if cfg.worlds is not None:
-            names = list(dict.fromkeys(w.strip() for w in cfg.worlds if w.strip()))
-            if not names:
-                raise WorldforgeError("no world named (worlds is empty)")
-        else:
-            names = _worlds_with_tasks(wh, family)
-            if not names:
-                raise WarehouseError(f"no world in {wh} has {'' if family == 'both' else family + ' '}tasks")
         task_config = cfg.task.model_copy(update={"warehouse": str(wh.root.resolve())})
+        tasks = {}
         out = []
-        for world in names:
-            for tid, task in sorted(world_tasks(world, wh, family).items()):
-                deep = is_deep(task)
-                for seed in range(cfg.seeds):
-                    data = WorldTaskData(id=f"{tid}@{seed}" if cfg.seeds > 1 else tid, name=tid, world=world, task=tid,
-                                         family="deep" if deep else "wide", scenario=task.extra.get("scenario"), question=task.question,
-                                         seed=seed, perturbations=spec,
-                                         prompt=f"{DEEP_PROMPT if deep else WIDE_PROMPT}\n\n{task.question}")
-                    out.append(WorldTask(data, task_config))
+        for row in prompt_rows(wh, cfg.worlds, cfg.seeds, cfg.perturbations, family=cfg.kind):
+            world, tid = row["world"], row["task"]
+            if world not in tasks:
+                tasks[world] = world_tasks(world, wh, cfg.kind)
+            question = tasks[world][tid].question
+            data = WorldTaskData(id=f"{tid}@{row['seed']}" if cfg.seeds > 1 else tid, name=tid, world=world, task=tid, family=row["family"],
+                                 scenario=row["scenario"], question=question, seed=row["seed"], perturbations=row["perturbations"],
+                                 prompt=f"{DEEP_PROMPT if row['family'] == 'deep' else WIDE_PROMPT}\n\n{question}")
+            out.append(WorldTask(data, task_config))
         return out
 
 
