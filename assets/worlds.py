@@ -86,7 +86,7 @@ def world_asset(step: Step) -> AssetsDefinition:
             raise Failure(description=str(exc)) from None
         try:
             spec_path = context.resources.sources.spec_file(world) if first else None
-            result = step.run(WorldRun(world, warehouse.get(), spec_path, writer=writer))
+            result = step.execute(WorldRun(world, warehouse.get(), spec_path, writer=writer))
         except StepFailed as exc:
             raise Failure(description=str(exc), metadata={k: metadata_value(v) for k, v in exc.metadata.items()}) from None
         except (WorldforgeError, BackendError, FileNotFoundError) as exc:  # a user's mistake or an unreachable server: one line

@@ -101,3 +101,31 @@ def test_each_result_reaches_the_caller_before_a_later_step_raises(tmp_path):
     with pytest.raises(WorldforgeError, match="unreachable"):
         run_world(SPECS_DIR / "smartphones_2029.yaml", tmp_path, steps=steps, on_result=kept.append)
     assert [r.step for r in kept] == ["world_tables"] and kept[0].figures["rows"] >= 300  # a catalog row keeps what was counted
+
+
+def test_a_step_runs_with_the_collector_relaxed_and_the_thresholds_come_back_even_when_it_raises(tmp_path):
+    import gc
+
+    from worldforge.errors import WorldforgeError
+    from worldforge.pipeline import GC_GEN0, WorldRun
+    from worldforge.warehouse.layout import Warehouse
+
+    before = gc.get_threshold()
+    seen = []
+
+    def probe(run):
+        seen.append(gc.get_threshold())
+        return StepResult("probe")
+
+    def broken(run):
+        seen.append(gc.get_threshold())
+        raise WorldforgeError("no corpus")
+
+    run = WorldRun("w", Warehouse.of(tmp_path), SPECS_DIR / "smartphones_2029.yaml")
+    result = Step("probe", "A probe.", (), (), probe, group="worlds").execute(run)
+    assert result.seconds > 0 and gc.get_threshold() == before
+    with pytest.raises(WorldforgeError):
+        Step("broken", "Raises.", (), (), broken, group="worlds").execute(run)
+    assert gc.get_threshold() == before
+    assert seen == [(max(GC_GEN0, before[0]), *before[1:])] * 2
+    assert gc.isenabled()
