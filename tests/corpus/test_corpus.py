@@ -29,6 +29,8 @@ def test_corpus_never_contradicts_the_tables(specs, tmp_path, name):
     assert len(genres) >= 6 and genres >= {"encyclopedia", "news", "press_release", "ranking", "profile", "comparison", "forum", "dataset", "timeline"}
     assert 300 <= pages.height <= 5000 and facts.height > pages.height
     assert pages["url"].n_unique() == pages.height
+    with duckdb.connect(str(path), read_only=True) as con:  # every stated cell belongs to a stored page (no declared key: written together)
+        assert con.execute("SELECT count(*) FROM corpus_facts f ANTI JOIN corpus_pages p USING (url)").fetchone()[0] == 0
     assert facts.filter(pl.col("section") == "lead").height > 0 and facts.filter(pl.col("section") == "body").height > 0
 
 

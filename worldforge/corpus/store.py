@@ -54,11 +54,11 @@ CREATE TABLE corpus_pages (url VARCHAR PRIMARY KEY USING COMPRESSION zstd, world
   page_type VARCHAR NOT NULL, title VARCHAR NOT NULL USING COMPRESSION zstd, published DATE,
   lead VARCHAR NOT NULL USING COMPRESSION zstd, body_md VARCHAR NOT NULL USING COMPRESSION zstd, site VARCHAR,
   chrome VARCHAR USING COMPRESSION zstd);
-CREATE TABLE corpus_facts (url VARCHAR NOT NULL REFERENCES corpus_pages (url), table_name VARCHAR NOT NULL,
+CREATE TABLE corpus_facts (url VARCHAR NOT NULL, table_name VARCHAR NOT NULL,
   row_key VARCHAR NOT NULL, column_name VARCHAR NOT NULL, value_text VARCHAR NOT NULL, section VARCHAR NOT NULL, scope VARCHAR);
 CREATE TABLE _corpus (scenario VARCHAR, pages BIGINT, facts BIGINT, corpus_hash VARCHAR, built_at TIMESTAMP, chrome_context VARCHAR);
 COMMENT ON TABLE corpus_pages IS 'Search corpus: pages generated from the world rows (scenario NULL = the world itself); body_md is the article (every stated fact is in it, what the search index reads); chrome is the JSON recipe of the site furniture around it (navigation, background, comments, related lists, footer), rendered on read with _corpus.chrome_context (worldforge.corpus.read_corpus, web_extractor).';
-COMMENT ON TABLE corpus_facts IS 'Provenance: the (table, row, column) cells each page states, value_text as the page writes it; section lead = may show in a search snippet; scope world = a base-world value on a scenario page (an archive).';
+COMMENT ON TABLE corpus_facts IS 'Provenance: the (table, row, column) cells each page states (url: its corpus_pages row, written with it), value_text as the page writes it; section lead = may show in a search snippet; scope world = a base-world value on a scenario page (an archive).';
 CREATE OR REPLACE VIEW v_pages AS
   SELECT p.url, p.scenario, p.page_type, p.title, p.published, count(f.url) AS facts,
          count(f.url) FILTER (WHERE f.section = 'body') AS body_only_facts
