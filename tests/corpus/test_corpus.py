@@ -95,6 +95,23 @@ def test_search_finds_the_entity_page_with_a_lead_snippet(phones):
     assert fallback and all(brand in h.title for h in fallback)
 
 
+def test_a_repeated_query_gives_the_same_hits_until_the_corpus_changes(phones, specs, tmp_path):
+    path, wh = phones
+    world = tmp_path / path.name
+    world.write_bytes(path.read_bytes())
+    first = search("smartphones_2029", "Samsung smartphone", 5, tmp_path)
+    kept = list(first)
+    first.reverse()  # the caller's list: reordering it changes nothing kept
+    assert search("smartphones_2029", "Samsung smartphone", 5, tmp_path) == kept
+    assert search("smartphones_2029", "Samsung smartphone", 3, tmp_path) == kept[:3]
+    spec = specs["smartphones_2029"]
+    write_corpus(world, {None: build_pages(spec, build_world(spec), seed=12345)})
+    leads = [" ".join(plain(x).split()) for x in read_corpus(world, dressed=False)[0]["lead"]]
+    after = search("smartphones_2029", "Samsung smartphone", 5, tmp_path)
+    assert all(any(h.snippet.rstrip("…") in lead for lead in leads) for h in after)  # the new corpus's hits
+    assert not all(any(h.snippet.rstrip("…") in lead for lead in leads) for h in kept)  # not the kept ones
+
+
 def test_index_is_rebuilt_when_the_corpus_changes(phones, specs, tmp_path):
     path, wh = phones
     world = tmp_path / path.name

@@ -107,10 +107,17 @@ def build_index(world_file: str | Path, scenario: str | None = None, corpus: tup
     return target
 
 
+_HITS_KEPT = 4096
+"""Queries whose hits an open index keeps (:func:`search`); the store is emptied when full."""
+
+
 class _Open:
     def __init__(self, path: Path):
         self.index = tantivy.Index.open(str(path))
         self.searcher = self.index.searcher()
+        # (query, k) -> hits: the index never changes while open (a rebuilt one is a new _Open), and agents repeat
+        # queries across sessions (the oracle's clean and perturbed episodes of a task, a trainer's rollouts of one task)
+        self.hits: dict[tuple[str, int], tuple[SearchHit, ...]] = {}
 
 
 _OPEN: FileCache[_Open] = FileCache()
@@ -172,12 +179,24 @@ def search(world: str, query: str, k: int, warehouse: WarehouseLike, scenario: s
         scenario: search a scenario's corpus instead of the world's.
 
     Returns:
-        Up to ``k`` hits, best first, each with a snippet cut from the page's lead.
+        Up to ``k`` hits, best first, each with a snippet cut from the page's lead (a new list: the caller may
+        reorder it). An open index keeps the hits of its last queries (up to 4,096), so a repeated query is
+        not searched again until the index is rebuilt.
 
     Raises:
         WarehouseError: the world file or its corpus is missing.
     """
     opened = _opened(_world_file(Warehouse.of(warehouse), world), scenario)
+    got = opened.hits.get((query, k))
+    if got is None:
+        got = _search(opened, query, k)
+        if len(opened.hits) >= _HITS_KEPT:
+            opened.hits.clear()
+        opened.hits[(query, k)] = got
+    return list(got)
+
+
+def _search(opened: _Open, query: str, k: int) -> tuple[SearchHit, ...]:
     fields = ["title", "lead", "body"]
     q, errors = opened.index.parse_query_lenient(query, fields, field_boosts={"title": 2.0})
     if errors:  # query syntax the user did not mean ("AND (", unbalanced quotes): search the words
@@ -188,4 +207,4 @@ def search(world: str, query: str, k: int, warehouse: WarehouseLike, scenario: s
     for score, addr in opened.searcher.search(q, k).hits:
         d = doc(addr)
         hits.append(SearchHit(d["url"][0], d["title"][0], _snippet(d["lead"][0], words), d["published"][0] or None, d["page_type"][0], score))
-    return hits
+    return tuple(hits)
