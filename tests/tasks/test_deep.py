@@ -84,6 +84,25 @@ def test_verify_deep_rejects_a_wrong_answer_and_an_ambiguous_chain(world):
     assert problems["broken"].startswith("its query failed")
 
 
+def test_verify_deep_asks_duckdb_once_and_gets_what_a_query_a_question_gets(world):
+    from worldforge.tasks.deep import _answers_together
+
+    _, path, questions, _ = world
+    q = questions[0]
+    wrong = dataclasses.replace(q, question_id="wrong", answer=q.answer + "x")
+    loose = dataclasses.replace(q, question_id="loose", sql=re.sub(r" WHERE .*$", "", q.sql) if q.pattern == "parent" else
+                                q.sql.replace("(SELECT max(", "(SELECT min(").replace("= (SELECT", ">= (SELECT"))
+    with open_readonly(path) as con:
+        together = _answers_together(con, questions + [loose])
+        for i, x in enumerate(questions + [loose]):  # the same values, of the same types, as each query alone
+            alone = [r[:1] for r in con.execute(x.sql).fetchall()]
+            assert sorted(together.get(i, []), key=repr) == sorted(alone, key=repr), x.question_id
+            assert [type(v) for (v,) in together.get(i, [])] == [type(v) for (v,) in alone]
+        assert verify_deep(con, questions) == {}
+        problems = verify_deep(con, [q, wrong, loose])
+    assert set(problems) == {"wrong", "loose"} and "the question's answer is" in problems["wrong"]
+
+
 def test_grading_follows_browsecomp(world):
     q = next(q for q in world[2] if q.answer_type == "number" and not q.exact)
     name = next(q for q in world[2] if q.answer_type == "name")

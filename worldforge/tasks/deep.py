@@ -365,12 +365,16 @@ def verify_deep(con: duckdb.DuckDBPyConnection, questions: list[DeepQuestion]) -
         ``{question_id: problem}`` for each question that fails (none: every answer is unique and right).
     """
     problems = {}
-    for q in questions:
-        try:
-            rows = con.execute(q.sql).fetchall()
-        except duckdb.Error as exc:
-            problems[q.question_id] = f"its query failed: {str(exc).splitlines()[0]}"
-            continue
+    together = _answers_together(con, questions)
+    for i, q in enumerate(questions):
+        if together is not None:
+            rows = together.get(i, [])
+        else:
+            try:
+                rows = con.execute(q.sql).fetchall()
+            except duckdb.Error as exc:
+                problems[q.question_id] = f"its query failed: {str(exc).splitlines()[0]}"
+                continue
         if len(rows) != 1:
             problems[q.question_id] = f"{len(rows)} rows answer it in DuckDB, not one"
             continue
@@ -379,6 +383,24 @@ def verify_deep(con: duckdb.DuckDBPyConnection, questions: list[DeepQuestion]) -
         if text != q.answer:
             problems[q.question_id] = f"DuckDB answers {text!r}, the question's answer is {q.answer!r}"
     return problems
+
+
+def _answers_together(con: duckdb.DuckDBPyConnection, questions: list[DeepQuestion]) -> dict[int, list[tuple]] | None:
+    """Every question's rows from one query (``UNION ALL BY NAME``: question ``i``'s first column as ``v<i>``, so each
+    keeps its own type), ``{i: rows}``; ``None`` when that query fails (each question then runs alone, to name the
+    one that fails). One query instead of one a question: about 35 against 75 ms for a catalog world's 48."""
+    if not questions:
+        return {}
+    sql = " UNION ALL BY NAME ".join(f'SELECT {i} AS q, a AS "v{i}" FROM ({q.sql}) AS t(a)' for i, q in enumerate(questions))
+    try:
+        cur = con.execute(sql)
+        at = {d[0]: j for j, d in enumerate(cur.description)}
+        got: dict[int, list[tuple]] = {}
+        for row in cur.fetchall():
+            got.setdefault(row[at["q"]], []).append((row[at[f"v{row[at['q']]}"]],))
+    except duckdb.Error:
+        return None
+    return got
 
 
 def as_task(q: DeepQuestion) -> Task:
