@@ -299,26 +299,26 @@ def _search_tasks(run: WorldRun) -> StepResult:
     built = build_and_export_tasks(run.path, out) if run.export_tasks else build_tasks(run.path)
     if not run.export_tasks and out.is_dir():  # an export of an earlier build: no longer this world's tasks
         shutil.rmtree(out)
-    kinds = (pl.DataFrame({"kind": [t.extra["kind"] for t in built.tasks], "rows": [len(t.gold) for t in built.tasks],
-                           "columns": [len(t.required) for t in built.tasks]},
+    kept = built.kept
+    kinds = (pl.DataFrame({"kind": [t.extra["kind"] for t in kept], "rows": [len(t.gold) for t in kept],
+                           "columns": [len(t.required) for t in kept]},
                           schema={"kind": pl.String, "rows": pl.Int64, "columns": pl.Int64})
              .group_by("kind").agg(pl.len().alias("tasks"), pl.col("rows").median().alias("median rows"),
                                    pl.col("columns").median().alias("median columns"))
              .sort("kind"))
-    solvable = bool(built.tasks) and not built.unsolvable
     first = next(iter(built.unsolvable.items()), None)
     summary = ("no task was generated" if not built.tasks else
-               f"{len(built.unsolvable)} unsolvable task(s), e.g. {first[0]}: {'; '.join(first[1][:3])}" if first else "")
+               f"every task was unsolvable ({len(built.unsolvable)}), e.g. {first[0]}: {'; '.join(first[1][:3])}" if not kept else "")
     exported = {"export": out / "tasks.jsonl"} if run.export_tasks else {}
     deep_bad = built.deep_problems
     deep_summary = (f"{len(deep_bad)} deep question(s) DuckDB does not answer with their answer, e.g. {next(iter(deep_bad.items()))}"
                     if deep_bad else "")
-    return StepResult("search_tasks", metadata={"tasks": len(built.tasks), "deep_questions": len(built.deep), **exported,
-                                                "by_kind": frame_markdown(kinds)},
-                      checks=[CheckResult("every_task_solvable", solvable, {"tasks": len(built.tasks), "unsolvable": Json(built.unsolvable)}, summary),
+    return StepResult("search_tasks", metadata={"tasks": len(kept), "rejected_unsolvable": len(built.unsolvable),
+                                                "deep_questions": len(built.deep), **exported, "by_kind": frame_markdown(kinds)},
+                      checks=[CheckResult("every_task_solvable", bool(kept), {"tasks": len(kept), "unsolvable": Json(built.unsolvable)}, summary),
                               CheckResult("deep_answers_unique", not deep_bad, {"deep_questions": len(built.deep), "problems": Json(deep_bad)},
                                           deep_summary)],
-                      tally=built.tally, figures={"tasks": len(built.tasks)})
+                      tally=built.tally, figures={"tasks": len(kept)})
 
 
 def _oracle_episodes(run: WorldRun) -> StepResult:
@@ -360,7 +360,7 @@ WORLD_STEPS: tuple[Step, ...] = (
          _search_index, group="corpora"),
     Step("search_tasks", "WideSearch-style tasks of nine kinds (search_tasks table: question, gold, evaluation, plan, provenance) "
          "exported to WAREHOUSE/tasks/<world>/, and deep questions with one answer (deep_questions table).", ("search_corpus",),
-         (Check("every_task_solvable", "tasks were generated and each is solvable in its corpus"),
+         (Check("every_task_solvable", "solvable tasks were stored, and only those (an unsolvable one is rejected and counted)"),
           Check("deep_answers_unique", "DuckDB answers every deep question with exactly its answer (one row)")), _search_tasks, group="corpora"),
     Step("oracle_episodes", "Oracle-agent episodes in the simulated search environment, clean and under the default perturbation mix "
          "(the episode store).", ("search_index", "search_tasks"),

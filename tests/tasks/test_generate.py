@@ -105,3 +105,45 @@ def test_cli_export_layout_and_score(specs, tmp_path):
     assert scores["precision_by_row"] == 1.0 and scores["recall_by_row"] == pytest.approx((n - 1) / n)
     r = runner.invoke(app, ["tasks", "score", str(answer), "--tasks", str(out / "tasks.jsonl"), "--id", "nope"])
     assert r.exit_code == 2 and "no task 'nope'" in r.output
+
+
+def test_unsolvable_tasks_are_rejected_not_stored_and_counted(specs, tmp_path):
+    """Rejection sampling: a world whose corpus states every cell of one table in some lead (a catalog world of
+    the 1,000-world bench did) keeps its other tasks; the rejected ones are counted, never stored or exported."""
+    import duckdb
+
+    from worldforge.pipeline import WORLD_STEPS, WorldRun
+    from worldforge.warehouse.layout import Warehouse
+
+    path = built_world(specs["mars_colony_2030"], tmp_path)
+    table = next(t for t in build_tasks(path).tasks if t.extra["scenario"] is None).extra["provenance"]["table"]
+    with duckdb.connect(str(path)) as con:
+        con.execute("UPDATE corpus_facts SET section = 'lead' WHERE table_name = ?", [table])
+    built = build_tasks(path)
+    assert built.unsolvable and all("a snippet could reveal it" in p[0] for p in built.unsolvable.values())
+    assert {t.extra["provenance"]["table"] for t in built.tasks if t.instance_id in built.unsolvable} == {table}
+    kept = [t.instance_id for t in built.kept]
+    assert kept and len(kept) + len(built.unsolvable) == len(built.tasks)
+    assert built.tally.balanced and built.tally.kept == len(kept)
+    stored = read_tasks(path, all_scenarios=True)
+    assert sorted(t.instance_id for t in stored) == sorted(kept)  # only the solvable ones are stored
+    pages, facts = read_corpus(path)
+    assert all(check_solvable(t, pages, facts) == [] for t in stored if t.extra["scenario"] is None)
+
+    step = next(s for s in WORLD_STEPS if s.name == "search_tasks")
+    run = WorldRun("mars_colony_2030", Warehouse.of(tmp_path), export_tasks=False)
+    result = step.execute(run)
+    assert not result.failed_checks and result.metadata["rejected_unsolvable"] == len(built.unsolvable)
+    assert result.metadata["tasks"] == len(kept)
+
+    res = CliRunner().invoke(app, ["tasks", "export", str(tmp_path / "out"), "--world", "mars_colony_2030", "--warehouse", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    assert "not stored" in res.output and len((tmp_path / "out" / "tasks.jsonl").read_text().splitlines()) == len(kept)
+
+    with duckdb.connect(str(path)) as con:  # every cell in some lead: no task is solvable, the check fails
+        con.execute("UPDATE corpus_facts SET section = 'lead'")
+    result = step.execute(run)
+    assert [c.name for c in result.failed_checks] == ["every_task_solvable"]
+    assert result.failed_checks[0].summary.startswith("every task was unsolvable")
+    res = CliRunner().invoke(app, ["tasks", "export", str(tmp_path / "out2"), "--world", "mars_colony_2030", "--warehouse", str(tmp_path)])
+    assert res.exit_code == 1

@@ -6,7 +6,7 @@ fact check, indexes, tasks, the oracle (F1 = 1.0 on every task, no leakage). The
 episodes go to the episode store every world shares, ``WAREHOUSE/episodes/`` (one Parquet part per
 world and run, :mod:`worldforge.trajectories.episodes`), which the SFT and CPT datasets read.
 
-A world that fails (invalid spec, invariant violation, contradicted fact, unsolvable task, oracle
+A world that fails (invalid spec, invariant violation, contradicted fact, no solvable task, oracle
 F1 below 1, leakage, any exception) gets a ``failed`` row with its error; the others go on. A spec
 whose content hash equals that of its last ``built`` row, and whose world file still exists, is
 skipped: its row is kept as it is (``status`` stays ``built``; the run counts it as skipped).
@@ -174,7 +174,7 @@ def build_world_entry(spec_path: str | Path, warehouse: WarehouseLike, writer: W
     would add about 0.9 MiB a world; ``worldforge tasks export --world W`` writes it when wanted.
 
     Never raises for a world's failure: an invalid spec, an invariant violation, a contradicted fact,
-    an unsolvable task, an oracle F1 below 1, leakage or any exception gives a ``failed`` row with the
+    no solvable task, an oracle F1 below 1, leakage or any exception gives a ``failed`` row with the
     error (what was counted until then is kept in the row): the first failed check of the first step
     that failed one.
     """

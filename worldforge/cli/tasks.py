@@ -20,15 +20,15 @@ def export(
     world: Annotated[str, typer.Option("--world", help="World name.")],
     warehouse: WarehouseOpt = None,
 ) -> None:
-    """Generate WORLD's tasks (world and scenarios), check they are solvable in its corpus, and export them."""
+    """Generate WORLD's tasks (world and scenarios), keep those solvable in its corpus, and export them (exit 1: none is)."""
     from worldforge.tasks.store import build_and_export_tasks
     with user_errors():
         built = build_and_export_tasks(warehouse_of(warehouse).world(world), out_dir)
-    out.print(f"{len(built.tasks)} tasks → {out_dir / 'tasks.jsonl'} (+ {out_dir / 'tables'}/<instance_id>.csv)")
+    out.print(f"{len(built.kept)} tasks → {out_dir / 'tasks.jsonl'} (+ {out_dir / 'tables'}/<instance_id>.csv)")
     print_tally(built.tally)
-    for iid, problems in built.unsolvable.items():
-        out.print(f"[red]{escape(iid)}[/]: {escape(problems[0])}")
-    if built.unsolvable:
+    for iid, problems in built.unsolvable.items():  # rejected: not stored, not exported
+        out.print(f"[yellow]{escape(iid)}[/] not stored: {escape(problems[0])}")
+    if not built.kept:
         raise typer.Exit(1)
 
 

@@ -1,9 +1,10 @@
 """Generated tasks in the world's DuckDB file: ``search_tasks``.
 
 ``search_tasks(instance_id PK, world, scenario, kind, question, evaluation_json, gold_json,
-provenance_json, plan_json, solvable, problems)`` — one row per task; ``solvable`` is the result of
-:func:`~worldforge.tasks.generate.check_solvable` at build time, ``plan_json`` how the answer follows
-from pages (the oracle agent executes it).
+provenance_json, plan_json, solvable, problems)`` — one row per task; ``plan_json`` is how the answer follows
+from pages (the oracle agent executes it). Generated tasks go through rejection sampling: a task that
+:func:`~worldforge.tasks.generate.check_solvable` finds unsolvable in its corpus is not stored (the build's
+:class:`TaskBuild` keeps it and why, and its tally counts it), so ``solvable`` is true on every stored row.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ CREATE TABLE search_tasks (instance_id VARCHAR PRIMARY KEY, world VARCHAR NOT NU
   question VARCHAR NOT NULL USING COMPRESSION zstd, evaluation_json VARCHAR NOT NULL USING COMPRESSION zstd,
   gold_json VARCHAR NOT NULL USING COMPRESSION zstd, provenance_json VARCHAR NOT NULL USING COMPRESSION zstd,
   plan_json VARCHAR NOT NULL USING COMPRESSION zstd, solvable BOOLEAN NOT NULL, problems VARCHAR);
-COMMENT ON TABLE search_tasks IS 'WideSearch-style tasks generated from this world; gold tables computed from its rows.';
+COMMENT ON TABLE search_tasks IS 'WideSearch-style tasks generated from this world; gold tables computed from its rows. Only solvable tasks are stored (an unsolvable one is rejected at build time).';
 CREATE OR REPLACE VIEW v_tasks AS
   SELECT instance_id, scenario, kind, json_extract_string(provenance_json, '$.table') AS source_table,
          json_array_length(gold_json) AS gold_rows, json_array_length(json_extract(evaluation_json, '$.required')) AS gold_columns,
@@ -46,7 +47,7 @@ CREATE OR REPLACE VIEW v_tasks AS
 CREATE OR REPLACE VIEW v_task_rows AS
   SELECT t.instance_id, t.scenario, json_extract_string(t.provenance_json, '$.table') AS table_name, k.row_key
   FROM search_tasks t, unnest(json_extract_string(t.provenance_json, '$.row_keys[*]')) AS k(row_key);
-COMMENT ON VIEW v_tasks IS 'One row per generated task: kind, source table, gold rows, solvable.';
+COMMENT ON VIEW v_tasks IS 'One row per stored task: kind, source table, gold rows, solvable.';
 COMMENT ON VIEW v_task_rows IS 'Which world rows each task needs (its gold rows): join with a table on its primary key.';
 """
 
@@ -56,14 +57,19 @@ class TaskBuild:
     """The tasks of one build and the problems of those that are not solvable in their corpus.
 
     Attributes:
-        tasks: every generated task (unsolvable ones too; they are stored with ``solvable = false``).
-        unsolvable: ``{instance_id: problems}`` (:func:`~worldforge.tasks.generate.check_solvable`).
+        tasks: every generated task, unsolvable ones too (:attr:`kept` are those stored).
+        unsolvable: ``{instance_id: problems}`` of the rejected ones (:func:`~worldforge.tasks.generate.check_solvable`).
     """
 
     tasks: list[Task]
     unsolvable: dict[str, list[str]]
     deep: list = field(default_factory=list)
     deep_problems: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def kept(self) -> list[Task]:
+        """The solvable tasks, in generation order: those stored and exported."""
+        return [t for t in self.tasks if t.instance_id not in self.unsolvable]
 
     @property
     def tally(self) -> Tally:
@@ -78,8 +84,9 @@ def _problem_class(problem: str) -> str:
 
 
 def build_tasks(path: str | Path, per_kind: int = 4, include_scenarios: bool = True, deep: int = 24) -> TaskBuild:
-    """Generate the tasks of a world file (and its scenarios), check them and store them: the wide tasks in
-    ``search_tasks``, and up to ``deep`` deep questions per corpus (:mod:`worldforge.tasks.deep`) verified in DuckDB,
+    """Generate the tasks of a world file (and its scenarios), check them and store them: the solvable wide tasks in
+    ``search_tasks`` (an unsolvable one is rejected: kept in the result with its problems, not stored), and up to
+    ``deep`` deep questions per corpus (:mod:`worldforge.tasks.deep`) verified in DuckDB,
     in ``deep_questions`` (only those DuckDB answers with exactly their answer; the others are the build's
     ``deep_problems``).
 
@@ -107,7 +114,7 @@ def build_tasks(path: str | Path, per_kind: int = 4, include_scenarios: bool = T
         json.dumps(t.evaluation, ensure_ascii=False), json.dumps(t.gold, ensure_ascii=False),
         json.dumps(t.extra["provenance"], ensure_ascii=False), json.dumps(t.extra["plan"], ensure_ascii=False), t.instance_id not in unsolvable,
         "\n".join(unsolvable.get(t.instance_id, [])) or None,
-    ) for t in tasks]
+    ) for t in tasks if t.instance_id not in unsolvable]
     frame = pl.DataFrame(rows, schema=["instance_id", "world", "scenario", "kind", "question", "evaluation_json", "gold_json", "provenance_json", "plan_json", "solvable", "problems"], orient="row")
     with atomic_duckdb(path, update=True) as con:
         con.execute(_DDL)
@@ -125,7 +132,7 @@ def build_and_export_tasks(path: str | Path, out_dir: str | Path) -> TaskBuild:
         WarehouseError: the file has no world or no corpus.
     """
     built = build_tasks(path)
-    write_tasks(built.tasks, out_dir)
+    write_tasks(built.kept, out_dir)
     return built
 
 
