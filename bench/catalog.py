@@ -74,11 +74,13 @@ def make_specs(n: int, seed: int, from_dir: Path | None, out: Path) -> str:
 
 
 class TreeRSS:
-    """Samples the resident memory of this process and all its descendants; keeps the peak."""
+    """Samples the resident memory of this process and all its descendants; keeps the peak, overall and by phase
+    (the caller sets :attr:`phase`: here the quarter of the build's worlds done, so a peak that grows with N shows)."""
 
     def __init__(self, every_s: float = 0.25):
         """Start sampling every ``every_s`` seconds."""
         self.peak, self.every, self._stop = 0, every_s, threading.Event()
+        self.phase, self.by_phase = 0, {}
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
@@ -98,7 +100,9 @@ class TreeRSS:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            self.peak = max(self.peak, self._sample())
+            got = self._sample()
+            self.peak = max(self.peak, got)
+            self.by_phase[self.phase] = max(self.by_phase.get(self.phase, 0), got)
             self._stop.wait(self.every)
 
     def stop(self) -> int:
@@ -144,6 +148,7 @@ def run_engine(engine: str, specs: Path, wh: Path, workers: int, n: int, address
 
     def tick(row, outcome):
         done[0] += 1
+        rss.phase = min(3, 4 * done[0] // max(n, 1))
         if done[0] % max(1, n // 20) == 0 or outcome == "failed":
             print(f"  {done[0]}/{n} {outcome} {row.world} {row.build_s:.1f} s {row.error or ''}"[:200], flush=True)
 
@@ -159,6 +164,8 @@ def run_engine(engine: str, specs: Path, wh: Path, workers: int, n: int, address
               f"parallel speedup (sum build_s / wall): {sum(per) / wall:.2f}x")
     print(f"  peak RSS of the process tree: {peak / 2**20:.0f} MiB{' (the local Ray cluster included)' if engine == 'ray' and not address else ''}; "
           f"warehouse on disk: {du(wh) / 2**30:.2f} GiB ({du(wh) / max(n, 1) / 2**20:.1f} MiB per world)")
+    print("  peak RSS by quarter of the worlds done: " + ", ".join(f"{25 * q}-{25 * q + 25}% {rss.by_phase[q] / 2**20:.0f} MiB"
+                                                                 for q in sorted(rss.by_phase)))
     eps = du(wh / "episodes") + du(wh / "catalog_episodes")  # the episode store (catalog_episodes/: before issue 30)
     print(f"  episodes on disk: {eps / 2**20:.1f} MiB ({eps / max(n, 1) / 2**20:.2f} MiB per world)")
     return result, wall
