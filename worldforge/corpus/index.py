@@ -107,7 +107,7 @@ def build_index(world_file: str | Path, scenario: str | None = None, corpus: tup
     return target
 
 
-_HITS_KEPT = 4096
+_HITS_KEPT = 1024
 """Queries whose hits an open index keeps (:func:`search`); the store is emptied when full."""
 
 
@@ -180,7 +180,7 @@ def search(world: str, query: str, k: int, warehouse: WarehouseLike, scenario: s
 
     Returns:
         Up to ``k`` hits, best first, each with a snippet cut from the page's lead (a new list: the caller may
-        reorder it). An open index keeps the hits of its last queries (up to 4,096), so a repeated query is
+        reorder it). An open index keeps the hits of its last queries (up to 1,024), so a repeated query is
         not searched again until the index is rebuilt.
 
     Raises:
