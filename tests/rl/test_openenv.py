@@ -60,6 +60,46 @@ def test_environment_runs_an_episode_through_the_core(rl_wh, rl_tasks):
         env.step(SearchAction(tool="web_search", arguments={"query": "anything"}))
 
 
+def test_step_async_answers_tools_on_the_event_loop_and_submits_on_a_worker_thread(rl_wh, rl_tasks, monkeypatch):
+    """OpenEnv's server awaits step_async instead of running step on a thread: a tool call runs inline, submit (it writes
+    the episode) on a worker thread, and both give what step gives."""
+    import asyncio
+    import threading
+
+    task = _tasks(rl_tasks, 1)[0]
+    sync, inline = (SearchWorldEnvironment(world=WORLD, warehouse=rl_wh, record=False) for _ in range(2))
+    sync.reset(task=task.instance_id, seed=2)
+    inline.reset(task=task.instance_id, seed=2)
+    where: list[tuple[str, bool]] = []
+    step = SearchWorldEnvironment.step
+
+    def spy(self, action, *args, **kwargs):
+        if self is inline:
+            where.append((action.tool, threading.current_thread() is threading.main_thread()))
+        return step(self, action, *args, **kwargs)
+
+    monkeypatch.setattr(SearchWorldEnvironment, "step", spy)
+    loop = asyncio.new_event_loop()
+    try:
+        def call(name: str, args: dict) -> str:
+            want = sync.step(SearchAction(tool=name, arguments=args))
+            got = loop.run_until_complete(inline.step_async(SearchAction(tool=name, arguments=args)))
+            assert got.text == want.text and got.error == want.error and got.fired == want.fired
+            return want.text
+
+        answer = scripted_answer(task, call)
+        want = sync.step(SearchAction(tool="submit", arguments={"answer": answer}))
+        final = loop.run_until_complete(inline.step_async(SearchAction(tool="submit", arguments={"answer": answer})))
+        with pytest.raises(EpisodeOver):
+            loop.run_until_complete(inline.step_async(SearchAction(tool="web_search", arguments={"query": "anything"})))
+    finally:
+        loop.close()
+    assert final.done and final.reward == want.reward == pytest.approx(1.0)
+    tools = [t for t, _ in where]
+    assert tools[-2:] == ["submit", "web_search"] and len(tools) > 2
+    assert all(on_loop for _, on_loop in where[:-2]) and not any(on_loop for _, on_loop in where[-2:])
+
+
 def test_a_wrong_answer_earns_less_and_submit_needs_an_answer(rl_wh, rl_tasks):
     task = _tasks(rl_tasks, 1)[0]
     env = SearchWorldEnvironment(world=WORLD, warehouse=rl_wh, record=False)

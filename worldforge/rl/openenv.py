@@ -34,6 +34,7 @@ the tool-method shape TRL expects (``reset(**row)``, one method per tool, ``get_
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from typing import Any, Callable, Literal, Optional
 
@@ -232,6 +233,18 @@ class SearchWorldEnvironment(Environment[SearchAction, SearchObservation, Search
         obs = self.core.step(action.tool, action.arguments)
         self._state.tool_calls = self.core.tool_calls
         return SearchObservation(text=obs.text, tool=obs.tool, error=obs.error, fired=list(obs.fired))
+
+    async def step_async(self, action: SearchAction, timeout_s: Optional[float] = None, **kwargs: Any) -> SearchObservation:
+        """:meth:`step` as OpenEnv's server calls it (on its event loop, in place of ``step`` on a worker thread).
+
+        A search tool's step is local CPU work of about a third of a millisecond (the world's index and corpus are in
+        memory since ``reset``), less than the hop to a worker thread and back, so it runs inline. ``submit`` scores
+        the answer and writes the episode to the episode store (disk), so it, and a step after the episode is over,
+        still go to a worker thread.
+        """
+        if action.tool == "submit" or self.core.done:
+            return await asyncio.to_thread(self.step, action, timeout_s, **kwargs)
+        return self.step(action, timeout_s, **kwargs)
 
     @property
     def state(self) -> SearchState:
