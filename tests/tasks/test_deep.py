@@ -70,12 +70,18 @@ def test_the_oracle_answers_every_deep_question_through_the_tools(world):
         assert tools <= {"web_search", "web_extractor"} and "web_search" in tools
 
 
+def _loose(q):
+    """``q`` with its chain loosened (a parent question without its clues; an extreme one that takes every child at or
+    above the lowest): its SQL answers with several rows."""
+    return dataclasses.replace(q, question_id="loose", sql=re.sub(r" WHERE .*$", "", q.sql) if q.pattern == "parent" else
+                               q.sql.replace("(SELECT max(", "(SELECT min(").replace("= (SELECT", ">= (SELECT"))
+
+
 def test_verify_deep_rejects_a_wrong_answer_and_an_ambiguous_chain(world):
     _, path, questions, _ = world
     q = questions[0]
     wrong = dataclasses.replace(q, answer=q.answer + "x")
-    loose = dataclasses.replace(q, question_id="loose", sql=re.sub(r" WHERE .*$", "", q.sql) if q.pattern == "parent" else
-                                q.sql.replace("(SELECT max(", "(SELECT min(").replace("= (SELECT", ">= (SELECT"))
+    loose = _loose(q)
     broken = dataclasses.replace(q, question_id="broken", sql="SELECT nope FROM nowhere")
     with open_readonly(path) as con:
         problems = verify_deep(con, [q, wrong, loose, broken])
@@ -90,8 +96,7 @@ def test_verify_deep_asks_duckdb_once_and_gets_what_a_query_a_question_gets(worl
     _, path, questions, _ = world
     q = questions[0]
     wrong = dataclasses.replace(q, question_id="wrong", answer=q.answer + "x")
-    loose = dataclasses.replace(q, question_id="loose", sql=re.sub(r" WHERE .*$", "", q.sql) if q.pattern == "parent" else
-                                q.sql.replace("(SELECT max(", "(SELECT min(").replace("= (SELECT", ">= (SELECT"))
+    loose = _loose(q)
     with open_readonly(path) as con:
         together = _answers_together(con, questions + [loose])
         for i, x in enumerate(questions + [loose]):  # the same values, of the same types, as each query alone

@@ -109,19 +109,21 @@ def build_tasks(path: str | Path, per_kind: int = 4, include_scenarios: bool = T
     with open_readonly(path) as con:
         deep_problems = verify_deep(con, questions)
     questions = [q for q in questions if q.question_id not in deep_problems]
-    rows = [(
+    built = TaskBuild(tasks, unsolvable, questions, deep_problems)
+    rows = [(  # only solvable tasks are stored: ``solvable`` is true and ``problems`` empty on every row (the schema keeps them)
         t.instance_id, t.extra["world"], t.extra["scenario"], t.extra["kind"], t.question,
         json.dumps(t.evaluation, ensure_ascii=False), json.dumps(t.gold, ensure_ascii=False),
-        json.dumps(t.extra["provenance"], ensure_ascii=False), json.dumps(t.extra["plan"], ensure_ascii=False), t.instance_id not in unsolvable,
-        "\n".join(unsolvable.get(t.instance_id, [])) or None,
-    ) for t in tasks if t.instance_id not in unsolvable]
-    frame = pl.DataFrame(rows, schema=["instance_id", "world", "scenario", "kind", "question", "evaluation_json", "gold_json", "provenance_json", "plan_json", "solvable", "problems"], orient="row")
+        json.dumps(t.extra["provenance"], ensure_ascii=False), json.dumps(t.extra["plan"], ensure_ascii=False), True, None,
+    ) for t in built.kept]
+    frame = pl.DataFrame(rows, schema={**{c: pl.String for c in ("instance_id", "world", "scenario", "kind", "question", "evaluation_json",
+                                                                 "gold_json", "provenance_json", "plan_json")},
+                                       "solvable": pl.Boolean, "problems": pl.String}, orient="row")
     with atomic_duckdb(path, update=True) as con:
         con.execute(_DDL)
         insert_frame(con, "search_tasks", frame)
         con.execute(DEEP_DDL)
         insert_frame(con, "deep_questions", deep_frame(questions))
-    return TaskBuild(tasks, unsolvable, questions, deep_problems)
+    return built
 
 
 def build_and_export_tasks(path: str | Path, out_dir: str | Path) -> TaskBuild:
