@@ -109,6 +109,97 @@ def test_processes_appending_and_draining_together_lose_nothing(wh):
     assert len(got) == len(set(got)) == 45 and not _log_lines(wh)
 
 
+def _wait(done, what: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not done():
+        assert time.monotonic() < deadline, f"waited {timeout} s for {what}"
+        time.sleep(0.005)
+
+
+def _group_write_held(path, thread):
+    """Start ``thread``, whose log write the test holds, and wait until it is under way; returns the path's group log."""
+    import worldforge.trajectories.episodes as episodes
+
+    thread.start()
+    _wait(lambda: path in episodes._group_logs and episodes._group_logs[path]._writing, "the first write")
+    return episodes._group_logs[path]
+
+
+def _queued(log, threads: list) -> None:
+    """Start ``threads`` and wait until each has queued its lines for ``log``'s next group commit."""
+    for t in threads:
+        t.start()
+    _wait(lambda: len(log._open.data) == len(threads), f"{len(threads)} queued lines")
+
+
+def test_threads_logging_together_share_one_write_and_each_returns_once_its_episode_is_durable(wh, monkeypatch):
+    import threading
+
+    import worldforge.trajectories.episodes as episodes
+
+    real, writes, first_held = episodes._append_durably, [], threading.Event()
+
+    def append(path, data):
+        if not writes:
+            first_held.wait(60)  # the first write is under way while the other threads arrive
+        real(path, data)
+        writes.append(data)
+
+    monkeypatch.setattr(episodes, "_append_durably", append)
+    returned_before_durable = []
+
+    def close(i: int) -> None:
+        log_episodes(wh, [_episode(f"t{i}")])
+        if not any(f'"t{i}"'.encode() in w for w in writes):
+            returned_before_durable.append(i)
+
+    first = threading.Thread(target=close, args=(0,))
+    rest = [threading.Thread(target=close, args=(i,)) for i in range(1, 24)]
+    _queued(_group_write_held(wh / "episodes.log.jsonl", first), rest)
+    first_held.set()
+    for t in [first, *rest]:
+        t.join(60)
+    assert len(writes) == 2 and not returned_before_durable  # 24 closes: the first write, then one for the 23 that waited
+    assert sorted(json.loads(line)["episode_id"] for line in _log_lines(wh)) == sorted(f"t{i}" for i in range(24))
+
+
+def test_a_failed_group_write_fails_every_caller_in_it_and_the_next_write_goes_through(wh, monkeypatch):
+    import threading
+
+    import worldforge.trajectories.episodes as episodes
+
+    real, held, calls = episodes._append_durably, threading.Event(), []
+
+    def append(path, data):
+        calls.append(data)
+        if len(calls) == 1:
+            held.wait(60)
+            real(path, data)
+        elif len(calls) == 2:
+            raise OSError(28, "No space left on device")
+        else:
+            real(path, data)
+
+    monkeypatch.setattr(episodes, "_append_durably", append)
+    errors: dict[str, str] = {}
+
+    def close(eid: str) -> None:
+        try:
+            log_episodes(wh, [_episode(eid)])
+        except OSError as e:
+            errors[eid] = str(e)
+
+    first = threading.Thread(target=close, args=("ok-first",))
+    failing = [threading.Thread(target=close, args=(f"lost-{i}",)) for i in range(3)]
+    _queued(_group_write_held(wh / "episodes.log.jsonl", first), failing)
+    held.set()
+    for t in [first, *failing]:
+        t.join(60)
+    assert sorted(errors) == ["lost-0", "lost-1", "lost-2"] and all("No space left on device" in m for m in errors.values())
+    log_episodes(wh, [_episode("ok-after")])  # the log is not stuck behind the failed write
+    assert [json.loads(line)["episode_id"] for line in _log_lines(wh)] == ["ok-first", "ok-after"]
+
+
 def test_expired_sessions_are_logged_when_they_expire(wh):
     sessions = Sessions(idle_timeout=0.05, max_sessions=10, warehouse=wh)
     env = SearchEnv(WORLD, warehouse=wh, session_id="idle-1")
@@ -148,15 +239,15 @@ def test_a_close_the_log_cannot_take_is_503_and_retried(wh, monkeypatch):
     import worldforge.trajectories.episodes as episodes
 
     app = create_app(WORLD, wh, mcp=False)
-    real = episodes.log_episodes_unlocked
+    real = episodes._append_durably
     with TestClient(app) as c:
         sid = c.post("/sessions", json={}).json()["session_id"]
         c.post(f"/sessions/{sid}/step", json={"name": "web_search", "arguments": {"query": "Titans"}})
-        monkeypatch.setattr(episodes, "log_episodes_unlocked", lambda *a: (_ for _ in ()).throw(OSError(28, "No space left on device")))
+        monkeypatch.setattr(episodes, "_append_durably", lambda *a: (_ for _ in ()).throw(OSError(28, "No space left on device")))
         r = c.delete(f"/sessions/{sid}")
         assert r.status_code == 503 and "kept and retried" in r.json()["error"]
         assert [e.session_id for e in app.state.sessions.finished] == [sid]
-        monkeypatch.setattr(episodes, "log_episodes_unlocked", real)
+        monkeypatch.setattr(episodes, "_append_durably", real)
         assert app.state.sessions.flush() == 1
     assert read_episodes(wh)["episode_id"].to_list() == [sid]
 
