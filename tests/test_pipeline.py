@@ -107,7 +107,8 @@ def test_a_step_runs_with_the_collector_relaxed_and_the_thresholds_come_back_eve
     import gc
 
     from worldforge.errors import WorldforgeError
-    from worldforge.pipeline import GC_GEN0, WorldRun
+    from worldforge.pipeline import WorldRun
+    from worldforge.runtime import GC_GEN0
     from worldforge.warehouse.layout import Warehouse
 
     before = gc.get_threshold()

@@ -16,8 +16,6 @@ and the Makefile selects the assets by :func:`step_names`.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import shutil
 import time
 from collections.abc import Callable, Sequence
@@ -28,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from worldforge.errors import WorldforgeError
+from worldforge.runtime import relaxed_gc
 from worldforge.tally import Tally
 from worldforge.warehouse.layout import Warehouse, WarehouseLike
 
@@ -36,7 +35,7 @@ if TYPE_CHECKING:
     from worldforge.spec import WorldSpec
 
 __all__ = ["WORLD_STEPS", "Check", "CheckResult", "Json", "Markdown", "Step", "StepFailed", "StepResult", "WorldRun",
-           "GC_GEN0", "frame_markdown", "relaxed_gc", "run_world", "step_names"]
+           "frame_markdown", "run_world", "step_names"]
 
 
 class Markdown(str):
@@ -192,27 +191,6 @@ class Step:
             result = self.run(run)
         result.seconds = time.perf_counter() - t0
         return result
-
-
-GC_GEN0 = 50_000
-"""CPython's generation-0 collection threshold while a step runs (its default is 700)."""
-
-
-@contextlib.contextmanager
-def relaxed_gc(gen0: int = GC_GEN0):
-    """Collect cyclic garbage less often inside the block (``gc.set_threshold(gen0, ...)``), then restore the thresholds.
-
-    A world's steps allocate millions of small, mostly acyclic objects (pages, facts, rows, observations): at
-    CPython's default threshold the collector ran often enough to take about 11% of a catalog world's build
-    (2.18 s against 1.93 s a world, one process, 8 catalog worlds). Reference counting still frees everything
-    acyclic at once, and cycles are still collected, every ``gen0`` allocations instead of every 700.
-    """
-    old = gc.get_threshold()
-    gc.set_threshold(max(gen0, old[0]), *old[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*old)
 
 
 # -- the steps ---------------------------------------------------------------------------------------

@@ -1,0 +1,38 @@
+"""Process tuning shared by the world steps and the servers: CPython's cyclic garbage collector.
+
+A world's steps and a server's requests allocate millions of small, short-lived, mostly acyclic
+objects (pages, facts, rows, observations, messages). Reference counting frees those at once; the
+cyclic collector, which CPython runs every 700 net allocations by default, only walks them, and a
+generation-2 collection walks every live object of the process (a server's open worlds included).
+Measured on this machine:
+
+* a catalog world's build: the collector took about 11% of it (2.18 s against 1.93 s a world, one
+  process, 8 catalog worlds);
+* ``worldforge serve openenv`` under ``bench/rl.py``'s 64 WebSocket sessions: 7% of the server's
+  CPU (0.71 against 0.66 ms a tool step, four alternating runs of 640 episodes on two servers).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+from collections.abc import Iterator
+
+GC_GEN0 = 50_000
+"""CPython's generation-0 collection threshold inside :func:`relaxed_gc` (its default is 700)."""
+
+
+@contextlib.contextmanager
+def relaxed_gc(gen0: int = GC_GEN0) -> Iterator[None]:
+    """Collect cyclic garbage less often inside the block (``gc.set_threshold(gen0, ...)``), then restore the thresholds.
+
+    Cycles are still collected, every ``gen0`` allocations instead of every 700; a threshold already
+    higher than ``gen0`` is kept. Used around each world step (:meth:`worldforge.pipeline.Step.execute`)
+    and around a server's whole life (``worldforge serve openenv | search | retrieve``).
+    """
+    old = gc.get_threshold()
+    gc.set_threshold(max(gen0, old[0]), *old[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*old)
