@@ -6,6 +6,7 @@ import inspect
 import json
 import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
@@ -258,6 +259,20 @@ def test_concurrent_clients_get_independent_episodes(server, rl_tasks):
     assert [r[0] for r in results] == pytest.approx([1.0, 1.0]) and all(r[1] for r in results)
     assert {r[2].task for r in results} == {a_task.instance_id, b_task.instance_id}
     assert results[0][2].episode_id != results[1][2].episode_id
+
+
+def test_sessions_the_clients_end_leave_no_traceback_on_the_server_log(server, rl_tasks):
+    """OpenEnv closes the socket after the client's close; uvicorn logged that as an exception, a traceback a session."""
+    task = _tasks(rl_tasks, 1)[0]
+    for _ in range(4):
+        with SearchWorldClient(base_url=server.url).sync() as env:
+            env.reset(task=task.instance_id)
+            env.call("dict_memory", operation="retrieve_all")
+    with SearchWorldClient(base_url=server.url).sync() as env:  # answered after the server saw those sessions end
+        assert env.reset(task=task.instance_id).observation.text.startswith(task.question)
+    time.sleep(0.5)
+    log = server.log_path.read_text()
+    assert "Traceback" not in log and "Exception in ASGI application" not in log
 
 
 def test_bad_resets_are_clear_errors_and_the_server_keeps_serving(server, rl_tasks):
