@@ -14,14 +14,17 @@ warehouse (their scenarios included), so worlds open lazily through the bounded 
 * **HTTP**: a real ``worldforge serve search`` (setsid, stopped by PID) playing the same episodes
   two ways: 64 concurrent aiohttp sessions, a request per call (``/sessions``, ``/step``,
   ``/submit``, ``DELETE``); and a vectorised rollout of 64 sessions sending one ``POST /batch`` a
-  tick with every session's next call. Each is timed after a warm-up that opens the server's
-  worlds (as the in-process warm-up does), with the server's CPU seconds per tool step against
-  in-process; then the server is stopped and the episodes it stored are counted against the
+  tick with every session's next call. Each is timed after the in-process warm-up's 256 episodes
+  (:data:`WARM`: the worlds open, the pages read dressed), with the server's CPU seconds per tool
+  step against in-process; then the server is stopped and the episodes it stored are counted against the
   sessions it closed.
 * **OpenEnv**: a real ``worldforge serve openenv`` and 64 concurrent ``SearchWorldClient`` WebSocket
-  connections playing the same episodes, a message per call (the protocol has no batch).
+  connections playing the same episodes, a message per call (the protocol has no batch), after
+  the same warm-up.
 * **/retrieve**: Search-R1's retrieval protocol on one world, the same batches of 64 queries
-  answered in-process by ``Retriever`` and over HTTP by a real ``worldforge serve retrieve``.
+  answered in-process by ``Retriever`` (in a new process, as fresh as the server's) and over HTTP
+  by a real ``worldforge serve retrieve``: each side warmed with the queries the in-process
+  episodes sent, then timed on new ones.
 * **memory**: 10,000 episodes in-process with the resident set size (RSS) sampled after 1,000
   and at the end: flat means the final RSS is within 1.10x of the first sample.
 
@@ -38,6 +41,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import multiprocessing
 import os
 import random
 import resource
@@ -47,6 +51,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -62,6 +67,9 @@ from worldforge.tasks.scorer import render_markdown_table  # noqa: E402
 from worldforge.warehouse import Warehouse  # noqa: E402
 
 ENVS = 64
+WARM = 256
+"""Episodes of the warm-up before every timed run, in-process and on each server alike: it opens the worlds and
+dresses the pages the episodes read (a page is rendered on first access), so no side is timed colder than another."""
 WORDS = ("price", "release", "rank", "date", "launch", "total", "team", "model", "population", "wins")
 
 
@@ -319,35 +327,49 @@ async def episodes_openenv(port: int, tasks: list[tuple[str, object]], n: int, s
 
 
 def openenv_rate(wh: Path, tasks: list[tuple[str, object]], n: int) -> tuple[float, int, float, float]:
-    """Tool steps/s of ``n`` episodes through a real ``worldforge serve openenv`` (after a warm-up
-    that opens its worlds). Returns ``(steps/s, steps, server CPU ms a step, mean reward)``."""
+    """Tool steps/s of ``n`` episodes through a real ``worldforge serve openenv`` (after :data:`WARM`
+    episodes, as in-process). Returns ``(steps/s, steps, server CPU ms a step, mean reward)``."""
     with served("openenv", "--warehouse", str(wh), "--max-sessions", str(ENVS)) as (port, pid):
-        asyncio.run(episodes_openenv(port, tasks, 128, seed=0))
+        asyncio.run(episodes_openenv(port, tasks, WARM, seed=0))
         c0 = cpu_seconds(pid)
         dt, steps, rewards = asyncio.run(episodes_openenv(port, tasks, n, seed=1))
         c1 = cpu_seconds(pid)
     return steps / dt, steps, 1000 * (c1 - c0) / steps, sum(rewards) / max(1, len(rewards))
 
 
-def retrieve_rates(wh: Path, world: str, queries: list[str], batch: int = ENVS) -> tuple[float, float, int, int, int]:
-    """Search-R1's ``/retrieve`` on ``world``: the same batches of ``batch`` queries (topk 3, whole pages,
-    as Search-R1's rollout sends every active trajectory's query at once) answered in-process by
-    :class:`~worldforge.rl.retrieve.Retriever` and over HTTP by a real ``worldforge serve retrieve``,
-    one batch after another. Returns ``(in-process queries/s, HTTP queries/s, 5xx, queries, batch size)``."""
-    import httpx
-
+def retrieve_locally(wh: Path, world: str, warm: list[dict], batches: list[dict]) -> float:
+    """Seconds for :class:`~worldforge.rl.retrieve.Retriever` to answer ``batches`` in this process, after ``warm``."""
     from worldforge.rl.retrieve import Retriever
 
-    batch = min(batch, len(queries))
-    batches = [{"queries": queries[i:i + batch], "topk": 3} for i in range(0, len(queries) - batch + 1, batch)]
     retriever = Retriever(world, wh)
-    retriever.retrieve(retriever.request(batches[0]))  # warm
+    for body in warm:
+        retriever.retrieve(retriever.request(body))
     t0 = time.perf_counter()
     for body in batches:
         retriever.retrieve(retriever.request(body))
-    local = len(batches) * batch / (time.perf_counter() - t0)
+    return time.perf_counter() - t0
+
+
+def retrieve_rates(wh: Path, world: str, warm: list[str], queries: list[str], batch: int = ENVS) -> tuple[float, float, int, int, int]:
+    """Search-R1's ``/retrieve`` on ``world``: the same batches of ``batch`` queries (topk 3, whole pages,
+    as Search-R1's rollout sends every active trajectory's query at once) answered in-process by
+    :class:`~worldforge.rl.retrieve.Retriever` (:func:`retrieve_locally`, in a new process, as fresh as the
+    server's) and over HTTP by a real ``worldforge serve retrieve``, one batch after another. Each side first
+    answers the ``warm`` queries (the pages they find are dressed and kept, as in a long-running server), then
+    is timed on ``queries``, which neither has seen (a trainer's model writes new queries). Returns ``(in-process queries/s, HTTP queries/s, 5xx, queries, batch size)``."""
+    import httpx
+
+    def batched(qs: list[str]) -> list[dict]:
+        return [{"queries": qs[i:i + batch], "topk": 3} for i in range(0, len(qs) - batch + 1, batch)]
+
+    batch = min(batch, len(queries), len(warm))
+    warm_batches, batches = batched(warm), batched(queries)
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as fresh:  # as fresh as the server's process
+        seconds = fresh.submit(retrieve_locally, wh, world, warm_batches, batches).result()
+    local = len(batches) * batch / seconds
     with served("retrieve", "--world", world, "--warehouse", str(wh)) as (port, _), httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as c:
-        c.post("/retrieve", json=batches[0])  # warm
+        for body in warm_batches:
+            c.post("/retrieve", json=body)
         errors, t0 = 0, time.perf_counter()
         for body in batches:
             r = c.post("/retrieve", json=body)
@@ -389,7 +411,7 @@ def main() -> None:
     wh = scratch_warehouse(source)
     print(f"{len(tasks)} tasks over {len({w for w, _ in tasks})} worlds; {ENVS} environments; scratch warehouse {wh}")
     try:
-        episodes_in_process(wh, tasks, 256, rss_at=10**9)  # warm: every world's caches open
+        episodes_in_process(wh, tasks, WARM, rss_at=10**9)  # warm: every world's caches open
         cpu0 = resource.getrusage(resource.RUSAGE_SELF)
         dt, steps, rewards, queries, _ = episodes_in_process(wh, tasks, 1000, rss_at=10**9, seed=1)
         cpu1 = resource.getrusage(resource.RUSAGE_SELF)
@@ -402,7 +424,7 @@ def main() -> None:
               f"environment tool steps/s / raw q/s = {env_rate / raw_rate:.2f}x")
 
         with served("search", "--world", tasks[0][0], "--warehouse", str(wh)) as (port, pid):  # stopped: its sessions are recorded
-            warm = asyncio.run(episodes_http_batched(port, tasks, 128, seed=0))  # the server opens its worlds, as the in-process warm-up did
+            warm = asyncio.run(episodes_http_batched(port, tasks, WARM, seed=0))  # the server's warm-up, as the in-process one
             c0 = cpu_seconds(pid)
             hdt, hsteps, hrewards, h5xx = asyncio.run(episodes_http(port, tasks, args.http_episodes, seed=1))
             c1 = cpu_seconds(pid)
@@ -431,7 +453,15 @@ def main() -> None:
         asked = [q for w, sc, q in queries if w == world and sc is None]
         if not asked:
             sys.exit(f"no search of {world}'s own corpus in the in-process run: nothing to retrieve")
-        local, remote, r5xx, answered, size = retrieve_rates(wh, world, asked)
+        rng, seen, fresh = random.Random(3), set(asked), []
+        own = [t for w, t in tasks if w == world]
+        for k in range(100 * len(asked)):  # queries no side has answered: new words of the same tasks
+            fresh += [q for q in Policy(own[k % len(own)], rng).queries if q not in seen]
+            if len(fresh) >= len(asked):
+                break
+        if not fresh:
+            sys.exit(f"no query of {world}'s tasks that the episodes did not send: nothing new to retrieve")
+        local, remote, r5xx, answered, size = retrieve_rates(wh, world, asked, fresh)
         print(f"Search-R1 /retrieve ({world}, {answered:,} queries in batches of {size}, top 3 whole pages): in-process "
               f"{local:,.0f} queries/s, HTTP {remote:,.0f} queries/s; HTTP / in-process = {remote / local:.2f}x   [target: >= 0.50x]; 5xx: {r5xx}")
 
