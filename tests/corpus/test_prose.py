@@ -204,3 +204,26 @@ def test_nouns_and_people_are_recognised():
     person = M.FakerColumn(kind="faker", template="{{first_name}} {{last_name}}")
     thing = M.FakerColumn(kind="faker", template="{{color_name}} {{last_name}}")
     assert faker_person(person) and not faker_person(thing)
+
+
+@pytest.mark.parametrize("name, label, lo, hi, year", [
+    ("founded", "year founded", 1839, 2020, True),
+    ("launch_year", "", 1990, 2031, True),
+    ("founded", "", 1800, 2015, True),  # a founding event's whole numbers in year range
+    ("visitors_per_year", "visitors a year", 1000, 900_000, False),  # a count, however it is named
+    ("launched", "satellites launched", 1, 60, False),
+    ("years_active", "", 1000, 2500, False),  # "years" is a duration
+])
+def test_calendar_years_are_written_as_years_and_counts_keep_their_separators(name, label, lo, hi, year):
+    import polars as pl
+
+    from worldforge.corpus.quantity import CALENDAR_YEAR, denotes, format_value, parse_unit
+    from worldforge.corpus.vocab import is_calendar_year
+    from worldforge.spec import models as M
+
+    col = M.NumberColumn(kind="number", dtype="int", min=lo, max=hi)
+    assert is_calendar_year(col, name, label) is year  # from the spec's bounds
+    assert is_calendar_year(col, name, label, pl.DataFrame({name: [lo, hi]})) is year  # from the generated values
+    unit = parse_unit(CALENDAR_YEAR)
+    assert format_value(1950, unit) == "1950" and format_value(1950, None) == "1,950" and unit.header() == ""
+    assert denotes("1950", 1950, unit) and not denotes("1951", 1950, unit)

@@ -47,6 +47,8 @@ BAD_CONSTRUCTIONS: dict[str, re.Pattern] = {
     "<person> itself": re.compile(r"\b[A-Z][a-z]+ [A-Z][a-z]+ itself\b"),
     "has <value> as its <label>": re.compile(r"\bhas [\w ,.-]+ as its [a-z ]+\b"),
     "doubled article": re.compile(r"\b(a|an|the) (a|an|the)\b"),
+    "a year written 1,950": re.compile(r"\b(founded|established|formed|opened|built|launched|born|debuted|incorporated|inaugurated|since|"
+                                       r"dates back to) (in )?[12],\d{3}\b(?![\d,]| (days|weeks|months|years|hours|minutes)\b)|^\| *(Year|Founded|Established|Built|Opened)\b[^|\n]*\| *[12],\d{3} *\|", re.M),
     "citation after a closed clause": re.compile(r"(\bwhose [a-z ]+ (is|are) [^.;,*]+|\([^()]*: [^()]*\)) "
                                                  r"(documented |listed |covered by |catalogued |on file |on record )?(in )?\*"),
 }

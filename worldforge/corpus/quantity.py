@@ -23,12 +23,14 @@ from datetime import date, datetime
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["DATE_FORMATS", "Style", "Unit", "denotes", "format_date", "format_number", "format_value", "parse_date", "parse_number", "parse_unit", "parse_value", "render_value"]
+__all__ = ["CALENDAR_YEAR", "DATE_FORMATS", "Style", "Unit", "denotes", "format_date", "format_number", "format_value", "parse_date", "parse_number", "parse_unit", "parse_value", "render_value"]
 
 SCALES = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
 _SCALE_ABBR = {"k": 1e3, "mn": 1e6, "bn": 1e9, "tn": 1e12}
 CURRENCIES = {"USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥", "CNY": "CN¥", "INR": "₹", "KRW": "₩", "AUD": "A$", "CAD": "C$",
               "CHF": None, "BRL": "R$", "MXN": "MX$", "SGD": "S$", "HKD": "HK$", "SEK": None, "NOK": None, "ZAR": "R"}
+CALENDAR_YEAR = "calendar year"
+"""The unit of a column of calendar years (``year founded``): written as a year is, without a thousands separator."""
 _TIME = {"day", "days", "hour", "hours", "minute", "minutes", "second", "seconds", "week", "weeks", "month", "months", "year", "years"}
 _SINGULAR = {"days": "day", "hours": "hour", "minutes": "minute", "seconds": "second", "weeks": "week", "months": "month",
              "years": "year", "inches": "inch", "units": "unit", "people": "person", "passengers": "passenger"}
@@ -52,7 +54,8 @@ class Unit:
         text: the spec's text (``thousand units``).
         base: the unit without its scale (``units``, ``USD``, ``percent``; empty for a bare scale).
         scale: what one unit of the column is in ``base`` (1e3 for ``thousand units``).
-        kind: ``money``, ``percent``, ``share`` (a 0–1 fraction), ``time`` or ``measure``.
+        kind: ``money``, ``percent``, ``share`` (a 0–1 fraction), ``time``, ``year`` (a calendar year:
+            ``1950``, never ``1,950``) or ``measure``.
         symbol: the currency symbol (``$``) or ``None``.
     """
 
@@ -64,7 +67,7 @@ class Unit:
 
     def header(self) -> str:
         """The unit in a column header: ``USD``, ``thousand units``, ``%``."""
-        return "%" if self.kind == "percent" else ("" if self.kind == "share" else self.text)
+        return "%" if self.kind == "percent" else ("" if self.kind in ("share", "year") else self.text)
 
     def words(self, amount: float) -> str:
         """The base unit after an amount, singular for exactly 1 (``1 day``, ``6.1 inches``)."""
@@ -88,6 +91,8 @@ def parse_unit(text: str) -> Unit:
         return Unit(text, "percent", scale, "percent")
     if base.lower() in ("share", "fraction", "ratio"):
         return Unit(text, base, scale, "share")
+    if base.lower() == CALENDAR_YEAR:
+        return Unit(text, CALENDAR_YEAR, 1.0, "year")
     if base.lower() in _TIME:
         return Unit(text, base.lower(), scale, "time")
     return Unit(text, base, scale, "measure")
@@ -195,6 +200,8 @@ def _format_value(value: object, unit: Unit | None, style: Style) -> str:
         return format_date(value, style.date_format)
     if not isinstance(value, (int, float)):
         return str(value)
+    if unit is not None and unit.kind == "year" and float(value).is_integer():
+        return str(int(value))
     if unit is None or unit.kind == "share":
         return format_number(value)
     if unit.kind == "percent":

@@ -35,11 +35,11 @@ from typing import Any
 import polars as pl
 
 from worldforge.corpus.lexicon import INTRANSITIVE_VERBS, singular_noun
-from worldforge.corpus.quantity import Unit, format_date, parse_unit
+from worldforge.corpus.quantity import CALENDAR_YEAR, Unit, format_date, parse_unit
 from worldforge.spec import models as M
 
 __all__ = [
-    "ColumnInfo", "RowLabel", "TableInfo", "column_info", "derive_label", "is_additive", "label_column", "ordinal",
+    "ColumnInfo", "RowLabel", "TableInfo", "column_info", "derive_label", "is_additive", "is_calendar_year", "label_column", "ordinal",
     "row_labels", "singular", "table_info",
 ]
 
@@ -205,6 +205,8 @@ def column_info(table: M.TableSpec, name: str, frame: pl.DataFrame | None = None
         kind = "bool"
     elif dtype in (pl.Int64, pl.Float64, pl.Int32, pl.Float32):
         kind = "number"
+        if unit is None and is_calendar_year(col, name, label, frame):
+            unit = parse_unit(CALENDAR_YEAR)
     elif isinstance(col, M.ChoiceColumn) or (frame is not None and frame[name].n_unique() <= max(12, frame.height // 5)):
         kind = "category"
     else:
@@ -221,6 +223,30 @@ def column_info(table: M.TableSpec, name: str, frame: pl.DataFrame | None = None
         event = event[4:]  # "was departed" -> "departed": an intransitive verb has no passive
     additive = is_additive(col, kind, label, unit)
     return ColumnInfo(name, label, unit, kind, event, additive, col.compose_only)
+
+
+_SINCE = frozenset({"founded", "established", "formed", "opened", "built", "launched", "incorporated", "inaugurated", "debut", "debuted"})
+"""Words of a column that, holding whole numbers between 1000 and 2999, holds the year of the event."""
+
+
+def is_calendar_year(col: M.ColumnSpec, name: str, label: str, frame: pl.DataFrame | None = None) -> bool:
+    """Whether a unitless number column holds calendar years (``founded``, ``launch_year``, label ``year of birth``), which
+    pages write ``1950``, not ``1,950``: its name or label says ``year`` (not ``years``, a duration) or names a founding
+    event (:data:`_SINCE`), and its values are whole numbers from 1000 to 2999 (the generated ``frame``'s, else the spec's
+    ``min``/``max`` of an ``int`` column; unknown values: not a year)."""
+    words = set(re.findall(r"[a-z]+", f"{name.replace('_', ' ')} {label}".lower()))
+    if "year" not in words and not words & _SINCE:
+        return False
+    if frame is not None and name in frame.columns:
+        values = frame[name].drop_nulls()
+        if values.dtype not in (pl.Int64, pl.Int32) and not (values.dtype in (pl.Float64, pl.Float32) and (values.round(0) == values).all()):
+            return False
+        lo, hi = values.min(), values.max()
+    elif isinstance(col, M.NumberColumn) and col.dtype == "int":
+        lo, hi = col.min, col.max
+    else:
+        return False
+    return lo is not None and 1000 <= lo and hi <= 2999
 
 
 @lru_cache(maxsize=4096)
