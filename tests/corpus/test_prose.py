@@ -227,3 +227,12 @@ def test_calendar_years_are_written_as_years_and_counts_keep_their_separators(na
     unit = parse_unit(CALENDAR_YEAR)
     assert format_value(1950, unit) == "1950" and format_value(1950, None) == "1,950" and unit.header() == ""
     assert denotes("1950", 1950, unit) and not denotes("1951", 1950, unit)
+
+
+def test_a_repeated_has_is_said_once_only_when_both_are_possessive():
+    from worldforge.corpus.planner import _join
+
+    assert _join(["has a mass of 5 kg", "has a range of 9 km"]) == "has a mass of 5 kg and a range of 9 km"
+    for perfect in ("has been sailing since 1976", "has also been sailing since 1976", "has sold 5 ships"):
+        assert _join([perfect, "has 6.78% of the global berth capacity"]) == f"{perfect} and has 6.78% of the global berth capacity"
+        assert _join(["has 3 ships", perfect]) == f"has 3 ships and {perfect}"
