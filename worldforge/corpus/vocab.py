@@ -226,7 +226,7 @@ def column_info(table: M.TableSpec, name: str, frame: pl.DataFrame | None = None
 
 
 _SINCE = frozenset({"founded", "established", "formed", "opened", "built", "launched", "incorporated", "inaugurated", "debut", "debuted"})
-"""Words of a column that, holding whole numbers between 1000 and 2999, holds the year of the event."""
+"""Words in a column's name or label that, when its values are whole numbers from 1000 to 2999, make it the year of that event."""
 
 
 def is_calendar_year(col: M.ColumnSpec, name: str, label: str, frame: pl.DataFrame | None = None) -> bool:
