@@ -236,3 +236,13 @@ def test_a_repeated_has_is_said_once_only_when_both_are_possessive():
     for perfect in ("has been sailing since 1976", "has also been sailing since 1976", "has sold 5 ships"):
         assert _join([perfect, "has 6.78% of the global berth capacity"]) == f"{perfect} and has 6.78% of the global berth capacity"
         assert _join(["has 3 ships", perfect]) == f"has 3 ships and {perfect}"
+
+
+def test_a_count_of_one_takes_the_singular_noun_and_other_counts_keep_the_plural():
+    from worldforge.corpus.lexicon import fill
+
+    assert fill("placed {value} films in festival line-ups", "1") == "placed 1 film in festival line-ups"
+    assert fill("sails {value} itineraries", "1") == "sails 1 itinerary" and fill("has found the net {value} times", "1").endswith("1 time")
+    assert fill("placed {value} films", "2") == "placed 2 films" and fill("placed {value} films", "11") == "placed 11 films"
+    assert fill("ranks No. {value} in its fleet", "1") == "ranks No. 1 in its fleet"  # no noun after the value: unchanged
+    assert fill("has {value} series out", "1") == "has 1 series out"  # singular and plural alike

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-__all__ = ["INTRANSITIVE_VERBS", "Frame", "Referent", "a_or_an", "base_verb", "conjugate", "frame_for", "is_participle", "person_table", "plural_noun", "possessive", "singular_noun"]
+__all__ = ["INTRANSITIVE_VERBS", "Frame", "Referent", "a_or_an", "base_verb", "conjugate", "fill", "frame_for", "is_participle", "person_table", "plural_noun", "possessive", "singular_noun"]
 
 _PREPS = {"of", "at", "after", "before", "since", "on", "in", "per", "by", "from", "to", "within", "for", "with", "into", "under", "over"}
 _TIME_UNITS = {"day", "days", "hour", "hours", "minute", "minutes", "second", "seconds", "week", "weeks", "month", "months",
@@ -100,6 +100,27 @@ def singular_noun(word: str) -> str:
     if word.endswith(("ss", "us", "is")):  # already singular: bus, campus, class, analysis (inflect would cut an "s")
         return word
     return _inflect_engine().singular_noun(word) or word
+
+
+_AFTER_VALUE = re.compile(r"\{value\} ([a-z]+)\b")
+
+
+@lru_cache(maxsize=4096)
+def _one_of(template: str) -> str:
+    def singular(m: re.Match) -> str:
+        word = m.group(1)
+        from lemminflect import getAllLemmas
+
+        noun = getAllLemmas(word).get("NOUN")
+        return "{value} " + (singular_noun(word) if noun and noun[0] != word else word)
+
+    return _AFTER_VALUE.sub(singular, template)
+
+
+def fill(template: str, value: str) -> str:
+    """A frame's phrase with its value: ``template.format(value=value)``, the noun after a count of exactly one made
+    singular ("placed {value} films" with ``1``: "placed 1 film", not "placed 1 films"; "1 time", "1 itinerary")."""
+    return (_one_of(template) if value == "1" else template).format(value=value)
 
 
 @lru_cache(maxsize=4096)

@@ -62,8 +62,19 @@ def _article_mismatches(text: str) -> int:
     return sum(1 for m in _ARTICLE.finditer(text) if a_or_an(m.group(2)).split(" ", 1)[0] != m.group(1))
 
 
+_ONE = re.compile(r"(?<![\w.,])1 ([a-z]+s)\b")
+
+
+def _one_plurals(text: str) -> int:
+    """"1 films", "1 times": a count of exactly one before a plural noun (lemminflect's noun lemma differs from the word)."""
+    from lemminflect import getAllLemmas
+
+    return sum(1 for m in _ONE.finditer(text) if (noun := getAllLemmas(m.group(1)).get("NOUN")) and noun[0] != m.group(1))
+
+
 def bad_constructions(text: str) -> dict[str, int]:
-    """``{name: count}`` of :data:`BAD_CONSTRUCTIONS` found in ``text`` (only those found)."""
+    """``{name: count}`` of :data:`BAD_CONSTRUCTIONS` found in ``text`` (only those found), with "a/an mismatch" and
+    "1 <plural noun>"."""
     out = {}
     for name, pat in BAD_CONSTRUCTIONS.items():
         n = len(pat.findall(text))
@@ -72,6 +83,9 @@ def bad_constructions(text: str) -> dict[str, int]:
     n = _article_mismatches(text)
     if n:
         out["a/an mismatch"] = n
+    n = _one_plurals(text)
+    if n:
+        out["1 <plural noun>"] = n
     return out
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from worldforge.corpus.lexicon import Frame, Referent, base_verb, conjugate, is_participle
+from worldforge.corpus.lexicon import Frame, Referent, base_verb, conjugate, fill, is_participle
 
 __all__ = ["Said", "realise", "sentence_case"]
 
@@ -63,7 +63,7 @@ def _copula(rng, frame: Frame) -> str:
 
 
 def _vp(rng, s: Said) -> str:
-    return rng.choice(s.frame.vps).format(value=s.value)
+    return fill(rng.choice(s.frame.vps), s.value)
 
 
 @lru_cache(maxsize=4096)
@@ -170,7 +170,7 @@ def _sentence(rng, ref: Referent, group: list[Said], first: bool, voice: str = "
     shape = rng.choice(shapes)
     if shape == "participle":
         rest = verbal[1:]
-        core = f"{gerund.format(value=verbal[0].value)}, {subj} {_join([_vp(rng, s) for s in rest])}"
+        core = f"{fill(gerund, verbal[0].value)}, {subj} {_join([_vp(rng, s) for s in rest])}"
         return _nominal_tail(rng, ref, core, nominal)
     if shape == "of":
         rest = [s for s in group if s is not of_noun and s.frame.vps]
@@ -183,7 +183,7 @@ def _sentence(rng, ref: Referent, group: list[Said], first: bool, voice: str = "
         core = f"on {dated.value}, {subj} {_join([ev] + [_vp(rng, s) for s in rest])}"
     elif shape == "with":
         w, rest = verbal[0], verbal[1:]
-        core = f"{w.frame.with_phrase.format(value=w.value)}, {subj} {_join([_vp(rng, s) for s in rest])}"
+        core = f"{fill(w.frame.with_phrase, w.value)}, {subj} {_join([_vp(rng, s) for s in rest])}"
     elif shape == "whose":
         w, rest = verbal[0], verbal[1:]
         core = f"{subj}, whose {w.frame.noun} {'are' if w.frame.plural else 'is'} {w.value}, {_join([_vp(rng, s) for s in rest])}"
