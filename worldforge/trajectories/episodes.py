@@ -446,6 +446,12 @@ class _GroupCommitLog:
         self._writing = False
 
     def append(self, data: bytes) -> None:
+        """Append ``data`` (whole log lines) durably: written and ``fsync``-ed, by this thread or by the one writing
+        the group it joined, before returning.
+
+        Raises:
+            OSError: the group's write failed (every caller in that group gets it; the next group writes again).
+        """
         with self._cond:
             commit = self._open
             commit.data.append(data)
@@ -497,10 +503,11 @@ def log_episodes(warehouse: WarehouseLike, episodes: list[Episode]) -> Path:
     """
     path = Warehouse.of(warehouse).episode_log
     if episodes:
-        data = "".join(episode_line(e) for e in episodes).encode("ascii")
         with _group_logs_lock:
-            log = _group_logs.get(path) or _group_logs.setdefault(path, _GroupCommitLog(path))
-        log.append(data)
+            log = _group_logs.get(path)
+            if log is None:
+                log = _group_logs[path] = _GroupCommitLog(path)
+        log.append(_lines(episodes))
     return path
 
 
@@ -511,7 +518,11 @@ def log_episodes_unlocked(path: Path, episodes: list[Episode]) -> None:
         OSError: the log cannot be written.
     """
     if episodes:
-        _append_durably(path, "".join(episode_line(e) for e in episodes).encode("ascii"))
+        _append_durably(path, _lines(episodes))
+
+
+def _lines(episodes: list[Episode]) -> bytes:
+    return "".join(episode_line(e) for e in episodes).encode("ascii")
 
 
 def _append_durably(path: Path, data: bytes) -> None:
