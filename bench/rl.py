@@ -356,7 +356,8 @@ def retrieve_rates(wh: Path, world: str, warm: list[str], queries: list[str], ba
     :class:`~worldforge.rl.retrieve.Retriever` (:func:`retrieve_locally`, in a new process, as fresh as the
     server's) and over HTTP by a real ``worldforge serve retrieve``, one batch after another. Each side first
     answers the ``warm`` queries (the pages they find are dressed and kept, as in a long-running server), then
-    is timed on ``queries``, which neither has seen (a trainer's model writes new queries). Returns ``(in-process queries/s, HTTP queries/s, 5xx, queries, batch size)``."""
+    is timed on ``queries``, which neither has seen (a trainer's model writes new queries).
+    Returns ``(in-process queries/s, HTTP queries/s, 5xx, queries, batch size)``."""
     import httpx
 
     def batched(qs: list[str]) -> list[dict]:

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-__all__ = ["INTRANSITIVE_VERBS", "Frame", "Referent", "a_or_an", "base_verb", "conjugate", "fill", "frame_for", "is_participle", "person_table", "plural_noun", "possessive", "singular_noun"]
+__all__ = ["INTRANSITIVE_VERBS", "Frame", "Referent", "a_or_an", "base_verb", "conjugate", "fill", "frame_for", "is_participle", "person_table", "plural_noun", "possessive", "singular_noun", "singular_of_plural"]
 
 _PREPS = {"of", "at", "after", "before", "since", "on", "in", "per", "by", "from", "to", "within", "for", "with", "into", "under", "over"}
 _TIME_UNITS = {"day", "days", "hour", "hours", "minute", "minutes", "second", "seconds", "week", "weeks", "month", "months",
@@ -102,19 +102,22 @@ def singular_noun(word: str) -> str:
     return _inflect_engine().singular_noun(word) or word
 
 
+@lru_cache(maxsize=4096)
+def singular_of_plural(word: str) -> str | None:
+    """The singular of a plural noun (``films`` -> ``film``, ``itineraries`` -> ``itinerary``); ``None`` for a word
+    lemminflect does not read as a plural noun (``series``, ``has``, ``per``)."""
+    from lemminflect import getAllLemmas
+
+    noun = getAllLemmas(word).get("NOUN")
+    return singular_noun(word) if noun and noun[0] != word else None
+
+
 _AFTER_VALUE = re.compile(r"\{value\} ([a-z]+)\b")
 
 
 @lru_cache(maxsize=4096)
 def _one_of(template: str) -> str:
-    def singular(m: re.Match) -> str:
-        word = m.group(1)
-        from lemminflect import getAllLemmas
-
-        noun = getAllLemmas(word).get("NOUN")
-        return "{value} " + (singular_noun(word) if noun and noun[0] != word else word)
-
-    return _AFTER_VALUE.sub(singular, template)
+    return _AFTER_VALUE.sub(lambda m: "{value} " + (singular_of_plural(m.group(1)) or m.group(1)), template)
 
 
 def fill(template: str, value: str) -> str:

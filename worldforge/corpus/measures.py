@@ -66,10 +66,10 @@ _ONE = re.compile(r"(?<![\w.,])1 ([a-z]+s)\b")
 
 
 def _one_plurals(text: str) -> int:
-    """"1 films", "1 times": a count of exactly one before a plural noun (lemminflect's noun lemma differs from the word)."""
-    from lemminflect import getAllLemmas
+    """"1 films", "1 times": a count of exactly one before a plural noun (:func:`~worldforge.corpus.lexicon.singular_of_plural`)."""
+    from worldforge.corpus.lexicon import singular_of_plural
 
-    return sum(1 for m in _ONE.finditer(text) if (noun := getAllLemmas(m.group(1)).get("NOUN")) and noun[0] != m.group(1))
+    return sum(1 for m in _ONE.finditer(text) if singular_of_plural(m.group(1)) is not None)
 
 
 def bad_constructions(text: str) -> dict[str, int]:

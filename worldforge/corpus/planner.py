@@ -90,6 +90,16 @@ def _head_form(head: str) -> str:
     return "other"
 
 
+_ANY_ADVERB = frozenset(a for advs in _ADVERBS.values() for a in advs)
+
+
+def _perfect(after_have: str) -> bool:
+    """What follows ``has``/``have`` makes a perfect: a past participle, after one of :data:`_ADVERBS` or not
+    ("been sailing", "also been", "put in"; not "a mass of 5 kg")."""
+    words = after_have.split(" ", 2)
+    return is_participle(words[1] if words[0] in _ANY_ADVERB and len(words) > 1 else words[0])
+
+
 def _adverb(rng, vp: str, voice: str, later: bool, event: bool) -> str:
     """``vp`` with an adverb a writer would slip in ("currently handles", "was reportedly added", "has also been"),
     or unchanged when none fits the verb's tense or the voice."""
@@ -97,7 +107,7 @@ def _adverb(rng, vp: str, voice: str, later: bool, event: bool) -> str:
     form = _head_form(head)
     if form in ("modal", "other"):
         return vp
-    perfect = form == "have" and is_participle(rest.split(" ", 1)[0])  # "has been", "has put in": adverb after "has"
+    perfect = form == "have" and _perfect(rest)  # "has been", "has put in": adverb after "has"
     present = form == "present" or head in ("is", "are") or (form == "have" and not perfect)
     options = [a for a in _ADVERBS.get(voice, ()) if (later or a != "also") and (present and not event or a not in _PRESENT_ONLY)]
     if not options:
@@ -126,14 +136,8 @@ def _gerund(vp_template: str) -> str | None:
 def _possessive(vp: str) -> bool:
     """``vp`` starts with the main verb ``has`` ("has a mass of 5 kg"), not the perfect's auxiliary ("has been sailing",
     "has also been")."""
-    words = vp.split(" ", 3)
-    if words[0] != "has" or len(words) < 2:
-        return False
-    after = words[2] if words[1] in _ANY_ADVERB and len(words) > 2 else words[1]
-    return not is_participle(after)
-
-
-_ANY_ADVERB = frozenset(a for advs in _ADVERBS.values() for a in advs)
+    head, _, rest = vp.partition(" ")
+    return head == "has" and bool(rest) and not _perfect(rest)
 
 
 def _join(parts: list[str]) -> str:
