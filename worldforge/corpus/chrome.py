@@ -6,7 +6,8 @@ deterministic by seed: a navigation bar and breadcrumbs above the article, cooki
 subscription lines, share and tag lines, comment threads under news and forum posts, "related"
 link lists (filled with real URLs of the same corpus by :func:`related_block`), a footer, and
 background paragraphs of general, real-world knowledge of the domain (``background/*.yaml``, one
-pool per catalog archetype and bundled world, ``generic.yaml`` for any other spec). None of it
+pool per catalog archetype and bundled world; for any other spec, sentences about its own topic
+composed from the spec by :mod:`worldforge.corpus.topic`, carried in the chrome context). None of it
 states a world fact: chrome has no digits but the copyright year, background sentences have
 none at all, and comments react without figures.
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -28,7 +30,7 @@ from typing import Any
 
 import yaml
 
-__all__ = ["Chrome", "Dresser", "background_pool", "forum_replies", "related_block"]
+__all__ = ["Chrome", "Dresser", "background_pool", "forum_replies", "pool_file", "related_block"]
 
 _NAV = {
     "wiki": ("Main page", "Contents", "Current events", "Random article", "About", "Contact us", "Help", "Community portal", "Recent changes"),
@@ -146,18 +148,32 @@ _LEGAL = ("Use of this site constitutes acceptance of our terms of use and priva
 _AGO = ("just now", "an hour ago", "a few hours ago", "yesterday", "two days ago", "last week", "three weeks ago", "a month ago")
 
 
+def pool_file(name: str | None) -> Path | None:
+    """The background pool file of a catalog archetype or a bundled world's stem (``background/<name>.yaml``), or
+    ``None`` when there is none (a user's spec: its background is composed, :mod:`worldforge.corpus.topic`)."""
+    if not name or not re.fullmatch(r"[a-z0-9_]+", name) or name == "generic":
+        return None
+    path = Path(__file__).with_name("background") / f"{name}.yaml"
+    return path if path.is_file() else None
+
+
 @lru_cache(maxsize=64)
 def background_pool(name: str | None) -> tuple[str, ...]:
     """General-knowledge sentences of a domain: ``background/<name>.yaml`` (a catalog archetype or a bundled
-    world's stem), else ``generic.yaml``. Sentences carry no digits (no world fact can hide in them)."""
-    folder = Path(__file__).with_name("background")
-    path = folder / f"{name}.yaml" if name else None
-    if path is None or not path.is_file():
-        path = folder / "generic.yaml"
+    world's stem), else ``generic.yaml``. Sentences carry no digits (no world fact can hide in them).
+
+    ``generic.yaml`` serves only chrome contexts stored before background was composed for specs without a pool
+    file (their ``pool`` names no file and they carry no ``background`` list), so that those corpora read as they did.
+    """
+    path = pool_file(name) or Path(__file__).with_name("background") / "generic.yaml"
     if not path.is_file():
         return ()
     data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    return tuple(str(s) for s in data.get("sentences") or () if not any(ch.isdigit() for ch in str(s)))
+    return _no_digits(data.get("sentences") or ())
+
+
+def _no_digits(sentences: Iterable[Any]) -> tuple[str, ...]:
+    return tuple(str(s) for s in sentences if not any(ch.isdigit() for ch in str(s)))
 
 
 class Chrome:
@@ -263,14 +279,21 @@ class Dresser:
     content, and the stored corpus stays a fraction of the size of the pages it serves.
 
     Args:
-        context: ``{"users": [...], "topics": [...], "pool": archetype or world stem, "year": int,
+        context: ``{"users": [...], "topics": [...], "pool": archetype or world stem, "background": [...], "year": int,
             "retrieved": "Month D, YYYY", "seed": int}`` (:meth:`~worldforge.corpus.builder.CorpusBuilder.chrome_context` writes it).
+            ``background``, when present, is the corpus's own background pool (composed from its spec, or the spec's
+            ``background`` sentences: :func:`~worldforge.corpus.topic.spec_background`); without it the pool is
+            :func:`background_pool` of ``pool`` (an archetype's or bundled world's file, and for contexts stored before
+            composed pools, ``generic.yaml``).
     """
 
     def __init__(self, context: Mapping[str, Any]):
         self.users = list(context.get("users") or ["reader"])
         self.topics = list(context.get("topics") or [])
-        self.pool = background_pool(context.get("pool"))
+        own = context.get("background")
+        self.pool = _no_digits(own) if own is not None else background_pool(context.get("pool"))
+        # a composed pool runs table by table: the sentences a page draws keep its order
+        self._order = {s: i for i, s in enumerate(self.pool)} if own is not None else None
         self.year = int(context.get("year") or 2030)
         self.retrieved = str(context.get("retrieved") or "")
         self.seed = int(context.get("seed") or 0)
@@ -310,6 +333,8 @@ class Dresser:
         k = int(rec.get("b") or 0)
         if k and self.pool:
             bg = rng.sample(self.pool, min(k, len(self.pool)))
+            if self._order is not None:
+                bg.sort(key=self._order.__getitem__)
             title = rng.choice(_BACKGROUND_TITLES)
             parts += ["", title, ""] if title else [""]
             parts += [" ".join(bg[:len(bg) // 2 + 1]), "", " ".join(bg[len(bg) // 2 + 1:])] if len(bg) > 8 else [" ".join(bg)]

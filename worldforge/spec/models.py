@@ -33,7 +33,7 @@ import re
 from datetime import date as _date
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from worldforge.spec import limits as L
 from worldforge.spec.dates import resolve_date
@@ -576,6 +576,20 @@ class ScenarioSpec(_Strict):
         return self
 
 
+def _background_sentence(v: str) -> str:
+    """One ``background`` sentence: text without digits (background never states a figure, so no world fact hides in it)."""
+    if not v.strip():
+        raise ValueError("a background sentence must not be empty")
+    if any(ch.isdigit() for ch in v):
+        raise ValueError(f"a background sentence may not contain digits (it must state no figure or date; write it in words "
+                         f"or leave the figure out): {v[:80]!r}")
+    return v.strip()
+
+
+BackgroundSentence = Annotated[Text, AfterValidator(_background_sentence)]
+"""A ``background`` entry of a spec: a non-empty sentence without digits."""
+
+
 class WorldSpec(_Strict):
     """A whole world spec: the top level of a YAML file in ``world_specs/``.
 
@@ -603,6 +617,10 @@ class WorldSpec(_Strict):
     site: str | None = Field(None, pattern=_IDENT, description="the name the world's web sites are built from (default: world)")
     """``handsets_2031`` gives ``handsets-2031pedia.org``, "Handsetspedia", ``forum.handsets-2031.io``...: catalog worlds,
     whose names carry an index, read like the web with one."""
+    background: list[BackgroundSentence] | None = Field(None, max_length=L.MAX_CHOICE_VALUES,
+                                                        description="general-knowledge sentences about the topic, without digits")
+    """Sentences of general knowledge about the world's topic that pages may carry in their background paragraphs,
+    used first (:func:`worldforge.corpus.topic.spec_background`); each is a non-empty string without digits."""
 
     @field_validator("as_of")
     @classmethod
