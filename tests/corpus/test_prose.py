@@ -101,6 +101,20 @@ def test_measures_mask_names_and_numbers():
     assert bad_constructions("**Al Kirby** is a player whose nationality is Ukraine documented in *Circuits, 2031*.") == {"citation after a closed clause": 1}
     assert bad_constructions("**Al Kirby** is a player (nationality: Ukraine) in *Circuits, 2031*.") == {"citation after a closed clause": 1}
     assert bad_constructions("**Al Kirby** is a player whose nationality is Ukraine, as recorded in *Circuits, 2031*.") == {}
+    # label glue, a present tense after "It was on <date> that", designations that restate their date or carry "(2)"
+    assert bad_constructions("It is listed with 11 days for days. It is listed with 1 for people caught.") == {"is listed with <value> for <label>": 2}
+    assert bad_constructions("Its closes are recorded as 7 May 2030.") == {"its <verb label> are": 1}
+    assert bad_constructions("Its lifts are 12, and its lifts open is 9.") == {"its <plural label> are <count>": 1, "its <plural> <adjective> is": 1}
+    assert bad_constructions("Its shipments are 5,000 units. It has 12 lifts and caught 1 person.") == {}
+    assert bad_constructions("It was on Jan 31, 2031 that KIRE-16 is due to finish.") == {"It was on <date> that <row> <present tense>": 1}
+    assert bad_constructions("It was on Jan 31, 2031 that KIRE-16 launched.") == {}
+    assert bad_constructions("Sources confirmed that Mont Silence observation of 6 February 2036 was observed on 6 February 2036.") == {
+        "a designation that repeats its date": 1}
+    assert bad_constructions("Honey Pyshihoth chart run of 28 January 2027 (2) debuted.") == {"a designation numbered (2)": 1}
+    assert bad_constructions("Honey Pyshihoth chart run of 28 January 2027 (Billboard 200) debuted.") == {}
+    assert bad_constructions("It caught 1 people.") == {"1 <plural noun>": 1}
+    assert bad_constructions("The Dadripour Prime launch launched on May 3.") == {"the <designation> <verb>ed": 1}
+    assert bad_constructions("The Dadripour Prime launch took place on May 3.") == {}
 
 
 @pytest.mark.parametrize("label,kind,unit,ukind,name,value,expect", [
@@ -141,9 +155,12 @@ def test_people_are_never_it_and_verbs_agree():
     assert not re.search(r"\b(it|its|It|Its)\b", text)
     assert conjugate("has 3 models", True) == "have 3 models" and conjugate("costs $399", True) == "cost $399"
     assert conjugate("was announced", True) == "were announced" and conjugate("launched on", True) == "launched on"
-    plural = frame_for("shifts per month", "number", None, None)
-    said = " ".join(" ".join(realise(random.Random(s), Referent("Kim Lee", "keeper", True), [Said(plural, "14")])) for s in range(10))
-    assert " is 14" not in said and "are" in said
+    plural = frame_for("opening hours", "category", None, None)  # a plural head's copula agrees: "are"
+    said = " ".join(" ".join(realise(random.Random(s), Referent("Kim Lee", "keeper", True), [Said(plural, "9 to 5")])) for s in range(10))
+    assert " is 9 to 5" not in said and "are" in said
+    counted = frame_for("shifts per month", "number", None, None)  # a plural count is had: "has 14 shifts per month"
+    said = " ".join(" ".join(realise(random.Random(s), Referent("Kim Lee", "keeper", True), [Said(counted, "14")])) for s in range(10))
+    assert "14 shifts per month" in said and not re.search(r"shifts per month (is|are) 14", said)
 
 
 def _sentences(items, ref_args=("Skeimuk Market", "halt"), voice="encyclopedia", seeds=200):

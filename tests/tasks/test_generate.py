@@ -9,8 +9,8 @@ from typer.testing import CliRunner
 from tests.conftest import BUNDLED
 from tests.conftest_worlds import built_world
 from worldforge.cli import app
-from worldforge.corpus import read_corpus, render_value
-from worldforge.corpus.vocab import table_info
+from worldforge.corpus import read_corpus
+from worldforge.corpus.vocab import row_labels, table_info
 from worldforge.tasks import check_solvable, load_tasks, norm_column, render_markdown_table, score_table
 from worldforge.tasks.generate import KINDS
 from worldforge.tasks.store import build_tasks, read_tasks
@@ -34,9 +34,8 @@ def test_generated_tasks_are_solvable_wide_and_true_to_the_tables(specs, tmp_pat
         assert plan["columns"] and [c["name"] for c in plan["columns"]] == task.required
         assert len(prov["rows"]) == len(task.gold)
         if task.extra["kind"] != "aggregate":  # gold rows are table rows: the unique column is the row's label
-            info = table_info(wf.spec, prov["table"])
-            pk = wf.spec.tables[prov["table"]].primary_key
-            labels = {str(r[pk]): render_value(r[info.label_column]) for r in tables[prov["table"]].iter_rows(named=True)}
+            # its name, or the designation of a table without a name column (a listing, a logged observation)
+            labels = {str(k): lab.text for k, lab in row_labels(wf.spec, tables)[prov["table"]].items()}
             key_col = task.unique_columns[0]
             assert [g[key_col] for g in task.gold] == [labels[k] for k in prov["row_keys"]]
         for u in task.unique_columns:  # unique columns are really unique

@@ -8,7 +8,11 @@ one of its values about one row, as verb phrases (``launched on {value}``, ``cos
 (``Nova X's screen size is {value}``). A spec's column ``verb`` wins; otherwise the frame is
 derived from the column's label, unit and kind, choosing a neutral construction (``has a
 <label> of``, a possessive copula) when no verb fits, and never a construction that glues a
-label where a noun or verb must go ("its number of models stands at", "was departed on").
+label where a noun or verb must go ("its number of models stands at", "was departed on",
+"is listed with 11 days for days", "its closes are ..."): a present-tense verb dates an event
+("closes on {value}"), a plural noun is counted ("has {value} lifts", "has {value} lifts open"),
+a noun and a participle say what was done ("people caught" -> "caught {value} people"), a
+lone time unit is logged ("has {value} on record").
 
 Verbs are conjugated for plural subjects with lemminflect (``has`` → ``have``, ``costs`` →
 ``cost``, ``was`` → ``were``); articles and plurals come from inflect.
@@ -25,7 +29,8 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-__all__ = ["INTRANSITIVE_VERBS", "Frame", "Referent", "a_or_an", "base_verb", "conjugate", "fill", "frame_for", "is_participle", "person_table", "plural_noun", "possessive", "singular_noun", "singular_of_plural"]
+__all__ = ["INTRANSITIVE_VERBS", "Frame", "Referent", "a_or_an", "base_verb", "conjugate", "fill", "frame_for", "is_participle", "is_past",
+           "past_tense", "person_table", "plural_noun", "possessive", "present_verb", "singular_noun", "singular_of_plural"]
 
 _PREPS = {"of", "at", "after", "before", "since", "on", "in", "per", "by", "from", "to", "within", "for", "with", "into", "under", "over"}
 _TIME_UNITS = {"day", "days", "hour", "hours", "minute", "minutes", "second", "seconds", "week", "weeks", "month", "months",
@@ -65,7 +70,8 @@ _PERSON_NOUNS = {
 _PARTICIPLES = {"sold", "built", "made", "grown", "drawn", "won", "lost", "held", "run", "flown", "given", "taken", "shown", "seen",
                 "written", "done", "paid", "spent", "brought", "bought", "caught", "kept", "sent", "thrown", "fought", "sung", "ridden"}
 _MASS = {"revenue", "income", "profit", "funding", "output", "power", "traffic", "attendance", "turnover", "spending", "debt",
-         "investment", "production", "consumption", "throughput", "demand", "supply", "equity", "capital", "rainfall", "footfall"}
+         "investment", "production", "consumption", "throughput", "demand", "supply", "equity", "capital", "rainfall", "footfall",
+         "snow", "snowfall", "rain", "precipitation", "wind", "sunshine", "storage"}
 _DIMENSIONS = {"size", "length", "height", "width", "diameter", "depth", "span", "wingspan", "thickness", "elevation", "altitude"}
 
 
@@ -109,6 +115,9 @@ def singular_of_plural(word: str) -> str | None:
     from lemminflect import getAllLemmas
 
     noun = getAllLemmas(word).get("NOUN")
+    if noun and noun[0] == word and not word.endswith("s"):  # "people": lemminflect keeps it, inflect knows "person"
+        sing = _inflect_engine().singular_noun(word)
+        return sing if sing and sing != word else None
     return singular_noun(word) if noun and noun[0] != word else None
 
 
@@ -207,6 +216,8 @@ def _event_for(label: str, name: str, event: str | None) -> str | None:
     key = " ".join(stem)
     if key in _NOUN_EVENTS:
         return _NOUN_EVENTS[key]
+    if len(stem) == 1 and present_verb(stem[0]):
+        return stem[0]  # "closes": "<row> closes on <date>"
     if 1 <= len(stem) <= 2 and (len(stem) == 1 or stem[0] in ("first", "last")) and is_participle(stem[-1]):
         adv = f"{stem[0]} " if len(stem) == 2 else ""  # "first lit" -> "was first lit", "departed" -> "departed"
         return f"{adv}{stem[-1]}" if stem[-1] in INTRANSITIVE_VERBS else f"was {adv}{stem[-1]}"
@@ -226,6 +237,59 @@ def is_participle(word: str) -> bool:
 
     lemma = getAllLemmas(word).get("VERB")
     return bool(lemma) and (word in getInflection(lemma[0], "VBN") or lemma[0] != word and word in getInflection(lemma[0], "VBD"))
+
+
+# verbs whose present tense dates a row's event ("closes on 7 May", "opens on 1 December"): a date label that is
+# one of them is a verb, never a plural noun ("its closes are ..."); nouns such as "dates" or "records" are not
+_PRESENT_EVENTS = {"close", "open", "end", "start", "begin", "finish", "expire", "lapse", "renew", "reopen", "resume", "launch",
+                   "return", "arrive", "depart", "retire", "debut", "premiere", "run", "wrap", "conclude", "commence", "mature"}
+# participles after which a trailing preposition states where a row is, not what happened to it ("based in Lyon")
+_STATES = {"based", "located", "headquartered", "situated", "registered", "listed", "stationed", "housed", "hosted", "made", "built"}
+
+
+@lru_cache(maxsize=4096)
+def present_verb(word: str) -> bool:
+    """A third-person present verb that dates an event (``closes``, ``opens``, ``expires``; lemminflect's ``VBZ``):
+    as a date column's label it says "<row> closes on <date>"; ``dates``, ``records`` or ``lifts`` are not."""
+    from lemminflect import getAllLemmas, getInflection
+
+    lemmas = getAllLemmas(word)
+    verb = lemmas.get("VERB")
+    if not verb or verb[0] == word or word not in getInflection(verb[0], "VBZ"):
+        return False
+    return verb[0] in _PRESENT_EVENTS or "NOUN" not in lemmas
+
+
+@lru_cache(maxsize=4096)
+def past_tense(word: str) -> str:
+    """The simple past of a participle or verb: ``eaten`` -> ``ate``, ``caught`` -> ``caught``, ``sold`` -> ``sold``
+    (lemminflect; the word itself when it knows no verb)."""
+    from lemminflect import getInflection, getLemma
+
+    lemma = getLemma(word, upos="VERB")
+    past = getInflection(lemma[0], "VBD") if lemma else ()
+    return past[0] if past else word
+
+
+_PAST_ADVERBS = {"first", "last", "once", "officially", "reportedly", "formally", "finally", "originally", "also"}
+
+
+@lru_cache(maxsize=4096)
+def is_past(vp: str) -> bool:
+    """Whether a verb phrase is in the simple past (``launched on``, ``was announced``, ``first flew``); ``is due to
+    finish``, ``expires``, ``closes``, ``will open`` are not. "It was on <date> that <row> <vp>" needs a past ``vp``."""
+    words = [w for w in vp.split() if w not in _PAST_ADVERBS]
+    if not words:
+        return False
+    head = words[0]
+    if head in ("was", "were", "had"):
+        return True
+    if head in ("is", "are", "has", "have", "will", "can", "may", "must", "should", "would", "could"):
+        return False
+    from lemminflect import getInflection, getLemma
+
+    lemma = getLemma(head, upos="VERB")
+    return bool(lemma) and lemma[0] != head and head in getInflection(lemma[0], "VBD")
 
 
 def frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | None, *, name: str = "", verb: str | None = None,
@@ -268,7 +332,8 @@ def _is_plural(word: str) -> bool:
     """A plural noun (inflect's ``singular_noun`` finds a singular; ``-ss``, ``-us``, ``-is`` words are singular)."""
     if word.endswith(("ss", "us", "is", "ics")) or not word.endswith("s"):
         return False
-    return bool(_inflect_engine().singular_noun(word))
+    sing = _inflect_engine().singular_noun(word)
+    return bool(sing) and sing != word  # "series", "species": the same word, read as singular ("its series is Pro")
 
 
 def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | None, *, name: str = "", verb: str | None = None,
@@ -279,8 +344,8 @@ def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | No
     simple = np_ok and not any(w in _PREPS for w in words)  # "a screen size of", never "a time on Mars of"
     noun = label if np_ok else None
     art = a_or_an(label) if np_ok else None
-    if np_ok and _plural_head(label):  # "has shifts per month of" is not English: plural heads get no "has a ... of"
-        art, simple = label, False
+    if np_ok and (_plural_head(label) or _postmodified_plural(words)):  # "has shifts per month of", "has a lifts open of"
+        art, simple = label, False  # are not English: plural heads get no "has a ... of"
     has_a = f"has {label if words[-1] in _MASS else art} of {{value}}" if simple else None
     with_a = f"with {label if words[-1] in _MASS else art} of {{value}}" if simple else None
     if verb:  # the spec's own verbs; the label serves as a noun only when it is a plain noun phrase
@@ -291,6 +356,8 @@ def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | No
             return Frame((f"{ev} on {{value}}",), None, None, True)
         if words and words[-1] in _PREPS:  # "in service since", "due by"
             return Frame((f"has been {label} {{value}}",) if words[-1] == "since" else (f"is {label} {{value}}",), None, None)
+        if len(words) > 1 and present_verb(words[-1]):  # "season closes": a clause, never "its season closes are"
+            return Frame((f"sees its {' '.join(words[:-1])} {base_verb(words[-1])} on {{value}}",), None, None)
         return Frame((has_a,) if has_a else () if np_ok else (f"is dated {{value}} ({label})",), noun, with_a)
     if kind == "rank":
         by = of_label or re.sub(r"^rank\s*(by|in|within)?\s*", "", label) or "rank"
@@ -301,21 +368,38 @@ def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | No
             return Frame((f"accounts for {{value}} of {m.group(1)}", f"takes {{value}} of {m.group(1)}"), None, None)
         return Frame(tuple(x for x in (has_a, f"holds {art} of {{value}}" if np_ok else None) if x) or (f"is at {{value}} ({label})",), noun, with_a)
     if kind in ("category", "text"):
-        return Frame(() if np_ok else (f"is listed under {{value}} for {label}",), noun, None)
+        if words and words[-1] in _PREPS:  # "trained in", "based in": the label and its value make the phrase
+            verb = "was" if is_participle(words[0]) and words[0] not in _STATES else "is"
+            return Frame((f"{verb} {label} {{value}}",), None, None)
+        return Frame((), label, None)  # "season shown", "month number": noun phrases after a possessive
     if kind == "bool":
         return Frame((), None, None)
     # numbers
     vps: list[str] = []
     head = words[-1] if words else ""
-    if len(words) == 2 and (words[1] in _PARTICIPLES or words[1].endswith("ed")) and _is_plural(words[0]):
-        # "units sold" -> "sold 106,000 units", "goals scored" -> "scored 14 goals"
-        obj = "{value}" if unit_base else f"{{value}} {words[0]}"
-        return Frame((f"{words[1]} {obj}", f"has {words[1]} {obj}", f"reports {obj} {words[1]}"), None, None)
+    if len(words) >= 2 and (words[-1] in _PARTICIPLES or words[-1].endswith("ed")) and is_participle(words[-1]) \
+            and not any(w in _PREPS for w in words) and words[0] not in _TIME_UNITS and words[0] not in ("number", "count", "year", "date"):
+        # "units sold" -> "sold 106,000 units", "goals scored" -> "scored 14 goals", "people caught" -> "caught 3 people",
+        # "water used" (litres) -> "used 40 litres of water"
+        part, things = words[-1], " ".join(words[:-1])
+        countable = _count_noun(words[-2])
+        if unit_base is None and countable:
+            obj = f"{{value}} {things}"
+        elif unit_base is not None and (not countable or unit_kind in ("measure", "money")) and unit_base.split()[-1] != words[-2]:
+            obj = f"{{value}} of {things}"
+        elif unit_base is not None:
+            obj = "{value}"
+        else:
+            obj = None
+        if obj is not None:
+            return Frame((f"{past_tense(part)} {obj}", f"has {part} {obj}", f"reports {obj} {part}"), None, None)
     if words[:2] == ["number", "of"] and len(words) > 2:
         things = " ".join(words[2:])
         obj = f"{{value}} {things}" if unit_base is None else "{value}"
         vps = [f"has {obj}", f"counts {obj}", f"lists {obj}"]
         return Frame(tuple(vps), None, None)
+    if words == ["count"]:
+        return Frame(("has a count of {value}", "shows a count of {value}"), None, None)
     if words and words[-1] == "count" and len(words) > 1 and unit_base is None:
         things = plural_noun(" ".join(words[:-1]))
         return Frame((f"has {{value}} {things}", f"counts {{value}} {things}"), None, None)
@@ -327,19 +411,20 @@ def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | No
             return Frame((f"was {old} at the {rest[3:]}", f"was {aged} at the {rest[3:]}", f"was {old} when the {rest[3:]} was taken"
                           if rest[3:] in ("census", "survey", "count") else f"had reached {{value}} of age at the {rest[3:]}"), None, None)
         return Frame((f"is {old}",) if not rest else (f"is {old} ({label})",), None, None)
-    if words and words[0] in _TIME_UNITS and len(words) > 1:
+    if words and words[0] in _TIME_UNITS:
+        v = "{value}" if unit_base else f"{{value}} {words[0]}"  # "11 days" from the unit, else from the label
+        if len(words) == 1:  # "days": a count, never "listed with 11 days for days"
+            return Frame((f"has logged {v}", f"has {v} on record") if person else (f"has {v} on record", f"spans {v}"), None, None)
         rest = " ".join(words[1:])
         if words[1] in ("without", "with", "under", "over"):
-            return Frame((f"went {{value}} {rest}", f"spent {{value}} {rest}"), None, None)
+            return Frame((f"went {v} {rest}", f"spent {v} {rest}"), None, None)
         if words[1] == "of":
-            return Frame((f"counts {{value}} {rest}", f"has {{value}} {rest}", f"has put in {{value}} {rest}"), None, None)
+            return Frame((f"counts {v} {rest}", f"has {v} {rest}", f"has put in {v} {rest}"), None, None)
         if words[1] in ("after", "before"):
-            return Frame((f"came {{value}} {rest}", f"is dated {{value}} {rest}", f"fell {{value}} {rest}"), None, None)
+            return Frame((f"came {v} {rest}", f"is dated {v} {rest}", f"fell {v} {rest}"), None, None)
         if words[1] == "on":
-            return Frame((f"has spent {{value}} {rest}",), None, None)
-        if words[1] in ("since", "in", "of", "to", "until"):
-            return Frame((f"counts {{value}} {rest}",), None, None)
-        return Frame((f"is listed at {{value}} ({label})",), None, None)
+            return Frame((f"has spent {v} {rest}",), None, None)
+        return Frame((f"counts {v} {rest}",), None, None)  # "days to maturity", "days open", "hours daily"
     if len(words) >= 2 and words[0] == "year" and words[1].endswith("ed"):
         part = words[1]
         return Frame((f"{part} in {{value}}" if part in INTRANSITIVE_VERBS else f"was {part} in {{value}}",), None, None)
@@ -358,7 +443,8 @@ def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | No
     elif head == "capacity" and unit_base in ("people", "seats", "passengers", "beds", "guests", "visitors", "spectators"):
         vps = ["can hold {value}", "has room for {value}"]
     elif head in _DIMENSIONS and unit_kind == "measure":
-        vps = ["measures {value}"] if words == [head] or len(words) == 2 else []
+        # "measures 30 m" for the row's own size; "snow depth", "wave height" are not the observation's or storm's size
+        vps = ["measures {value}"] if words == [head] or words[0] in ("overall", "total", "body", "hull", "tower") else []
     elif head in ("duration", "runtime") and unit_kind == "time":
         vps = ["lasts {value}", "runs for {value}"]
     elif head in ("score", "rating") and unit_kind is None:
@@ -367,12 +453,36 @@ def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | No
         vps = ["employs {value}" if unit_base else f"employs {{value}} {'people' if head == 'headcount' else head}"]
     if has_a:
         vps.append(has_a)
-        if len(vps) == 1:  # only the neutral construction: its variants
+        if len(vps) == 1:  # only the neutral construction: its variants ("is listed with new snow of" is no English)
             a_label = label if words[-1] in _MASS else art
-            vps += [f"is listed with {a_label} of {{value}}", f"shows {a_label} of {{value}}", f"reports {a_label} of {{value}}"]
-    if not vps and not np_ok:
-        vps = [f"is listed with {{value}} for {label}"]
+            vps += ([] if words[-1] in _MASS else [f"is listed with {a_label} of {{value}}"]) + [f"shows {a_label} of {{value}}", f"reports {a_label} of {{value}}"]
+    if not vps and unit_base is None and np_ok and (_plural_head(label) or _postmodified_plural(words)):
+        # a plural noun counts what the row has: "has 12 lifts", "has 14 shifts per month", "has 13 lifts open",
+        # never "its lifts are 12" or "its lifts open is 13"
+        return Frame((f"has {{value}} {label}",), None, None)  # "has 50 points and 16 wins": one "has" for both
+    if not vps and not np_ok:  # no clause fits: the neutral possessive, never "is listed with 11 for <label>"
+        return Frame((), f"figure for {label}", None)
     return Frame(tuple(vps), noun, with_a)
+
+
+def _postmodified_plural(words: list[str]) -> bool:
+    """A plural noun and an adjective after it (``lifts open``, ``seats available``, ``people injured``): a count."""
+    return len(words) == 2 and _is_plural(words[0]) and _postmodifier(words[1])
+
+
+@lru_cache(maxsize=1024)
+def _postmodifier(word: str) -> bool:
+    """An adjective or participle that may follow a noun (``open``, ``available``, ``remaining``), not a noun (``volume``)."""
+    from lemminflect import getAllLemmas
+
+    lemmas = getAllLemmas(word)
+    return word in ("free", "left", "active") or "NOUN" not in lemmas and ("ADJ" in lemmas or "VERB" in lemmas and word.endswith("ing"))
+
+
+@lru_cache(maxsize=4096)
+def _count_noun(word: str) -> bool:
+    """A plural count noun (``people``, ``units``, ``fish``): inflect finds a singular for it."""
+    return bool(_inflect_engine().singular_noun(word)) and not word.endswith(("ss", "us", "is"))
 
 
 @dataclass
@@ -424,3 +534,8 @@ def possessive(subject: str) -> str:
 def person_table(noun: str, label_faker: bool) -> bool:
     """Whether a table's rows are people: its naming column is a Faker person name, or its noun is a person noun."""
     return label_faker or noun.lower() in _PERSON_NOUNS or noun.lower().split()[-1] in _PERSON_NOUNS
+
+
+def is_plural_label(label: str) -> bool:
+    """Whether a column label's head noun is plural ("draws", "shifts per month"): it takes "are", not "is"."""
+    return _plural_head(label)

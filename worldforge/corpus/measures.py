@@ -14,8 +14,9 @@ as opposed to boilerplate.
 *Answer share* is the words of the page's distinct stated values over its words.
 
 :data:`BAD_CONSTRUCTIONS` lists the constructions people would not write that template text
-produced (label glue, passives of intransitive verbs, people called "it"); :func:`bad_constructions`
-finds them in a text.
+produced (label glue such as "is listed with 11 days for days" or "its closes are ...", passives of
+intransitive verbs, people called "it", a present tense after "It was on <date> that", a designation
+that restates its own date or carries a bare "(2)"); :func:`bad_constructions` finds them in a text.
 """
 
 from __future__ import annotations
@@ -49,6 +50,17 @@ BAD_CONSTRUCTIONS: dict[str, re.Pattern] = {
     "doubled article": re.compile(r"\b(a|an|the) (a|an|the)\b"),
     "a year written 1,950": re.compile(r"\b(founded|established|formed|opened|built|launched|born|debuted|incorporated|inaugurated|since|"
                                        r"dates back to) (in )?[12],\d{3}\b(?![\d,]| (days|weeks|months|years|hours|minutes)\b)|^\| *(Year|Founded|Established|Built|Opened)\b[^|\n]*\| *[12],\d{3} *\|", re.M),
+    "is listed with <value> for <label>": re.compile(r"\bis listed (?:with|under) (?!an? |the )[^.;,]{1,40}? for [a-z]"),
+    "its <verb label> are": re.compile(r"\b[Ii]ts (?:closes|opens|ends|starts|begins|finishes|expires|lapses|renews|resumes) (?:are|were|is)\b"),
+    "its <plural label> are <count>": re.compile(r"\b[Ii]ts [a-z]+s (?:are|were)(?: recorded as| given as| listed as| last reported as)? "
+                                                  r"[\d,]+(?:\.\d+)?(?=[.;](?!\d)|,? and\b|,? while\b| according| at the| by the| on the| as| in the| per| going| based|$)", re.M),
+    "its <plural> <adjective> is": re.compile(r"\b[Ii]ts [a-z]+s (?:open|available|remaining|active|closed|injured|free|left) (?:is|was)\b"),
+    "It was on <date> that <row> <present tense>": re.compile(r"\bIt was on [^.]{3,40}? that [^.]{1,120}? (?:is|are|will|expires|matures|closes|opens|"
+                                                             r"ends|starts|begins)\b"),
+    "a designation that repeats its date": re.compile(r"\b(?:of|on) (\d{1,2} (?:January|February|March|April|May|June|July|August|September|October|"
+                                                      r"November|December) \d{4})\b[^\n.]{0,160}?\b(?:on|dated) \1\b"),
+    "a designation numbered (2)": re.compile(r"\b(?:of|on) \d{1,2} [A-Z][a-z]+ \d{4} \(\d+\)"),
+    "the <designation> <verb>ed": re.compile(r"\b[Tt]he [A-Z][\w ]{0,40}? (launch|award|observation|listing|approval) (?:was )?\1e?d\b"),
     "citation after a closed clause": re.compile(r"(\bwhose [a-z ]+ (is|are) [^.;,*]+|\([^()]*: [^()]*\)) "
                                                  r"(documented |listed |covered by |catalogued |on file |on record )?(in )?\*"),
 }
@@ -62,7 +74,7 @@ def _article_mismatches(text: str) -> int:
     return sum(1 for m in _ARTICLE.finditer(text) if a_or_an(m.group(2)).split(" ", 1)[0] != m.group(1))
 
 
-_ONE = re.compile(r"(?<![\w.,])1 ([a-z]+s)\b")
+_ONE = re.compile(r"(?<![\w.,])1 ([a-z]+s|people|children|men|women|mice|geese|feet|teeth)\b")
 
 
 def _one_plurals(text: str) -> int:

@@ -21,7 +21,11 @@ is never stated by pages nor asked by tasks.
 A table without a name column is called by a *designation* (:func:`row_labels`): the spec's
 template, or one derived from its first parent's label, the table's noun and the row's event date
 ("Brecho Explorer launch of 12 March 2031"), or a per-parent ordinal ("Launch 3 of Brecho
-Explorer") where the date would not tell two rows apart.
+Explorer") where the date would not tell two rows apart. The few rows a dated designation still
+leaves alike are told apart by what differs between them ("... chart run of 28 January 2027
+(Billboard 200)", "... observation of 19 March 2036 (second that day)"), and each designation
+knows the date it holds (:attr:`RowLabel.bare`), so that a sentence states that date once.
+A date column named by a present-tense verb reads as a date: ``closes`` -> "closing date".
 """
 
 from __future__ import annotations
@@ -34,12 +38,12 @@ from typing import Any
 
 import polars as pl
 
-from worldforge.corpus.lexicon import INTRANSITIVE_VERBS, singular_noun
+from worldforge.corpus.lexicon import INTRANSITIVE_VERBS, present_verb, singular_noun
 from worldforge.corpus.quantity import CALENDAR_YEAR, Unit, format_date, parse_unit
 from worldforge.spec import models as M
 
 __all__ = [
-    "ColumnInfo", "RowLabel", "TableInfo", "column_info", "derive_label", "is_additive", "is_calendar_year", "label_column", "ordinal",
+    "ColumnInfo", "RowLabel", "TableInfo", "column_info", "derive_label", "faker_person", "is_additive", "is_calendar_year", "label_column", "ordinal",
     "row_labels", "singular", "table_info",
 ]
 
@@ -212,8 +216,12 @@ def column_info(table: M.TableSpec, name: str, frame: pl.DataFrame | None = None
     else:
         kind = "text"
     event = None
+    if kind in ("category", "text", "bool") and not col.unit:
+        unit = None  # a unit token in a word's name is no unit of it: "trained_in" is no length in inches
     if kind == "date" and not col.label and re.fullmatch(r"[a-z]+ed", label):
         label = f"date {label}"  # "announced" -> "date announced", as infoboxes write it
+    elif kind == "date" and not col.label and re.fullmatch(r"[a-z]+s", label) and present_verb(label):
+        label = f"{_gerund(label)} date"  # "closes" -> "closing date": a column, never "its closes are ..."
     if kind == "date":
         event = _EVENTS.get(name)
         if event is None:
@@ -223,6 +231,16 @@ def column_info(table: M.TableSpec, name: str, frame: pl.DataFrame | None = None
         event = event[4:]  # "was departed" -> "departed": an intransitive verb has no passive
     additive = is_additive(col, kind, label, unit)
     return ColumnInfo(name, label, unit, kind, event, additive, col.compose_only)
+
+
+@lru_cache(maxsize=256)
+def _gerund(verb: str) -> str:
+    """``closes`` -> ``closing``, ``opens`` -> ``opening`` (lemminflect)."""
+    from lemminflect import getInflection, getLemma
+
+    lemma = getLemma(verb, upos="VERB")
+    ing = getInflection(lemma[0], "VBG") if lemma else ()
+    return ing[0] if ing else verb
 
 
 _SINCE = frozenset({"founded", "established", "formed", "opened", "built", "launched", "incorporated", "inaugurated", "debut", "debuted"})
@@ -333,7 +351,7 @@ def _derived_designation(spec: M.WorldSpec, table: str, noun: str, cols: dict[st
     head = noun[:1].upper() + noun[1:]
     if dc is not None:
         keys = [ref, dc] if ref else [dc]
-        if frame is None or frame.select(keys).n_unique() >= 0.9 * frame.height:  # a rare repeat gets " (2)" (row_labels)
+        if frame is None or frame.select(keys).n_unique() >= 0.9 * frame.height:  # a rare repeat is told apart (row_labels)
             return f"{{{ref}}} {noun} of {{{dc}}}" if ref else f"{head} of {{{dc}}}"
     return f"{head} {{n}} of {{{ref}}}" if ref else f"{head} {{n}}"
 
@@ -357,6 +375,15 @@ class RowLabel:
 
     text: str
     cells: tuple[tuple[str, str, str, str], ...]
+    bare: str | None = None
+    """The designation without the row's own date it states, in running text's case (``Brecho Explorer launch``,
+    ``storm``), for a sentence that then states the date: "the Brecho Explorer launch took place on ..."; ``None``
+    when the label states no date of its row."""
+    dated: str | None = None
+    """The row's date column the designation states (what :attr:`bare` leaves out), or ``None``."""
+
+
+_ORDINAL_WORDS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
 
 
 def _designation_text(value: Any) -> str:
@@ -370,7 +397,10 @@ def _designation_text(value: Any) -> str:
 def row_labels(spec: M.WorldSpec, tables: dict[str, pl.DataFrame], infos: dict[str, TableInfo] | None = None) -> dict[str, dict[Any, RowLabel]]:
     """Every row's label, per table and primary key: its name column rendered, or its designation.
 
-    Designations are unique per table: a repeated text gets `` (2)``, `` (3)`` ... in key order.
+    Designations are unique per table. Rows a designation would not tell apart (an album's two chart runs that
+    debut the same day) are told apart as a writer would: by what differs between them, in brackets (the other
+    parent's label or a category: "Honey Pyshihoth chart run of 28 January 2027 (Billboard 200)"), else by their
+    order ("... (second that day)" for a dated designation, "(second)" otherwise); never by a bare "(2)".
     ``{n}`` counts rows within their first parent (all rows when the table has no reference) in
     event-date order, then key order; ``{nth}`` writes it as ``3rd``.
     """
@@ -398,8 +428,12 @@ def row_labels(spec: M.WorldSpec, tables: dict[str, pl.DataFrame], infos: dict[s
             nums[r[pk]] = counters[g]
         by_key = {rf: {pr[spec.tables[c.parent].primary_key]: pr for pr in tables[c.parent].to_dicts()}
                   for rf, c in table.references.items() if c.parent in tables and f"{{{rf}." in info.designation}
-        labels: dict[Any, RowLabel] = {}
-        seen: dict[str, int] = {}
+        # the row's own date the designation states, and the designation without it ("{rocket_id} launch")
+        fields = _FIELD.findall(info.designation)
+        dated = next((f for f in fields if f in info.columns and info.columns[f].kind == "date"), None)
+        bare_tpl = re.sub(r"\s*\b(?:of|on|dated|from)?\s*\{" + re.escape(dated) + r"\}", "", info.designation).strip() if dated else None
+        literal = not info.designation.startswith("{")
+        drafts: dict[Any, tuple[str, list, str | None]] = {}
         for r in sorted(rows, key=lambda r: r[pk]):
             cells: list[tuple[str, str, str, str]] = []
 
@@ -423,14 +457,69 @@ def row_labels(spec: M.WorldSpec, tables: dict[str, pl.DataFrame], infos: dict[s
                 return text
 
             text = _FIELD.sub(fill, info.designation)
-            if not info.designation.startswith("{"):  # a literal start is capitalised; a name keeps its own case ("vivo Edge 11")
+            if literal:  # a literal start is capitalised; a name keeps its own case ("vivo Edge 11")
                 text = text[:1].upper() + text[1:]
-            seen[text] = seen.get(text, 0) + 1
-            if seen[text] > 1:
-                text = f"{text} ({seen[text]})"
-            labels[r[pk]] = RowLabel(text, tuple(dict.fromkeys(cells)))
+            bare = _FIELD.sub(lambda m, r=r: fill(m, r, []), bare_tpl) if bare_tpl and r.get(dated) is not None else None
+            if bare and literal:
+                bare = bare[:1].lower() + bare[1:]  # "storm", as running text writes it after "the"
+            drafts[r[pk]] = (text, cells, bare)
+        labels: dict[Any, RowLabel] = {}
+        for group in _same_text(drafts):
+            tells = _telling_apart(spec, t, info, group, {k: r for r in rows for k in (r[pk],) if k in group}, fields, out) if len(group) > 1 else {}
+            for i, k in enumerate(group):
+                text, cells, bare = drafts[k]
+                if len(group) > 1:
+                    tag, tag_cells = tells.get(k) or (f"{_ORDINAL_WORDS[i] if i < len(_ORDINAL_WORDS) else ordinal(i + 1)}"
+                                                      f"{' that day' if dated else ''}", [])
+                    text, bare, cells = f"{text} ({tag})", (f"{bare} ({tag})" if bare else None), cells + tag_cells
+                labels[k] = RowLabel(text, tuple(dict.fromkeys(cells)), bare, dated if bare else None)
+        seen: dict[str, int] = {}
+        for k in sorted(labels):  # a told-apart text that meets another row's: numbered, the last resort
+            lab = labels[k]
+            seen[lab.text] = seen.get(lab.text, 0) + 1
+            if seen[lab.text] > 1:
+                labels[k] = RowLabel(f"{lab.text} ({seen[lab.text]})", lab.cells, lab.bare, lab.dated)
         out[t] = labels
     return out
+
+
+def _same_text(drafts: dict[Any, tuple[str, list, str | None]]) -> list[list[Any]]:
+    """Row keys grouped by their drafted designation, in key order (a group of one for a unique text)."""
+    groups: dict[str, list[Any]] = {}
+    for k in sorted(drafts):
+        groups.setdefault(drafts[k][0], []).append(k)
+    return list(groups.values())
+
+
+def _telling_apart(spec: M.WorldSpec, t: str, info: TableInfo, group: list[Any], rows: dict[Any, dict], used: list[str],
+                   out: dict[str, dict[Any, RowLabel]]) -> dict[Any, tuple[str, list]]:
+    """What tells rows of one designation apart, per key: ``(bracketed text, cells it states)`` of the first column
+    the designation does not already state (another parent's label, or a category whose values are names:
+    "Billboard 200", not "good") whose values differ on every row of the group; ``{}`` when none does."""
+    table = spec.tables[t]
+    pk = table.primary_key
+    for c, ci in info.columns.items():
+        if c in used or ci.compose_only or ci.kind not in ("reference", "category"):
+            continue
+        vals: dict[Any, tuple[str, list]] = {}
+        for k in group:
+            v = rows[k].get(c)
+            if v is None:
+                break
+            if ci.kind == "reference":
+                parent = table.columns[c].parent
+                plabel = out.get(parent, {}).get(v)
+                if plabel is None:
+                    break
+                vals[k] = (plabel.text, list(plabel.cells))
+            else:
+                text = _designation_text(v)
+                if not text[:1].isupper():
+                    break  # "(Billboard 200)", "(Electron)" tell rows apart; "(good)", "(success)" read as a verdict
+                vals[k] = (text, [(t, str(rows[k][pk]), c, text)])
+        if len(vals) == len(group) and len({v[0] for v in vals.values()}) == len(group):
+            return vals
+    return {}
 
 
 def _parents_first(spec: M.WorldSpec) -> list[str]:
@@ -447,3 +536,27 @@ def _parents_first(spec: M.WorldSpec) -> list[str]:
             done += pending
             break
     return done
+
+
+_PERSON_PROVIDERS = {"name", "first_name", "last_name", "name_male", "name_female", "first_name_male", "first_name_female",
+                     "last_name_male", "last_name_female", "prefix", "suffix", "prefix_male", "prefix_female", "suffix_male",
+                     "suffix_female", "name_nonbinary", "first_name_nonbinary", "last_name_nonbinary"}
+
+_HONORIFICS = {"dr", "mr", "mrs", "ms", "mx", "prof", "sir", "dame", "jr", "sr", "lord", "lady", "rev",
+               "van", "von", "de", "del", "della", "da", "di", "du", "le", "la", "der", "den", "ter", "bin", "al", "mac"}
+"""Words a person's name template may hold besides its placeholders (titles, particles: "Dr. {{last_name}}",
+"{{first_name}} van {{last_name}}")."""
+
+
+def faker_person(col: Any) -> bool:
+    """A naming column made of Faker person names: the ``name`` provider, or a template whose every placeholder is
+    a person-name provider (``{{first_name}} {{last_name}}``); ``{{color_name}} {{last_name}}`` names a thing."""
+    if not isinstance(col, M.FakerColumn):
+        return False
+    if col.template:
+        fields = re.findall(r"\{\{\s*(\w+)\s*\}\}", col.template)
+        words = re.findall(r"[A-Za-z]+", re.sub(r"\{\{\s*\w+\s*\}\}", " ", col.template))
+        if any(w.lower() not in _HONORIFICS for w in words):
+            return False  # "{{last_name}} Point Light" names a lighthouse, "Dr. {{last_name}}" a person
+        return bool(fields) and all(f in _PERSON_PROVIDERS for f in fields) and any("name" in f for f in fields)
+    return (col.provider or "") in _PERSON_PROVIDERS and "name" in (col.provider or "")

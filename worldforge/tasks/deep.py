@@ -213,8 +213,8 @@ class _Builder:
 
     def person(self, t: str) -> bool:
         """Rows of ``t`` are people (named by Faker person names, or a person noun): clues say "they", not "it"."""
-        from worldforge.corpus.builder import faker_person
         from worldforge.corpus.lexicon import person_table
+        from worldforge.corpus.vocab import faker_person
 
         info = self.ctx.info[t]
         return person_table(info.noun, faker_person(self.ctx.spec.tables[t].columns.get(info.label_column)))

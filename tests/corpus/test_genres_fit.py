@@ -1,0 +1,165 @@
+"""Genres that fit the entity, designations said once, and clauses for labels without a verb.
+
+Measurements (rows designated by their parent and a date: a resort's snow observation, a lighthouse's logged storm)
+get datasets and timelines and are listed in their parent's article, but no news story, press release, rumour or forum
+thread of their own; a designation that holds a cell (its date, its parent's name) is never followed by that cell again;
+labels with no ``verb`` hint ("closes", "days", "people caught", "lifts") read as clauses.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from functools import cache
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from tests.conftest import BUNDLED
+from worldforge.corpus import build_pages
+from worldforge.corpus.builder import CorpusBuilder
+from worldforge.corpus.kinds import GENRES_BY_KIND, fits, table_kinds
+from worldforge.corpus.lexicon import Referent, frame_for, is_past
+from worldforge.corpus.measures import bad_constructions, prose_sentences
+from worldforge.corpus.planner import Said, realise
+from worldforge.corpus.quantity import format_date
+from worldforge.corpus.vocab import row_labels, table_info
+from worldforge.spec.load import load_spec, spec_from_dict
+from worldforge.synth import build_world
+
+ROOT = Path(__file__).resolve().parents[2]
+SKI = ROOT / "tests" / "corpus" / "data" / "ski_resorts_2036.yaml"
+LIGHTHOUSES = ROOT / "bench" / "specs" / "lighthouse_keepers_2033.yaml"
+OWN_PAGES = ("news", "press_release", "rumor", "forum")
+_DATE_STYLES = ("mdy_short", "mdy_abbr", "mdy_long", "dmy_long", "iso")
+
+
+@cache
+def _world(path: Path):
+    spec = load_spec(path)
+    tables = build_world(spec)
+    return spec, tables, build_pages(spec, tables)
+
+
+def _kinds(spec, tables):
+    b = CorpusBuilder(spec, tables, None, spec.seed)
+    return table_kinds(spec, tables, b.info, b.person)
+
+
+def test_tables_are_classified_by_what_their_rows_are():
+    spec, tables, _ = _world(SKI)
+    assert _kinds(spec, tables) == {"resorts": "thing", "patrollers": "person", "observations": "measurement", "rescues": "event"}
+    spec, tables, _ = _world(LIGHTHOUSES)  # "{{last_name}} Point Light" names a lighthouse, not a person
+    assert _kinds(spec, tables) == {"lighthouses": "thing", "keepers": "person", "storms": "measurement"}
+    assert not fits("measurement", "news") and not fits("measurement", "forum") and fits("measurement", "dataset")
+    assert fits("person", "profile") and not fits("person", "rumor") and GENRES_BY_KIND["event"] >= {"news", "timeline"}
+
+
+@pytest.mark.parametrize("path, table", [(SKI, "observations"), (LIGHTHOUSES, "storms")])
+def test_measurements_get_datasets_timelines_and_their_parents_articles_not_news_or_threads(path, table):
+    spec, tables, pages = _world(path)
+    info = table_info(spec, table, tables[table])
+    pk = spec.tables[table].primary_key
+    about = {p.url: p for p in pages if any(f.table_name == table and f.section == "lead" for f in p.facts)}
+    own = [p for p in about.values() if p.page_type in OWN_PAGES]
+    assert own == [], [(p.page_type, p.title) for p in own[:5]]
+    assert any(p.page_type == "dataset" and p.title.startswith(f"Dataset: {info.plural} in ") for p in pages)
+    listed = {f.row_key for p in pages if p.page_type == "dataset" for f in p.facts if f.table_name == table}
+    assert listed == {str(k) for k in tables[table][pk]}  # every measurement in its dataset
+    timelines = [p for p in pages if p.page_type == "timeline" and f"/{table}/" in p.url]
+    assert timelines and {f.row_key for p in timelines for f in p.facts if f.table_name == table} == listed
+    # each one is listed in its parent's article
+    labels = row_labels(spec, tables)[table]
+    ref, col = next(iter(spec.tables[table].references.items()))
+    articles = {f.row_key: p.body_md for p in pages if p.page_type == "encyclopedia" and f"/wiki/{col.parent}/" in p.url
+                for f in p.facts[:1] if f.table_name == col.parent}
+    for key, parent in zip(tables[table][pk], tables[table][ref], strict=True):
+        assert f"[{labels[key].text}](" in articles[str(parent)]
+
+
+@pytest.mark.parametrize("name", BUNDLED + ["ski_resorts_2036", "lighthouse_keepers_2033"])
+def test_no_designation_restates_the_cell_it_holds(specs, name):
+    """"Mont Silence observation of 6 February 2036 was observed on 6 February 2036": never, in any date style; and no
+    designation carries a bare "(2)"."""
+    path = SKI if name == "ski_resorts_2036" else LIGHTHOUSES if name == "lighthouse_keepers_2033" else None
+    spec, tables, pages = _world(path) if path else (specs[name], None, None)
+    if path is None:
+        tables = build_world(spec)
+        pages = build_pages(spec, tables)
+    dated = []
+    for t, labs in row_labels(spec, tables).items():
+        for key, lab in labs.items():
+            assert not re.search(r" \(\d+\)$", lab.text), lab.text
+            for ct, ck, cc, _ in lab.cells:
+                if ct == t and ck == str(key) and tables[t].schema[cc].is_temporal():
+                    day = tables[t].filter(pl.col(spec.tables[t].primary_key) == key)[cc][0]
+                    dated.append((lab.text, {format_date(day, s) for s in _DATE_STYLES}))
+    assert name == "mars_colony_2030" or dated
+    by_label = dict(dated)
+    if not by_label:
+        return
+    pattern = re.compile("|".join(re.escape(x) for x in sorted(by_label, key=len, reverse=True)))
+    for p in pages:
+        for line in (p.title, *prose_sentences(p.body_md)):
+            rest = pattern.sub(" ", line)  # the sentence without the designations it names rows by
+            for m in pattern.finditer(line):
+                assert not any(form in rest for form in by_label[m.group(0)]), (p.page_type, line)
+
+
+def _read(items, ref=("Mont Weber", "resort"), seeds=60):
+    return " ".join(" ".join(realise(random.Random(s), Referent(*ref), items, voice)) for s in range(seeds) for voice in ("encyclopedia", "news", "forum"))
+
+
+@pytest.mark.parametrize("label, kind, unit, ukind, value, clause", [
+    ("closes", "date", None, None, "7 May 2030", "closes on 7 May 2030"),
+    ("days", "number", "days", "time", "11 days", "has 11 days on record"),
+    ("days", "number", None, None, "11", "has 11 days on record"),
+    ("people caught", "number", None, None, "3", "caught 3 people"),
+    ("people caught", "number", None, None, "1", "caught 1 person"),
+    ("lifts", "number", None, None, "12", "has 12 lifts"),
+    ("lifts open", "number", None, None, "13", "has 13 lifts open"),
+    ("shifts per month", "number", None, None, "14", "has 14 shifts per month"),
+    ("trained in", "category", None, None, "Lyon", "was trained in Lyon"),
+])
+def test_labels_without_a_verb_read_as_clauses(label, kind, unit, ukind, value, clause):
+    from worldforge.corpus.lexicon import fill
+
+    fr = frame_for(label, kind, unit, ukind, name=label.replace(" ", "_"))
+    said = [fill(v, value) for v in fr.vps]
+    assert clause in said, said
+    text = _read([Said(fr, value), Said(frame_for("top elevation", "number", "m", "measure"), "3,140 m")])
+    assert bad_constructions(text) == {}, bad_constructions(text)
+    assert not re.search(r"\blisted (with|under) [^.]* for\b|\b[Ii]ts (closes|lifts|days|people caught|lifts open) (is|are)\b", text), text
+
+
+def test_a_date_named_by_a_present_verb_gets_a_dated_label():
+    spec, tables, pages = _world(SKI)
+    info = table_info(spec, "resorts", tables["resorts"])
+    assert info.columns["opens"].label == "opening date"  # derived from the name: "opens" -> "opening date"
+    assert info.columns["closes"].label == "closes"  # the spec's own label stays, and its frame is a verb
+    text = "\n".join(p.body_md for p in pages)
+    assert "closes on " in text and not re.search(r"\b[Ii]ts closes\b", text)
+
+
+def test_it_was_on_a_date_that_takes_a_past_tense():
+    assert is_past("launched on") and is_past("was announced") and is_past("first flew")
+    assert not is_past("is due to finish") and not is_past("expires") and not is_past("closes") and not is_past("will open")
+    doc = {"world": "trials_2031", "title": "Trials, 2031", "seed": 5, "target_year": 2031, "tables": {
+        "sponsors": {"primary_key": "sponsor_id", "rows": 12, "columns": {
+            "sponsor_id": {"kind": "sequence"},
+            "name": {"kind": "faker", "template": "{{last_name}} Pharma", "unique": True, "weighted": False}}},
+        "trials": {"primary_key": "trial_id", "columns": {
+            "trial_id": {"kind": "sequence"},
+            "sponsor_id": {"kind": "reference", "parent": "sponsors", "cardinality": {"min": 26, "max": 30}},
+            "code": {"kind": "format", "template": "KIRE-{n}", "start": 1},
+            "completion": {"kind": "date", "start": "Y-01-01", "end": "Y+2-12-31", "label": "primary completion",
+                           "verb": "is due to finish on {value}"},
+            "enrolment": {"kind": "number", "dtype": "int", "min": 20, "max": 900, "label": "enrolment"}}}}}
+    spec = spec_from_dict(doc)
+    pages = build_pages(spec, build_world(spec))
+    leads = [p.lead for p in pages if p.page_type == "news"]
+    assert len(leads) > 200 and any(" is due to finish" in x for x in leads)
+    slips = [x for x in leads if re.search(r"\bIt was on [^.]* that [^.]* is due to finish\b", x)]
+    assert slips == [], slips[:3]
+    assert all(bad_constructions(x) == {} for x in leads)
