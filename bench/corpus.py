@@ -10,13 +10,20 @@ Then, on one world's index, runs the same queries through ``worldforge.corpus.se
 (parse + search + stored-field fetch, the floor), in the same run. Target: ``search()``
 within 2x of the raw query time.
 
-Usage: python bench/corpus.py [--worlds 100] [--queries 2000]
+With ``--baseline REF`` (for example the commit before a change to the corpus), the same worlds' corpora are also
+built by the code at git ``REF`` (checked out in a temporary worktree, run in a subprocess) in this run, and the
+ratio of the two mean per-world corpus times is printed. Target for the derived-claims corpus: <= 1.5x.
+
+Usage: python bench/corpus.py [--worlds 100] [--queries 2000] [--baseline REF]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -38,6 +45,7 @@ def main() -> None:
     ap.add_argument("--worlds", type=int, default=100)
     ap.add_argument("--queries", type=int, default=2000)
     ap.add_argument("--small", action="store_true", help="a check that the bench runs (seconds, make test), not the figures")
+    ap.add_argument("--baseline", metavar="REF", help="also time the corpus build with the code at this git ref, in the same run")
     args = ap.parse_args()
     if args.small:
         args.worlds, args.queries = 2, 50
@@ -103,7 +111,51 @@ def main() -> None:
           f"raw tantivy {args.queries / raw_s:,.0f} q/s ({raw_s / args.queries * 1e6:.0f} us/query)")
     ratio = wf_s / raw_s
     print(f"ratio search()/raw: {ratio:.2f}x   [target: <= 2x]")
-    print("PASS" if ratio <= 2 and max(corpus_s) < 1 and unsolvable == 0 else "MISS")
+    slower = None
+    if args.baseline:
+        base = baseline_times(args.baseline, args.worlds)
+        slower = statistics.mean(corpus_s) / statistics.mean(base)
+        print(f"corpus per world: {statistics.mean(corpus_s) * 1000:.0f} ms here, {statistics.mean(base) * 1000:.0f} ms at {args.baseline} "
+              f"(same worlds, this run): {slower:.2f}x   [target: <= 1.5x]")
+    print("PASS" if ratio <= 2 and max(corpus_s) < 1 and unsolvable == 0 and (slower is None or slower <= 1.5) else "MISS")
+
+
+_BASELINE = """
+import json, sys, tempfile, time
+from pathlib import Path
+from worldforge.corpus import build_corpus
+from worldforge.scenarios import build_scenarios
+from worldforge.spec import load_spec
+from worldforge.synth import build_world
+from worldforge.warehouse import write_world
+specs = [load_spec(p) for p in sorted(Path(sys.argv[1]).glob("*.yaml"))]
+out = []
+with tempfile.TemporaryDirectory() as tmp:
+    build_corpus(write_world(specs[0], build_world(specs[0], 0), Path(tmp) / "warm", 0, {}))
+    for i in range(int(sys.argv[2])):
+        spec = specs[i % len(specs)]
+        tables = build_world(spec, i)
+        path = write_world(spec, tables, Path(tmp) / f"w{i}", i, build_scenarios(spec, tables))
+        t = time.perf_counter()
+        build_corpus(path)
+        out.append(time.perf_counter() - t)
+print(json.dumps(out))
+"""
+
+
+def baseline_times(ref: str, worlds: int) -> list[float]:
+    """Per-world corpus build seconds of the bundled specs (seeds 0..worlds-1, as :func:`main` builds them) with the code
+    at git ``ref``: a temporary ``git worktree`` run in a subprocess, removed afterwards."""
+    with tempfile.TemporaryDirectory() as tmp:
+        tree = Path(tmp) / "baseline"
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(tree), ref], check=True)
+        try:
+            env = {**os.environ, "PYTHONPATH": str(tree)}
+            done = subprocess.run([sys.executable, "-c", _BASELINE, str(ROOT / "world_specs"), str(worlds)], env=env, cwd=tree,
+                                  check=True, capture_output=True, text=True)
+            return json.loads(done.stdout.strip().splitlines()[-1])
+        finally:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], check=False)
 
 
 if __name__ == "__main__":

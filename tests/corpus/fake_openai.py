@@ -5,7 +5,9 @@ Modes (what ``POST /v1/chat/completions`` answers, from the draft between the pr
 * ``alter`` — the draft with every digit run changed (``n`` -> ``n + 1`` followed by ``7``) and a sentence with a new
   number: every stated value dropped or unregistered, on every round;
 * ``echo`` — the draft inside a ``<think>`` block and a code fence, with a sentence added that states no number;
-* ``repair`` — ``alter`` on the first round, ``echo`` once the reply is sent back (more than two messages).
+* ``repair`` — ``alter`` on the first round, ``echo`` once the reply is sent back (more than two messages);
+* ``swap`` — the draft with its direction words reversed ("after" <-> "before", "more" <-> "fewer", "largest" <->
+  "smallest", "up" <-> "down" ...), every number kept: a reply that states the same values with the meaning reversed.
 
 ``GET /v1/models`` lists the model ``fake-writer``; ``GET /count`` gives ``{"chat": requests answered}``;
 ``GET /health`` is 200 once listening.
@@ -33,8 +35,21 @@ def alter(text: str) -> str:
     return re.sub(r"\d+", lambda m: f"{int(m.group(0)) + 1}7", text) + "\n\nSources put the figure at 98,765."
 
 
+SWAPS = {"after": "before", "more": "fewer", "higher": "lower", "largest": "smallest", "highest": "lowest", "up": "down",
+         "above": "below", "earliest": "latest", "larger": "smaller", "twice": "half", "earlier": "later", "most": "least"}
+SWAPS.update({v: k for k, v in list(SWAPS.items())})
+
+
+def swap(text: str) -> str:
+    def one(m: re.Match) -> str:
+        w = m.group(0)
+        out = SWAPS[w.lower()]
+        return out.capitalize() if w[0].isupper() else out
+    return re.sub(r"\b(" + "|".join(SWAPS) + r")\b", one, text, flags=re.I)
+
+
 def echo(text: str) -> str:
-    return f"<think>The draft states 42 things.</think>\n```markdown\n{text}\n\nMore coverage of this story is on the way.\n```"
+    return f"<think>The draft states 42 things.</think>\n```markdown\n{text}\n\nFurther coverage of this story is on the way.\n```"
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -76,7 +91,7 @@ class Handler(BaseHTTPRequestHandler):
         mode = Handler.mode
         if mode == "repair":
             mode = "echo" if len(messages) > 2 else "alter"
-        text = alter(draft) if mode == "alter" else echo(draft)
+        text = alter(draft) if mode == "alter" else swap(draft) if mode == "swap" else echo(draft)
         self.send(200, {
             "id": f"chatcmpl-{Handler.count}", "object": "chat.completion", "created": int(time.time()), "model": MODEL,
             "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],

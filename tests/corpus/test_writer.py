@@ -137,7 +137,7 @@ def test_a_model_that_keeps_every_value_is_accepted_and_cached(world, server):
     for u in rewritten:
         lead, body = stored[u]
         # the stored article is replaced; the page keeps its chrome recipe (navigation, related lists, footer)
-        assert "More coverage of this story is on the way." in body and "<think>" not in body and "```" not in body
+        assert "Further coverage of this story is on the way." in body and "<think>" not in body and "```" not in body
         assert lead in body and lead != generated[u].lead or lead == generated[u].lead
         assert all(f.value_text in lead for f in generated[u].facts if f.section == "lead")
     served, facts = read_corpus(world)
@@ -151,6 +151,50 @@ def test_a_model_that_keeps_every_value_is_accepted_and_cached(world, server):
     assert again.writer.requests == 0 and again.writer.cached == LIMIT and server.chats == LIMIT
     assert again.writer.written == LIMIT and _bodies(world) == stored
     assert (world.parent / "cache" / "corpus-writer.sqlite").is_file()
+
+
+def test_the_check_reads_direction_words_back():
+    draft = "Nova X was announced 45 days after Nova Y.\n\nIt has the highest price of the 12 models of Xiaomi, at $1,099."
+    page = _page(draft)
+    page.facts = [Fact("m", "1", "price", "$1,099", "body")]
+    from worldforge.corpus.claims import Claim
+
+    page.claims = [Claim("rank", "m", "1", "price", "the highest price of the 12 models of Xiaomi", {})]
+    assert check_reply(draft, page) == []
+    assert check_reply("Priced at $1,099, it has the highest price of the 12 models of Xiaomi. Nova X came 45 days after Nova Y.", page) == []
+    swapped = draft.replace("after", "before").replace("highest", "lowest")
+    assert [(p.kind, p.detail) for p in check_reply(swapped, page)] == [
+        ("dropped claim", "the highest price of the 12 models of Xiaomi"), ("changed claim", "before"), ("changed claim", "lowest")]
+    # a direction word about nothing in the world may stay; one the draft never used may not
+    more = _page(draft + "\n\nMore to follow.")
+    more.facts, more.claims = page.facts, page.claims
+    assert check_reply(more.body_md, more) == []
+    assert [p.kind for p in check_reply(draft + "\n\nFewer to follow.", page)] == ["changed claim"]
+
+
+@pytest.mark.parametrize("server", ["swap"], indirect=True)
+def test_a_model_that_reverses_every_comparison_is_rejected(world, server):
+    """A server that turns "after" into "before", "more" into "fewer", "largest" into "smallest" ... and keeps every number:
+    no such reply is stored, and the corpus keeps 0 contradictions (every prose page of a scenario corpus is sent)."""
+    generated = _generated(world)
+    swappable = [p for p in generated.values() if p.page_type in PROSE_GENRES and _swap_changes(p.body_md)]
+    built = build_checked_corpus(world, writer=server.config(limit=None))
+    w = built.writer
+    assert w.balanced and w.inputs == sum(built.report.pages.values())
+    assert swappable and sum(p.claims != [] for p in swappable) > 0  # news stories make derived claims
+    stored = _bodies(world)
+    assert all(stored[p.url][1] == p.body_md for p in swappable)  # every reversed reply rejected: the draft kept
+    assert w.written + w.repaired == sum(p.page_type in PROSE_GENRES for p in generated.values()) - len(swappable)
+    assert built.contradictions.height == 0 and check_corpus(world).height == 0
+
+
+def _swap_changes(text: str) -> bool:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("fake_openai", FAKE)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.swap(text) != text
 
 
 @pytest.mark.parametrize("server", ["repair"], indirect=True)

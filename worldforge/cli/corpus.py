@@ -43,7 +43,7 @@ def build(
     for (scen, n), d in zip(built.report.pages.items(), built.indexes):
         table.add_row(escape(scen or "(world)"), str(n), str(d))
     out.print(table)
-    out.print(f"facts stated: {built.report.facts}; contradicted: {built.tally.dropped_total}")
+    out.print(f"facts stated: {built.report.facts} (derived claims: {built.report.claims}); contradicted: {built.tally.dropped_total}")
     print_tally(built.tally)
     if built.writer is not None:
         mark = "[green]balanced[/]" if built.writer.balanced else "[red]NOT balanced[/]"

@@ -3,6 +3,8 @@
 * :mod:`~worldforge.corpus.vocab` — what a column means to a reader: label, unit, kind, event verb;
 * :mod:`~worldforge.corpus.quantity` — values as sites write them (units, dates, styles) and back;
 * :mod:`~worldforge.corpus.pages` — pages of eleven web genres from rows, each stated cell recorded;
+* :mod:`~worldforge.corpus.context` — a row in its context: ranks, comparisons, totals, changes, date gaps;
+* :mod:`~worldforge.corpus.claims` — those derived claims with their cells, read back and recomputed by the check;
 * :mod:`~worldforge.corpus.store` — ``corpus_pages`` / ``corpus_facts`` in the world file, the fact check;
 * :mod:`~worldforge.corpus.index` — tantivy BM25 indexes and :func:`search`;
 * :mod:`~worldforge.corpus.writer` — the prose genres rewritten by a model, kept only when every value checks out;

@@ -14,33 +14,18 @@ from typing import Any
 
 import polars as pl
 
-from worldforge.corpus.chrome import background_pool
-from worldforge.corpus.lexicon import Frame, Referent, base_verb, frame_for, person_table
+from worldforge.corpus.kinds import fits, table_kinds
+from worldforge.corpus.lexicon import Frame, Referent, base_verb, frame_for, is_past, person_table
 from worldforge.corpus.page import Fact, Page, Site, cell_text, slug
 from worldforge.corpus.planner import Said, realise, sentence_case
 from worldforge.corpus.quantity import Style, format_value, render_value
-from worldforge.corpus.vocab import ColumnInfo, TableInfo, row_labels, table_info
+from worldforge.corpus.topic import spec_background
+from worldforge.corpus.vocab import ColumnInfo, TableInfo, faker_person, row_labels, table_info
 from worldforge.spec import models as M
 from worldforge.synth import column_rng
 
 NEWS_NAMES = ("{T} Daily", "The {T} Wire", "{T} Insider", "{T} Times", "The {T} Ledger", "{T} Today", "{T} Dispatch", "{T} Report")
 """The news sites' name patterns (``{T}``: the corpus's topic); three are drawn per corpus."""
-
-_PERSON_PROVIDERS = {"name", "first_name", "last_name", "name_male", "name_female", "first_name_male", "first_name_female",
-                     "last_name_male", "last_name_female", "prefix", "suffix", "prefix_male", "prefix_female", "suffix_male",
-                     "suffix_female", "name_nonbinary", "first_name_nonbinary", "last_name_nonbinary"}
-
-
-def faker_person(col: Any) -> bool:
-    """A naming column made of Faker person names: the ``name`` provider, or a template whose every placeholder is
-    a person-name provider (``{{first_name}} {{last_name}}``); ``{{color_name}} {{last_name}}`` names a thing."""
-    if not isinstance(col, M.FakerColumn):
-        return False
-    if col.template:
-        fields = re.findall(r"\{\{\s*(\w+)\s*\}\}", col.template)
-        return bool(fields) and all(f in _PERSON_PROVIDERS for f in fields) and any("name" in f for f in fields)
-    return (col.provider or "") in _PERSON_PROVIDERS and "name" in (col.provider or "")
-
 
 class CorpusBuilder:
     """One corpus being built: a world's (or scenario's) rows as the genres read them, its sites, and its pages so far.
@@ -69,13 +54,20 @@ class CorpusBuilder:
         self.children = {t: [(c, ref) for c, tab in spec.tables.items() for ref, col in tab.references.items() if col.parent == t] for t in spec.tables}
         self.person = {t: person_table(self.info[t].noun, faker_person(spec.tables[t].columns.get(self.info[t].label_column))) for t in spec.tables}
         self._frames: dict[tuple[str, str], Frame] = {}
+        self._name_facts: dict[tuple, list[Fact]] = {}
+        self._said: dict[tuple, tuple[str, Fact]] = {}
+        self._pks = {t: ts.primary_key for t, ts in spec.tables.items()}
         self._groups: dict[tuple[str, str], dict[Any, list[dict]]] = {}
         self.wiki_urls: dict[tuple[str, Any], str] = {}  # filled by the encyclopedia genre, read by the others
         self.topics = [sentence_case(self.info[t].plural) for t in spec.tables] + ["Latest", "Analysis", "Features", "Data", "Guides", "Archive"]
         self.pool_name = spec.archetype or re.sub(r"_\d{4}$", "", spec.world)
-        self.background_pool = background_pool(self.pool_name)
+        # the archetype's or bundled world's pool file, else sentences about the spec's own topic (corpus.topic)
+        self.background_pool, self.own_background = spec_background(spec, self.info, seed, self.pool_name)
         self.pages: list[Page] = []
         self.urls: set[str] = set()
+        from worldforge.corpus.context import ContextWriter
+
+        self.context = ContextWriter(self)  # derived claims: ranks, comparisons, totals, changes
         from faker import Faker
 
         fake = Faker("en_US", use_weighting=False)
@@ -122,18 +114,27 @@ class CorpusBuilder:
         return self.info[t].columns[c]
 
     def say(self, t: str, row: dict, c: str, style: Style, section: str, scope: str | None = None) -> tuple[str, Fact]:
-        """The text a page writes for one cell, and its fact."""
-        info = self.col(t, c)
-        value = row[c]
-        text = cell_text(str(value)) if info.kind in ("name", "category", "text") and not isinstance(value, (int, float, date)) else format_value(value, info.unit, style)
-        pk = self.spec.tables[t].primary_key
-        return text, Fact(t, str(row[pk]), c, text, section, scope)
+        """The text a page writes for one cell, and its fact (both immutable: remembered per cell, style, section and
+        scope, since peer tables and comparisons state the same cells on many pages)."""
+        pk = self._pks[t]
+        key = (t, row[pk], c, style, section, scope)
+        got = self._said.get(key)
+        if got is None:
+            info = self.col(t, c)
+            value = row[c]
+            text = cell_text(str(value)) if info.kind in ("name", "category", "text") and not isinstance(value, (int, float, date)) else format_value(value, info.unit, style)
+            got = self._said[key] = (text, Fact(t, str(row[pk]), c, text, section, scope))
+        return got
 
     def name_fact(self, t: str, row: dict, section: str, scope: str | None = None) -> list[Fact]:
         """The facts stating a row's label: its name cell, or the cells its designation states (the parent's
         label, the event date ...; none for a designation made of an ordinal alone)."""
-        lab = self.row_labels[t][row[self.spec.tables[t].primary_key]]
-        return [Fact(ct, ck, cc, text, section, scope) for ct, ck, cc, text in lab.cells]
+        key = (t, row[self.spec.tables[t].primary_key], section, scope)
+        got = self._name_facts.get(key)
+        if got is None:  # Facts are immutable: one list per (row, section, scope), copied for the caller to extend
+            lab = self.row_labels[t][key[1]]
+            got = self._name_facts[key] = [Fact(ct, ck, cc, text, section, scope) for ct, ck, cc, text in lab.cells]
+        return list(got)
 
     def add(self, page: Page) -> None:
         # a value stated in the lead is a lead fact even when the body repeats it
@@ -147,6 +148,8 @@ class CorpusBuilder:
             seen.add(key)
             facts.append(f)
         page.facts = facts
+        seen_claims: set[tuple] = set()
+        page.claims = [c for c in page.claims if (c.kind, c.text, c.row_key) not in seen_claims and not seen_claims.add((c.kind, c.text, c.row_key))]
         self.pages.append(page)
 
     def attributes(self, t: str, kinds: tuple[str, ...] = ("number", "share", "rank", "date", "category", "bool", "text")) -> list[str]:
@@ -170,6 +173,41 @@ class CorpusBuilder:
             if prow is not None and self.info[col.parent].label_column != self.spec.tables[col.parent].primary_key:
                 return col.parent, prow
         return None
+
+    def kind(self, t: str) -> str:
+        """What the rows of ``t`` are: ``person``, ``event``, ``measurement`` or ``thing``
+        (:func:`~worldforge.corpus.kinds.table_kinds`, read once per corpus)."""
+        kinds = self.__dict__.get("_kinds")
+        if kinds is None:
+            kinds = self._kinds = table_kinds(self.spec, self.tables, self.info, self.person)
+        return kinds[t]
+
+    def fits(self, t: str, genre: str) -> bool:
+        """Whether rows of ``t`` get pages of ``genre`` (a page type) of their own: measurements get no news, press
+        release, rumour or forum thread; people no rumour (:data:`~worldforge.corpus.kinds.GENRES_BY_KIND`)."""
+        return fits(self.kind(t), genre)
+
+    def restates(self, t: str, row: dict, c: str) -> bool:
+        """Whether the row's label already states cell ``c`` (a designation holds its date, its parent's name ...):
+        a sentence that names the row by it never states that cell again ("X observation of 6 February 2036 was
+        observed on 6 February 2036")."""
+        key = row[self.spec.tables[t].primary_key]
+        return any(ct == t and ck == str(key) and cc == c for ct, ck, cc, _ in self.row_labels[t][key].cells)
+
+    def dated_subject(self, rng, t: str, row: dict, c: str, text: str) -> tuple[str, str] | None:
+        """``(subject, clause)`` for a sentence that states date ``c`` of a row whose designation holds that date:
+        the designation without it and the event ("the Brecho Explorer launch", "took place on 12 March 2031";
+        "the GRO-30F supply deal", "was signed on 6 May 2040"); ``None`` when the label does not state ``c``."""
+        lab = self.row_labels[t][row[self.spec.tables[t].primary_key]]
+        if lab.bare is None or lab.dated != c:
+            return None
+        clause = self.event_clause(rng, t, row, c, text)
+        bare = re.sub(r"(?<=\w) (record|entry|log)\b", "", lab.bare, count=1) if self.kind(t) == "event" else lab.bare  # a launch lifts off, not its record
+        nouns = {w[:5] for w in re.findall(r"[a-z]+", bare.lower()) if len(w) >= 4}
+        verbs = [w for w in clause.split(" on ")[0].split() if w not in ("was", "were", "is", "has", "first", "last")]
+        if not self.frame(t, c).event or any(w[:5] in nouns for w in verbs):  # never "the X launch launched on"
+            clause = f"took place on {text}" if self.kind(t) == "event" else f"is dated {text}"
+        return f"the {bare}", clause
 
     def siblings(self, t: str, row: dict) -> list[dict]:
         """Other rows of ``t`` with the same first parent as ``row``."""
@@ -202,7 +240,8 @@ class CorpusBuilder:
         cats = self.attributes(t, ("category",))
         kind = row.get(cats[0]) if cats else None
         # people only: "the technician" reads well, "the success launch record" does not
-        kind = kind if self.person[t] and isinstance(kind, str) and kind[:1].islower() and len(kind.split()) <= 2 and "|" not in kind else None
+        kind = kind if self.person[t] and isinstance(kind, str) and kind[:1].islower() and len(kind.split()) <= 2 and "|" not in kind \
+            and not any(ch.isdigit() for ch in kind) else None  # "the medic", never "the level 2"
         return Referent(self.labels[t][row[self.spec.tables[t].primary_key]], self.info[t].noun, self.person[t], kind)
 
     def prose(self, rng, t: str, row: dict, cols: list[str], style: Style, section: str, voice: str = "encyclopedia",
@@ -214,7 +253,7 @@ class CorpusBuilder:
         src = base or self
         items, facts = [], []
         for c in cols:
-            if row.get(c) is None:
+            if row.get(c) is None or src.restates(t, row, c):  # the row's name states it already
                 continue
             fr = src.frame(t, c)
             if not (fr.vps or fr.noun):
@@ -247,9 +286,29 @@ class CorpusBuilder:
         return page
 
     def chrome_context(self) -> dict:
-        """What every page of this corpus shares when it is dressed (:class:`~worldforge.corpus.chrome.Dresser`)."""
-        return {"users": self.users, "topics": self.topics, "pool": self.pool_name, "year": self.as_of.year,
+        """What every page of this corpus shares when it is dressed (:class:`~worldforge.corpus.chrome.Dresser`): a pool
+        made for this spec travels as ``background`` (the sentences), a pool file by its name alone."""
+        own = {"background": list(self.background_pool)} if self.own_background else {}
+        return {"users": self.users, "topics": self.topics, "pool": self.pool_name, **own, "year": self.as_of.year,
                 "retrieved": render_value(self.as_of), "seed": self.seed}
+
+    def ask(self, rng, t: str, c: str, name: str) -> str:
+        """A forum question asking for column ``c`` of the row called ``name``: a count's frame asks "How many lifts
+        does Mont Weber have?", a participle phrase's "How many rescues did Ian Boyle lead?"; any other column
+        :meth:`question`."""
+        fr = self.frame(t, c)
+        vp = fr.vps[0] if fr.vps and not fr.noun else ""
+        m = re.fullmatch(r"has \{value\} ([a-z][a-z ]*)", vp)
+        if m and m.group(1).split()[0] not in ("on", "in", "of", "for", "at"):
+            things = m.group(1)
+            return rng.choice([f"How many {things} does {name} have?", f"Does anyone know how many {things} {name} has?",
+                               f"Quick question: how many {things} does {name} have?", f"Anyone counted the {things} of {name}?"])
+        m = re.fullmatch(r"([a-z]+) \{value\} ([a-z][a-z ]*)", vp)
+        if m and m.group(1) not in ("has", "is", "counts", "lists") and is_past(m.group(1)) and m.group(2).split()[0] not in ("of", "on", "in"):
+            things = m.group(2)
+            return rng.choice([f"How many {things} did {name} {base_verb(m.group(1))}?", f"Does anyone know how many {things} {name} {m.group(1)}?",
+                               f"Trying to find out how many {things} {name} {m.group(1)}. Anyone?"])
+        return self.question(rng, t, c, name)
 
     def question(self, rng, t: str, c: str, name: str) -> str:
         """A forum question asking for column ``c`` of the row called ``name``."""

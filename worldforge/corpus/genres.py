@@ -14,7 +14,7 @@ from typing import Any
 
 from worldforge.corpus.builder import CorpusBuilder
 from worldforge.corpus.chrome import forum_replies
-from worldforge.corpus.lexicon import a_or_an, possessive
+from worldforge.corpus.lexicon import a_or_an, is_past, possessive
 from worldforge.corpus.page import Fact, Page, Site, cell_text, slug
 from worldforge.corpus.planner import sentence_case
 from worldforge.corpus.quantity import Style, format_value, render_value
@@ -28,6 +28,8 @@ _NEWS_OPENERS = ("Update:", "In brief:", "Confirmed:", "Just in:", "Catching up:
                  "Worth knowing:", "This week:")
 _PRESS_TRAILERS = (", the organisation said in a statement", ", in line with its published plans", ", as planned",
                    ", following months of preparation", ", according to the announcement", ", with further details to follow")
+_CONTEXT_HEADINGS = ("In context", "Standing", "Comparison", "Among its peers", "How it compares", "Compared with its peers")
+"""Headings of an article's derived-claims section (the first three also for a person)."""
 _BYLINE_ROLES = ("staff writer", "correspondent", "senior reporter", "data editor")
 
 
@@ -76,6 +78,7 @@ def encyclopedia(b: CorpusBuilder) -> None:
         for row in b.rows[t]:
             label = b.labels[t][row[pk]]
             facts = b.name_fact(t, row, "lead")
+            claims: list = []
             what = info.noun
             if cats and row[cats[0]] is not None:
                 ctext, cfact = b.say(t, row, cats[0], site.style, "lead")
@@ -107,15 +110,45 @@ def encyclopedia(b: CorpusBuilder) -> None:
                 if said:
                     lines += ["", rng.choice(("## Overview", "## Profile", "## Details", "## Summary")), "", " ".join(said)]
                     facts += pf
-            for child, ref in b.children[t]:
-                kids = [r for r in b.rows[child] if r[ref] == row[pk]]
+            ref = label if b.person[t] else "it"
+            standing = b.context.standing(rng, t, row, site.style, ref)
+            if standing.sentences:
+                lines += ["", f"## {rng.choice(_CONTEXT_HEADINGS[:3] if b.person[t] else _CONTEXT_HEADINGS)}", "", " ".join(standing.sentences)]
+                facts += standing.facts
+                claims += standing.claims
+            peers, tfacts = b.context.peer_table(rng, t, row, site.style)
+            if peers:
+                group = b.context.group_column(t)
+                where = ""
+                if not b.context.measures(t) and table.references:  # a record's siblings: "Awards of Casa Hewoklund"
+                    fk = next(iter(table.references))
+                    where = f" of {b.labels[table.references[fk].parent][row[fk]]}"
+                elif group and isinstance(b.spec.tables[t].columns[group], M.ReferenceColumn):
+                    where = f" of {b.labels[b.spec.tables[t].columns[group].parent][row[group]]}"
+                elif group:
+                    where = f" ({b.col(t, group).label}: {b.say(t, row, group, site.style, 'body')[0]})"
+                lines += ["", f"## {sentence_case(info.plural)}{where}", ""] + peers
+                facts += tfacts
+            history = b.context.history(rng, t, row, site.style, ref)
+            if history.sentences:
+                title = "Since " + str(b.base[0].as_of_date.year) if b.base is not None and history.claims and history.claims[0].kind == "change" else "History"
+                lines += ["", f"## {title}", "", " ".join(history.sentences)]
+                facts += history.facts
+                claims += history.claims
+            for child, ref_col in b.children[t]:
+                kids = [r for r in b.rows[child] if r[ref_col] == row[pk]]
                 if not kids:
                     continue
                 cpk = b.spec.tables[child].primary_key
                 lines += ["", f"## {sentence_case(b.info[child].plural)}", ""]
-                for k in kids:
+                for k in kids:  # the list right under its heading (what readers of the section take), the summary after it
                     lines.append(f"- [{b.labels[child][k[cpk]]}]({b.wiki_url(child, k[cpk])})")
                     facts += b.name_fact(child, k, "body")
+                summary = b.context.children(rng, t, row, site.style, label, only=child)
+                if summary.sentences:
+                    lines += ["", " ".join(summary.sentences)]
+                    facts += summary.facts
+                    claims += summary.claims
             sibs = b.siblings(t, row)
             if sibs:
                 see = rng.sample(sibs, min(3, len(sibs)))
@@ -123,14 +156,14 @@ def encyclopedia(b: CorpusBuilder) -> None:
                 for s in see:
                     facts += b.name_fact(t, s, "body")
             page = Page(b.wiki_url(t, row[pk]), b.spec.world, b.scenario, "encyclopedia", f"{label} - {site.name}",
-                        None, lead, "\n".join(lines), facts)
+                        None, lead, "\n".join(lines), facts, claims=claims)
             b.add(b.dress(page, site, "wiki", rng, [sentence_case(info.plural), label], background=rng.randint(7, 12)))
 
 def news(b: CorpusBuilder) -> None:
     """A news story per row with a dated event, on one of the news sites."""
     for t, table in b.spec.tables.items():
         dc = b.event(t)
-        if dc is None:
+        if dc is None or not b.fits(t, "news"):  # a measurement is no news story
             continue
         pk = table.primary_key
         rng = b.rng("news", t)
@@ -146,9 +179,16 @@ def news(b: CorpusBuilder) -> None:
             parent = b.parent_of(t, row)
             plabel = b.labels[parent[0]][parent[1][b.spec.tables[parent[0]].primary_key]] if parent else None
             by = f"{possessive(plabel)} " if plabel and plabel not in label and rng.random() < 0.5 else ""  # never "Google's Google Terra 2"
-            short = clause.replace(f" on {dtext}", "") if b.frame(t, dc).event else clause
-            title = rng.choice([f"{by}{label} {clause}", f"{label}: what we know", f"{by}{label} {short}", f"Report: {label} {short}",
-                                f"{label} {short}, {rng.choice(_SOURCES)}"])
+            dated = b.dated_subject(rng, t, row, dc, dtext)
+            if dated:  # a designation that holds the date: "the Brecho Explorer launch took place on ...", said once
+                name, clause = dated
+                title_name = sentence_case(name)
+            else:
+                name = title_name = label
+            short = clause.replace(f" on {dtext}", "") if b.frame(t, dc).event or dated else clause
+            title = rng.choice([f"{by}{title_name} {clause}", f"{label}: what we know" if not dated else f"{title_name}: what we know",
+                                f"{by}{title_name} {short}", f"Report: {name} {short}", f"{title_name} {short}, {rng.choice(_SOURCES)}"])
+            label = name  # how the lead calls the row
             ref = b.referent(t, row)
             tail = rng.choice(("", "", "", f", {rng.choice(_SOURCES)}", f", {rng.choice(_SOURCES)}", ", a date that had been expected for some time",
                                ", earlier than many had expected", ", according to people familiar with the matter", ", ending weeks of speculation"))
@@ -157,15 +197,18 @@ def news(b: CorpusBuilder) -> None:
                      f"{rng.choice(('Sources confirmed', 'Officials said', 'Records show', 'A filing shows', 'It has emerged'))} that {by}{label} {clause}.",
                      f"We can now confirm that {by}{label} {clause}.", f"It is official: {by}{label} {clause}{said}.",
                      f"{label}{', ' + rng.choice(('we can report', 'it emerged', 'we have learned')) + ',' if rng.random() < 0.5 else ''} {clause}{tail}."]
-            if b.frame(t, dc).event:
-                leads += [f"On {dtext}, {by}{label} {short}{tail}.", f"It was on {dtext} that {by}{label} {short}{said}."]
+            if b.frame(t, dc).event or dated:
+                leads += [f"On {dtext}, {by}{label} {short}{tail}."]
+                if is_past(short):  # never "It was on Jan 31, 2031 that KIRE-16 is due to finish"
+                    leads += [f"It was on {dtext} that {by}{label} {short}{said}."]
             if plabel and not by and plabel not in label:
                 leads += [f"{label}, {a_or_an(b.info[t].noun)} of {plabel}, {clause}{tail}.", f"{plabel} said {label} {clause}.",
                           f"{plabel} confirmed that {label} {clause}{tail}."]
             lead = rng.choice(leads)
             if rng.random() < 0.5 and lead.startswith((label, by or label)):  # a news opener: "Update:", "In brief:" ...
                 lead = rng.choice(_NEWS_OPENERS) + " " + lead
-            lead = lead if lead.startswith((label, plabel or label)) else sentence_case(lead)  # a name keeps its own case
+            lead = lead if lead.startswith((label, plabel or label)) and not dated else sentence_case(lead)  # a name keeps its own case
+            label = b.labels[t][row[pk]]  # the row's own name again for the body
             ref.mentions = 1
             facts = [dfact] + b.name_fact(t, row, "lead") + (b.name_fact(parent[0], parent[1], "lead") if plabel and plabel in lead else [])
             body = [lead, ""]
@@ -180,18 +223,28 @@ def news(b: CorpusBuilder) -> None:
                     stext, sfact = b.say(t, s, dc, site.style, "body")
                     slink = f"[{b.labels[t][s[pk]]}]({b.wiki_url(t, s[pk])})"
                     sclause = b.event_clause(rng, t, s, dc, stext)
+                    sdated = b.dated_subject(rng, t, s, dc, stext)
+                    if sdated:  # "another [GRO-30F supply deal](...) was signed on ...": its date said once
+                        sname, sclause = sdated
+                        slink = f"another [{sname[4:]}]({b.wiki_url(t, s[pk])})"
                     who = "who" if b.person[t] else "which"
-                    body += ["", rng.choice(("", "", "Context: ", "Worth noting: ")) + rng.choice([f"For comparison, {slink} {sclause}.", f"{slink}, by contrast, {sclause}.",
+                    body += ["", rng.choice(("", "", "Context: ", "Worth noting: ")) + sentence_case(rng.choice([f"For comparison, {slink} {sclause}.", f"{slink}, by contrast, {sclause}.",
                                              f"The story recalls {slink}, {who} {sclause}.", f"It is not the only one: {slink} {sclause}.",
                                              f"Readers may remember {slink}, {who} {sclause}.", f"A similar case is {slink}, {who} {sclause}.",
                                              f"Compare that with {slink}, {who} {sclause}.", f"Earlier coverage noted that {slink} {sclause}.",
-                                             f"{slink} is another example: it {sclause}." if not b.person[t] else
-                                             f"Another name in the same group, {slink}, {sclause}."])]
+                                             f"{slink} is another example: it {sclause}." if not b.person[t] and not sdated else
+                                             f"Another name in the same group, {slink}, {sclause}." if not sdated else
+                                             f"Earlier coverage noted that {slink} {sclause}."]))]
                     facts += [sfact] + b.name_fact(t, s, "body")
+            context = b.context.news_context(b.rng("news-context", t, str(row[pk])), t, row, site.style, label)
+            if context.sentences:  # where the row stands: a rank or a comparison, and in a scenario its change since the base year
+                body += ["", " ".join(context.sentences)]
+                facts += context.facts
             author = rng.choice(b.people)
             body += ["", f"*{author}, {rng.choice(_BYLINE_ROLES)}, {site.name}*"]
             path = f"{row[dc].year}/{row[dc].month:02d}/{slug(title)}" if isinstance(row[dc], date) else slug(title)
-            page = Page(b.url(site, path), b.spec.world, b.scenario, "news", title, published, lead, "\n".join(body), facts)
+            page = Page(b.url(site, path), b.spec.world, b.scenario, "news", title, published, lead, "\n".join(body), facts,
+                        claims=context.claims)
             b.add(b.dress(page, site, "news", rng, [sentence_case(b.info[t].plural)], background=rng.randint(6, 10),
                                 comments=rng.randint(1, 7), subject=label))
 
@@ -199,7 +252,7 @@ def press_releases(b: CorpusBuilder) -> None:
     """Announcements of about half the dated rows by their top-level organisation's newsroom."""
     for t, table in b.spec.tables.items():
         dc = b.event(t)
-        if dc is None or not table.references or b.info[t].label_column == table.primary_key:
+        if dc is None or not table.references or b.info[t].label_column == table.primary_key or not b.fits(t, "press_release"):
             continue
         pk = table.primary_key
         rng = b.rng("press", t)
@@ -397,7 +450,7 @@ def forum(b: CorpusBuilder) -> None:
     site = b.sites["forum"]
     for t, table in b.spec.tables.items():
         cols = [c for c in b.numbers(t) + b.attributes(t, ("date",)) if b.frame(t, c).vps or b.frame(t, c).noun]
-        if not cols:
+        if not cols or not b.fits(t, "forum"):  # nobody asks a forum about one reading of a measurement
             continue
         pk = table.primary_key
         rng = b.rng("forum", t)
@@ -405,11 +458,11 @@ def forum(b: CorpusBuilder) -> None:
             if rng.random() > 0.34:
                 continue
             c = rng.choice(cols)
-            if row[c] is None:
+            if row[c] is None or b.restates(t, row, c):  # never "When was X award of 20 April 2040 awarded?"
                 continue
             label = b.labels[t][row[pk]]
             asker, answerer = rng.sample(b.users, 2)
-            question = b.question(rng, t, c, label)
+            question = b.ask(rng, t, c, label)
             title = question if rng.random() < 0.7 else rng.choice([f"Question about {label}", f"{label} — need help", f"Help: {label}"])
             lead = f"**{asker}** {rng.choice(['asks', 'wrote', 'posted'])}: {rng.choice(['', 'Quick one. ', 'Sorry if this was asked before. ', 'Hi all, '])}{question}"
             ref = b.referent(t, row)
@@ -417,7 +470,7 @@ def forum(b: CorpusBuilder) -> None:
             said, facts = b.prose(rng, t, row, [c], site.style, "body", "forum", ref=ref)
             body = [lead, "", f"> **{answerer}** replied: {' '.join(said)}"]
             facts += b.name_fact(t, row, "lead")
-            others = [o for o in cols if o != c and row[o] is not None]
+            others = [o for o in cols if o != c and row[o] is not None and not b.restates(t, row, o)]
             if others and rng.random() < 0.4:
                 more, mf = b.prose(rng, t, row, [rng.choice(others)], site.style, "body", "forum", ref=ref)
                 if more:
@@ -437,8 +490,8 @@ def datasets(b: CorpusBuilder, per_page: int = 20) -> None:
     """One statistics-portal dataset per labelled table: every row with its parent and up to six columns."""
     site = b.sites["data"]
     for t in b.spec.tables:
-        if b.info[t].label_column == b.spec.tables[t].primary_key:
-            continue
+        if b.info[t].label_column == b.spec.tables[t].primary_key and b.kind(t) != "measurement":
+            continue  # a nameless table's rows are listed when they are measurements (their designations tell them apart)
         cols = b.attributes(t, ("number", "share", "date", "category", "bool"))[:6]
         _dataset_pages(b, b, t, cols, site, f"Dataset: {b.info[t].plural} in {b.title}", slug(t), None, per_page)
 
@@ -508,7 +561,7 @@ def timelines(b: CorpusBuilder) -> None:
     for t, table in b.spec.tables.items():
         dc = b.event(t)
         pk, info = table.primary_key, b.info[t]
-        if dc is None or info.label_column == pk:
+        if dc is None or (info.label_column == pk and b.kind(t) != "measurement"):
             continue
         quarters: dict[tuple[int, int], list[dict]] = {}
         for row in b.rows[t]:
@@ -516,9 +569,13 @@ def timelines(b: CorpusBuilder) -> None:
             if d is not None:
                 quarters.setdefault((d.year, (d.month - 1) // 3 + 1), []).append(row)
         ci = b.col(t, dc)
+        echo = bool(ci.event) and b.kind(t) == "measurement" and _echoes(info.noun, ci.event)
         for (y, q), rows in sorted(quarters.items()):
             rows = sorted(rows, key=lambda r: (r[dc], r[pk]))
-            if ci.event:
+            if echo:  # never "Observations that were observed"
+                title = f"{sentence_case(info.plural)} by date: Q{q} {y}"
+                lead = f"Every {info.noun} in *{b.title}* dated in Q{q} {y}, in date order."
+            elif ci.event:
                 title = f"{sentence_case(info.plural)} that {ci.event.replace('was ', 'were ')}: Q{q} {y}"
                 lead = f"Every {info.noun} in *{b.title}* that {ci.event} in Q{q} {y}, in date order."
             else:
@@ -534,6 +591,10 @@ def timelines(b: CorpusBuilder) -> None:
                 "The list below is maintained by volunteers and checked against published sources at the end of each quarter.")), ""]
             facts: list[Fact] = []
             for r in rows:
+                if b.restates(t, r, dc):  # "Sparks Point Light storm of 21 February 2032" says its date already
+                    lines.append(f"- [{b.labels[t][r[pk]]}]({b.wiki_url(t, r[pk])})")
+                    facts += b.name_fact(t, r, "body")
+                    continue
                 dtext, f = b.say(t, r, dc, site.style, "body")
                 lines.append(f"- [{b.labels[t][r[pk]]}]({b.wiki_url(t, r[pk])}): {dtext}")
                 facts += [f] + b.name_fact(t, r, "body")
@@ -542,13 +603,18 @@ def timelines(b: CorpusBuilder) -> None:
             page = Page(url, b.spec.world, b.scenario, "timeline", title, None, lead, "\n".join(lines), facts)
             b.add(b.dress(page, site, "archive", rng, ["Timelines", sentence_case(info.plural), str(y)], background=rng.randint(5, 8) + len(rows) // 3))  # a long list gets a longer write-up
 
+def _echoes(noun: str, verb: str) -> bool:
+    """A verb that repeats the noun it would be said of ("observation" / "was observed", "launch" / "launched")."""
+    stems = {w[:5] for w in noun.lower().split() if len(w) >= 5}
+    return any(w[:5] in stems for w in verb.lower().split() if len(w) >= 5)
+
 def rumors(b: CorpusBuilder) -> None:
     """Near misses: a page about a successor that does not exist, whose title names a real row."""
     site = b.sites["rumor"]
     for t, table in b.spec.tables.items():
         dc = b.event(t)
-        if not table.references or b.info[t].label_column == table.primary_key or b.person[t]:
-            continue  # people have no successors
+        if not table.references or b.info[t].label_column == table.primary_key or b.person[t] or not b.fits(t, "rumor"):
+            continue  # people have no successors, a measurement no follow-up
         pk = table.primary_key
         rng = b.rng("rumor", t)
         for row in b.rows[t]:

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import date
 
+from worldforge.corpus.claims import Claim
 from worldforge.corpus.quantity import Style, render_value
 
 
@@ -43,6 +44,8 @@ class Page:
         lead: the first paragraph, the only text search snippets are cut from.
         body_md: the Markdown body, starting with the lead.
         facts: the cells the page states, each marked ``lead`` or ``body``.
+        claims: the derived claims the page makes (ranks, comparisons, shares, counts, totals, changes, date gaps:
+            :mod:`worldforge.corpus.claims`), each phrase verbatim in ``body_md``.
         site: the domain of the site that publishes it.
         chrome: how the site dresses the article when the page is served (a recipe for
             :class:`~worldforge.corpus.chrome.Dresser`: genre, site name, breadcrumbs, counts of background
@@ -64,6 +67,7 @@ class Page:
     site: str = ""
     chrome: dict | None = None
     context: dict | None = field(default=None, repr=False, compare=False)
+    claims: list[Claim] = field(default_factory=list)
 
     def row(self) -> dict:
         """The page as a stored ``corpus_pages`` row (what :meth:`~worldforge.corpus.chrome.Dresser.render` reads)."""

@@ -11,8 +11,12 @@ per kind of fact, chosen by seed:
 page_type      one page per                      states
 ============== ================================= ===============================================
 encyclopedia   row of every table                 label, parents and category in the lead; every
-                                                  column in an infobox, in full; children as links;
-                                                  related rows under "See also"
+                                                  column in an infobox, in full; the row in its
+                                                  group (derived claims: ranks, comparisons with
+                                                  peers and averages, shares), a table of its
+                                                  nearest peers, its history; children as links
+                                                  with their count, total and extremes; related
+                                                  rows under "See also"
 news           row with a dated event             the event in the lead; 2-3 attributes in prose,
                                                   rounded as news does; a related row's fact
 press_release  dated row of an organisation's     the announcement in the lead; attributes in full;
@@ -34,7 +38,8 @@ Every page has a stable URL, a title, a date (``published``, or none for referen
 *article* whose first paragraph is its *lead*, a Markdown body that puts the article in its
 site's chrome (navigation, breadcrumbs, background paragraphs, comments, related lists, footer:
 :mod:`worldforge.corpus.chrome`), and its provenance: the ``(table, row key, column, stated
-text)`` cells it states, each marked ``lead`` or ``body``, all inside the article. Prose is
+text)`` cells it states, each marked ``lead`` or ``body``, all inside the article, and the derived claims it
+makes (:mod:`worldforge.corpus.claims`, written by :mod:`worldforge.corpus.context`). Prose is
 planned and realised by :mod:`worldforge.corpus.planner` over the verb frames of
 :mod:`worldforge.corpus.lexicon`: several facts a sentence, the row named first and then
 referred to by pronoun, surname or description. Search snippets are cut

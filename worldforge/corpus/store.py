@@ -6,9 +6,11 @@ Tables (replaced together, atomically, on every build):
   ``scenario`` is NULL for the world itself; ``body_md`` is the page's article (every fact it
   states), ``chrome`` the JSON recipe of the site furniture around it, rendered on read
   (:class:`~worldforge.corpus.chrome.Dresser`, :func:`read_corpus` with ``dressed=True``);
-* ``corpus_facts(url FK, table_name, row_key, column_name, value_text, section, scope)`` — the
-  provenance: each cell a page states, ``section`` ``lead`` (may show in a snippet) or
-  ``body`` (only on the page);
+* ``corpus_facts(url FK, table_name, row_key, column_name, value_text, section, scope, kind, basis)`` — the
+  provenance: each cell a page states (``kind = 'value'``), ``section`` ``lead`` (may show in a snippet) or
+  ``body`` (only on the page); and each derived claim a page makes (``kind`` one of
+  :data:`~worldforge.corpus.claims.CLAIM_KINDS`: ``value_text`` is the claim's phrase, ``basis`` the JSON of its
+  parameters and of every cell it is computed from);
 * ``_corpus(scenario, pages, facts, corpus_hash, built_at, chrome_context)`` — ``chrome_context``:
   JSON of what every page of the corpus shares when served (commenters, topics, background pool, year).
 """
@@ -23,9 +25,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import duckdb
+import orjson
 import polars as pl
 
 from worldforge.corpus.chrome import Dresser
+from worldforge.corpus.claims import Claim, ClaimWorld
 from worldforge.corpus.pages import Page, build_pages
 from worldforge.corpus.quantity import denotes, render_value
 from worldforge.corpus.vocab import table_info
@@ -41,10 +45,11 @@ PAGE_SCHEMA = {
 }
 FACT_SCHEMA = {
     "url": pl.String, "table_name": pl.String, "row_key": pl.String, "column_name": pl.String,
-    "value_text": pl.String, "section": pl.String, "scope": pl.String,
+    "value_text": pl.String, "section": pl.String, "scope": pl.String, "kind": pl.String, "basis": pl.String,
 }
 
 _DDL = """
+DROP VIEW IF EXISTS v_claims;
 DROP VIEW IF EXISTS v_facts;
 DROP VIEW IF EXISTS v_pages;
 DROP TABLE IF EXISTS corpus_facts;
@@ -55,25 +60,31 @@ CREATE TABLE corpus_pages (url VARCHAR PRIMARY KEY USING COMPRESSION zstd, world
   lead VARCHAR NOT NULL USING COMPRESSION zstd, body_md VARCHAR NOT NULL USING COMPRESSION zstd, site VARCHAR,
   chrome VARCHAR USING COMPRESSION zstd);
 CREATE TABLE corpus_facts (url VARCHAR NOT NULL, table_name VARCHAR NOT NULL,
-  row_key VARCHAR NOT NULL, column_name VARCHAR NOT NULL, value_text VARCHAR NOT NULL, section VARCHAR NOT NULL, scope VARCHAR);
+  row_key VARCHAR NOT NULL, column_name VARCHAR NOT NULL, value_text VARCHAR NOT NULL, section VARCHAR NOT NULL, scope VARCHAR,
+  kind VARCHAR NOT NULL DEFAULT 'value', basis VARCHAR USING COMPRESSION zstd);
 CREATE TABLE _corpus (scenario VARCHAR, pages BIGINT, facts BIGINT, corpus_hash VARCHAR, built_at TIMESTAMP, chrome_context VARCHAR);
 COMMENT ON TABLE corpus_pages IS 'Search corpus: pages generated from the world rows (scenario NULL = the world itself); body_md is the article (every stated fact is in it, what the search index reads); chrome is the JSON recipe of the site furniture around it (navigation, background, comments, related lists, footer), rendered on read with _corpus.chrome_context (worldforge.corpus.read_corpus, web_extractor).';
-COMMENT ON TABLE corpus_facts IS 'Provenance: the (table, row, column) cells each page states (url: its corpus_pages row, written with it), value_text as the page writes it; section lead = may show in a search snippet; scope world = a base-world value on a scenario page (an archive).';
+COMMENT ON TABLE corpus_facts IS 'Provenance: the (table, row, column) cells each page states (kind value; url: its corpus_pages row, written with it), value_text as the page writes it; section lead = may show in a search snippet; scope world = a base-world value on a scenario page (an archive). Derived claims (kind rank, peer, average, share, count, total, change, gap): value_text is the claim phrase, basis the JSON of its parameters and of every cell it is computed from; the corpus check recomputes each one.';
 CREATE OR REPLACE VIEW v_pages AS
   SELECT p.url, p.scenario, p.page_type, p.title, p.published, count(f.url) AS facts,
          count(f.url) FILTER (WHERE f.section = 'body') AS body_only_facts
-  FROM corpus_pages p LEFT JOIN corpus_facts f USING (url)
+  FROM corpus_pages p LEFT JOIN (SELECT * FROM corpus_facts WHERE kind = 'value') f USING (url)
   GROUP BY ALL;
 CREATE OR REPLACE VIEW v_facts AS
-  SELECT f.table_name, f.row_key, f.column_name, f.value_text, f.section, f.scope, p.scenario, p.page_type, p.title, f.url
+  SELECT f.table_name, f.row_key, f.column_name, f.value_text, f.section, f.scope, f.kind, p.scenario, p.page_type, p.title, f.url
   FROM corpus_facts f JOIN corpus_pages p USING (url);
+CREATE OR REPLACE VIEW v_claims AS
+  SELECT f.kind, f.value_text AS claim, f.table_name, f.row_key, f.column_name, f.scope, p.scenario, p.page_type, p.title, f.url, f.basis
+  FROM corpus_facts f JOIN corpus_pages p USING (url) WHERE f.kind <> 'value';
 COMMENT ON VIEW v_pages IS 'One row per corpus page with how many table cells it states (and how many only in its body).';
-COMMENT ON VIEW v_facts IS 'Every stated cell with the page that states it: which facts does a page state, which pages state a row.';
+COMMENT ON VIEW v_facts IS 'Every stated cell (kind value) and derived claim with the page that states it: which facts does a page state, which pages state a row.';
+COMMENT ON VIEW v_claims IS 'Derived claims (ranks, comparisons, averages, shares, counts, totals, changes, date gaps) with the page that makes them and the cells they are computed from (basis).';
 """
 
 
 def corpus_frames(pages: list[Page]) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """``(corpus_pages, corpus_facts)`` frames of a list of pages (column-wise: one list per column)."""
+    """``(corpus_pages, corpus_facts)`` frames of a list of pages (column-wise: one list per column); the facts frame holds
+    the stated cells (``kind = 'value'``) and then the derived claims."""
     dump = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
     p = pl.DataFrame({
         "url": [x.url for x in pages], "world": [x.world for x in pages], "scenario": [x.scenario for x in pages],
@@ -82,10 +93,15 @@ def corpus_frames(pages: list[Page]) -> tuple[pl.DataFrame, pl.DataFrame]:
         "chrome": [dump(x.chrome) if x.chrome else None for x in pages],
     }, schema=PAGE_SCHEMA)
     rows = [(x.url, f) for x in pages for f in x.facts]
+    claims = [(x.url, c) for x in pages for c in x.claims]
     f = pl.DataFrame({
-        "url": [u for u, _ in rows], "table_name": [f.table_name for _, f in rows], "row_key": [f.row_key for _, f in rows],
-        "column_name": [f.column_name for _, f in rows], "value_text": [f.value_text for _, f in rows],
-        "section": [f.section for _, f in rows], "scope": [f.scope for _, f in rows],
+        "url": [u for u, _ in rows] + [u for u, _ in claims], "table_name": [f.table_name for _, f in rows] + [c.table_name for _, c in claims],
+        "row_key": [f.row_key for _, f in rows] + [c.row_key for _, c in claims],
+        "column_name": [f.column_name for _, f in rows] + [c.column_name for _, c in claims],
+        "value_text": [f.value_text for _, f in rows] + [c.text for _, c in claims],
+        "section": [f.section for _, f in rows] + [c.section for _, c in claims], "scope": [f.scope for _, f in rows] + [c.scope for _, c in claims],
+        "kind": ["value"] * len(rows) + [c.kind for _, c in claims],
+        "basis": [None] * len(rows) + [orjson.dumps(c.basis).decode() for _, c in claims],
     }, schema=FACT_SCHEMA)
     return p, f
 
@@ -129,12 +145,14 @@ class CorpusReport:
     Attributes:
         path: the world file.
         pages: pages per corpus (``None``: the world's, else a scenario name).
-        facts: table cells stated over all pages (``corpus_facts`` rows).
+        facts: ``corpus_facts`` rows over all pages: the table cells stated and the derived claims made.
+        claims: of those, the derived claims (:mod:`worldforge.corpus.claims`).
     """
 
     path: Path
     pages: dict[str | None, int]
     facts: int
+    claims: int = 0
 
 
 def fact_tally(stated: int, contradictions: pl.DataFrame) -> Tally:
@@ -190,7 +208,8 @@ def write_corpus(path: str | Path, by_scenario: dict[str | None, list[Page]]) ->
             insert_frame(con, "corpus_pages", pf)
             insert_frame(con, "corpus_facts", ff)
         insert_frame(con, "_corpus", meta)
-    return CorpusReport(Path(path), {s: pf.height for s, (pf, _) in frames.items()}, sum(ff.height for _, ff in frames.values()))
+    return CorpusReport(Path(path), {s: pf.height for s, (pf, _) in frames.items()}, sum(ff.height for _, ff in frames.values()),
+                        sum(len(p.claims) for pages in by_scenario.values() for p in pages))
 
 
 def read_corpus(path: str | Path, scenario: str | None = None, dressed: bool = True) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -217,7 +236,10 @@ def _stored(path: str | Path, scenario: str | None, context: bool) -> tuple[pl.D
         cond = "scenario IS NULL" if scenario is None else "scenario = ?"
         args = [] if scenario is None else [scenario]
         pages = con.sql(f"SELECT * FROM corpus_pages WHERE {cond} ORDER BY url", params=args).pl()
+        claims = _has_claims(con)
         facts = con.sql(
+            f"SELECT f.* EXCLUDE (kind, basis) FROM corpus_facts f JOIN corpus_pages p USING (url) WHERE p.{cond} AND f.kind = 'value' "
+            "ORDER BY f.url, f.table_name, f.row_key, f.column_name" if claims else
             f"SELECT f.* FROM corpus_facts f JOIN corpus_pages p USING (url) WHERE p.{cond} ORDER BY f.url, f.table_name, f.row_key, f.column_name",
             params=args,
         ).pl()
@@ -266,6 +288,37 @@ def served_corpus(path: str | Path, scenario: str | None = None) -> tuple[Served
     """
     pages, facts, context = _stored(path, scenario, context=True)
     return ServedPages({r["url"]: r for r in pages.iter_rows(named=True)}, context), facts
+
+
+def _has_claims(con: duckdb.DuckDBPyConnection) -> bool:
+    """The file's ``corpus_facts`` has the ``kind`` column (a corpus built before derived claims has stated values only)."""
+    return bool(con.execute("SELECT count(*) FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = 'main' "
+                            "AND table_name = 'corpus_facts' AND column_name = 'kind'").fetchall()[0][0])
+
+
+def read_claims(path: str | Path, scenario: str | None = None) -> pl.DataFrame:
+    """The derived claims of one corpus (the world's when ``scenario`` is None).
+
+    Returns:
+        Frame ``(url, kind, table_name, row_key, column_name, value_text, section, scope, basis)`` ordered by URL, empty
+        for a corpus built before derived claims.
+
+    Raises:
+        WarehouseError: the file has no corpus yet.
+    """
+    con = open_readonly(path)
+    try:
+        if not con.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main' "
+                           "AND table_name = 'corpus_facts'").fetchall()[0][0]:
+            raise WarehouseError(f"{path}: no corpus yet (run `worldforge corpus build`)")
+        cols = ["url", "kind", "table_name", "row_key", "column_name", "value_text", "section", "scope", "basis"]
+        if not _has_claims(con):
+            return pl.DataFrame(schema={c: pl.String for c in cols})
+        cond = "scenario IS NULL" if scenario is None else "scenario = ?"
+        return con.sql(f"SELECT {', '.join('f.' + c for c in cols)} FROM corpus_facts f JOIN corpus_pages p USING (url) "
+                       f"WHERE p.{cond} AND f.kind <> 'value' ORDER BY f.url, f.value_text", params=[] if scenario is None else [scenario]).pl()
+    finally:
+        con.close()
 
 
 def _context(con: duckdb.DuckDBPyConnection, scenario: str | None) -> dict | None:
@@ -343,7 +396,10 @@ def check_corpus(path: str | Path, world: WorldFile | None = None) -> pl.DataFra
     A fact is *contradicted* when its row is missing, its stated text is not a faithful writing of
     the cell (:func:`~worldforge.corpus.quantity.denotes`: the same date or text, a number within
     the rounding its digits show), or the page body does not contain the stated text. A fact with
-    ``scope = 'world'`` on a scenario page is checked against the base world's tables.
+    ``scope = 'world'`` on a scenario page is checked against the base world's tables. A derived claim
+    (:mod:`worldforge.corpus.claims`) is contradicted when what its phrase asserts (a direction, a rank, a
+    count, an amount, a gap) does not hold when recomputed from the tables, or its page does not contain it;
+    its row's ``actual`` is the claim's kind.
 
     ``world``: the file's ``read_world`` when the caller has just read it (the tables are read
     from the file otherwise).
@@ -355,10 +411,15 @@ def check_corpus(path: str | Path, world: WorldFile | None = None) -> pl.DataFra
     wf = read_world(path) if world is None else world
     con = open_readonly(path)
     try:
+        claims_stored = _has_claims(con)
         facts = con.sql(
             "SELECT f.*, p.scenario, position(f.value_text IN p.body_md) > 0 AS in_body "
-            "FROM corpus_facts f JOIN corpus_pages p USING (url)"
+            "FROM corpus_facts f JOIN corpus_pages p USING (url)" + (" WHERE f.kind = 'value'" if claims_stored else "")
         ).pl()
+        claims = con.sql(
+            "SELECT f.*, p.scenario, position(f.value_text IN p.body_md) > 0 AS in_body "
+            "FROM corpus_facts f JOIN corpus_pages p USING (url) WHERE f.kind <> 'value'"
+        ).pl() if claims_stored else None
     finally:
         con.close()
     sources = {None: (wf.spec, wf.tables)}
@@ -399,8 +460,39 @@ def check_corpus(path: str | Path, world: WorldFile | None = None) -> pl.DataFra
             problem = "the page does not state it"
         if problem:
             out.append((url, scenario, t, k, c, text, actual, problem))
+    if claims is not None and claims.height:
+        out += _check_claims(claims, sources, infos)
     names = ["url", "scenario", "table_name", "row_key", "column_name", "stated", "actual", "problem"]
     return pl.DataFrame(out, schema={n: pl.String for n in names}, orient="row")  # typed: a null scenario may come first
 
 
-__all__ = ["CorpusReport", "ServedPages", "all_pages", "dress_frame", "article_text", "fact_tally", "page_count", "build_corpus", "check_corpus", "corpus_frames", "corpus_hash", "corpus_scenarios", "generate_corpus", "read_corpus", "served_corpus", "stored_hash", "write_corpus"]
+def _check_claims(claims: pl.DataFrame, sources: dict, infos: dict) -> list[tuple]:
+    """Contradicted derived claims: each phrase read back (:func:`~worldforge.corpus.claims.read`) and recomputed from
+    the tables of its corpus (:meth:`~worldforge.corpus.claims.ClaimWorld.verify`), or missing from its page.
+    Rows as :func:`check_corpus` returns them, ``actual`` the claim's kind."""
+    base_spec, base_tables = sources[None]
+    base_rows = {t: f.to_dicts() for t, f in base_tables.items()}
+    worlds: dict[str | None, ClaimWorld] = {}
+    out = []
+    cols = ("url", "scenario", "scope", "kind", "table_name", "row_key", "column_name", "value_text", "basis", "in_body")
+    for url, scenario, scope, kind, t, k, c, text, basis, in_body in claims.select(cols).iter_rows():
+        scen = scenario if scenario in sources else None
+        world = worlds.get(scen)
+        if world is None:
+            spec, tables = sources[scen]
+            world = worlds[scen] = ClaimWorld({n: (base_rows[n] if scen is None else f.to_dicts()) for n, f in tables.items()},
+                                              {n: ts.primary_key for n, ts in spec.tables.items()},
+                                              {(n, col): getattr(ci, "unit", None) for (s_, n, col), ci in infos.items() if s_ == scen},
+                                              base=None if scen is None else base_rows)
+        try:
+            problem = world.verify(Claim(kind, t, k, c, text, orjson.loads(basis or "{}"), scope=scope))
+        except (TypeError, ValueError, ZeroDivisionError):
+            problem = "unreadable claim"
+        if problem is None and not in_body:
+            problem = "the page does not state it"
+        if problem:
+            out.append((url, scenario, t, k, c, text, kind, problem))
+    return out
+
+
+__all__ = ["CorpusReport", "ServedPages", "all_pages", "dress_frame", "article_text", "fact_tally", "page_count", "build_corpus", "check_corpus", "corpus_frames", "corpus_hash", "corpus_scenarios", "generate_corpus", "read_claims", "read_corpus", "served_corpus", "stored_hash", "write_corpus"]

@@ -9,7 +9,12 @@ would publish it. The reply is read back (:func:`check_reply`):
 * every number and date it states (digits with their currency, scale word or ``%``; dates in the
   formats of :data:`~worldforge.corpus.quantity.DATE_FORMATS`) must occur in the draft or in a fact
   text, a date may also restate a date of the draft in another format (else *unregistered value*);
-* its first paragraph becomes the page's lead and must hold every ``lead`` fact (else *lead fact moved*).
+* its first paragraph becomes the page's lead and must hold every ``lead`` fact (else *lead fact moved*);
+* every derived claim's phrase (:mod:`worldforge.corpus.claims`: a rank, a comparison, a change, a gap) must occur
+  verbatim (else *dropped claim*), and every direction word it writes (:data:`~worldforge.corpus.claims.CUE_WORDS`:
+  higher/lower, more/fewer, largest/smallest, up/down, before/after, above/below, twice/half ...) must stand in a
+  draft sentence with the same word that shares a number, a date or a name with it (else *changed claim*): a reply
+  that turns "after" into "before" or "largest" into "smallest" while keeping every number is rejected.
 
 A reply with problems is sent back with them listed, up to ``max_rounds`` requests per page; a page
 still failing is kept as generated (rejection sampling), so the corpus never states a value the
@@ -31,12 +36,13 @@ from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from worldforge.corpus.claims import CUE_WORDS, cue_counts
 from worldforge.corpus.pages import Fact, Page
 from worldforge.corpus.quantity import parse_date
 from worldforge.tally import Tally
 
 __all__ = [
-    "PROSE_GENRES", "Problem", "WriterConfig", "WriterReport", "check_reply", "clean_reply", "mentions", "resolve_writer", "writer_config", "write_corpus_pages",
+    "PROSE_GENRES", "Problem", "WriterConfig", "WriterReport", "changed_cues", "check_reply", "clean_reply", "mentions", "resolve_writer", "writer_config", "write_corpus_pages",
     "write_pages",
 ]
 
@@ -140,7 +146,7 @@ class Problem:
     """One thing a reply got wrong.
 
     Attributes:
-        kind: ``dropped fact``, ``unregistered value``, ``lead fact moved`` or ``empty reply``.
+        kind: ``dropped fact``, ``unregistered value``, ``lead fact moved``, ``dropped claim``, ``changed claim`` or ``empty reply``.
         detail: the value concerned, as the reply or the fact writes it.
     """
 
@@ -257,7 +263,8 @@ def check_reply(body: str, page: Page, draft: str | None = None) -> list[Problem
     Returns:
         Problems in order: empty reply; facts whose text is not verbatim in the reply (``dropped fact``); numbers and
         dates neither in the draft nor in a fact text (``unregistered value``); lead facts not in the first
-        paragraph (``lead fact moved``).
+        paragraph (``lead fact moved``); derived claims not verbatim (``dropped claim``); direction words no draft
+        sentence supports (``changed claim``, :func:`changed_cues`).
     """
     if not body.strip():
         return [Problem("empty reply", "")]
@@ -276,7 +283,52 @@ def check_reply(body: str, page: Page, draft: str | None = None) -> list[Problem
     lead = first_paragraph(body)
     problems += [Problem("lead fact moved", f.value_text) for f in _distinct(page.facts) if f.section == "lead" and f.value_text in body
                  and f.value_text not in lead]
+    problems += [Problem("dropped claim", c.text) for c in page.claims if c.text not in body]
+    problems += [Problem("changed claim", w) for w in changed_cues(body, draft)]
     return problems
+
+
+_CUE = re.compile(r"\b(" + "|".join(sorted(CUE_WORDS, key=len, reverse=True)) + r")\b", re.I)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+_NAME = re.compile(r"(?<=[\w,;:] )[A-Z][\w'’-]*(?: [A-Z0-9][\w'’-]*)*")
+
+
+def _anchors(sentence: str) -> set[str]:
+    """What ties a sentence to the world: the numbers and dates it states and the names inside it (capitalised words
+    after its first word)."""
+    return {t for t, _ in mentions(sentence)} | set(_NAME.findall(sentence))
+
+
+def changed_cues(body: str, draft: str) -> list[str]:
+    """Direction words of a reply (:data:`~worldforge.corpus.claims.CUE_WORDS`) that no draft sentence supports, in
+    order, each once: a sentence's words are supported when a draft sentence that shares a number, a date or a name with
+    it holds them in the same order (for a sentence with none of those, when the draft holds each word at all); a swap
+    inside one sentence ("pin down when it wrapped up" -> "pin up when it wrapped down") changes the order."""
+    drafted = [(_cue_order(s_), _anchors(s_)) for s_ in _SENTENCE_END.split(draft) if s_.strip()]
+    anywhere = set(cue_counts(draft))
+    bad: list[str] = []
+    for sent in _SENTENCE_END.split(body):
+        cues = _cue_order(sent)
+        if not cues:
+            continue
+        anchors = _anchors(sent)
+        if not anchors:
+            wrong = [w for w in cues if w not in anywhere]
+        else:  # the same direction words in the same order as in a draft sentence about the same things
+            near = [c for c, a in drafted if anchors & a]
+            wrong = [] if any(_subsequence(cues, c) for c in near) else [w for w in cues if not any(w in c for c in near)] or cues[:1]
+        bad += [w for w in wrong if w not in bad]
+    return bad
+
+
+def _cue_order(sentence: str) -> list[str]:
+    """The direction words of a sentence in order, lower-cased."""
+    return [m.group(1).lower() for m in _CUE.finditer(sentence)]
+
+
+def _subsequence(small: list[str], big: list[str]) -> bool:
+    it = iter(big)
+    return all(w in it for w in small)
 
 
 def _distinct(facts: list[Fact]) -> list[Fact]:
@@ -304,6 +356,8 @@ def prompt_messages(page: Page, label: Callable[[Fact], str] | None = None) -> l
             lines.append(f"- {item[0]}: {item[1]}" + (" (first paragraph)" if item[2] else ""))
     user = (f"Site: {urlparse(page.url).netloc}\nGenre: {page.page_type.replace('_', ' ')}\nTitle: {page.title}\n\n"
             f"Facts (write each value exactly as given):\n" + ("\n".join(lines) or "(none)")
+            + ("\n\nComparisons (write each exactly as given):\n" + "\n".join(f"- {t}" for t in dict.fromkeys(c.text for c in page.claims))
+               if page.claims else "")
             + f"\n\n{_DRAFT_START}\n{page.body_md}\n{_DRAFT_END}")
     return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": user}]
 
@@ -317,6 +371,8 @@ def repair_message(problems: list[Problem]) -> dict:
         "dropped fact": "These fact values are missing or changed; write each exactly as given",
         "unregistered value": "These numbers or dates are neither facts nor in the draft; remove them",
         "lead fact moved": "These values must be in the first paragraph",
+        "dropped claim": "These comparisons are missing or changed; write each exactly as given",
+        "changed claim": "These direction words change what the draft says (a rank, a comparison, an order in time); keep the draft's",
         "empty reply": "The reply was empty; write the page",
     }
     lines = [f"- {say[k]}: " + ", ".join(repr(v) for v in vs if v) if any(vs) else f"- {say[k]}." for k, vs in by_kind.items()]
