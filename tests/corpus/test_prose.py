@@ -58,6 +58,16 @@ def test_archetype_worlds_read_like_pages(name):
     assert found == {}, f"{name}: {found}"
     assert variety(said) >= 0.70, f"{name}: fact-sentence variety {variety(said):.2f}"
     assert statistics.median(words) >= 400, f"{name}: median words {statistics.median(words)}"
+    _articles_say_where_rows_stand(name, pages)
+
+
+def _articles_say_where_rows_stand(name, pages):
+    """The depth targets: encyclopedia articles (chrome not counted) of median >= 250 words, each with a derived claim,
+    every claim phrase verbatim in its article."""
+    enc = [p for p in pages if p.page_type == "encyclopedia"]
+    assert statistics.median(page_words(p.body_md) for p in enc) >= 250, f"{name}: median article words"
+    assert all(p.claims for p in enc), f"{name}: {sum(not p.claims for p in enc)} articles without a derived claim"
+    assert all(c.text in p.body_md for p in pages for c in p.claims)
 
 
 @pytest.mark.parametrize("name", BUNDLED + [p.stem for p in HAND_WRITTEN])
@@ -80,6 +90,7 @@ def test_bundled_and_hand_written_worlds_read_like_pages(specs, name):
     assert variety(said) >= 0.70, f"{name}: fact-sentence variety {variety(said):.2f}"
     assert statistics.median(words) >= 400, f"{name}: median words {statistics.median(words)}"
     assert max(shares) < 0.5 and statistics.median(shares) < 0.1
+    _articles_say_where_rows_stand(name, pages)
 
 
 def test_chrome_never_links_into_the_encyclopedia_space_or_adds_tables(specs):

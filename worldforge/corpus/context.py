@@ -130,9 +130,8 @@ class ContextWriter:
         """The column that groups ``t``'s rows: its first reference to a labelled parent whose groups have a median of
         three rows or more; else ``None`` for the whole table (at most :data:`MAX_ROOT_GROUP` rows); else a category
         column with groups of three to :data:`MAX_ROOT_GROUP` rows (median); else ``False``: no group."""
-        got = self._group_cols.get(t, 0)
-        if got != 0:
-            return got
+        if t in self._group_cols:  # False (no group) is a cached answer too
+            return self._group_cols[t]
         b = self.b
         got = None if 3 <= len(b.rows[t]) <= MAX_ROOT_GROUP else False
         for ref, col in self.refs(t).items():
@@ -831,6 +830,7 @@ class ContextWriter:
         return out
 
 
+@lru_cache(maxsize=8192)
 def a_label(label: str, vtext: str) -> str:
     """``a tower height of 45 m`` (``45 keepers`` for a label that counts things: ``number of keepers``)."""
     from worldforge.corpus.lexicon import fill
