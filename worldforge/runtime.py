@@ -27,8 +27,8 @@ def relaxed_gc(gen0: int = GC_GEN0) -> Iterator[None]:
     """Collect cyclic garbage less often inside the block (``gc.set_threshold(gen0, ...)``), then restore the thresholds.
 
     Cycles are still collected, every ``gen0`` allocations instead of every 700; a threshold already
-    higher than ``gen0`` is kept. Used around each world step (:meth:`worldforge.pipeline.Step.execute`)
-    and around a server's whole life (``worldforge serve openenv | search | retrieve``).
+    higher than ``gen0`` is kept. Used around each world step (:meth:`worldforge.pipeline.Step.execute`), around the
+    pages of a corpus (:func:`worldforge.corpus.pages.build_pages`) and around a server's whole life (``worldforge serve openenv | search | retrieve``).
     """
     old = gc.get_threshold()
     gc.set_threshold(max(gen0, old[0]), *old[1:])

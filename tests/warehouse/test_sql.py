@@ -8,7 +8,10 @@ def test_documented_views(world):
     _, path = world
     con = duckdb.connect(str(path), read_only=True)
     views = dict(con.execute("SELECT view_name, comment FROM duckdb_views() WHERE NOT internal").fetchall())
-    assert set(views) == {"v_columns", "v_pages", "v_facts", "v_tasks", "v_task_rows"} and all(views.values())
+    assert set(views) == {"v_columns", "v_pages", "v_facts", "v_claims", "v_tasks", "v_task_rows"} and all(views.values())
+    # derived claims: their own kinds, each with the cells it is computed from
+    kinds = dict(con.execute("SELECT kind, count(*) FROM v_claims GROUP BY kind").fetchall())
+    assert {"rank", "count"} <= set(kinds) and con.execute("SELECT count(*) FROM v_claims WHERE basis IS NULL").fetchall()[0][0] == 0
     # which facts does a page state / which pages state a row
     url = con.execute("SELECT url FROM v_pages WHERE page_type = 'ranking' AND scenario IS NULL ORDER BY url LIMIT 1").fetchall()[0][0]
     n = con.execute("SELECT count(*) FROM v_facts WHERE url = ?", [url]).fetchall()[0][0]

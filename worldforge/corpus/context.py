@@ -306,9 +306,9 @@ class ContextWriter:
         be = _is(ci.label)
         shapes = [f"{own} of {vtext} {be} {claim_text}", f"at {vtext}, {own} {be} {claim_text}",
                   f"{own} ({vtext}) {'sit' if be == 'are' else 'sits'} {claim_text}", f"with {a_label(ci.label, vtext)}, {ref} is {claim_text}",
-                  f"measured by {ci.label}, {ref} comes in {claim_text} ({vtext})", f"{ref} is {claim_text}, with {a_label(ci.label, vtext)}"]
+                  f"measured by {ci.label}, {ref} comes in {claim_text} ({vtext})"]
         if ci.label.startswith("number of "):  # "with 5 keepers, it is below ...", never "its number of keepers of 5"
-            shapes = [shapes[3], shapes[5]]
+            shapes = [shapes[3]]
         cells = self._cells(t, members, (c, group or ""))
         basis = {"of": t, "by": c, "group": group or None, "stat": stat, "additive": ci.additive, "round": decimals, "label": ci.label,
                  "cells": cells}
@@ -360,19 +360,16 @@ class ContextWriter:
             text = rng.choice(shapes)
             draw = rng.random()
             if draw < 0.2:  # the peer first: "Compared with S, whose <label> is <v>, its <label> is higher at <v>"
-                claim_text = f"{possessive(ref)} {ci.label} {be} {cmp}"
+                name = b.labels[t][row[pk]]  # named, not "its": the peer was named last
+                claim_text = f"{possessive(name)} {ci.label} {be} {cmp}"
                 text = f"compared with {sname}, whose {ci.label} {be} {wtext}, {claim_text} at {vtext}"
-            elif draw < 0.35:
-                claim_text = f"{possessive(ref)} {ci.label} {be} {cmp}"
-                text = f"set against {sname}, at {wtext}, {claim_text}: {vtext}"
+
         else:
             claim_text = f"{cmp} {that} of {sname}"
             text = rng.choice([f"{possessive(ref)} {ci.label}, {vtext}, {be} {claim_text}, at {wtext}",
                                f"at {vtext}, {possessive(ref)} {ci.label} {be} {claim_text}, at {wtext}",
-                               f"{sname} is at {wtext}, and {possessive(ref)} {ci.label}, {vtext}, {be} {claim_text}",
-                               f"{possessive(ref)} {ci.label} of {vtext} {be} {claim_text}, which is {wtext}",
-                               f"by {ci.label}, {ref} is far apart from {sname}: at {vtext}, {possessive(ref)} {ci.label} {be} {claim_text}, "
-                               f"at {wtext}"])
+                               f"{possessive(ref)} {ci.label} of {vtext} {be} {claim_text}, {'which is' if be == 'is' else 'at'} {wtext}",
+                               f"{possessive(ref)} {ci.label} ({vtext}) {be} {claim_text}, {'which is' if be == 'is' else 'at'} {wtext}"])
         claim = Claim("peer", t, self._key(t, row), c, claim_text,
                       {"of": t, "by": c, "peer": str(s[pk]), "label": ci.label, "cells": self._cells(t, [row, s], (c,))})
         return Said([_sentence(text, rng)], [vfact, wfact] + b.name_fact(t, s, "body"), [claim])
@@ -767,6 +764,7 @@ class ContextWriter:
         designated = self.b.info[t].label_column == self.b.spec.tables[t].primary_key  # a long designation is said once
         plans = (((self.rank, self.peer), (self.versus_group,)), ((self.peer, self.rank), (self.spread,)), ((self.versus_group, self.rank),),
                  ((self.spread, self.peer),))
+        ends = Said()  # the group's range names two other rows: it comes after every sentence that says "its"
         for c, plan in zip(cols, plans):
             for options in plan:  # one sentence of each part of the plan, the first option that has something to say
                 for make in options:
@@ -775,10 +773,11 @@ class ContextWriter:
                     else:
                         said = make(rng, t, row, c, style) if make == self.spread else make(rng, t, row, c, style, ref)
                     if said:
-                        out.extend(said)
+                        (ends if make == self.spread else out).extend(said)
                         break
-            if len(out.claims) >= most:
+            if len(out.claims) + len(ends.claims) >= most:
                 break
+        out.extend(ends)
         if len(out.claims) < most:
             said = self.kind_count(rng, t, row, style, ref, skip=1)
             if said:

@@ -34,6 +34,7 @@ from worldforge.corpus.pages import Page, build_pages
 from worldforge.corpus.quantity import denotes, render_value
 from worldforge.corpus.vocab import table_info
 from worldforge.errors import WarehouseError
+from worldforge.runtime import relaxed_gc
 from worldforge.scenarios import scenario_spec
 from worldforge.tally import Tally
 from worldforge.warehouse import WorldFile, read_world
@@ -191,7 +192,8 @@ def generate_corpus(path: str | Path, seed: int | None = None, world: WorldFile 
 
 def write_corpus(path: str | Path, by_scenario: dict[str | None, list[Page]]) -> CorpusReport:
     """Replace the corpus tables of a world file atomically."""
-    frames = {s: corpus_frames(p) for s, p in by_scenario.items()}
+    with relaxed_gc():  # the frames are built from many small objects
+        frames = {s: corpus_frames(p) for s, p in by_scenario.items()}
     now = datetime.now(timezone.utc).replace(tzinfo=None)
     contexts = {s: next((p.context for p in pages if p.context is not None), None) for s, pages in by_scenario.items()}
     hashes = {s: corpus_hash(pf, contexts[s]) for s, (pf, _) in frames.items()}

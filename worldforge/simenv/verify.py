@@ -12,7 +12,10 @@ check:
 * **prose** — a sentence that names a column by its label (``launch price``, ``announced``) states
   the first value of that column's type after the mention (``its price stands at 399``), about the
   entity the sentence names nearest before the mention (else the sentence's first, else the
-  last entity named earlier).
+  last entity named earlier); "has 6 points": a number right before the label is its value. A
+  sentence that makes a derived claim ("of the 12 models", "above the average of $483", "higher
+  than that of X, at 4,000 mAh", "up from 14 in 2029", "45 days after") relates several rows and
+  is not read for values: the corpus check recomputes its claim instead.
 
 Columns are named as pages name them (:mod:`worldforge.corpus.vocab` labels). A claim is
 checked by type: a number must denote the cell in the column's unit, allowing only the rounding
@@ -44,6 +47,24 @@ _DATE = re.compile(r"\b(?:(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]
 _LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
 _SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z*\[]|[a-z]+ [A-Z])|\n+")  # a sentence may open with a lower-case brand ("vivo Lumen 10")
 _MAX_CATEGORIES = 40
+_LEADING_COUNT = re.compile(r"(?<![\w.,])(\d[\d,]*(?:\.\d+)?) $")
+_VALUE = r"[^;]*?(?=,\s|;|\.\s|\.$|$)"  # a value up to the end of its clause (a comma inside 18,625,000 ends nothing)
+_DERIVED = re.compile("|".join((
+    r"\b(?:of|among|for|across|in|under|belonging to|listed under) (?:the|all|all the|its|their) \d[\d,]*(?= )",  # a group's size
+    r"\bone of \d[\d,]* [^.;]*",                                     # "one of 5 residents of X whose role is engineer"
+    r"\b(?:average|median) of [^;]*?(?= for | across | among |[.;]\s|$)",  # a group's statistic
+    r"\b(?:a )?combined [^;.]*? of " + _VALUE + r"|\badding up to " + _VALUE + r"|\bcome to [^;]*? in all",  # a total of related rows
+    r"\d+(?:\.\d+)?% of the [^,;.]*",                                  # a share of a group's total
+    r"\b(?:than|as|twice|half) (?:that|those) of [^,;]*(?:, (?:at|which is|which are) " + _VALUE + r")?|\bthan [A-Z][^,;(]*(?:\([^)]*\))?",
+    r"\b[Cc]ompared with [^,;]*, whose [^;]*?, ",                      # the peer named first, with its value
+    r"\b(?:up|down) (?:\w+ places? )?from [^;]*? in \d{4}|\bunchanged (?:from|since) [^;]*? in \d{4}",  # the base world's value
+    r"\b\w+ (?:days?|months?|years?) (?:before|after)\b",              # a gap between two dates
+    r"\b\d+(?:st|nd|rd|th)-(?:highest|lowest|earliest|latest)\b",      # a rank: "the 15th-lowest"
+    r"\b\d[\d,]* [a-z][\w -]* (?:on record|in total|are listed under|belong to)\b",  # a count of related rows
+)))
+"""Phrases of derived claims (:mod:`worldforge.corpus.claims`: group sizes and statistics, totals, shares, a peer's value,
+a previous year's value, date gaps, counts of related rows): a sentence with one relates several rows, so the prose
+reader takes no value from it."""
 
 
 @dataclass(frozen=True)
@@ -249,7 +270,7 @@ class FactVerifier:
         return (stated.strip().lower() == expected.lower()) if in_table else None
 
     def _table(self, block: list[str], subject: str | None, verdict: Verdict) -> None:
-        rows = [[c.strip() for c in line.strip().strip("|").split("|")] for line in block]
+        rows = [[c.strip().replace("**", "") for c in line.strip().strip("|").split("|")] for line in block]  # a bold row is no other entity
         rows = [r for r in rows if not all(re.fullmatch(r":?-{2,}:?", c) or not c for c in r)] if len(rows) > 1 else rows
         if len(rows) < 2:
             return
@@ -285,6 +306,9 @@ class FactVerifier:
         return any(self._is_label_header(h) for h in header)
 
     def _sentence(self, sentence: str, last: str | None, verdict: Verdict) -> str | None:
+        if _DERIVED.search(sentence):  # a derived claim's sentence relates rows (ranks, peers, totals): no value is read from it
+            ents = self._find_entities(sentence)
+            return ents[-1][1] if ents else last
         ents = self._find_entities(sentence)
         if self._column_re is not None:
             for m in self._column_re.finditer(sentence):
@@ -296,6 +320,9 @@ class FactVerifier:
                 if not found or re.search(r"\bby\s+$", sentence[: m.start()]):  # "ranks No. 4 by shipments": a criterion, not a value
                     continue
                 after = sentence[m.end():]
+                lead = _LEADING_COUNT.search(sentence[: m.start()])
+                if lead and found[0][2].kind == "number":  # "has 6 points, 2 wins": the number before the label is its value
+                    after = lead.group(1)
                 # the value of a mention is in its own clause: "ranks No. 2 by shipments, and its price is $399" states no shipments
                 after = re.split(r",\s(?!\d)|;\s|\s(?:and|but|while|whose)\s", after, maxsplit=1)[0]
                 for e_pos, e in ents:  # entity names carry digits ("Lumen 6"); never read them as values
