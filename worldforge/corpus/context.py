@@ -34,7 +34,7 @@ from worldforge.corpus.planner import sentence_case
 from worldforge.corpus.quantity import Style, format_value
 from worldforge.spec import models as M
 
-__all__ = ["MAX_ROOT_GROUP", "ContextWriter", "Said"]
+__all__ = ["MAX_ROOT_GROUP", "ContextWriter", "Passage"]
 
 MAX_ROOT_GROUP = 80
 """A table without a parent is one group when it has at most this many rows (a rank among 500 rows says little)."""
@@ -94,14 +94,14 @@ def _ordx(pos: int, n: int, high: str = "highest", low: str = "lowest") -> str:
 
 
 @dataclass
-class Said:
-    """What a context paragraph says: its sentences, the cells they state and the claims they make."""
+class Passage:
+    """A part of a context paragraph: its sentences, the cells they state and the claims they make."""
 
     sentences: list[str] = field(default_factory=list)
     facts: list[Fact] = field(default_factory=list)
     claims: list[Claim] = field(default_factory=list)
 
-    def extend(self, other: "Said") -> None:
+    def extend(self, other: "Passage") -> None:
         """Append another paragraph part's sentences, facts and claims."""
         self.sentences += other.sentences
         self.facts += other.facts
@@ -241,7 +241,7 @@ class ContextWriter:
         return str(row[self.b.spec.tables[t].primary_key])
 
     # -- sentences ---------------------------------------------------------------------------------
-    def rank(self, rng, t: str, row: dict, c: str, style: Style, subject: str | None = None, group: str | None | bool = None) -> Said | None:
+    def rank(self, rng, t: str, row: dict, c: str, style: Style, subject: str | None = None, group: str | None | bool = None) -> Passage | None:
         """"X has the second-highest <label> of the 4 <plural> of P, at <value>." (``None`` when the row is tied or
         the group has fewer than three values)."""
         b = self.b
@@ -275,9 +275,9 @@ class ContextWriter:
             claim_text = f"{phrase}, {name} has the {ordx} {label}"
         cells = self._cells(t, members, (c, group or ""))
         claim = Claim("rank", t, self._key(t, row), c, claim_text, {"of": t, "by": c, "group": group or None, "label": label, "cells": cells})
-        return Said([_sentence(text, rng)], pfacts + [vfact] + b.name_fact(t, row, "body"), [claim])
+        return Passage([_sentence(text, rng)], pfacts + [vfact] + b.name_fact(t, row, "body"), [claim])
 
-    def versus_group(self, rng, t: str, row: dict, c: str, style: Style, ref: str) -> Said | None:
+    def versus_group(self, rng, t: str, row: dict, c: str, style: Style, ref: str) -> Passage | None:
         """"Its <label> of <value> is above the average of <mean> for the 4 <plural> of P" (the median for a column that
         cannot be added), and for an additive column its share of the group total."""
         b = self.b
@@ -312,7 +312,7 @@ class ContextWriter:
         cells = self._cells(t, members, (c, group or ""))
         basis = {"of": t, "by": c, "group": group or None, "stat": stat, "additive": ci.additive, "round": decimals, "label": ci.label,
                  "cells": cells}
-        out = Said([_sentence(rng.choice(shapes), rng)], pfacts + [vfact], [Claim("average", t, self._key(t, row), c, claim_text, basis)])
+        out = Passage([_sentence(rng.choice(shapes), rng)], pfacts + [vfact], [Claim("average", t, self._key(t, row), c, claim_text, basis)])
         if ci.additive and total > 0 and row[c] > 0 and nonneg and rng.random() < 0.7:  # no share of a net
             pct = 100 * row[c] / total
             ptext = f"{pct:.1f}%" if pct < 99.95 else "100%"
@@ -323,7 +323,7 @@ class ContextWriter:
             out.claims.append(Claim("share", t, self._key(t, row), c, share_text, {**basis, "stat": None}))
         return out
 
-    def peer(self, rng, t: str, row: dict, c: str, style: Style, ref: str) -> Said | None:
+    def peer(self, rng, t: str, row: dict, c: str, style: Style, ref: str) -> Passage | None:
         """"Its <label> (<value>) is higher than that of S (<value>)": a comparison with a named row of the same group."""
         b = self.b
         group = self.group_column(t)
@@ -372,9 +372,9 @@ class ContextWriter:
                                f"{possessive(ref)} {ci.label} ({vtext}) {be} {claim_text}, {'which is' if be == 'is' else 'at'} {wtext}"])
         claim = Claim("peer", t, self._key(t, row), c, claim_text,
                       {"of": t, "by": c, "peer": str(s[pk]), "label": ci.label, "cells": self._cells(t, [row, s], (c,))})
-        return Said([_sentence(text, rng)], [vfact, wfact] + b.name_fact(t, s, "body"), [claim])
+        return Passage([_sentence(text, rng)], [vfact, wfact] + b.name_fact(t, s, "body"), [claim])
 
-    def membership(self, rng, t: str, row: dict) -> Said | None:
+    def membership(self, rng, t: str, row: dict) -> Passage | None:
         """"X is one of the 4 <plural> of P": the size of the row's group, a count claim about the parent."""
         b = self.b
         group = self.group_column(t)
@@ -387,7 +387,7 @@ class ContextWriter:
             claim_text = f"one of {phrase}"
             text = rng.choice([f"{name} is {claim_text}", f"{name} counts as {claim_text}", f"{name} is listed as {claim_text}"])
             basis = {"child": t, "same": [group], "cells": self._cells(t, members, (group,))}
-            return Said([_sentence(text, rng)], pfacts, [Claim("count", t, self._key(t, row), group, claim_text, basis)])
+            return Passage([_sentence(text, rng)], pfacts, [Claim("count", t, self._key(t, row), group, claim_text, basis)])
         n = len(self.members(t, group, row))
         if n < 2:
             return None
@@ -402,13 +402,13 @@ class ContextWriter:
         cells = self._cells(t, self.members(t, group, row), (group,))
         claim = Claim("count", pt, str(prow[b.spec.tables[pt].primary_key]), b.spec.tables[pt].primary_key, claim_text,
                       {"child": t, "fk": group, "cells": cells})
-        return Said([_sentence(text, rng)], pfacts, [claim])
+        return Passage([_sentence(text, rng)], pfacts, [claim])
 
-    def children(self, rng, t: str, row: dict, style: Style, ref: str, only: str | None = None) -> Said:
+    def children(self, rng, t: str, row: dict, style: Style, ref: str, only: str | None = None) -> Passage:
         """What a row's related rows add up to: their count, a total of an additive column, the highest and lowest of a
         numeric one (rank claims about the children themselves)."""
         b = self.b
-        out = Said()
+        out = Passage()
         pk = b.spec.tables[t].primary_key
         for child, fk in b.children[t]:
             if only is not None and child != only:
@@ -462,7 +462,7 @@ class ContextWriter:
             break  # one child table a paragraph
         return out
 
-    def spread(self, rng, t: str, row: dict, c: str, style: Style) -> Said | None:
+    def spread(self, rng, t: str, row: dict, c: str, style: Style) -> Passage | None:
         """The group's range by a column, its two ends named: "Across the 18 residents of P, S has the highest <label>
         (<value>) and R the lowest (<value>)" (rank claims about S and R; ``None`` when ``row`` is one of them, which its
         own rank says better, or an end is tied)."""
@@ -489,10 +489,10 @@ class ContextWriter:
                            f"{hname} has {hclaim}, {htext}, while {lclaim}, {ltext}"])
         cells = self._cells(t, members, (c, group or ""))
         basis = {"of": t, "by": c, "group": group or None, "label": label, "cells": cells}
-        return Said([_sentence(text, rng)], pfacts + [hfact, lfact] + b.name_fact(t, hi, "body") + b.name_fact(t, lo, "body"),
+        return Passage([_sentence(text, rng)], pfacts + [hfact, lfact] + b.name_fact(t, hi, "body") + b.name_fact(t, lo, "body"),
                     [Claim("rank", t, str(hi[pk]), c, hclaim, basis), Claim("rank", t, str(lo[pk]), c, lclaim, basis)])
 
-    def kind_count(self, rng, t: str, row: dict, style: Style, ref: str, skip: int = 0) -> Said | None:
+    def kind_count(self, rng, t: str, row: dict, style: Style, ref: str, skip: int = 0) -> Passage | None:
         """"It is one of 5 residents of P whose role is engineer": the rows of the group that share the row's category
         (the first category column that tells some rows apart, after ``skip`` such columns)."""
         b = self.b
@@ -522,13 +522,13 @@ class ContextWriter:
                            f"{ref} is listed as {claim_text}", f"{ref} shows up as {claim_text}"])
         pfacts = self._group_phrase(t, group, row, k)[1]
         basis = {"child": t, "same": [c] + ([group] if group else []), "cells": self._cells(t, members, (c, group or ""))}
-        return Said([_sentence(text, rng)], pfacts + [cfact], [Claim("count", t, self._key(t, row), c, claim_text, basis)])
+        return Passage([_sentence(text, rng)], pfacts + [cfact], [Claim("count", t, self._key(t, row), c, claim_text, basis)])
 
-    def parent_standing(self, rng, t: str, row: dict, style: Style) -> Said | None:
+    def parent_standing(self, rng, t: str, row: dict, style: Style) -> Passage | None:
         """Where the row's parents stand in their own groups ("Vienna Ravens has the third-lowest points of the 10 teams of
         League X"): what the groups a row belongs to look like (a junction row has two parents)."""
         b = self.b
-        out = Said()
+        out = Passage()
         for ref, col in list(self.refs(t).items())[:2]:
             prow = b.by_key[col.parent].get(row[ref])
             if prow is None or b.info[col.parent].label_column == b.spec.tables[col.parent].primary_key:
@@ -538,12 +538,12 @@ class ContextWriter:
                 out.extend(said)
         return out if out.sentences else None
 
-    def _parent_standing(self, rng, pt: str, prow: dict, style: Style, most: int = 2) -> Said | None:
+    def _parent_standing(self, rng, pt: str, prow: dict, style: Style, most: int = 2) -> Passage | None:
         """Up to ``most`` sentences on one parent: its rank by a measure, then its place against its group's average."""
         cols = [c for c in self.measures(pt) if prow.get(c) is not None]
         rng.shuffle(cols)
         pname = self.b.labels[pt][prow[self.b.spec.tables[pt].primary_key]]
-        out = Said()
+        out = Passage()
         for c in cols:
             said = self.rank(rng, pt, prow, c, style) if not out.claims else self.versus_group(rng, pt, prow, c, style, pname)
             if said:
@@ -579,26 +579,7 @@ class ContextWriter:
         show = refs + show  # a junction row's other parent first: "Sales records of Netherlands | Model | Registrations"
         head = [sentence_case(b.info[t].noun)] + [sentence_case(b.info[b.spec.tables[t].columns[c].parent].noun) if c in refs
                                                   else sentence_case(b.col(t, c).label) for c in show]
-        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-        facts: list[Fact] = []
-        for m in window:
-            name = b.labels[t][m[pk]]
-            cells = [f"**{name}**" if m[pk] == row[pk] else name]
-            facts += b.name_fact(t, m, "body")
-            for c in show:
-                if m.get(c) is None:
-                    cells.append("")
-                    continue
-                if c in refs:
-                    pt = b.spec.tables[t].columns[c].parent
-                    cells.append(cell_text(b.labels[pt][m[c]]))
-                    facts += b.name_fact(pt, b.by_key[pt][m[c]], "body")
-                    continue
-                text, f = b.say(t, m, c, style, "body")
-                cells.append(text)
-                facts.append(f)
-            lines.append("| " + " | ".join(cells) + " |")
-        return lines, facts
+        return self._table(t, window, row, show, head, style, refs)
 
     def _record_table(self, t: str, row: dict, style: Style, most: int) -> tuple[list[str], list[Fact]]:
         """For a row without measures (an award, an observation): its parent's rows of the same table in date order, with
@@ -617,20 +598,32 @@ class ContextWriter:
         show = [dc] + [c for c in b.attributes(t, ("category",)) if c != fk][:3]
         if len(show) < 2:
             return [], []
-        lines = ["| " + " | ".join([sentence_case(b.info[t].noun)] + [sentence_case(b.col(t, c).label) for c in show]) + " |",
-                 "|" + "---|" * (len(show) + 1)]
+        head = [sentence_case(b.info[t].noun)] + [sentence_case(b.col(t, c).label) for c in show]
+        return self._table(t, sibs[lo:lo + most], row, show, head, style)
+
+    def _table(self, t: str, rows: list[dict], row: dict, show: list[str], head: list[str], style: Style,
+               refs: tuple[str, ...] | list[str] = ()) -> tuple[list[str], list[Fact]]:
+        """A Markdown table of ``rows`` (``row`` in bold) with the columns ``show`` (a reference column as its parent's
+        label), and the facts it states: ``(lines, facts)``."""
+        b = self.b
+        pk = b.spec.tables[t].primary_key
+        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         facts: list[Fact] = []
-        for m in sibs[lo:lo + most]:
+        for m in rows:
             name = b.labels[t][m[pk]]
             cells = [f"**{name}**" if m[pk] == row[pk] else name]
             facts += b.name_fact(t, m, "body")
             for c in show:
                 if m.get(c) is None:
                     cells.append("")
-                    continue
-                text, f = b.say(t, m, c, style, "body")
-                cells.append(text)
-                facts.append(f)
+                elif c in refs:
+                    pt = b.spec.tables[t].columns[c].parent
+                    cells.append(cell_text(b.labels[pt][m[c]]))
+                    facts += b.name_fact(pt, b.by_key[pt][m[c]], "body")
+                else:
+                    text, f = b.say(t, m, c, style, "body")
+                    cells.append(text)
+                    facts.append(f)
             lines.append("| " + " | ".join(cells) + " |")
         return lines, facts
 
@@ -643,7 +636,7 @@ class ContextWriter:
         vp = next((v for v in self.b.frame(t, dc).vps if v.endswith(" on {value}")), None)
         return vp[: -len(" on {value}")] if vp else None
 
-    def timing(self, rng, t: str, row: dict, style: Style, ref: str) -> Said | None:
+    def timing(self, rng, t: str, row: dict, style: Style, ref: str) -> Passage | None:
         """"<ref> launched on <date>, the second-earliest of the 6 <plural> of P": the row's event among its group's."""
         b = self.b
         group = self.group_column(t)
@@ -664,13 +657,13 @@ class ContextWriter:
         if b.restates(t, row, dc):  # its designation holds the date: never say it twice
             text, dfact = rng.choice([f"by date, {ref} is {claim_text}", f"in order of date, {ref} comes {claim_text}"]), None
         cells = self._cells(t, members, (dc, group or ""))
-        return Said([_sentence(text, rng)], pfacts + ([dfact] if dfact else []),
+        return Passage([_sentence(text, rng)], pfacts + ([dfact] if dfact else []),
                     [Claim("rank", t, self._key(t, row), dc, claim_text, {"of": t, "by": dc, "group": group or None, "cells": cells})])
 
-    def changes(self, rng, t: str, row: dict, style: Style, ref: str, limit: int = 3) -> Said:
+    def changes(self, rng, t: str, row: dict, style: Style, ref: str, limit: int = 3) -> Passage:
         """A scenario row against the base world: "its <label> is <value>, up from <base value> in <base year>"."""
         b = self.b
-        out = Said()
+        out = Passage()
         if b.base is None:
             return out
         bspec, btables = b.base
@@ -712,11 +705,11 @@ class ContextWriter:
                                      "cells": [[t, [str(row[pk])], [c], None], [t, [str(row[pk])], [c], "world"]]}))
         return out
 
-    def gaps(self, rng, t: str, row: dict, style: Style, ref: str, dated: str | None = None) -> Said:
+    def gaps(self, rng, t: str, row: dict, style: Style, ref: str, dated: str | None = None) -> Passage:
         """Time between a row's two event dates ("was released 45 days after it was announced"), or between its event
         and its parent's ("was announced three years after Xiaomi was founded")."""
         b = self.b
-        out = Said()
+        out = Passage()
         pk = b.spec.tables[t].primary_key
         dates = [c for c in b.attributes(t, ("date",)) if _past_event(b.col(t, c).event) and isinstance(row.get(c), date)]
         pairs: list[tuple[str, dict, str, Callable[[], str]]] = []
@@ -752,10 +745,10 @@ class ContextWriter:
         return out
 
     # -- a paragraph -------------------------------------------------------------------------------
-    def standing(self, rng, t: str, row: dict, style: Style, ref: str, most: int = 6) -> Said:
+    def standing(self, rng, t: str, row: dict, style: Style, ref: str, most: int = 6) -> Passage:
         """The row among its group: membership and its kind within the group, ranks, a comparison with the group's
         average or median and with a named peer, and the group's range by another column."""
-        out = Said()
+        out = Passage()
         for said in (self.membership(rng, t, row), self.kind_count(rng, t, row, style, ref)):
             if said:
                 out.extend(said)
@@ -764,7 +757,7 @@ class ContextWriter:
         designated = self.b.info[t].label_column == self.b.spec.tables[t].primary_key  # a long designation is said once
         plans = (((self.rank, self.peer), (self.versus_group,)), ((self.peer, self.rank), (self.spread,)), ((self.versus_group, self.rank),),
                  ((self.spread, self.peer),))
-        ends = Said()  # the group's range names two other rows: it comes after every sentence that says "its"
+        ends = Passage()  # the group's range names two other rows: it comes after every sentence that says "its"
         for c, plan in zip(cols, plans):
             for options in plan:  # one sentence of each part of the plan, the first option that has something to say
                 for make in options:
@@ -795,7 +788,7 @@ class ContextWriter:
             out.extend(said)
         return out
 
-    def news_context(self, rng, t: str, row: dict, style: Style, name: str) -> Said:
+    def news_context(self, rng, t: str, row: dict, style: Style, name: str) -> Passage:
         """A news story's context paragraph: in a scenario the row's change since the base year, and where it stands in
         its group by one measure (a rank, or a comparison with the group's average or median or with a named peer)."""
         out = self.changes(rng, t, row, style, name, limit=1)
@@ -808,7 +801,7 @@ class ContextWriter:
                 break
         return out
 
-    def history(self, rng, t: str, row: dict, style: Style, ref: str) -> Said:
+    def history(self, rng, t: str, row: dict, style: Style, ref: str) -> Passage:
         """The row over time: changes since the base world (a scenario), when its event came among its group's, the
         gaps between its dates and its parent's."""
         out = self.changes(rng, t, row, style, ref)
