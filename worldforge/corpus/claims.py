@@ -50,7 +50,7 @@ from typing import Any
 
 from worldforge.corpus.quantity import Unit, parse_value
 
-__all__ = ["CLAIM_KINDS", "CUE_WORDS", "Claim", "ClaimWorld", "Reading", "cue_counts", "date_span", "group_stat", "read", "span_text"]
+__all__ = ["CLAIM_KINDS", "CUE_WORDS", "Claim", "ClaimWorld", "Reading", "cue_counts", "cue_words", "date_span", "group_stat", "read", "span_text"]
 
 CLAIM_KINDS = ("rank", "peer", "average", "share", "count", "total", "change", "gap")
 """The kinds of derived claim (the ``kind`` of their ``corpus_facts`` rows; stated values are ``value``)."""
@@ -189,11 +189,15 @@ def read(text: str, label: str | None = None) -> Reading:
     return Reading(**got)
 
 
+def cue_words(text: str) -> list[str]:
+    """The :data:`CUE_WORDS` of ``text`` in order, lower-cased: what a rewrite may not add, swap or reorder."""
+    return [m.group(1).lower() for m in _CUE_RE.finditer(text)]
+
+
 def cue_counts(text: str) -> dict[str, int]:
-    """``{cue word: occurrences}`` of :data:`CUE_WORDS` in ``text`` (lower-cased): what a rewrite may not add or swap."""
+    """``{cue word: occurrences}`` of :data:`CUE_WORDS` in ``text`` (lower-cased)."""
     out: dict[str, int] = {}
-    for m in _CUE_RE.finditer(text):
-        w = m.group(1).lower()
+    for w in cue_words(text):
         out[w] = out.get(w, 0) + 1
     return out
 

@@ -123,6 +123,7 @@ class ContextWriter:
         self._measures: dict[str, list[str]] = {}
         self._keys: dict[tuple, tuple[list[dict], list[str]]] = {}
         self._refs: dict[str, dict] = {}
+        self._base_rows: dict[str, dict] | None = None  # a scenario's base world, by table and key (read once)
         self._stats2: dict[tuple, tuple[float, float, float, bool]] = {}
 
     # -- the world's structure ---------------------------------------------------------------------
@@ -668,9 +669,9 @@ class ContextWriter:
             return out
         bspec, btables = b.base
         pk = b.spec.tables[t].primary_key
-        base_rows = getattr(b, "_base_by_key", None)
+        base_rows = self._base_rows
         if base_rows is None:
-            base_rows = b._base_by_key = {bt: {r[bspec.tables[bt].primary_key]: r for r in f.to_dicts()} for bt, f in btables.items()}
+            base_rows = self._base_rows = {bt: {r[bspec.tables[bt].primary_key]: r for r in f.to_dicts()} for bt, f in btables.items()}
         before = base_rows.get(t, {}).get(row[pk])
         if before is None:
             return out

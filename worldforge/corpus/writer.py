@@ -36,7 +36,7 @@ from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from worldforge.corpus.claims import CUE_WORDS, cue_counts
+from worldforge.corpus.claims import cue_counts, cue_words
 from worldforge.corpus.pages import Fact, Page
 from worldforge.corpus.quantity import parse_date
 from worldforge.tally import Tally
@@ -288,7 +288,6 @@ def check_reply(body: str, page: Page, draft: str | None = None) -> list[Problem
     return problems
 
 
-_CUE = re.compile(r"\b(" + "|".join(sorted(CUE_WORDS, key=len, reverse=True)) + r")\b", re.I)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 _NAME = re.compile(r"(?<=[\w,;:] )[A-Z][\w'’-]*(?: [A-Z0-9][\w'’-]*)*")
 
@@ -304,11 +303,11 @@ def changed_cues(body: str, draft: str) -> list[str]:
     order, each once: a sentence's words are supported when a draft sentence that shares a number, a date or a name with
     it holds them in the same order (for a sentence with none of those, when the draft holds each word at all); a swap
     inside one sentence ("pin down when it wrapped up" -> "pin up when it wrapped down") changes the order."""
-    drafted = [(_cue_order(s_), _anchors(s_)) for s_ in _SENTENCE_END.split(draft) if s_.strip()]
+    drafted = [(cue_words(s_), _anchors(s_)) for s_ in _SENTENCE_END.split(draft) if s_.strip()]
     anywhere = set(cue_counts(draft))
     bad: list[str] = []
     for sent in _SENTENCE_END.split(body):
-        cues = _cue_order(sent)
+        cues = cue_words(sent)
         if not cues:
             continue
         anchors = _anchors(sent)
@@ -319,11 +318,6 @@ def changed_cues(body: str, draft: str) -> list[str]:
             wrong = [] if any(_subsequence(cues, c) for c in near) else [w for w in cues if not any(w in c for c in near)] or cues[:1]
         bad += [w for w in wrong if w not in bad]
     return bad
-
-
-def _cue_order(sentence: str) -> list[str]:
-    """The direction words of a sentence in order, lower-cased."""
-    return [m.group(1).lower() for m in _CUE.finditer(sentence)]
 
 
 def _subsequence(small: list[str], big: list[str]) -> bool:
