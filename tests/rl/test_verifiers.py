@@ -93,12 +93,12 @@ def test_vf_eval_refuses_a_bad_taskset_option_in_one_message(rl_wh, tmp_path, fl
     assert done.returncode != 0 and words in text and "Traceback" not in text, text[-2000:]
 
 
-def _scripts(rl_wh, tasks, n: int) -> list[dict]:
-    """The scripted oracle's tool calls, observations and answer for the ``n`` of ``tasks`` it answers in the fewest calls
-    (few model turns); it tries the first ``4 n`` in id order."""
+def _scripts(rl_wh, tasks, n: int, budget: int = 48) -> list[dict]:
+    """The scripted oracle's tool calls, observations and answer for the first ``n`` of ``tasks`` (in the order given) it
+    answers in at most ``budget`` tool calls, so each episode fits vf-eval's turn limit; fewer than ``n`` fails."""
     env = SearchWorldEnv(rl_wh, record=False)
     out = []
-    for task in tasks[: 4 * n]:
+    for task in tasks:
         env.reset(world=WORLD, task=task.instance_id)
         calls: list[dict] = []
         seen: list[str] = []
@@ -109,8 +109,11 @@ def _scripts(rl_wh, tasks, n: int) -> list[dict]:
             return seen[-1]
 
         answer = scripted_answer(task, call)
-        out.append({"id": task.instance_id, "question": task.question, "calls": calls, "observations": seen, "answer": answer})
-    return sorted(out, key=lambda e: (len(e["calls"]), e["id"]))[:n]
+        if len(calls) <= budget:
+            out.append({"id": task.instance_id, "question": task.question, "calls": calls, "observations": seen, "answer": answer})
+        if len(out) == n:
+            return out
+    raise AssertionError(f"the oracle answers only {len(out)} of {len(tasks)} tasks in {budget} calls or fewer")
 
 
 def _run_vf_eval(argv: list[str], cwd, timeout: int) -> subprocess.CompletedProcess:
