@@ -168,3 +168,22 @@ def test_an_environment_rewards_a_deep_answer_by_its_correctness(world):
     assert [r.format_ok for r in rewards] == [True, True, False]
     assert rewards[0].score.f1_by_row == 1.0 and "exact match" in rewards[0].score.notes[0]
     assert question_of(as_task(q)).question == q.question
+
+
+def test_clues_over_negative_fractional_values_are_whole_numbers(tmp_path):
+    """A spec whose air temperatures are negative with decimals: the blurred range is whole numbers one past each side
+    ("between -8 °C and -5 °C"), never binary floating-point noise ("-7.659999999999999 °C")."""
+    from pathlib import Path
+
+    from worldforge.spec import load_spec
+
+    path = built_world(load_spec(Path(__file__).parents[2] / "bench" / "specs" / "avalanche_watch_2035.yaml"), tmp_path)
+    index_corpora(path)
+    questions, problems = build_deep_questions(path)
+    assert problems == {}
+    spans = [m for q in questions for m in re.findall(r"between (-[\d.,]+) °C and (-?[\d.,]+) °C", q.question)]
+    assert spans  # the spec's temperatures are clues
+    for lo, hi in spans:
+        assert re.fullmatch(r"-\d+", lo) and re.fullmatch(r"-?\d+", hi), (lo, hi)
+        assert int(hi) - int(lo) >= 2
+    assert not any(re.search(r"\d\.\d{5,}", q.question) for q in questions)

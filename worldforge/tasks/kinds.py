@@ -562,7 +562,9 @@ def _clues(ctx: TaskContext, pt: str, prow: dict, cols: list[str]) -> list[tuple
                 clues.append((c, "between_num", (int(v) - 3, int(v) + 3)))
             else:
                 x = float(v)
-                lo, hi = nice_number(x * 0.9) if x > 0 else x - 1, nice_number(x * 1.1) if x > 0 else x + 1
+                # at zero or below, whole numbers one past each side ("between -8 °C and -5 °C"), never x - 1 in binary
+                # floating point ("between -7.659999999999999 °C and ...")
+                lo, hi = (nice_number(x * 0.9), nice_number(x * 1.1)) if x > 0 else (math.floor(x) - 1, math.ceil(x) + 1)
                 if kind == "rank" or ctx.tables[pt].schema[c] in (pl.Int64, pl.Int32):
                     lo, hi = math.floor(lo), math.ceil(hi)
                 if kind == "rank":
