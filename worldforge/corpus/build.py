@@ -23,6 +23,7 @@ from worldforge.corpus.store import CorpusReport, check_corpus, fact_tally, gene
 from worldforge.corpus.vocab import column_info
 from worldforge.corpus.writer import WriterConfig, WriterReport, write_corpus_pages
 from worldforge.errors import WarehouseError
+from worldforge.runtime import paused_gc
 from worldforge.tally import Tally
 from worldforge.warehouse import read_world
 from worldforge.warehouse.duck import open_readonly
@@ -66,15 +67,17 @@ def build_checked_corpus(path: str | Path, seed: int | None = None, writer: Writ
         BackendError: the writer's server is unreachable or does not serve the model; nothing is written.
     """
     wf = read_world(path)  # once for both: the corpus build does not change the tables
-    by_scenario = generate_corpus(path, seed, world=wf)
-    written = None
-    if writer is not None:
-        labels = {(t, c): column_info(ts, c).label for t, ts in wf.spec.tables.items() for c in ts.columns}
-        by_scenario, written = write_corpus_pages(
-            by_scenario, writer, label=lambda f: labels.get((f.table_name, f.column_name), f.column_name.replace("_", " ")),
-            progress=on_page, cache_path=Path(path).parent / "cache" / "corpus-writer.sqlite",
-        )
-    report = write_corpus(path, by_scenario)
+    with paused_gc():  # the pages are freed before the collector runs again: it never walks them (worldforge.runtime)
+        by_scenario = generate_corpus(path, seed, world=wf)
+        written = None
+        if writer is not None:
+            labels = {(t, c): column_info(ts, c).label for t, ts in wf.spec.tables.items() for c in ts.columns}
+            by_scenario, written = write_corpus_pages(
+                by_scenario, writer, label=lambda f: labels.get((f.table_name, f.column_name), f.column_name.replace("_", " ")),
+                progress=on_page, cache_path=Path(path).parent / "cache" / "corpus-writer.sqlite",
+            )
+        report = write_corpus(path, by_scenario)
+        del by_scenario
     bad = check_corpus(path, world=wf)
     return CorpusBuild(report, bad, fact_tally(report.facts, bad), writer=written)
 

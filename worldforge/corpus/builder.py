@@ -51,7 +51,9 @@ class CorpusBuilder:
         # how each row is called: its name, or the designation of a table without a name column (vocab.row_labels)
         self.row_labels = row_labels(spec, tables, self.info)
         self.labels: dict[str, dict[Any, str]] = {t: {k: lab.text for k, lab in labs.items()} for t, labs in self.row_labels.items()}
-        self.children = {t: [(c, ref) for c, tab in spec.tables.items() for ref, col in tab.references.items() if col.parent == t] for t in spec.tables}
+        self.refs = {t: tab.references for t, tab in spec.tables.items()}  # the spec builds this dict anew on every access
+        self.children = {t: [(c, ref) for c, tab in spec.tables.items() for ref, col in self.refs[c].items() if col.parent == t] for t in spec.tables}
+        self._attrs: dict[tuple[str, tuple[str, ...]], list[str]] = {}
         self.person = {t: person_table(self.info[t].noun, faker_person(spec.tables[t].columns.get(self.info[t].label_column))) for t in spec.tables}
         self._frames: dict[tuple[str, str], Frame] = {}
         self._name_facts: dict[tuple, list[Fact]] = {}
@@ -94,6 +96,12 @@ class CorpusBuilder:
     def rng(self, *names: str):
         """A random stream for one purpose of this corpus, seeded by world, scenario and ``names``."""
         return column_rng(self.seed, self.spec.world, self.scenario or "", *names)
+
+    def close(self) -> None:
+        """Drop everything the builder holds (its pages stay with whoever took them). Its helpers (the context writer,
+        the chrome dresser) refer back to it, a reference cycle that would keep every page, fact and cache alive
+        until CPython's cyclic collector walked them all; after this, reference counting frees them."""
+        self.__dict__.clear()
 
     def url(self, site: Site, path: str) -> str:
         """A new, unique URL on ``site`` (``-2``, ``-3`` ... appended on a clash); scenario corpora get their own path."""
@@ -154,7 +162,10 @@ class CorpusBuilder:
 
     def attributes(self, t: str, kinds: tuple[str, ...] = ("number", "share", "rank", "date", "category", "bool", "text")) -> list[str]:
         """Columns a page can state about a row, in declared order (keys, names, references and compose-only columns excluded)."""
-        return self.info[t].attributes(kinds)
+        got = self._attrs.get((t, kinds))
+        if got is None:
+            got = self._attrs[(t, kinds)] = self.info[t].attributes(kinds)
+        return list(got)  # the caller's own list
 
     def numbers(self, t: str) -> list[str]:
         """Numeric and share columns of ``t`` (what comparisons and news figures state)."""
@@ -168,7 +179,7 @@ class CorpusBuilder:
 
     def parent_of(self, t: str, row: dict) -> tuple[str, dict] | None:
         """The first labelled parent row of ``row`` as ``(table, row)``, or ``None``."""
-        for ref, col in self.spec.tables[t].references.items():
+        for ref, col in self.refs[t].items():
             prow = self.by_key[col.parent].get(row[ref])
             if prow is not None and self.info[col.parent].label_column != self.spec.tables[col.parent].primary_key:
                 return col.parent, prow
@@ -212,7 +223,7 @@ class CorpusBuilder:
     def siblings(self, t: str, row: dict) -> list[dict]:
         """Other rows of ``t`` with the same first parent as ``row``."""
         pk = self.spec.tables[t].primary_key
-        for ref in self.spec.tables[t].references:
+        for ref in self.refs[t]:
             groups = self._groups.get((t, ref))
             if groups is None:  # rows by their first parent, in table order: one pass per table instead of one per row
                 groups = self._groups[(t, ref)] = {}

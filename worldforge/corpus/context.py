@@ -80,6 +80,7 @@ def _is(label: str) -> str:
     return "are" if is_plural_label(label) or (first != label and singular_of_plural(first) is not None) else "is"
 
 
+@lru_cache(maxsize=4096)
 def _ordx(pos: int, n: int, high: str = "highest", low: str = "lowest") -> str:
     """``highest``, ``second-highest``, ``lowest``, ``third-lowest``: a position counted from the nearer end."""
     if pos == 1:
@@ -186,7 +187,7 @@ class ContextWriter:
         """The reference columns of ``t`` (the spec's property, built once)."""
         got = self._refs.get(t)
         if got is None:
-            got = self._refs[t] = self.b.spec.tables[t].references
+            got = self._refs[t] = self.b.refs[t]
         return got
 
     def _stat(self, t: str, group: str | None, row: dict, c: str) -> tuple[float, float, float, bool]:

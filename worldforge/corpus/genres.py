@@ -88,7 +88,7 @@ def encyclopedia(b: CorpusBuilder) -> None:
                 what = rng.choice(forms + ([f"{ctext} {info.noun}"] * 2 if ctext[:1].islower() else []))
                 facts.append(cfact)
             parents = []
-            for ref, col in table.references.items():
+            for ref, col in b.refs[t].items():
                 prow = b.by_key[col.parent][row[ref]]
                 parents.append(f"[{b.labels[col.parent][row[ref]]}]({b.wiki_url(col.parent, row[ref])})")
                 facts += b.name_fact(col.parent, prow, "lead")
@@ -120,9 +120,9 @@ def encyclopedia(b: CorpusBuilder) -> None:
             if peers:
                 group = b.context.group_column(t)
                 where = ""
-                if not b.context.measures(t) and table.references:  # a record's siblings: "Awards of Casa Hewoklund"
-                    fk = next(iter(table.references))
-                    where = f" of {b.labels[table.references[fk].parent][row[fk]]}"
+                if not b.context.measures(t) and b.refs[t]:  # a record's siblings: "Awards of Casa Hewoklund"
+                    fk = next(iter(b.refs[t]))
+                    where = f" of {b.labels[b.refs[t][fk].parent][row[fk]]}"
                 elif group and isinstance(b.spec.tables[t].columns[group], M.ReferenceColumn):
                     where = f" of {b.labels[b.spec.tables[t].columns[group].parent][row[group]]}"
                 elif group:
@@ -676,6 +676,7 @@ def archive(b: CorpusBuilder) -> None:
                         row[dc], lead, "\n".join(body), facts)
             b.add(b.dress(page, site, "news", rng, ["Archive", str(row[dc].year)], background=rng.randint(5, 8)))
     _snapshots(b, base)
+    base.close()  # its caches hold facts in a reference cycle with it (CorpusBuilder.close)
 
 def _snapshots(b: CorpusBuilder, base: CorpusBuilder) -> None:
     """A scenario's archived datasets: per labelled table, the base world's values of the columns that changed since."""

@@ -62,7 +62,7 @@ from worldforge.corpus.builder import CorpusBuilder
 from worldforge.corpus.genres import GENRES, references
 from worldforge.corpus.page import Fact, Page, Site, page_markdown, slug
 from worldforge.corpus.vocab import label_column, singular
-from worldforge.runtime import relaxed_gc
+from worldforge.runtime import paused_gc
 from worldforge.spec import models as M
 
 __all__ = ["Fact", "Page", "Site", "build_pages", "label_column", "page_markdown", "served", "singular", "slug"]
@@ -83,15 +83,17 @@ def build_pages(spec: M.WorldSpec, tables: dict[str, pl.DataFrame], scenario: st
         Pages with their facts, in a deterministic order; each body is its article, the chrome a recipe, and every
         page holds the corpus's chrome context (:attr:`Page.context`, what :func:`served` dresses them with).
     """
-    with relaxed_gc():  # a corpus is many small objects kept until it is written: the collector would walk them again and again
+    with paused_gc():  # many small objects, all kept until written, no cycles: the collector would only walk them
         b = CorpusBuilder(spec, tables, scenario, spec.seed if seed is None else seed, base)
         for genre in GENRES:
             genre(b)
         references(b)
     ctx = b.chrome_context()
-    for p in b.pages:
+    pages = b.pages
+    for p in pages:
         p.context = ctx
-    return b.pages
+    b.close()  # the builder and its helpers refer to each other: without this the pages would live until a full collection
+    return pages
 
 
 def served(pages: list[Page]) -> dict[str, str]:

@@ -34,7 +34,7 @@ from worldforge.corpus.pages import Page, build_pages
 from worldforge.corpus.quantity import denotes, render_value
 from worldforge.corpus.vocab import table_info
 from worldforge.errors import WarehouseError
-from worldforge.runtime import relaxed_gc
+from worldforge.runtime import paused_gc
 from worldforge.scenarios import scenario_spec
 from worldforge.tally import Tally
 from worldforge.warehouse import WorldFile, read_world
@@ -93,16 +93,16 @@ def corpus_frames(pages: list[Page]) -> tuple[pl.DataFrame, pl.DataFrame]:
         "lead": [x.lead for x in pages], "body_md": [x.body_md for x in pages], "site": [x.site or None for x in pages],
         "chrome": [dump(x.chrome) if x.chrome else None for x in pages],
     }, schema=PAGE_SCHEMA)
-    rows = [(x.url, f) for x in pages for f in x.facts]
-    claims = [(x.url, c) for x in pages for c in x.claims]
+    facts = [f for x in pages for f in x.facts]  # Facts are named tuples: one zip makes the six columns
+    claims = [c for x in pages for c in x.claims]
+    cells = list(zip(*facts)) if facts else [()] * 6
     f = pl.DataFrame({
-        "url": [u for u, _ in rows] + [u for u, _ in claims], "table_name": [f.table_name for _, f in rows] + [c.table_name for _, c in claims],
-        "row_key": [f.row_key for _, f in rows] + [c.row_key for _, c in claims],
-        "column_name": [f.column_name for _, f in rows] + [c.column_name for _, c in claims],
-        "value_text": [f.value_text for _, f in rows] + [c.text for _, c in claims],
-        "section": [f.section for _, f in rows] + [c.section for _, c in claims], "scope": [f.scope for _, f in rows] + [c.scope for _, c in claims],
-        "kind": ["value"] * len(rows) + [c.kind for _, c in claims],
-        "basis": [None] * len(rows) + [orjson.dumps(c.basis).decode() for _, c in claims],
+        "url": [x.url for x in pages for _ in x.facts] + [x.url for x in pages for _ in x.claims],
+        "table_name": [*cells[0], *(c.table_name for c in claims)], "row_key": [*cells[1], *(c.row_key for c in claims)],
+        "column_name": [*cells[2], *(c.column_name for c in claims)], "value_text": [*cells[3], *(c.text for c in claims)],
+        "section": [*cells[4], *(c.section for c in claims)], "scope": [*cells[5], *(c.scope for c in claims)],
+        "kind": ["value"] * len(facts) + [c.kind for c in claims],
+        "basis": [None] * len(facts) + [orjson.dumps(c.basis).decode() for c in claims],
     }, schema=FACT_SCHEMA)
     return p, f
 
@@ -170,7 +170,8 @@ def build_corpus(path: str | Path, seed: int | None = None, world: WorldFile | N
     Raises:
         WarehouseError: the file is not a world.
     """
-    return write_corpus(path, generate_corpus(path, seed, world))
+    with paused_gc():  # the pages are freed (by reference counting) before the collector runs again: it never walks them
+        return write_corpus(path, generate_corpus(path, seed, world))
 
 
 def generate_corpus(path: str | Path, seed: int | None = None, world: WorldFile | None = None) -> dict[str | None, list[Page]]:
@@ -183,16 +184,17 @@ def generate_corpus(path: str | Path, seed: int | None = None, world: WorldFile 
         WarehouseError: the file is not a world.
     """
     wf = read_world(path) if world is None else world
-    by_scenario = {None: build_pages(wf.spec, wf.tables, None, seed)}
-    for sc in wf.spec.scenarios:
-        if sc.name in wf.scenarios:
-            by_scenario[sc.name] = build_pages(scenario_spec(wf.spec, sc), wf.scenarios[sc.name], sc.name, seed, base=(wf.spec, wf.tables))
+    with paused_gc():  # no collection between the corpora either (called alone, the collector walks the pages once, at the end)
+        by_scenario = {None: build_pages(wf.spec, wf.tables, None, seed)}
+        for sc in wf.spec.scenarios:
+            if sc.name in wf.scenarios:
+                by_scenario[sc.name] = build_pages(scenario_spec(wf.spec, sc), wf.scenarios[sc.name], sc.name, seed, base=(wf.spec, wf.tables))
     return by_scenario
 
 
 def write_corpus(path: str | Path, by_scenario: dict[str | None, list[Page]]) -> CorpusReport:
     """Replace the corpus tables of a world file atomically."""
-    with relaxed_gc():  # the frames are built from many small objects
+    with paused_gc():  # many small objects, all kept until written, no cycles: the collector would only walk them
         frames = {s: corpus_frames(p) for s, p in by_scenario.items()}
     now = datetime.now(timezone.utc).replace(tzinfo=None)
     contexts = {s: next((p.context for p in pages if p.context is not None), None) for s, pages in by_scenario.items()}
