@@ -18,10 +18,9 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 from datetime import date, datetime
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = ["CALENDAR_YEAR", "DATE_FORMATS", "Style", "Unit", "denotes", "format_date", "format_number", "format_value", "parse_date", "parse_number", "parse_unit", "parse_value", "render_value"]
 
@@ -46,9 +45,9 @@ DATE_FORMATS = {
 """Date styles by name; ``{day}`` is the day without a leading zero, ``{day2}`` with one."""
 
 
-@dataclass(frozen=True)
-class Unit:
-    """A unit as the spec writes it, split into a scale and a base.
+class Unit(NamedTuple):
+    """A unit as the spec writes it, split into a scale and a base (a named tuple: every written value's memo key holds
+    one, and a tuple hashes in C).
 
     Attributes:
         text: the spec's text (``thousand units``).
@@ -98,9 +97,8 @@ def parse_unit(text: str) -> Unit:
     return Unit(text, base, scale, "measure")
 
 
-@dataclass(frozen=True)
-class Style:
-    """How one site writes values.
+class Style(NamedTuple):
+    """How one site writes values (a named tuple, hashed in C: it is part of the key of every value a page writes).
 
     Attributes:
         date_format: a key of :data:`DATE_FORMATS`.
