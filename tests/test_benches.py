@@ -54,6 +54,7 @@ def test_the_bench_runs_in_its_small_mode(name, tmp_path, request):
 
 def test_every_bench_is_run_here_or_named_as_needing_a_server():
     """A new bench must join the list above (or the list of those that need the demo's warehouse or vLLM)."""
-    needs_more = {"record", "world_model"}  # a vllm serve of the tiny model (minutes on this CPU)
+    needs_more = {"record", "world_model",  # a vllm serve of the tiny model (minutes on this CPU)
+                  "widesearch_rules"}  # a checkout of WideSearch with pandas 2 (WORLDFORGE_WIDESEARCH)
     on_disk = {p.stem for p in (ROOT / "bench").glob("*.py")}
     assert on_disk == set(BENCHES) | needs_more, on_disk ^ (set(BENCHES) | needs_more)

@@ -83,6 +83,29 @@ print(json.dumps(out))
     assert "unknown task family 'tall'" in got["bad_kind"]
 
 
+def test_the_rubric_scores_by_the_task_configs_rules(rl_wh, rl_tasks):
+    """``--env.taskset.task.rules widesearch``: an extra column scores 0 under WideSearch's rules, 1 under the default ones."""
+    got = _vf_python(f"""
+import json, types
+import worldforge.rl.verifiers as wv
+from worldforge.tasks import render_markdown_table
+env = wv.load_environment(worlds="{WORLD}", kind="wide", warehouse={str(rl_wh)!r})
+first = list(env.taskset)[0]
+task = wv.world_tasks(first.data.world, wv.Warehouse.configured({str(rl_wh)!r}), "wide")[first.data.task]
+answer = render_markdown_table(task.required + ["source"], [{{**r, "source": "web"}} for r in task.gold])
+trace = types.SimpleNamespace(last_reply=answer, assistant_messages=[])
+out = {{rules: wv.WorldTask(first.data, first.config.model_copy(update={{"rules": rules}}))._graded(trace).value for rules in ("worldforge", "widesearch")}}
+out["default"] = first.config.rules
+try:
+    wv.WorldforgeTasksetConfig.model_validate({{"task": {{"rules": "official"}}}})
+except ValueError as exc:
+    out["bad"] = str(exc)
+print(json.dumps(out))
+""")
+    assert got["worldforge"] == 1.0 and got["widesearch"] == 0.0 and got["default"] == "worldforge"
+    assert "rules" in got["bad"]
+
+
 @pytest.mark.parametrize("flag, value, words", [("kind", "tall", "unknown task family 'tall'"),
                                                  ("perturbations", "{not json", "not valid JSON")])
 def test_vf_eval_refuses_a_bad_taskset_option_in_one_message(rl_wh, tmp_path, flag, value, words):

@@ -40,6 +40,8 @@ def score(
     judge: Annotated[Optional[str], typer.Option("--judge", help="Judge backend for llm_judge columns (openai | vllm | transformers); none: normalised exact match.")] = None,
     base_url: Annotated[Optional[str], typer.Option(help="openai: the judge endpoint (default: WORLDFORGE_VLLM_URL).", show_default=False)] = None,
     model: Annotated[Optional[str], typer.Option(help="Judge model name or folder.", show_default=False)] = None,
+    rules: Annotated[str, typer.Option("--rules", help="Scoring rules: worldforge, or widesearch (WideSearch's official scorer, "
+                                       "quirks included; adds its success rate, 'score'; the judge also aligns columns and keys).")] = "worldforge",
     warehouse: WarehouseOpt = None,
 ) -> None:
     """Score ANSWER against a WideSearch-format task; prints one JSON object."""
@@ -47,13 +49,15 @@ def score(
     from worldforge.errors import WorldforgeError
     from worldforge.tasks import score_answer
     from worldforge.tasks.judge import LLMJudge
+    from worldforge.tasks.scorer import check_rules
 
     with user_errors():
+        check_rules(rules)
         if judge is None and (base_url or model):
             raise WorldforgeError("--base-url/--model need --judge (e.g. --judge openai)")
         llm = LLMJudge(make_backend(judge, base_url=base_url, model=model), warehouse_of(warehouse).cache / "llm-judge.sqlite") if judge else None
         try:
-            result = score_answer(answer, tasks, instance_id, llm)
+            result = score_answer(answer, tasks, instance_id, llm, rules)
         finally:
             if llm is not None:
                 llm.close()

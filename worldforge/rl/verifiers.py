@@ -191,9 +191,12 @@ class WorldTaskData(vf.TaskData):
 
 
 class WorldTaskConfig(vf.TaskConfig):
-    """Run-time knobs of every task: the warehouse the rubric reads the gold from (set from the taskset's)."""
+    """Run-time knobs of every task: the warehouse the rubric reads the gold from (set from the taskset's) and
+    the rules it scores a wide task's table by (``worldforge`` or ``widesearch``, WideSearch's official
+    scorer; ``--env.taskset.task.rules widesearch`` on ``vf-eval``)."""
 
     warehouse: str = ""
+    rules: str = Field("worldforge", pattern="^(worldforge|widesearch)$")
 
 
 class WorldTask(vf.Task[WorldTaskData, EpisodeState, WorldTaskConfig]):
@@ -206,13 +209,13 @@ class WorldTask(vf.Task[WorldTaskData, EpisodeState, WorldTaskConfig]):
         trace.state.scenario, trace.state.seed, trace.state.perturbations = d.scenario, d.seed, d.perturbations
 
     def _graded(self, trace: vf.Trace) -> Any:
-        from worldforge.simenv.reward import reward_of
+        from worldforge.simenv.reward import RewardConfig, reward_of
 
         task = world_tasks(self.data.world, Warehouse.configured(self.config.warehouse or None), "both").get(self.data.task)
         if task is None:
             raise WorldforgeError(f"world {self.data.world!r} has no task {self.data.task!r}")
         calls = sum(len(m.tool_calls or []) for m in trace.assistant_messages)
-        return reward_of(trace.last_reply, task, calls)
+        return reward_of(trace.last_reply, task, calls, RewardConfig(rules=self.config.rules))
 
     @vf.reward(weight=1.0)
     async def reward(self, trace: vf.Trace) -> float:

@@ -31,6 +31,8 @@ class RewardConfig(BaseModel):
         metric: ``f1_by_item`` (WideSearch's item-F1, the default) or ``f1_by_row``.
         format_reward: added when the answer parses as a Markdown table with every required column.
         tool_call_penalty: subtracted per tool call of the episode (calls that failed included).
+        rules: the scoring rules of a wide task's table, ``worldforge`` (the default) or ``widesearch``
+            (:func:`~worldforge.tasks.scorer.score_table`); a deep question is graded the same either way.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -38,6 +40,7 @@ class RewardConfig(BaseModel):
     metric: str = Field("f1_by_item", pattern="^(f1_by_item|f1_by_row)$")
     format_reward: float = Field(0.0, ge=0.0)
     tool_call_penalty: float = Field(0.0, ge=0.0)
+    rules: str = Field("worldforge", pattern="^(worldforge|widesearch)$")
 
 
 @dataclass(frozen=True)
@@ -89,7 +92,7 @@ def reward_of(answer: str, task: Task, tool_calls: int, config: RewardConfig | N
         score = Score(v, v, v, v, v, v, [note], {task.required[0]: v})
         format_ok = grade.extracted is not None
     else:
-        score = score_table(text, task)
+        score = score_table(text, task, rules=cfg.rules)
         format_ok = not any(n.startswith(_FORMAT_FAILURES) for n in score.notes)
     value = float(getattr(score, cfg.metric) + cfg.format_reward * format_ok - cfg.tool_call_penalty * tool_calls)
     return Reward(value, score, format_ok, tool_calls)

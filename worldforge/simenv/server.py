@@ -571,7 +571,7 @@ def create_app(
 
     def submit_from(item: Session[SearchEnv], body: Any) -> dict:
         if not isinstance(body, dict) or not isinstance(body.get("answer"), str):
-            raise RequestError(422, "the body must be {\"answer\": \"<one Markdown table>\"} (optional \"reward\": {metric, format_reward, tool_call_penalty})")
+            raise RequestError(422, "the body must be {\"answer\": \"<one Markdown table>\"} (optional \"reward\": {metric, format_reward, tool_call_penalty, rules})")
         try:
             config = RewardConfig.model_validate(body.get("reward") or {})
         except ValidationError as exc:

@@ -38,6 +38,8 @@ class Task:
         gold: gold rows, ``{normalised column: cell text}``.
         language: ``en``/``zh``...
         extra: other fields of the JSONL line, kept on export.
+        raw_evaluation: the ``evaluation`` as the task file wrote it (names not normalised), for the
+            ``widesearch`` scoring rules, which read it as WideSearch does; ``None`` for a task made here.
     """
 
     instance_id: str
@@ -46,6 +48,7 @@ class Task:
     gold: list[dict[str, str]]
     language: str = "en"
     extra: dict[str, Any] = field(default_factory=dict)
+    raw_evaluation: dict[str, Any] | None = field(default=None, compare=False, repr=False)
 
     @property
     def required(self) -> list[str]:
@@ -58,7 +61,7 @@ class Task:
         return list(self.evaluation["unique_columns"])
 
 
-def _normalise_evaluation(ev: Any, where: str) -> dict[str, Any]:
+def _raw_evaluation(ev: Any, where: str) -> dict[str, Any]:
     if isinstance(ev, str):
         try:
             ev = json.loads(ev)
@@ -66,6 +69,10 @@ def _normalise_evaluation(ev: Any, where: str) -> dict[str, Any]:
             raise TaskError(f"{where}: evaluation is not valid JSON ({exc.msg})") from None
     if not isinstance(ev, dict) or not {"unique_columns", "required", "eval_pipeline"} <= ev.keys():
         raise TaskError(f"{where}: evaluation needs unique_columns, required and eval_pipeline")
+    return ev
+
+
+def _normalise_evaluation(ev: dict[str, Any]) -> dict[str, Any]:
     return {
         "unique_columns": [norm_column(c) for c in ev["unique_columns"]],
         "required": [norm_column(c) for c in ev["required"]],
@@ -106,7 +113,8 @@ def load_tasks(jsonl: str | Path, tables: str | Path | None = None) -> dict[str,
         if "instance_id" not in obj or "evaluation" not in obj:
             raise TaskError(f"{where}: needs instance_id and evaluation")
         iid = str(obj["instance_id"])
-        evaluation = _normalise_evaluation(obj["evaluation"], where)
+        raw = _raw_evaluation(obj["evaluation"], where)
+        evaluation = _normalise_evaluation(raw)
         gold_path = tdir / f"{iid}.csv"
         if not gold_path.is_file():
             raise TaskError(f"{where}: gold table {gold_path} not found")
@@ -118,6 +126,7 @@ def load_tasks(jsonl: str | Path, tables: str | Path | None = None) -> dict[str,
             gold=read_gold_csv(gold_path),
             language=str(obj.get("language", "en")),
             extra=extra,
+            raw_evaluation=raw,
         )
     return out
 

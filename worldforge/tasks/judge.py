@@ -10,7 +10,11 @@ and every reply is cached in a SQLite file, so scoring the same answers again co
 
 A batch whose reply cannot be read (or whose request failed) is retried once as single-pair
 requests; a pair still without a verdict gets ``None``, which :func:`~worldforge.tasks.scorer.score_table`
-scores by normalised exact match and reports in the score's notes. The prompt is worldforge's own.
+scores by normalised exact match (0 under the ``widesearch`` rules) and reports in the score's notes.
+
+Under the ``widesearch`` rules the judge also aligns vocabularies (:meth:`LLMJudge.align`): the answer's
+column names onto the required ones, its key cells onto the gold keys, as WideSearch's
+``primary_key_preprocess`` does; one request per call, cached the same way. The prompts are worldforge's own.
 """
 
 from __future__ import annotations
@@ -30,6 +34,31 @@ JUDGE_SYSTEM = (
     "formatting and harmless extra detail do not matter; a different fact, a missing part the criterion asks for, "
     "or an empty cell is wrong (0). Reply with only a JSON object {\"scores\": [...]} holding one 0 or 1 per pair, in order."
 )
+
+
+ALIGN_SYSTEM = (
+    "You align two vocabularies. For each value of the first list, find the value of the reference list that names the same "
+    "entity, differing only in wording, case, abbreviation, markup or format (identical strings always correspond). Reply with "
+    "only a JSON object mapping each value that has a counterpart to that reference value, exactly as both are written; leave "
+    "out values without one."
+)
+_ALIGN_SCHEMA = {"type": "object", "additionalProperties": {"type": "string"}}
+
+
+def parse_alignment(text: str) -> dict[str, str]:
+    """The ``{value: reference value}`` object of an alignment reply (the last readable JSON object in it;
+    values that are not text are dropped), ``{}`` when there is none: WideSearch's map then stays empty."""
+    found: dict = {}
+    decoder, pos = json.JSONDecoder(), text.find("{")
+    while pos != -1:
+        try:
+            obj, length = decoder.raw_decode(text[pos:])
+        except json.JSONDecodeError:
+            pos = text.find("{", pos + 1)
+            continue
+        found = obj if isinstance(obj, dict) else found
+        pos = text.find("{", pos + length)
+    return {str(k): v for k, v in found.items() if isinstance(v, str)}
 
 
 def _schema(n: int) -> dict:
@@ -109,6 +138,26 @@ class LLMJudge:
             verdicts += scores if scores is not None else [None] * len(rs)
         self.unjudged += sum(v is None for v in verdicts)
         return verdicts
+
+    def align(self, values: list[str], reference: list[str]) -> dict[str, str]:
+        """Map ``values`` onto ``reference`` (WideSearch's ``primary_key_preprocess``): ``{value: reference value}``
+        for each value the model finds a counterpart for; ``{}`` when the reply is missing or unreadable.
+
+        One request (distinct values, in order; up to ``max_tokens`` or 48 tokens a value, whichever is more),
+        answered from the cache when asked before."""
+        values, reference = list(dict.fromkeys(values)), list(dict.fromkeys(reference))
+        if not values or not reference:
+            return {}
+        user = (f"Values to align ({len(values)}):\n{json.dumps(values, ensure_ascii=False)}\n\n"
+                f"Reference values ({len(reference)}):\n{json.dumps(reference, ensure_ascii=False)}")
+        req = WorldModelRequest(id=hashlib.sha256(user.encode()).hexdigest()[:16],
+                                messages=({"role": "system", "content": ALIGN_SYSTEM}, {"role": "user", "content": user}))
+        schema = _ALIGN_SCHEMA if self.backend.backend.supports_json_schema else None
+        params = GenerationParams(temperature=0.0, max_tokens=max(self.max_tokens, 48 * len(values)), seed=0, json_schema=schema)
+        result = self.backend.generate([req], 1, params)
+        self.calls += sum(1 for cs in result.completions.values() if cs and not cs[0].cached) + len(result.failures)
+        replies = result.completions.get(req.id)
+        return parse_alignment(replies[0].text) if replies else {}
 
     def close(self) -> None:
         """Unload the judge model and close the cache."""

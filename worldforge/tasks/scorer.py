@@ -1,6 +1,9 @@
 """Scoring a Markdown-table answer against a WideSearch task.
 
-The rules are WideSearch's (ByteDance, MIT; ``evaluate_single_query``):
+Two rule sets (``rules``, :data:`RULES`): ``worldforge`` (the default, below) and ``widesearch``, which
+reproduces WideSearch's official scorer, quirks included
+(:mod:`worldforge.tasks.widesearch`). The default rules follow WideSearch's (ByteDance, MIT;
+``evaluate_single_query``):
 
 1. Column names are normalised (``strip().lower().replace(" ", "")``); the answer must have
    every required column. Cells of both tables are cleaned the same way first
@@ -35,10 +38,14 @@ import polars as pl
 from worldforge.tasks.io import Task, TaskError, load_tasks, norm_column
 from worldforge.tasks.metrics import METRICS, PREPROCESS, norm_str
 
+RULES = ("worldforge", "widesearch")
+"""The scoring rules: ``worldforge`` (the default) and ``widesearch`` (WideSearch's official scorer)."""
+
 Judge = Callable[[list[str], list[str], str], list[float | None]]
 """``judge(responses, targets, criterion) -> scores in [0, 1]``, one per pair; ``None`` when the judge
-gave no verdict (that cell is scored by normalised exact match). :class:`worldforge.tasks.judge.LLMJudge`
-is one backed by a language model."""
+gave no verdict (that cell is scored by normalised exact match; 0 under the ``widesearch`` rules).
+:class:`worldforge.tasks.judge.LLMJudge` is one backed by a language model; under the ``widesearch`` rules its
+``align`` method (:data:`worldforge.tasks.widesearch.Aligner`) also aligns columns and keys."""
 
 _FENCE = re.compile(r"```(?:markdown|md)?\s*\n(.*?)```", re.S)
 _BREAK = re.compile(r"<br\s*/?>", re.I)
@@ -60,11 +67,14 @@ class Score:
     by_column: dict[str, float] = field(default_factory=dict)
     """Item-F1 of each required column on its own (normalised name → [0, 1]); key columns score
     their matched rows. Empty when the answer has no table or lacks a required column."""
+    score: float | None = None
+    """WideSearch's ``score``, its success rate (1.0 when the answer reproduces the gold table, else 0.0);
+    only the ``widesearch`` rules set it (``None`` otherwise)."""
 
     def as_dict(self) -> dict:
-        """The scores and notes as a JSON-ready dict keyed by field name."""
-        return {k: getattr(self, k) for k in (
-            "precision_by_row", "recall_by_row", "f1_by_row", "precision_by_item", "recall_by_item", "f1_by_item", "by_column", "notes")}
+        """The scores and notes as a JSON-ready dict keyed by field name (``score`` first, when set)."""
+        keys = ("precision_by_row", "recall_by_row", "f1_by_row", "precision_by_item", "recall_by_item", "f1_by_item", "by_column", "notes")
+        return ({"score": self.score} if self.score is not None else {}) | {k: getattr(self, k) for k in keys}
 
 
 def _split_row(line: str) -> list[str]:
@@ -150,17 +160,39 @@ def _f1(p: float, r: float) -> float:
     return 2 * p * r / (p + r) if p + r > 1e-9 else 0.0
 
 
-def score_table(answer_markdown: str, task: Task, judge: Judge | None = None) -> Score:
+def check_rules(rules: str) -> str:
+    """``rules`` when it names a rule set of :data:`RULES`.
+
+    Raises:
+        TaskError: any other value (the message lists the rule sets).
+    """
+    if rules not in RULES:
+        raise TaskError(f"unknown scoring rules {rules!r}: use one of {', '.join(RULES)}")
+    return rules
+
+
+def score_table(answer_markdown: str, task: Task, judge: Judge | None = None, rules: str = "worldforge") -> Score:
     """Score an answer (one Markdown table) against a task's gold table.
 
     Args:
         answer_markdown: the agent's answer; the first Markdown table in it is scored.
         task: the task with its gold rows and ``evaluation``.
-        judge: scores ``llm_judge`` columns; without one they use normalised exact match.
+        judge: scores ``llm_judge`` columns; without one they use normalised exact match. Under
+            ``widesearch`` rules its ``align`` method, when it has one, also aligns columns and keys.
+        rules: ``worldforge`` (the rules of this module) or ``widesearch`` (WideSearch's official
+            scorer: :func:`worldforge.tasks.widesearch.score_widesearch`, which also sets ``score``).
 
     Returns:
-        A :class:`Score`; a malformed answer scores 0 and says why in ``notes``.
+        A :class:`Score` (figures in [0, 1], except that ``widesearch`` precision can pass 1 when keys
+        collide); a malformed answer scores 0 and says why in ``notes``.
+
+    Raises:
+        TaskError: unknown ``rules``.
     """
+    if check_rules(rules) == "widesearch":
+        from worldforge.tasks.widesearch import score_widesearch
+
+        return score_widesearch(answer_markdown, task, judge)
     score = Score()
     ev = task.evaluation
     required, keys, pipeline = task.required, task.unique_columns, ev["eval_pipeline"]
@@ -260,7 +292,7 @@ def score_table(answer_markdown: str, task: Task, judge: Judge | None = None) ->
     return score
 
 
-def score_answer(answer: str | Path, tasks: str | Path, instance_id: str, judge: Judge | None = None) -> Score:
+def score_answer(answer: str | Path, tasks: str | Path, instance_id: str, judge: Judge | None = None, rules: str = "worldforge") -> Score:
     """Score an answer file (one Markdown table) against one task of a WideSearch-format task file.
 
     Args:
@@ -268,11 +300,13 @@ def score_answer(answer: str | Path, tasks: str | Path, instance_id: str, judge:
         tasks: ``tasks.jsonl`` (gold tables in ``tables/`` beside it).
         instance_id: the task's ``instance_id``.
         judge: scores ``llm_judge`` columns (see :func:`score_table`).
+        rules: ``worldforge`` or ``widesearch`` (see :func:`score_table`).
 
     Raises:
         FileNotFoundError: no such answer file.
-        TaskError: the task file is malformed or has no such task (the message names a few that exist).
+        TaskError: unknown ``rules``; the task file is malformed or has no such task (the message names a few that exist).
     """
+    check_rules(rules)
     answer = Path(answer)
     if not answer.is_file():
         raise FileNotFoundError(f"{answer}: no such answer file")
@@ -280,4 +314,4 @@ def score_answer(answer: str | Path, tasks: str | Path, instance_id: str, judge:
     if instance_id not in loaded:
         some = ", ".join(list(loaded)[:5])
         raise TaskError(f"{tasks}: no task {instance_id!r} (e.g. {some})")
-    return score_table(answer.read_text(encoding="utf-8"), loaded[instance_id], judge)
+    return score_table(answer.read_text(encoding="utf-8"), loaded[instance_id], judge, rules)
