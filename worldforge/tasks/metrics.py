@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
 from urllib.parse import urlparse
@@ -140,3 +141,27 @@ METRICS: dict[str, Callable[[str, str, object], float]] = {
     "exact_match": exact_match, "in_match": in_match, "url_match": url_match,
     "number_near": number_near, "date_near": date_near,
 }
+
+
+@dataclass
+class Score:
+    """Scores of one answer (all in [0, 1]) and what the scorer noticed (:func:`worldforge.tasks.scorer.score_table`, either rule set)."""
+
+    precision_by_row: float = 0.0
+    recall_by_row: float = 0.0
+    f1_by_row: float = 0.0
+    precision_by_item: float = 0.0
+    recall_by_item: float = 0.0
+    f1_by_item: float = 0.0
+    notes: list[str] = field(default_factory=list)
+    by_column: dict[str, float] = field(default_factory=dict)
+    """Item-F1 of each required column on its own (normalised name → [0, 1]); key columns score
+    their matched rows. Empty when the answer has no table or lacks a required column."""
+    score: float | None = None
+    """WideSearch's ``score``, its success rate (1.0 when the answer reproduces the gold table, else 0.0);
+    only the ``widesearch`` rules set it (``None`` otherwise)."""
+
+    def as_dict(self) -> dict:
+        """The scores and notes as a JSON-ready dict keyed by field name (``score`` first, when set)."""
+        keys = ("precision_by_row", "recall_by_row", "f1_by_row", "precision_by_item", "recall_by_item", "f1_by_item", "by_column", "notes")
+        return ({"score": self.score} if self.score is not None else {}) | {k: getattr(self, k) for k in keys}

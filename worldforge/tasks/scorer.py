@@ -30,13 +30,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
 
 from worldforge.tasks.io import Task, TaskError, load_tasks, norm_column
-from worldforge.tasks.metrics import METRICS, PREPROCESS, norm_str
+from worldforge.tasks.metrics import METRICS, PREPROCESS, Score, norm_str
 
 RULES = ("worldforge", "widesearch")
 """The scoring rules: ``worldforge`` (the default) and ``widesearch`` (WideSearch's official scorer)."""
@@ -51,30 +50,6 @@ _FENCE = re.compile(r"```(?:markdown|md)?\s*\n(.*?)```", re.S)
 _BREAK = re.compile(r"<br\s*/?>", re.I)
 _SPACE = re.compile(r"\s+")
 _SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
-
-
-@dataclass
-class Score:
-    """Scores of one answer (all in [0, 1]) and what the scorer noticed."""
-
-    precision_by_row: float = 0.0
-    recall_by_row: float = 0.0
-    f1_by_row: float = 0.0
-    precision_by_item: float = 0.0
-    recall_by_item: float = 0.0
-    f1_by_item: float = 0.0
-    notes: list[str] = field(default_factory=list)
-    by_column: dict[str, float] = field(default_factory=dict)
-    """Item-F1 of each required column on its own (normalised name → [0, 1]); key columns score
-    their matched rows. Empty when the answer has no table or lacks a required column."""
-    score: float | None = None
-    """WideSearch's ``score``, its success rate (1.0 when the answer reproduces the gold table, else 0.0);
-    only the ``widesearch`` rules set it (``None`` otherwise)."""
-
-    def as_dict(self) -> dict:
-        """The scores and notes as a JSON-ready dict keyed by field name (``score`` first, when set)."""
-        keys = ("precision_by_row", "recall_by_row", "f1_by_row", "precision_by_item", "recall_by_item", "f1_by_item", "by_column", "notes")
-        return ({"score": self.score} if self.score is not None else {}) | {k: getattr(self, k) for k in keys}
 
 
 def _split_row(line: str) -> list[str]:

@@ -55,7 +55,7 @@ from functools import lru_cache
 from urllib.parse import urlparse
 
 from worldforge.tasks.io import Task, norm_column
-from worldforge.tasks.metrics import _FULL_DATES, _number, date_near, exact_match, extract_number, in_match, norm_str
+from worldforge.tasks.metrics import _FULL_DATES, Score, _number, date_near, exact_match, extract_number, in_match, norm_str
 
 COMMIT = "0e664c307d12c88810a31530be40c8c358f56b4f"
 """The WideSearch commit these rules reproduce."""
@@ -608,7 +608,6 @@ def score_widesearch(answer_markdown: str, task: Task, judge=None):
         A :class:`~worldforge.tasks.scorer.Score` with ``score`` (the success rate, 0 or 1) set; where
         WideSearch's code raises, every figure is 0 and ``notes`` names the exception.
     """
-    from worldforge.tasks.scorer import Score
 
     score = Score(score=0.0)
     try:
