@@ -657,7 +657,7 @@ class ContextWriter:
         text = rng.choice([f"{ref} {event} on {dtext}, {claim_text}", f"{ref} {event} on {dtext}: {claim_text}",
                            f"{ref} {event} on {dtext}, which makes it {claim_text}", f"on {dtext}, {ref} {event}, {claim_text}"])
         if b.restates(t, row, dc):  # its designation holds the date: never say it twice
-            text, dfact = rng.choice([f"by date, {ref} is {claim_text}", f"in order of date, {ref} comes {claim_text}"]), None
+            text, dfact = rng.choice([f"by date, {ref} is {claim_text}", f"in order of date, {ref} ranks as {claim_text}"]), None
         cells = self._cells(t, members, (dc, group or ""))
         return Passage([_sentence(text, rng)], pfacts + ([dfact] if dfact else []),
                     [Claim("rank", t, self._key(t, row), dc, claim_text, {"of": t, "by": dc, "group": group or None, "cells": cells})])
