@@ -8,9 +8,10 @@ Measured on this machine:
 
 * a catalog world's build: the collector took about 11% of it (2.18 s against 1.93 s a world, one
   process, 8 catalog worlds);
-* a corpus build (:func:`worldforge.corpus.build_pages`, :func:`worldforge.corpus.write_corpus`), which makes no
-  cyclic garbage at all and keeps every page until it is written: even at a relaxed threshold the collector took
-  0.1-0.5 s of a Mars colony corpus's 2.5 s, walking pages that were never garbage (:func:`paused_gc`);
+* a corpus build (:func:`worldforge.corpus.build_pages`, :func:`worldforge.corpus.write_corpus`), which keeps
+  every page until it is written: even at a relaxed threshold the collector took 0.1-0.5 s of a Mars colony
+  corpus's 2.5 s walking those live pages (:func:`paused_gc`; the build makes no reference cycles since
+  ``CorpusBuilder.close``);
 * ``worldforge serve openenv`` under ``bench/rl.py``'s 64 WebSocket sessions: 7% of the server's
   CPU (0.71 against 0.66 ms a tool step, four alternating runs of 640 episodes on two servers).
 """
@@ -30,8 +31,9 @@ def relaxed_gc(gen0: int = GC_GEN0) -> Iterator[None]:
     """Collect cyclic garbage less often inside the block (``gc.set_threshold(gen0, ...)``), then restore the thresholds.
 
     Cycles are still collected, every ``gen0`` allocations instead of every 700; a threshold already
-    higher than ``gen0`` is kept. Used around each world step (:meth:`worldforge.pipeline.Step.execute`), around the
-    pages of a corpus (:func:`worldforge.corpus.pages.build_pages`) and around a server's whole life (``worldforge serve openenv | search | retrieve``).
+    higher than ``gen0`` is kept. Used around each world step (:meth:`worldforge.pipeline.Step.execute`)
+    and around a server's whole life (``worldforge serve openenv | search | retrieve``); a corpus build pauses the
+    collector instead (:func:`paused_gc`).
     """
     old = gc.get_threshold()
     gc.set_threshold(max(gen0, old[0]), *old[1:])
