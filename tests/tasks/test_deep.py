@@ -15,6 +15,7 @@ from worldforge.simenv.env import SearchEnv
 from worldforge.simenv.oracle import answer_deep
 from worldforge.tasks.deep import (
     ANSWER_FORMAT,
+    PATTERNS,
     as_task,
     build_deep_questions,
     grade_response,
@@ -48,9 +49,10 @@ def test_every_corpus_gets_twenty_unique_chained_questions(world):
     for scen, qs in by_corpus.items():
         assert len(qs) >= 20, (scen, len(qs))
         assert len({q.question for q in qs}) == len(qs)
-    assert {q.pattern for q in questions} == {"parent", "extreme_child"}
-    assert {q.answer_type for q in questions} >= {"name", "number"}
-    assert all(2 <= q.hops <= 5 for q in questions) and len({q.hops for q in questions}) >= 2
+    for scen, qs in by_corpus.items():  # issue 48: at least eight patterns in every corpus
+        assert len({q.pattern for q in qs}) >= 8 and {q.pattern for q in qs} <= set(PATTERNS), (scen, sorted({q.pattern for q in qs}))
+    assert {q.answer_type for q in questions} >= {"name", "number", "date"}
+    assert all(2 <= q.hops <= 6 for q in questions) and max(q.hops for q in questions) >= 5 and len({q.hops for q in questions}) >= 4
     for q in questions:
         pages = set(read_corpus(path, q.scenario, dressed=False)[0]["url"].to_list())
         assert q.gold_urls and set(q.gold_urls) <= set(q.evidence_urls) <= pages, q.question_id
@@ -79,7 +81,7 @@ def _loose(q):
 
 def test_verify_deep_rejects_a_wrong_answer_and_an_ambiguous_chain(world):
     _, path, questions, _ = world
-    q = questions[0]
+    q = next(x for x in questions if x.pattern == "parent")
     wrong = dataclasses.replace(q, answer=q.answer + "x")
     loose = _loose(q)
     broken = dataclasses.replace(q, question_id="broken", sql="SELECT nope FROM nowhere")
@@ -94,7 +96,7 @@ def test_verify_deep_asks_duckdb_once_and_gets_what_a_query_a_question_gets(worl
     from worldforge.tasks.deep import _answers_together
 
     _, path, questions, _ = world
-    q = questions[0]
+    q = next(x for x in questions if x.pattern == "parent")
     wrong = dataclasses.replace(q, question_id="wrong", answer=q.answer + "x")
     loose = _loose(q)
     with open_readonly(path) as con:
@@ -187,3 +189,44 @@ def test_clues_over_negative_fractional_values_are_whole_numbers(tmp_path):
         assert re.fullmatch(r"-\d+", lo) and re.fullmatch(r"-?\d+", hi), (lo, hi)
         assert int(hi) - int(lo) >= 2
     assert not any(re.search(r"\d\.\d{5,}", q.question) for q in questions)
+
+
+def test_every_pattern_is_checked_by_its_own_query(world):
+    """Each pattern's SQL is what makes its answer unique: the answer of another question of the same pattern (or a
+    changed one) is rejected, and each pattern's chain is asked as its own kind of query (issue 48)."""
+    _, path, questions, _ = world
+    by_pattern: dict = {}
+    for q in questions:
+        by_pattern.setdefault(q.pattern, []).append(q)
+    wrong = []
+    for pattern, qs in by_pattern.items():
+        q = qs[0]
+        other = next((x.answer for x in qs if x.answer != q.answer and x.answer_type == q.answer_type), q.answer + "x")
+        wrong.append(dataclasses.replace(q, question_id=f"wrong-{pattern}", answer=other))
+    with open_readonly(path) as con:
+        problems = verify_deep(con, wrong)
+    assert set(problems) == {w.question_id for w in wrong}
+    assert all("the question's answer is" in p for p in problems.values())
+    shapes = {"aggregate": "count(*)", "temporal": "min(", "two_entity": " IN (SELECT", "comparative": " > a.", "exclusion": "WITH p AS"}
+    for pattern, needle in shapes.items():
+        qs = by_pattern.get(pattern, [])
+        assert qs, pattern
+        assert any(needle in q.sql or (pattern == "comparative" and " < a." in q.sql) or (pattern == "aggregate" and "sum(" in q.sql)
+                   for q in qs), (pattern, qs[0].sql)
+
+
+def test_hand_written_specs_get_every_pattern_and_the_oracle_answers_them(tmp_path):
+    """A spec no archetype names (bench/specs) gets eight or more patterns, 20+ questions, hops up to 5 or 6, each
+    verified unique and answered by the oracle through the tools."""
+    from pathlib import Path
+
+    from worldforge.spec import load_spec
+
+    path = built_world(load_spec(Path(__file__).parents[2] / "bench" / "specs" / "lighthouse_keepers_2033.yaml"), tmp_path)
+    index_corpora(path)
+    questions, problems = build_deep_questions(path)
+    assert problems == {} and len(questions) >= 20
+    assert len({q.pattern for q in questions}) >= 8 and max(q.hops for q in questions) >= 5
+    for q in questions:
+        run = answer_deep(SearchEnv(q.world, q.scenario, as_task(q), warehouse=tmp_path, seed=3), q)
+        assert run.grade.correct, (q.question_id, q.pattern, run.failed, q.answer)

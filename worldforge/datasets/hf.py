@@ -149,7 +149,7 @@ so no model can have memorised an answer.
   WideSearch's `evaluation` object (unique columns, required columns, per-column preprocessing and metric).
   Every task was checked solvable in its corpus, and a scripted oracle reached item-F1 1.0 on it through the
   search environment's tools.
-* **deep**: BrowseComp-style questions with one short answer at the end of a 2-4 hop chain across the tables,
+* **deep**: BrowseComp-style questions with one short answer at the end of a 2-6 hop chain across the tables (nine patterns),
   the starting entity described by blurred clues. DuckDB verified that exactly one row answers each; the oracle
   answered each through the tools alone. `prompt` carries BrowseComp's answer format (Explanation / Exact Answer /
   Confidence); `evidence_urls` are the pages stating a cell of the chain, `gold_urls` those stating the answer.

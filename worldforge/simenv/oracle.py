@@ -232,6 +232,8 @@ class Oracle:
         if src["from"] == "children" and "parents" in src:  # the children of several named parents
             one = {k: v for k, v in src.items() if k != "parents"}
             return [r for p in src["parents"] for r in self.rows({**plan, "rows": {**one, "parent": p}})]
+        if src["from"] == "common":  # the one row every chain's rows link to (two entities that meet)
+            return self.common(src, plan)
         if src["from"] == "children":
             parent = src["parent"]
             if "resolve" in parent:  # deep -> wide: find the one parent the clues describe
@@ -240,6 +242,13 @@ class Oracle:
                 if len(cands) != 1:
                     raise OracleFailed(f"{len(cands)} {res['plural']} fit the clues")
                 url = cands[0].url or self.article(cands[0].label, parent["slug"])
+            elif "anchor" in parent:  # the anchor's own parent: its siblings
+                name = parent["anchor"]
+                spec = plan["anchors"][name]
+                url = self.parent_link(self.anchor(plan, name), spec["table_slug"], parent["slug"])[1]
+            elif "common" in parent:  # the parent two chains meet at
+                found = self.common({"slug": parent["slug"], "chains": parent["common"]}, plan)
+                url = found[0].url or self.article(found[0].label, parent["slug"])
             else:
                 url = self.article(parent["label"], parent["slug"])
             text = self.page(url)
@@ -287,12 +296,7 @@ class Oracle:
                 raise OracleFailed(f"no '{what}' on {row.url}")
             return read(box[what], fplan)
         if fplan["of"] == "parent":
-            text = self.wiki(row, plan["table_slug"])
-            lead = text.split("\n|", 1)[0]
-            found = [(lab, u) for lab, u in _LINK.findall(lead) if f"/wiki/{fplan['slug']}/" in u]
-            if not found:
-                raise OracleFailed(f"no {fplan['noun']} linked from {row.url}")
-            plabel, purl = found[0]
+            plabel, purl = self.parent_link(row, plan["table_slug"], fplan["slug"])
             if what == "@name":
                 return plabel
             box = infobox(self.page(purl))
@@ -306,23 +310,83 @@ class Oracle:
             return read(base[row.label][what], fplan)
         raise OracleFailed(f"unknown field source {fplan['of']!r}")
 
+    def parent_link(self, row: _Row, table_slug: str, parent_slug: str) -> tuple[str, str]:
+        """``(label, url)`` of a row's parent: the first link to the parent table's articles in the lead of the row's
+        encyclopedia article.
+
+        Raises:
+            OracleFailed: the lead links no such article.
+        """
+        lead = self.wiki(row, table_slug).split("\n|", 1)[0]
+        found = [(lab, u) for lab, u in _LINK.findall(lead) if f"/wiki/{parent_slug}/" in u]
+        if not found:
+            raise OracleFailed(f"no {parent_slug} linked from {row.url}")
+        return found[0]
+
+    def anchor(self, plan: dict, name: str) -> _Row:
+        """The row an anchor of the plan names (``plan["anchors"][name]``): a row named by its ``label``, or the one row
+        of its table's dataset that meets its ``where`` (read once per plan).
+
+        Raises:
+            OracleFailed: no row, or several, meet the anchor's conditions.
+        """
+        got = plan.setdefault("_anchors", {})
+        if name not in got:
+            spec = plan["anchors"][name]
+            if "label" in spec:
+                got[name] = _Row(spec["label"], None)
+            else:
+                cands = [r for r in self.dataset(f"Dataset: {spec['plural']} in ") if all(self.holds(r, c, spec) for c in spec["where"])]
+                if len(cands) != 1:
+                    raise OracleFailed(f"{len(cands)} {spec['plural']} fit the clues of {name!r}")
+                got[name] = cands[0]
+        return got[name]
+
+    def common(self, src: dict, plan: dict) -> list[_Row]:
+        """The rows of a parent table that every chain of ``src["chains"]`` reaches: each chain's rows (its table's
+        dataset, filtered by its ``where``) and their parents (linked from each row's lead); the parents all chains share.
+
+        Raises:
+            OracleFailed: the chains share no parent.
+        """
+        shared: dict[str, str] | None = None
+        for chain in src["chains"]:
+            rows = [r for r in self.dataset(f"Dataset: {chain['plural']} in ") if all(self.holds(r, c, chain) for c in chain["where"])]
+            links = dict(self.parent_link(r, chain["table_slug"], src["slug"]) for r in rows)
+            shared = links if shared is None else {k: v for k, v in shared.items() if k in links}
+        if not shared:
+            raise OracleFailed("the chains share no row")
+        return [_Row(label, url) for label, url in sorted(shared.items())]
+
     def base_rows(self, plan: dict) -> dict[str, dict[str, str]]:
         """``{label: {header: text}}`` of the scenario's archived dataset of the base year (read once per plan)."""
         if "_base" not in plan:
             plan["_base"] = {r.label: r.known for r in self.dataset(plan["base"]["title"])}
         return plan["_base"]
 
-    def holds(self, row: _Row, cond: dict) -> bool:
-        """Whether a row meets a planned condition (``>=``, ``<=``, ``in``, ``between`` or equality) on values read from pages."""
-        v, op, want = self.value(row, cond["field"], {}), cond["op"], cond["value"]
-        if cond["field"].get("kind") == "date":
+    def holds(self, row: _Row, cond: dict, plan: dict | None = None) -> bool:
+        """Whether a row meets a planned condition (``>=``, ``<=``, ``>``, ``<``, ``in``, ``not_in``, ``between`` or
+        equality) on values read from pages. The value compared with is the condition's, or, when it is
+        ``{"anchor": name, "field": ...}``, that field of the plan's anchor row (:meth:`anchor`)."""
+        plan = plan or {}
+        v, op, want = self.value(row, cond["field"], plan), cond["op"], cond["value"]
+        if isinstance(want, dict) and "anchor" in want:
+            spec = plan["anchors"][want["anchor"]]
+            want = self.value(self.anchor(plan, want["anchor"]), want["field"], spec)
+        elif cond["field"].get("kind") == "date":
             want = [date.fromisoformat(w) for w in want] if isinstance(want, list) else date.fromisoformat(want)
         if op == ">=":
             return v >= want
         if op == "<=":
             return v <= want
+        if op == ">":
+            return v > want
+        if op == "<":
+            return v < want
         if op == "in":
             return str(v) in [str(w) for w in want]
+        if op == "not_in":
+            return str(v) not in [str(w) for w in want]
         if op == "between":
             return want[0] <= v <= want[1]
         return v == want
@@ -338,12 +402,12 @@ class Oracle:
         if not plan:
             raise OracleFailed("the task has no plan")
         plan["table_slug"] = plan.get("table_slug") or plan["columns"][0]["field"]["slug"]  # a deep question's one column may be a parent's
-        rows = [r for r in self.rows(plan) if all(self.holds(r, c) for c in plan.get("where", []))]
+        rows = [r for r in self.rows(plan) if all(self.holds(r, c, plan) for c in plan.get("where", []))]
         cols = plan["columns"]
-        if "group" in plan:
+        if "group" in plan or any(c["agg"] for c in cols):  # aggregates per group, or over every row when there is no group
             groups: dict[str, list[_Row]] = {}
             for r in rows:
-                groups.setdefault(cell_text(self.value(r, plan["group"], plan)), []).append(r)
+                groups.setdefault(cell_text(self.value(r, plan["group"], plan)) if "group" in plan else "", []).append(r)
             out = []
             for g in sorted(groups):
                 rec = {}

@@ -2,17 +2,35 @@
 
 A wide task asks for a table; a *deep* question asks for one entity name, number or date that only a
 chain of lookups reaches, as BrowseComp (Wei et al., 2025, arXiv 2504.12516) and BrowseComp-Plus
-(Chen et al., 2025, arXiv 2508.06600) do. The entity the chain starts from is never named: it is
+(Chen et al., 2025, arXiv 2508.06600) do. The entity a chain starts from is rarely named: it is
 described by two or three blurred clues (a range instead of a value, a month instead of a day, a
-category), and the clues fit exactly one row. Two chains:
+category), and the clues fit exactly one row. Nine patterns (:data:`PATTERNS`); a corpus gets an equal
+share of each its tables allow, then more of any that can make them:
 
-=================== ===== ===========================================================================
-pattern             hops  the question asks for
-=================== ===== ===========================================================================
-``parent``          2-3   the described row -> its parent -> the parent's name, or one of its attributes
-``extreme_child``   3-4   the described parent -> its children -> the one with the highest (lowest)
-                          value of a number -> its name, or another of its attributes
-=================== ===== ===========================================================================
+==================== ===== ==========================================================================
+pattern              hops  the question asks for
+==================== ===== ==========================================================================
+``identify``         2     the described row -> another of its attributes (multi-constraint identification)
+``parent``           2-3   the described row -> its parent -> the parent's name, or one of its attributes
+``extreme_child``    3-4   the described parent -> its children -> the one with the highest (lowest)
+                           value of a number -> its name, or another of its attributes
+``aggregate``        3     the described parent -> how many of its children meet a condition (a bound, a
+                           category), or the combined value of an additive column over them
+``exclusion``        3-4   the described parent -> all of its children but one share a category or meet
+                           a bound -> the one that does not: its name, or another attribute
+``comparative``      3-4   a named row -> the one row (of its parent, or of its table) higher or lower
+                           on one column and earlier or later on another -> its name or an attribute
+``temporal``         4-5   the described row -> its parent -> the sibling whose event came next after
+                           its own -> that row's name, or another attribute
+``two_entity``       4-6   two described rows -> the parent both chains meet at -> its name, an
+                           attribute, or its child with the highest (lowest) value of a number
+``event_anchored``   2-4   a row dated by a news report or press release (the day of its event, a
+                           category when the day is shared) -> its parent's name or an attribute (no
+                           parent: another of its own attributes)
+==================== ===== ==========================================================================
+
+Hops count the chain's steps: resolving a description (or a named row), each table-to-table link,
+the step that selects among several rows (the next, the highest, the odd one out), and the final read.
 
 Every question carries a *plan* in the wide tasks' plan language (one row, one column), which the
 oracle (:mod:`worldforge.simenv.oracle`) executes through the environment's tools alone, and a SQL query
@@ -28,6 +46,7 @@ counts exactly; dates as the same day), and the grade says which was used.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import asdict, dataclass, field
 from datetime import date
@@ -40,12 +59,12 @@ from worldforge.corpus.pages import slug
 from worldforge.corpus.quantity import render_value
 from worldforge.tasks.context import Column, Field, TaskContext, eval_pipeline
 from worldforge.tasks.io import Task, norm_column
-from worldforge.tasks.kinds import _by_family, _clue, _clues
+from worldforge.tasks.kinds import _bound, _by_family, _clue, _clues, _labelled_tables, _match, nice_number
 from worldforge.tasks.metrics import date_near, exact_match, extract_number, norm_date, norm_str
 from worldforge.tasks.phrasing import capitalized, join_words, verb_is, with_article
 from worldforge.warehouse.duck import quote_ident, quote_str
 
-__all__ = ["ANSWER_FORMAT", "DEEP_DDL", "DeepGrade", "DeepQuestion", "as_task", "build_deep_questions", "corpus_deep_questions", "deep_questions", "frame", "grade_response", "matches", "parse_response", "prompt",
+__all__ = ["ANSWER_FORMAT", "DEEP_DDL", "PATTERNS", "DeepGrade", "DeepQuestion", "as_task", "build_deep_questions", "corpus_deep_questions", "deep_questions", "frame", "grade_response", "matches", "parse_response", "prompt",
            "question_of", "read_deep_questions", "verify_deep"]
 
 ANSWER_FORMAT = (
@@ -68,8 +87,8 @@ class DeepQuestion:
         answer: the gold answer as text (a label, or the cell's canonical text: ``Mar 05, 2029``, ``1099``).
         answer_type: ``name``, ``number`` or ``date``.
         exact: a number that must match exactly (a whole number: a rank, a count, a year); other numbers match within 1%.
-        pattern: ``parent`` or ``extreme_child``.
-        hops: table-to-table steps plus the final read (2-4).
+        pattern: one of :data:`PATTERNS`.
+        hops: the chain's steps (2-6; the module's table).
         plan: the oracle's plan (the wide tasks' plan language: one row, one column).
         sql: the DuckDB query over the world file whose only row is the answer (:func:`verify_deep`).
         cells: the chain's cells ``[table, key, column, scope]`` (clues, links, answer).
@@ -125,7 +144,7 @@ def _sql_clue(alias: str, c: str, op: str, v: Any) -> str:
 class _Builder:
     """The deep questions of one corpus, from its :class:`TaskContext` and ``corpus_facts``."""
 
-    def __init__(self, ctx: TaskContext, facts: pl.DataFrame):
+    def __init__(self, ctx: TaskContext, facts: pl.DataFrame, pages: pl.DataFrame | None = None):
         self.ctx = ctx
         from worldforge.warehouse import scenario_schema
 
@@ -134,6 +153,16 @@ class _Builder:
         for url, t, k, c in facts.select("url", "table_name", "row_key", "column_name").unique().sort("url").iter_rows():
             self.urls.setdefault((t, k, c), []).append(url)
         self.made: list[DeepQuestion] = []
+        # the cells news reports and press releases state: {(table, column): {row key: page type}} (news first)
+        self.reported: dict[tuple[str, str], dict[str, str]] = {}
+        if pages is not None:
+            kinds = pages.filter(pl.col("page_type").is_in(["news", "press_release"])).select("url", "page_type")
+            stated = facts.filter(pl.col("kind") == "value") if "kind" in facts.columns else facts
+            for t, k, c, ptype in (stated.join(kinds, on="url").select("table_name", "row_key", "column_name", "page_type")
+                                   .unique().sort("table_name", "row_key", "column_name", "page_type").iter_rows()):
+                got = self.reported.setdefault((t, c), {})
+                if got.get(k) != "news":
+                    got[k] = ptype
 
     def table(self, t: str) -> str:
         """``t`` qualified by the corpus's schema (``main``, or the scenario's), quoted for the verification SQL."""
@@ -152,10 +181,15 @@ class _Builder:
         return [c for c in self.ctx.attributes(t, ("number", "share", "rank", "date", "category")) if c not in exclude]
 
     def add(self, pattern: str, hops: int, t: str, row: dict, col: Column, question: str, plan_rows: dict, sql: str,
-            chain: list[tuple], extra_plan: dict | None = None) -> bool:
-        """Keep one question (``False``: not kept, its answer is written in it)."""
+            chain: list[tuple], extra_plan: dict | None = None, computed: tuple[Any, list[tuple]] | None = None) -> bool:
+        """Keep one question (``False``: not kept, its answer is written in it, or it repeats one already made).
+
+        ``computed``: ``(value, cells)`` of an answer computed over several rows (a count), instead of ``col`` read on ``row``.
+        """
         ctx = self.ctx
-        value, used = ctx.value(t, row, col.field)
+        value, used = computed if computed is not None else ctx.value(t, row, col.field)
+        if any(q.question == question or q.sql == sql for q in self.made):
+            return False
         answer = str(value) if col.field.column == "@name" else render_value(value)
         if len(answer) > 3 and not answer.replace(".", "").isdigit() and answer.lower() in question.lower():
             return False  # a clue happens to state the answer ("its home country is Finland"): not asked
@@ -167,7 +201,7 @@ class _Builder:
         evidence = sorted({u for x in cells for u in self.urls.get(tuple(x[:3]), [])})
         gold = sorted({u for x in answer_cells for u in self.urls.get(tuple(x[:3]), [])})
         plan = {"table": t, "table_slug": slug(t), "noun": ctx.info[t].noun, "plural": ctx.info[t].plural,
-                "columns": [{"name": norm_column(col.name), "field": ctx.field_plan(col.field), "agg": None, "type": col.ctype}],
+                "columns": [{"name": norm_column(col.name), "field": ctx.field_plan(col.field), "agg": col.agg, "type": col.ctype}],
                 "rows": plan_rows, **(extra_plan or {})}
         qid = f"{ctx.spec.world}{'_' + ctx.scenario if ctx.scenario else ''}_deep_{len(self.made) + 1:02d}"
         self.made.append(DeepQuestion(qid, ctx.spec.world, ctx.scenario, question, answer, kind, exact, pattern, hops, plan, sql,
@@ -233,7 +267,11 @@ class _Builder:
         if c is None:
             return ctx.ph.pick([f"What is the name of {whose}?", f"Name {whose}.", f"Give the name of {whose}."])
         ci = ctx.ci(t, c)
+        if ci.kind == "date" and ci.event and ci.event.startswith("was "):  # "When was that station established?"
+            return f"When was {whose} {ci.event.removeprefix('was ')}?"
         unit = f" (in {ci.unit.header()})" if ci.unit and ci.unit.header() and ci.kind in ("number", "share") else ""
+        if ci.label.startswith("number of ") and not unit:  # "How many readings does that station have?"
+            return f"How many {ci.label.removeprefix('number of ')} does {whose} have?"
         return f"What {verb_is(ci.label)} the {ci.label} of {whose}{unit}?"
 
     def parent_question(self, t: str, pt: str, clues: list[tuple], c: str | None) -> str:
@@ -321,10 +359,542 @@ class _Builder:
             f"Find the {pnoun} of {w} for which {join_words(clue_list)}. {final}",
         ])
 
+    # -- shared by the patterns below --------------------------------------------------------------
+    def clue_cols(self, t: str, exclude: tuple[str, ...] = ()) -> list[str]:
+        """Columns of ``t`` a clue may blur: numbers, shares, ranks, categories and dates with more than one value."""
+        ctx = self.ctx
+        return [c for c in ctx.attributes(t, ("number", "share", "rank", "category", "date"))
+                if c not in exclude and ctx.tables[t][c].n_unique() > 1]
+
+    def where(self, t: str, clues: list[tuple]) -> list[dict]:
+        """Clues as plan conditions."""
+        return [self.ctx.cond_plan(t, c, op, v) for c, op, v in clues]
+
+    @staticmethod
+    def where_sql(alias: str, clues: list[tuple]) -> str:
+        return " AND ".join(_sql_clue(alias, c, op, v) for c, op, v in clues)
+
+    def resolve(self, pt: str, clues: list[tuple]) -> dict:
+        """The plan's parent described by clues (resolved on its table's dataset)."""
+        return {"slug": slug(pt), "resolve": {"plural": self.ctx.info[pt].plural, "table": pt, "where": self.where(pt, clues)}}
+
+    def its(self, t: str) -> str:
+        return "their" if self.person(t) else "its"
+
+    def intro(self, t: str, clues: list[tuple]) -> str:
+        """``In <world> exactly one <noun> fits these clues: ... .`` (worded in one of several ways), ending where the next
+        sentence starts (after a space, or a line break after a list)."""
+        ctx = self.ctx
+        noun, w, cl = ctx.info[t].noun, ctx.ph.world, self.describe(t, clues)
+        return ctx.ph.pick([
+            f"In {w} exactly one {noun} fits all of these clues: {'; '.join(cl)}. ",
+            f"One {noun} of {w} fits every clue below.\n" + _bullets(cl) + "\n",
+            f"Think of the {noun} of {w} for which {join_words(cl)}. ",
+            f"I'm trying to identify {with_article(noun)} in {w}: {join_words(cl)}. ",
+        ])
+
+    def family(self, t: str) -> tuple[str, str, list] | None:
+        """``(reference column, parent table, parent keys with 3+ children, shuffled)`` of ``t`` when its parents can be
+        described by clues (a dataset page, two clue columns, three rows), else ``None``."""
+        ctx = self.ctx
+        ref, pt = ctx.parents(t)[0]
+        if len(self.clue_cols(pt)) < 2 or ctx.tables[pt].height < 3 or pt not in ctx.has_dataset:
+            return None
+        counts = dict(ctx.tables[t].group_by(ref).len().rows())
+        cands = sorted((k for k, n in counts.items() if n >= 3 and k in ctx.by_key[pt]), key=str)
+        return ref, pt, ctx.rng.sample(cands, len(cands))
+
+    def have(self, t: str, c: str, op: str, v: Any) -> str:
+        """A bound as a predicate: ``have a launch price of at least $500``, ``have at least 14 readings``."""
+        label = self.ctx.ci(t, c).label
+        bound = _bound(self.ctx, t, c, op, v)
+        if label.startswith("number of "):
+            return f"have {bound}"
+        return f"have {label} of {bound}" if verb_is(label) == "are" else f"have {with_article(label)} of {bound}"
+
+    # -- exactly one row by its clues -> one of its other attributes ---------------------------------
+    def identify_questions(self, limit: int) -> int:
+        """``identify``: a row described by 2-3 clues that fit it alone, asked for another of its attributes (2 hops)."""
+        ctx, made = self.ctx, 0
+        for t in _labelled_tables(ctx, 8):
+            cols = self.clue_cols(t)
+            if made >= limit or t not in ctx.has_dataset or len(cols) < 2:
+                continue
+            pk = ctx.spec.tables[t].primary_key
+            rows = sorted(ctx.rows[t], key=lambda r: ctx.label(t, r))
+            for row in ctx.rng.sample(rows, min(len(rows), 3 * limit)):
+                if made >= limit:
+                    break
+                clues = _clues(ctx, t, row, cols)
+                if clues is None:
+                    continue
+                used = {c for c, _, _ in clues}
+                asks = [c for c in self.answerable(t, used) if ctx.tables[t][c].n_unique() > 1]
+                if not asks:
+                    continue
+                c = ctx.rng.choice(asks)
+                sql = f"SELECT c.{quote_ident(c)} FROM {self.table(t)} c WHERE {self.where_sql('c', clues)}"
+                q = f"{self.intro(t, clues)}{self.ask(t, c, 'this ' + ctx.info[t].noun)}"
+                chain = [(t, str(row[pk]), cc, None) for cc in used]
+                made += self.add("identify", 2, t, row, ctx.attr_col(t, c), q, {"from": "dataset"}, sql, chain, {"where": self.where(t, clues)})
+        return made
+
+    # -- the described parent -> how many of its children ... / their combined ... --------------------
+    def aggregate_questions(self, limit: int) -> int:
+        """``aggregate``: a parent described by clues, asked how many of its children meet a condition (a bound on a
+        number, or a category), or the combined value of an additive column over them (3 hops)."""
+        ctx, made = self.ctx, 0
+        for t in _by_family(ctx):
+            fam = self.family(t)
+            if fam is None or made >= limit:
+                continue
+            ref, pt, cands = fam
+            pk, ppk = ctx.spec.tables[t].primary_key, ctx.spec.tables[pt].primary_key
+            nums, cats = ctx.numbers(t), ctx.categories(t)
+            for key in cands:
+                if made >= limit:
+                    break
+                prow = ctx.by_key[pt][key]
+                clues = _clues(ctx, pt, prow, self.clue_cols(pt))
+                kids = [r for r in ctx.rows[t] if r[ref] == key]
+                if clues is None or len(kids) < 4:
+                    continue
+                info = ctx.info[t]
+                additive = [c for c in nums if ctx.ci(t, c).additive]
+                parent_sql = f"FROM {self.table(pt)} p WHERE {self.where_sql('p', clues)}"
+                link = f"c.{quote_ident(ref)} = p.{quote_ident(ppk)}"
+                chain = [(pt, str(prow[ppk]), cc, None) for cc, _, _ in clues] + [(t, str(r[pk]), ref, None) for r in kids]
+                if additive and ctx.rng.random() < 0.3:  # the combined value of an additive column
+                    c = ctx.rng.choice(additive)
+                    vals = [r[c] for r in kids]
+                    total = sum(vals) if all(isinstance(v, int) for v in vals) else round(math.fsum(float(v) for v in vals), 2)
+                    ci = ctx.ci(t, c)
+                    unit = f" (in {ci.unit.header()})" if ci.unit and ci.unit.header() else ""
+                    col = Column(f"Combined {ci.label}", Field("row", t, c), "number", agg="sum", exact=isinstance(total, int))
+                    agg_sql = f"sum(c.{quote_ident(c)})" if isinstance(total, int) else f"round(sum(c.{quote_ident(c)}), 2)"
+                    sql = f"SELECT (SELECT {agg_sql} FROM {self.table(t)} c WHERE {link}) {parent_sql}"
+                    ask = f"What {verb_is(ci.label)} the combined {ci.label} of {self.its(pt)} {info.plural}{unit}?"
+                    cells = [(t, str(r[pk]), c, None) for r in kids]
+                    where: list[dict] = []
+                    answer = total
+                else:
+                    cond = self.count_condition(t, kids, nums, cats)
+                    if cond is None:
+                        continue
+                    c, op, v = cond
+                    n = sum(_match(ctx, r, c, op, v) for r in kids)
+                    col = Column(f"Number of {info.plural}", Field("row", t, "@name"), "number", agg="count", exact=True)
+                    sql = f"SELECT (SELECT count(*) FROM {self.table(t)} c WHERE {link} AND {_sql_cond('c', c, op, v)}) {parent_sql}"
+                    pred = self.have(t, c, op, v) if op != "in" else f"have {v[0]} as their {ctx.ci(t, c).label}"
+                    ask = ctx.ph.pick([f"How many of {self.its(pt)} {info.plural} {pred}?",
+                                       f"Of {self.its(pt)} {info.plural}, how many {pred}?"])
+                    cells = [(t, str(r[pk]), c, None) for r in kids]
+                    where = [ctx.cond_plan(t, c, op, v)]
+                    answer = n
+                q = f"{self.intro(pt, clues)}{ask}"
+                rows_plan = {"from": "children", "section": capitalized(info.plural), "parent": self.resolve(pt, clues)}
+                made += self.add("aggregate", 3, t, prow, col, q, rows_plan, sql, chain + cells, {"where": where}, computed=(answer, cells))
+        return made
+
+    def count_condition(self, t: str, kids: list[dict], nums: list[str], cats: list[str]) -> tuple[str, str, Any] | None:
+        """A condition that some but not all of ``kids`` meet: a category value, or a round bound near their median."""
+        ctx = self.ctx
+        for _ in range(6):
+            if cats and ctx.rng.random() < 0.4:
+                c = ctx.rng.choice(cats)
+                v = ctx.rng.choice(sorted({r[c] for r in kids}, key=str))
+                cond = (c, "in", (v,))
+            elif nums:
+                c = ctx.rng.choice(nums)
+                vals = sorted(float(r[c]) for r in kids)
+                th = nice_number(vals[len(vals) // 2])
+                cond = (c, ">=" if ctx.rng.random() < 0.6 else "<=", th)
+            else:
+                return None
+            n = sum(_match(ctx, r, *cond) for r in kids)
+            if 1 <= n < len(kids):
+                return cond
+        return None
+
+    # -- the described parent -> the only child that is not ... -------------------------------------
+    def exclusion_questions(self, limit: int) -> int:
+        """``exclusion``: a parent described by clues, all of whose children but one share a category value or meet a
+        bound; asked for the one that does not: its name (3 hops) or another attribute (4 hops)."""
+        ctx, made = self.ctx, 0
+        for t in _by_family(ctx):
+            fam = self.family(t)
+            if fam is None or made >= limit:
+                continue
+            ref, pt, cands = fam
+            pk, ppk = ctx.spec.tables[t].primary_key, ctx.spec.tables[pt].primary_key
+            name = self.named(t)
+            for key in cands:
+                if made >= limit:
+                    break
+                prow = ctx.by_key[pt][key]
+                kids = [r for r in ctx.rows[t] if r[ref] == key]
+                odd = self.odd_one(t, kids)
+                clues = _clues(ctx, pt, prow, self.clue_cols(pt)) if odd else None
+                if clues is None:
+                    continue
+                c, op, v, row = odd
+                others = [x for x in self.answerable(t, {c}) if ctx.ci(t, x).kind in ("number", "date")]
+                ask_name = name is not None and (not others or ctx.rng.random() < 0.6)
+                if not ask_name and not others:
+                    continue
+                a = None if ask_name else ctx.rng.choice(others)
+                info = ctx.info[t]
+                col = ctx.name_col(t) if ask_name else ctx.attr_col(t, a)
+                target = quote_ident(name if ask_name else a)
+                if op == "not_in":
+                    rule, keep = f"share the same {ctx.ci(t, c).label}, {v[0]}", f"NOT ({_sql_cond('k', c, 'in', v)})"
+                else:  # "<" or ">": the one below (above) the bound all the others reach
+                    rule = self.have(t, c, ">=" if op == "<" else "<=", v)
+                    keep = _sql_cond("k", c, op, v)
+                sql = (f"WITH p AS (SELECT * FROM {self.table(pt)} p WHERE {self.where_sql('p', clues)}), "
+                       f"k AS (SELECT c.* FROM {self.table(t)} c JOIN p ON c.{quote_ident(ref)} = p.{quote_ident(ppk)}) "
+                       f"SELECT k.{target} FROM k WHERE {keep} AND (SELECT count(*) FROM p) = 1")
+                chain = [(pt, str(prow[ppk]), cc, None) for cc, _, _ in clues] + [(t, str(r[pk]), c, None) for r in kids] \
+                    + [(t, str(r[pk]), ref, None) for r in kids]
+                q = ctx.ph.pick([
+                    f"{self.intro(pt, clues)}All of {self.its(pt)} {info.plural} but one {rule}. {self.ask(t, a, 'the odd one out')}",
+                    f"{self.intro(pt, clues)}Every one of {self.its(pt)} {info.plural} except one {rule.replace('have ', 'has ', 1).replace('share ', 'shares ', 1)}. "
+                    f"{self.ask(t, a, 'the exception')}",
+                ])
+                rows_plan = {"from": "children", "section": capitalized(info.plural), "parent": self.resolve(pt, clues)}
+                where = [{"field": ctx.field_plan(Field("row", t, c)), "op": op, "value": list(v) if op == "not_in" else v}]
+                made += self.add("exclusion", 3 if ask_name else 4, t, row, col, q, rows_plan, sql, chain, {"where": where})
+        return made
+
+    def odd_one(self, t: str, kids: list[dict]) -> tuple[str, str, Any, dict] | None:
+        """``(column, op, value, the odd child)``: a category all of ``kids`` but one share (``not_in``), or a round bound
+        all but one reach (``<``: the odd one is below it; ``>``: above), with at least three children."""
+        ctx = self.ctx
+        if len(kids) < 3:
+            return None
+        opts = []
+        for c in ctx.categories(t):
+            vals = [r[c] for r in kids]
+            common = max(set(vals), key=lambda x: (vals.count(x), str(x)))
+            if vals.count(common) == len(vals) - 1:
+                opts.append((c, "not_in", (common,), next(r for r in kids if r[c] != common)))
+        for c in ctx.numbers(t):
+            whole = ctx.tables[t].schema[c] in (pl.Int64, pl.Int32)
+            vals = sorted(float(r[c]) for r in kids)
+            # a whole-number column's bound is one of its values ("at least 2 wins", never "at least 0.5")
+            low = vals[1] if whole else nice_number((vals[0] + vals[1]) / 2)
+            if vals[0] < low <= vals[1]:
+                opts.append((c, "<", int(low) if whole else low, next(r for r in kids if float(r[c]) == vals[0])))
+            high = vals[-2] if whole else nice_number((vals[-1] + vals[-2]) / 2)
+            high = int(high) if whole else high
+            if vals[-2] <= high < vals[-1]:
+                opts.append((c, ">", high, next(r for r in kids if float(r[c]) == vals[-1])))
+        return ctx.rng.choice(opts) if opts else None
+
+    # -- a named row -> the one row that compares with it in two ways -----------------------------------
+    def comparative_questions(self, limit: int) -> int:
+        """``comparative``: the one row (of the same parent as a named row, or of the whole table) with a higher or lower
+        value than the named row on one column and an earlier or later one on another; asked for its name (3 hops)
+        or another attribute (4 hops)."""
+        ctx, made = self.ctx, 0
+        for t in _labelled_tables(ctx, 8):
+            if made >= limit or t not in ctx.has_dataset:
+                continue
+            cols = [c for c in ctx.numbers(t) + [d for d in ctx.attributes(t, ("date",)) if ctx.tables[t][d].n_unique() > 3]
+                    if ctx.ci(t, c).kind != "rank"]
+            if len(cols) < 2:
+                continue
+            name, pk = self.named(t), ctx.spec.tables[t].primary_key
+            if name is None:  # a row known by a designation ("Ridge Station reading of 26 February 2035") names no anchor
+                continue
+            parents = ctx.parents(t)
+            rows = sorted(ctx.rows[t], key=lambda r: ctx.label(t, r))
+            for _ in range(12 * limit):
+                if made >= limit:
+                    break
+                a = ctx.rng.choice(rows)
+                x, y = ctx.rng.sample(cols, 2)
+                gx, gy = ctx.rng.random() < 0.5, ctx.rng.random() < 0.5
+                same = bool(parents) and ctx.rng.random() < 0.6
+                ref = parents[0][0] if same else None
+                pool = [r for r in rows if ref is None or r[ref] == a[ref]]
+                hits = [r for r in pool if (r[x] > a[x] if gx else r[x] < a[x]) and (r[y] > a[y] if gy else r[y] < a[y])]
+                if len(hits) != 1:
+                    continue
+                row = hits[0]
+                others = [c for c in self.answerable(t, {x, y}) if ctx.ci(t, c).kind in ("number", "date", "category")]
+                ask_name = name is not None and (not others or ctx.rng.random() < 0.6)
+                if not ask_name and not others:
+                    continue
+                c = None if ask_name else ctx.rng.choice(others)
+                col = ctx.name_col(t) if ask_name else ctx.attr_col(t, c)
+                target = quote_ident(name if ask_name else c)
+                alabel = ctx.label(t, a)
+                conds = [f"r.{quote_ident(x)} {'>' if gx else '<'} a.{quote_ident(x)}", f"r.{quote_ident(y)} {'>' if gy else '<'} a.{quote_ident(y)}"]
+                if same:
+                    conds.append(f"r.{quote_ident(ref)} = a.{quote_ident(ref)}")
+                sql = (f"SELECT r.{target} FROM {self.table(t)} r, {self.table(t)} a WHERE a.{quote_ident(pk)} = {_sql_value(a[pk])} "
+                       f"AND {' AND '.join(conds)}")
+                info = ctx.info[t]
+                c1, c2 = self.compared(t, x, gx, alabel), self.compared(t, y, gy, "them" if self.person(t) else "it")
+                if same:
+                    pnoun = ctx.info[parents[0][1]].noun
+                    scope = f"Among the {info.plural} of the same {pnoun} as {alabel} in {ctx.ph.world}, exactly one {c1} and {c2}."
+                else:
+                    scope = f"Exactly one {info.noun} of {ctx.ph.world} {c1} and {c2}."
+                q = ctx.ph.pick([f"{scope} {self.ask(t, c, 'that ' + info.noun)}",
+                                 f"{scope} {self.ask(t, c, 'the ' + info.noun + ' in question')}"])
+                anchor = {"label": alabel, "table_slug": slug(t), "plural": info.plural}
+                where = [{"field": ctx.field_plan(Field("row", t, cc)), "op": ">" if g else "<",
+                          "value": {"anchor": "a", "field": ctx.field_plan(Field("row", t, cc))}} for cc, g in ((x, gx), (y, gy))]
+                rows_plan = ({"from": "children", "section": capitalized(info.plural), "parent": {"anchor": "a", "slug": slug(parents[0][1])}}
+                             if same else {"from": "dataset"})
+                chain = [(t, str(a[pk]), x, None), (t, str(a[pk]), y, None), (t, str(row[pk]), x, None), (t, str(row[pk]), y, None)]
+                made += self.add("comparative", 3 if ask_name else 4, t, row, col, q, rows_plan, sql, chain, {"anchors": {"a": anchor}, "where": where})
+        return made
+
+    def compared(self, t: str, c: str, greater: bool, other: str) -> str:
+        """``has a higher launch price than X``, ``has fewer readings than X``, ``was announced later than X``."""
+        ci = self.ctx.ci(t, c)
+        if ci.kind == "date":
+            when = "later" if greater else "earlier"
+            return f"{ci.event} {when} than {other}" if ci.event else f"has a {when} {ci.label} than {other}"
+        if ci.label.startswith("number of "):
+            return f"has {'more' if greater else 'fewer'} {ci.label.removeprefix('number of ')} than {other}"
+        more = "higher" if greater else "lower"
+        return f"has {more} {ci.label} than {other}" if verb_is(ci.label) == "are" else f"has a {more} {ci.label} than {other}"
+
+    # -- the described row -> its parent -> the sibling dated next after it ----------------------------
+    def temporal_questions(self, limit: int) -> int:
+        """``temporal``: a row described by clues, then the row of the same parent whose event came next after its own
+        (a strictly later date, the earliest such); asked for that row's name (4 hops) or another attribute (5 hops)."""
+        ctx, made = self.ctx, 0
+        for t in _by_family(ctx):
+            dc = ctx.event(t)
+            if made >= limit or dc is None or t not in ctx.has_dataset:
+                continue
+            ref, pt = ctx.parents(t)[0]
+            cols = self.clue_cols(t, (dc,))
+            if len(cols) < 2:
+                continue
+            name, pk = self.named(t), ctx.spec.tables[t].primary_key
+            rows = sorted(ctx.rows[t], key=lambda r: ctx.label(t, r))
+            for x in ctx.rng.sample(rows, min(len(rows), 4 * limit)):
+                if made >= limit:
+                    break
+                later = sorted((r for r in rows if r[ref] == x[ref] and r[dc] > x[dc]), key=lambda r: r[dc])
+                if not later or len(later) > 1 and later[0][dc] == later[1][dc]:
+                    continue  # the last of its family, or two dated the same day next
+                clues = _clues(ctx, t, x, cols)
+                if clues is None:
+                    continue
+                row = later[0]
+                others = [c for c in self.answerable(t, {dc}) if ctx.ci(t, c).kind in ("number", "date", "category")]
+                ask_name = name is not None and (not others or ctx.rng.random() < 0.5)
+                if not ask_name and not others:
+                    continue
+                c = None if ask_name else ctx.rng.choice(others)
+                col = ctx.name_col(t) if ask_name else ctx.attr_col(t, c)
+                target = quote_ident(name if ask_name else c)
+                d = quote_ident(dc)
+                sql = (f"WITH x AS (SELECT * FROM {self.table(t)} c WHERE {self.where_sql('c', clues)}), "
+                       f"s AS (SELECT c.* FROM {self.table(t)} c JOIN x ON c.{quote_ident(ref)} = x.{quote_ident(ref)} WHERE c.{d} > x.{d}) "
+                       f"SELECT s.{target} FROM s WHERE s.{d} = (SELECT min({d}) FROM s) AND (SELECT count(*) FROM x) = 1")
+                info, pnoun, ci = ctx.info[t], ctx.info[pt].noun, ctx.ci(t, dc)
+                whose = (f"the next {info.noun} of {self.its(t)} {pnoun} that {ci.event} after {'them' if self.person(t) else 'it'}" if ci.event
+                         else f"the {info.noun} of {self.its(t)} {pnoun} whose {ci.label} comes next after {self.its(t)} own")
+                q = f"{self.intro(t, clues)}{self.ask(t, c, whose)}"
+                fd = ctx.field_plan(Field("row", t, dc))
+                anchor = {"table_slug": slug(t), "plural": info.plural, "where": self.where(t, clues)}
+                rows_plan = {"from": "children", "section": capitalized(info.plural), "parent": {"anchor": "x", "slug": slug(pt)}}
+                extra = {"anchors": {"x": anchor}, "where": [{"field": fd, "op": ">", "value": {"anchor": "x", "field": fd}}],
+                         "order": {"field": fd, "desc": False}, "limit": 1}
+                chain = [(t, str(x[pk]), cc, None) for cc, _, _ in clues] + [(t, str(x[pk]), ref, None), (t, str(x[pk]), dc, None)] \
+                    + [(t, str(r[pk]), dc, None) for r in later] + [(t, str(r[pk]), ref, None) for r in later]
+                made += self.add("temporal", 4 if ask_name else 5, t, row, col, q, rows_plan, sql, chain, extra)
+        return made
+
+    # -- two described rows -> the parent they share -> its name, an attribute, or its extreme child ---
+    def two_entity_questions(self, limit: int) -> int:
+        """``two_entity``: two rows, each described by clues that fit it alone (of one child table or two), whose chains
+        meet at the parent they share; asked for that parent's name (4 hops), an attribute (5 hops), or the name of its
+        child with the highest or lowest value of a number (6 hops)."""
+        ctx, made = self.ctx, 0
+        kids_of: dict[str, list[tuple[str, str]]] = {}
+        for t in _labelled_tables(ctx):
+            for ref, pt in ctx.parents(t)[:1]:
+                if t in ctx.has_dataset and len(self.clue_cols(t)) >= 2:
+                    kids_of.setdefault(pt, []).append((t, ref))
+        for pt, kids in sorted(kids_of.items()):
+            if made >= limit:
+                break
+            ppk = ctx.spec.tables[pt].primary_key
+            pname = self.named(pt)
+            pattrs = [c for c in self.answerable(pt, set()) if ctx.tables[pt][c].n_unique() > 1]
+            keys = sorted(ctx.by_key[pt], key=str)
+            for key in ctx.rng.sample(keys, min(len(keys), 4 * limit)):
+                if made >= limit:
+                    break
+                (t1, r1), (t2, r2) = ctx.rng.choice(kids), ctx.rng.choice(kids)
+                a_rows = [r for r in ctx.rows[t1] if r[r1] == key]
+                b_rows = [r for r in ctx.rows[t2] if r[r2] == key]
+                if not a_rows or not b_rows or (t1 == t2 and len(a_rows) < 2):
+                    continue
+                a = ctx.rng.choice(a_rows)
+                b = ctx.rng.choice([r for r in b_rows if r is not a])
+                ca, cb = _clues(ctx, t1, a, self.clue_cols(t1)), _clues(ctx, t2, b, self.clue_cols(t2))
+                if ca is None or cb is None:
+                    continue
+                prow = ctx.by_key[pt][key]
+                chains = [{"plural": ctx.info[t].plural, "table_slug": slug(t), "where": self.where(t, cl)} for t, cl in ((t1, ca), (t2, cb))]
+                meet = (f"p.{quote_ident(ppk)} IN (SELECT c.{quote_ident(r1)} FROM {self.table(t1)} c WHERE {self.where_sql('c', ca)}) AND "
+                        f"p.{quote_ident(ppk)} IN (SELECT c.{quote_ident(r2)} FROM {self.table(t2)} c WHERE {self.where_sql('c', cb)})")
+                chain = [(t, str(r[ctx.spec.tables[t].primary_key]), cc, None) for t, r, cl in ((t1, a, ca), (t2, b, cb)) for cc, _, _ in cl] \
+                    + [(t1, str(a[ctx.spec.tables[t1].primary_key]), r1, None), (t2, str(b[ctx.spec.tables[t2].primary_key]), r2, None)]
+                n1, n2, pnoun = ctx.info[t1].noun, ctx.info[t2].noun, ctx.info[pt].noun
+                d1, d2 = self.describe(t1, ca), self.describe(t2, cb)
+                first = f"one {n1} {join_words(_relative(d1))}"
+                second = f"another {n2} {join_words(_relative(d2))}" if t1 == t2 else f"one {n2} {join_words(_relative(d2))}"
+                setup = ctx.ph.pick([f"In {ctx.ph.world} there is {first}, and {second}. Both belong to the same {pnoun}.",
+                                     f"Two chains in {ctx.ph.world} lead to the same {pnoun}: {first}, and {second}."])
+                roll = ctx.rng.random()
+                ext = self.extreme_of(pt, prow) if roll < 0.35 else None
+                if ext is not None:  # the shared parent's child with the highest (lowest) value: 6 hops
+                    t3, ref3, by, desc, top = ext
+                    k3 = self.named(t3)
+                    sql = (f"WITH p AS (SELECT * FROM {self.table(pt)} p WHERE {meet}), "
+                           f"k AS (SELECT c.* FROM {self.table(t3)} c JOIN p ON c.{quote_ident(ref3)} = p.{quote_ident(ppk)}) "
+                           f"SELECT k.{quote_ident(k3)} FROM k WHERE k.{quote_ident(by)} = (SELECT {'max' if desc else 'min'}({quote_ident(by)}) FROM k) "
+                           f"AND (SELECT count(*) FROM p) = 1")
+                    label = ctx.ci(t3, by).label
+                    most = "highest" if desc else "lowest"
+                    q = f"{setup} {self.ask(t3, None, f'the {ctx.info[t3].noun} of that {pnoun} with the {most} {label}')}"
+                    rows_plan = {"from": "children", "section": capitalized(ctx.info[t3].plural), "parent": {"common": chains, "slug": slug(pt)}}
+                    kids3 = [r for r in ctx.rows[t3] if r[ref3] == key]
+                    pk3 = ctx.spec.tables[t3].primary_key
+                    chain3 = chain + [(t3, str(r[pk3]), by, None) for r in kids3] + [(t3, str(r[pk3]), ref3, None) for r in kids3]
+                    made += self.add("two_entity", 6, t3, top, ctx.name_col(t3), q, rows_plan, sql, chain3,
+                                     {"order": {"field": ctx.field_plan(Field("row", t3, by)), "desc": desc}, "limit": 1})
+                    continue
+                ask_name = pname is not None and (not pattrs or roll < 0.6)
+                if not ask_name and not pattrs:
+                    continue
+                c = None if ask_name else ctx.rng.choice(pattrs)
+                col = ctx.name_col(pt) if ask_name else ctx.attr_col(pt, c)
+                sql = f"SELECT p.{quote_ident(pname if ask_name else c)} FROM {self.table(pt)} p WHERE {meet}"
+                q = f"{setup} {self.ask(pt, c, 'that ' + pnoun)}"
+                made += self.add("two_entity", 4 if ask_name else 5, pt, prow, col, q, {"from": "common", "slug": slug(pt), "chains": chains}, sql, chain)
+        return made
+
+    def extreme_of(self, pt: str, prow: dict) -> tuple[str, str, str, bool, dict] | None:
+        """``(child table, reference, number, highest?, the child)``: a named child of ``prow`` holding the strictly highest
+        (lowest) value of one of its numbers among its siblings, when one does."""
+        ctx = self.ctx
+        ppk = ctx.spec.tables[pt].primary_key
+        for t in _labelled_tables(ctx):
+            for ref, p in ctx.parents(t)[:1]:
+                if p != pt or self.named(t) is None:
+                    continue
+                kids = [r for r in ctx.rows[t] if r[ref] == prow[ppk]]
+                nums = [c for c in ctx.numbers(t) if ctx.ci(t, c).kind != "share"]
+                if len(kids) < 3 or not nums:
+                    continue
+                by, desc = ctx.rng.choice(nums), ctx.rng.random() < 0.7
+                vals = sorted((r[by] for r in kids), reverse=desc)
+                if vals[0] != vals[1]:
+                    return t, ref, by, desc, next(r for r in kids if r[by] == vals[0])
+        return None
+
+    # -- a row a news report dates -> its parent -> the parent's name or an attribute -------------------
+    def event_questions(self, limit: int) -> int:
+        """``event_anchored``: a row identified by the day of its event as a news report or press release states it (and,
+        when that day is shared, a category), asked for its parent's name (3 hops) or an attribute (4 hops); a row
+        without a parent, for another of its own attributes (2 hops)."""
+        ctx, made = self.ctx, 0
+        for t in _labelled_tables(ctx):
+            dc = ctx.event(t)
+            if made >= limit or dc is None or not ctx.ci(t, dc).event or t not in ctx.has_dataset:
+                continue
+            parents = ctx.parents(t)[:1]
+            ref, pt = parents[0] if parents else (None, None)
+            pk = ctx.spec.tables[t].primary_key
+            reported = self.reported.get((t, dc), {})
+            cats = ctx.categories(t)
+            rows = sorted((r for r in ctx.rows[t] if str(r[pk]) in reported), key=lambda r: ctx.label(t, r))
+            for row in ctx.rng.sample(rows, min(len(rows), 3 * limit)):
+                if made >= limit:
+                    break
+                if pt is not None and row.get(ref) not in ctx.by_key[pt]:
+                    continue
+                day = row[dc]
+                clues = [(dc, "between", (day, day))]
+                same = [r for r in ctx.rows[t] if r[dc] == day]
+                for c in ctx.rng.sample(cats, len(cats)):
+                    if len(same) == 1:
+                        break
+                    clues.append((c, "in", (row[c],)))
+                    same = [r for r in same if r[c] == row[c]]
+                if len(same) != 1:
+                    continue
+                used = {c for c, _, _ in clues}
+                if pt is not None:
+                    pname, pattrs = self.named(pt), self.answerable(pt, set())
+                    ask_name = pname is not None and (not pattrs or ctx.rng.random() < 0.4)
+                    if not ask_name and not pattrs:
+                        continue
+                    c = None if ask_name else ctx.rng.choice(pattrs)
+                    col, hops = ctx.parent_col(t, ref, pt, "@name" if ask_name else c), 3 if ask_name else 4
+                    ppk = ctx.spec.tables[pt].primary_key
+                    sql = (f"SELECT p.{quote_ident(pname if ask_name else c)} FROM {self.table(t)} c JOIN {self.table(pt)} p "
+                           f"ON c.{quote_ident(ref)} = p.{quote_ident(ppk)} WHERE {self.where_sql('c', clues)}")
+                    ask = self.ask(pt, c, f"{self.its(t)} {ctx.info[pt].noun}")
+                else:
+                    own = [x for x in self.answerable(t, used) if ctx.tables[t][x].n_unique() > 1]
+                    if not own:
+                        continue
+                    c = ctx.rng.choice(own)
+                    col, hops = ctx.attr_col(t, c), 2
+                    sql = f"SELECT c.{quote_ident(c)} FROM {self.table(t)} c WHERE {self.where_sql('c', clues)}"
+                    ask = self.ask(t, c, f"that {ctx.info[t].noun}")
+                noun, ev = ctx.info[t].noun, ctx.ci(t, dc).event
+                source = "a press release" if reported[str(row[pk])] == "press_release" else ctx.rng.choice(["a news report", "a news story"])
+                more = [_clue(ctx, t, cc, op, v) for cc, op, v in clues[1:]]
+                if self.person(t):
+                    more = [_personal(m) for m in more]
+                said = f"{ev} on {ctx.words_date(day)}" + (f", and {join_words(more)}" if more else "")
+                q = ctx.ph.pick([
+                    f"According to {source}, {with_article(noun)} of {ctx.ph.world} {said}. {ask}",
+                    f"{capitalized(source)} confirmed that {with_article(noun)} of {ctx.ph.world} {said}. {ask}",
+                ])
+                chain = [(t, str(row[pk]), cc, None) for cc, _, _ in clues] + ([(t, str(row[pk]), ref, None)] if ref else [])
+                made += self.add("event_anchored", hops, t, row, col, q, {"from": "dataset"}, sql, chain, {"where": self.where(t, clues)})
+        return made
+
 
 def _bullets(clauses: list[str]) -> str:
     """Clauses as a Markdown list, one a line, each capitalised."""
     return "\n".join(f"- {capitalized(x)}" for x in clauses)
+
+
+def _relative(clauses: list[str]) -> list[str]:
+    """Clues about a row as relative clauses after its noun: ``its price is ...`` -> ``whose price is ...``,
+    ``it was announced ...`` -> ``that was announced ...``, ``they were born ...`` -> ``who was born ...``."""
+    out = []
+    for x in clauses:
+        for a, b in (("its ", "whose "), ("their ", "whose "), ("it has ", "that has "), ("it ", "that "), ("they were ", "who was "),
+                     ("they have ", "who has "), ("they ", "who ")):
+            if x.startswith(a):
+                x = b + x[len(a):]
+                break
+        out.append(x)
+    return out
+
+
+def _sql_cond(alias: str, c: str, op: str, v: Any) -> str:
+    """A condition (``>=``, ``<=``, ``>``, ``<``, ``in``, ``between``) on ``alias.c`` as SQL."""
+    if op in ("in", "between"):
+        return _sql_clue(alias, c, op, v)
+    return f"{alias}.{quote_ident(c)} {op} {_sql_value(v)}"
 
 
 def _personal(clue: str) -> str:
@@ -336,22 +906,39 @@ def _personal(clue: str) -> str:
     return clue
 
 
-def deep_questions(ctx: TaskContext, facts: pl.DataFrame, limit: int = 24) -> list[DeepQuestion]:
-    """Up to ``limit`` deep questions of one corpus: about half each pattern (the other fills in when one runs short).
+def deep_questions(ctx: TaskContext, facts: pl.DataFrame, limit: int = 24, pages: pl.DataFrame | None = None) -> list[DeepQuestion]:
+    """Up to ``limit`` deep questions of one corpus, spread over the patterns (:data:`PATTERNS`): an equal share each
+    first, then one more of each in turn while any pattern can make one.
 
     Args:
         ctx: the corpus's :class:`TaskContext` (its seeded stream: the same inputs give the same questions).
         facts: the corpus's ``corpus_facts`` (evidence and gold pages).
+        limit: at most this many questions.
+        pages: the corpus's pages (``page_type``: which facts news reports and press releases state, for
+            ``event_anchored``); without them that pattern makes none.
 
     Returns:
         The questions, numbered in order; not yet verified against the file (:func:`verify_deep`).
     """
-    b = _Builder(ctx, facts)
-    b.parent_questions(limit // 2)
-    b.extreme_questions(limit - len(b.made))
-    if len(b.made) < limit:
-        b.parent_questions(limit - len(b.made))
+    b = _Builder(ctx, facts, pages)
+    makers = [getattr(b, f"{name}_questions") for name in _MAKERS.values()]
+    share = max(1, limit // len(makers))
+    for make in makers:
+        make(min(share, limit - len(b.made)))
+    while len(b.made) < limit:
+        before = len(b.made)
+        for make in makers:
+            if len(b.made) < limit:
+                make(1)
+        if len(b.made) == before:
+            break
     return b.made
+
+
+PATTERNS = ("identify", "parent", "extreme_child", "aggregate", "exclusion", "comparative", "temporal", "two_entity", "event_anchored")
+"""The deep question patterns, in the order each gets its share (see the module's table)."""
+_MAKERS = {"identify": "identify", "parent": "parent", "extreme_child": "extreme", "aggregate": "aggregate", "exclusion": "exclusion",
+           "comparative": "comparative", "temporal": "temporal", "two_entity": "two_entity", "event_anchored": "event"}
 
 
 def verify_deep(con: duckdb.DuckDBPyConnection, questions: list[DeepQuestion]) -> dict[str, str]:
@@ -556,7 +1143,7 @@ def corpus_deep_questions(spec, tables: dict[str, pl.DataFrame], pages: pl.DataF
     ctx = TaskContext(spec, tables, pages, facts, scenario, spec.seed, base[1] if base else None, base[0] if base else None)
     ctx.rng = column_rng(spec.seed, spec.world, scenario or "", "deep")
     ctx.ph = Phrasing(ctx.rng, ctx.title)
-    return deep_questions(ctx, facts, limit)
+    return deep_questions(ctx, facts, limit, pages)
 
 
 def build_deep_questions(path, limit: int = 24, include_scenarios: bool = True) -> tuple[list[DeepQuestion], dict[str, str]]:
@@ -614,6 +1201,6 @@ CREATE TABLE deep_questions (question_id VARCHAR PRIMARY KEY, world VARCHAR NOT 
   exact BOOLEAN NOT NULL, plan_json VARCHAR NOT NULL USING COMPRESSION zstd, sql VARCHAR NOT NULL USING COMPRESSION zstd,
   cells_json VARCHAR NOT NULL USING COMPRESSION zstd, answer_cells_json VARCHAR NOT NULL, evidence_urls_json VARCHAR NOT NULL USING COMPRESSION zstd,
   gold_urls_json VARCHAR NOT NULL USING COMPRESSION zstd);
-COMMENT ON TABLE deep_questions IS 'BrowseComp-style questions with one answer (a 2-4 hop chain over this world), each verified unique by its sql.';
+COMMENT ON TABLE deep_questions IS 'BrowseComp-style questions with one answer (a 2-6 hop chain over this world, in one of nine patterns), each verified unique by its sql.';
 """
 """The ``deep_questions`` table of a world file (one row per question, :func:`frame`'s columns)."""
