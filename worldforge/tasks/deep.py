@@ -95,6 +95,8 @@ class DeepQuestion:
         answer_cells: the cells stating the answer.
         evidence_urls: pages stating any cell of the chain (BrowseComp-Plus' evidence documents).
         gold_urls: pages stating the answer (its gold documents).
+        oracle_calls: the tool calls the oracle made to answer it in a clean session (recorded by the oracle step,
+            :func:`~worldforge.simenv.oracle.run_oracle_suite`; ``None`` before it ran): a measure of its cost.
     """
 
     question_id: str
@@ -112,6 +114,7 @@ class DeepQuestion:
     answer_cells: list[list] = field(default_factory=list)
     evidence_urls: list[str] = field(default_factory=list)
     gold_urls: list[str] = field(default_factory=list)
+    oracle_calls: int | None = None
 
     def to_dict(self) -> dict:
         """A JSON-ready dict of every attribute."""
@@ -1002,7 +1005,7 @@ def as_task(q: DeepQuestion) -> Task:
                 gold=[{col: q.answer}], language="en",
                 extra={"world": q.world, "scenario": q.scenario, "kind": "deep", "plan": q.plan, "answer": q.answer,
                        "answer_type": q.answer_type, "exact": q.exact, "pattern": q.pattern, "hops": q.hops,
-                       "evidence_urls": q.evidence_urls, "gold_urls": q.gold_urls})
+                       "evidence_urls": q.evidence_urls, "gold_urls": q.gold_urls, "oracle_calls": q.oracle_calls})
 
 
 def question_of(task: Task) -> DeepQuestion:
@@ -1016,7 +1019,8 @@ def question_of(task: Task) -> DeepQuestion:
         raise ValueError(f"task {task.instance_id} is not a deep question")
     return DeepQuestion(task.instance_id, x.get("world", ""), x.get("scenario"), task.question.split("\n\n" + ANSWER_FORMAT)[0],
                         str(x["answer"]), x.get("answer_type", "name"), bool(x.get("exact")), x.get("pattern", ""), int(x.get("hops", 0)),
-                        x.get("plan") or {}, "", evidence_urls=list(x.get("evidence_urls") or []), gold_urls=list(x.get("gold_urls") or []))
+                        x.get("plan") or {}, "", evidence_urls=list(x.get("evidence_urls") or []), gold_urls=list(x.get("gold_urls") or []),
+                        oracle_calls=x.get("oracle_calls"))
 
 
 # -- grading -------------------------------------------------------------------------------------
@@ -1124,11 +1128,12 @@ def frame(questions: list[DeepQuestion]) -> pl.DataFrame:
 
     return pl.DataFrame(
         [(q.question_id, q.world, q.scenario, q.pattern, q.hops, q.question, q.answer, q.answer_type, q.exact, json.dumps(q.plan),
-          q.sql, json.dumps(q.cells), json.dumps(q.answer_cells), json.dumps(q.evidence_urls), json.dumps(q.gold_urls)) for q in questions],
+          q.sql, json.dumps(q.cells), json.dumps(q.answer_cells), json.dumps(q.evidence_urls), json.dumps(q.gold_urls), q.oracle_calls)
+         for q in questions],
         schema={"question_id": pl.String, "world": pl.String, "scenario": pl.String, "pattern": pl.String, "hops": pl.Int64,
                 "question": pl.String, "answer": pl.String, "answer_type": pl.String, "exact": pl.Boolean, "plan_json": pl.String,
                 "sql": pl.String, "cells_json": pl.String, "answer_cells_json": pl.String, "evidence_urls_json": pl.String,
-                "gold_urls_json": pl.String},
+                "gold_urls_json": pl.String, "oracle_calls": pl.Int64},
         orient="row",
     )
 
@@ -1191,7 +1196,7 @@ def read_deep_questions(path, scenario: str | None = None, all_scenarios: bool =
         rows = con.sql(f"SELECT * FROM deep_questions {where} ORDER BY question_id", params=params).pl().to_dicts()
     return [DeepQuestion(r["question_id"], r["world"], r["scenario"], r["question"], r["answer"], r["answer_type"], r["exact"], r["pattern"],
                          r["hops"], json.loads(r["plan_json"]), r["sql"], json.loads(r["cells_json"]), json.loads(r["answer_cells_json"]),
-                         json.loads(r["evidence_urls_json"]), json.loads(r["gold_urls_json"])) for r in rows]
+                         json.loads(r["evidence_urls_json"]), json.loads(r["gold_urls_json"]), r.get("oracle_calls")) for r in rows]
 
 
 DEEP_DDL = """
@@ -1200,7 +1205,7 @@ CREATE TABLE deep_questions (question_id VARCHAR PRIMARY KEY, world VARCHAR NOT 
   hops INTEGER NOT NULL, question VARCHAR NOT NULL USING COMPRESSION zstd, answer VARCHAR NOT NULL, answer_type VARCHAR NOT NULL,
   exact BOOLEAN NOT NULL, plan_json VARCHAR NOT NULL USING COMPRESSION zstd, sql VARCHAR NOT NULL USING COMPRESSION zstd,
   cells_json VARCHAR NOT NULL USING COMPRESSION zstd, answer_cells_json VARCHAR NOT NULL, evidence_urls_json VARCHAR NOT NULL USING COMPRESSION zstd,
-  gold_urls_json VARCHAR NOT NULL USING COMPRESSION zstd);
+  gold_urls_json VARCHAR NOT NULL USING COMPRESSION zstd, oracle_calls INTEGER);
 COMMENT ON TABLE deep_questions IS 'BrowseComp-style questions with one answer (a 2-6 hop chain over this world, in one of nine patterns), each verified unique by its sql.';
 """
 """The ``deep_questions`` table of a world file (one row per question, :func:`frame`'s columns)."""
