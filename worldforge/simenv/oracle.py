@@ -41,7 +41,7 @@ from worldforge.simenv.perturbations import DEFAULT_MIX, PerturbationConfig
 from worldforge.tasks.deep import as_task, grade_response
 from worldforge.tasks.io import Task
 from worldforge.tasks.scorer import Score, render_markdown_table, score_table
-from worldforge.tasks.store import read_tasks
+from worldforge.tasks.store import read_tasks, record_oracle_calls
 from worldforge.trajectories.episodes import Episode, record_episodes
 from worldforge.warehouse.layout import Warehouse, WarehouseLike
 
@@ -540,7 +540,9 @@ class OracleSuite:
 
 def run_oracle_suite(world: str, warehouse: WarehouseLike) -> OracleSuite:
     """Run the oracle on every stored task of a world, clean and perturbed, record the episodes
-    in the episode store (``WAREHOUSE/episodes/<world>/``, a new part), and probe every task for leakage.
+    in the episode store (``WAREHOUSE/episodes/<world>/``, a new part), probe every task for leakage, and store
+    each task's and deep question's tool calls in a clean session on its record (``oracle_calls``,
+    :func:`~worldforge.tasks.store.record_oracle_calls`).
 
     Raises:
         WarehouseError: the world has no tasks or no corpus yet.
@@ -551,12 +553,15 @@ def run_oracle_suite(world: str, warehouse: WarehouseLike) -> OracleSuite:
     perturbed = [oracle_episode(world, t, wh, DEFAULT_MIX, seed=i) for i, t in enumerate(tasks)]
     path = record_episodes(wh, clean + perturbed)
     probes = [leakage_probe(SearchEnv(world, t.extra.get("scenario"), t, warehouse=wh, seed=5)) for t in tasks]
-    deep_wrong = {}
+    deep_wrong, deep_calls = {}, {}
     questions = _stored_deep(wh.world(world))
     for q in questions:
         run = answer_deep(SearchEnv(world, q.scenario, as_task(q), warehouse=wh, seed=1), q)
+        deep_calls[q.question_id] = len(run.steps)
         if not run.grade.correct:
             deep_wrong[q.question_id] = run.failed or f"answered {run.grade.extracted!r}, the answer is {q.answer!r}"
+    # each task's cost for a curriculum: the tool calls of its clean episode, stored on its record
+    record_oracle_calls(wh.world(world), {e.task_id: len(e.steps) for e in clean}, deep_calls)
     return OracleSuite(path, clean, perturbed, probed=sum(p[1] for p in probes), leaked=sum(p[0] for p in probes),
                        deep=len(questions), deep_wrong=deep_wrong)
 

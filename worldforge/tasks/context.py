@@ -23,6 +23,7 @@ from worldforge.spec import models as M
 from worldforge.synth import column_rng
 from worldforge.tasks.io import Task, norm_column
 from worldforge.tasks.phrasing import Phrasing, capitalized, header_words
+from worldforge.tasks.plans import plan_hops
 
 QUESTION_STYLE = Style("mdy_long", "symbol", False)
 """How questions write values: every digit, ``March 5, 2029``, ``$1,099``."""
@@ -241,7 +242,7 @@ class TaskContext:
         self.tasks.append(Task(
             instance_id=iid, question=question.strip() + self.ph.requirements(names), evaluation=evaluation, gold=gold, language="en",
             extra={
-                "world": self.spec.world, "scenario": self.scenario, "kind": kind, "plan": plan,
+                "world": self.spec.world, "scenario": self.scenario, "kind": kind, "plan": plan, "hops": plan_hops(plan), "oracle_calls": None,
                 "provenance": {"table": t, "row_keys": [str(r[pk]) for r in rows], "cells": [list(c) for c in cells],
                                "rows": [sorted({"|".join((*x[:3], x[3] or "")) for x in rc}) for rc in row_cells]},
             },

@@ -1,8 +1,10 @@
 """Generated tasks in the world's DuckDB file: ``search_tasks``.
 
 ``search_tasks(instance_id PK, world, scenario, kind, question, evaluation_json, gold_json,
-provenance_json, plan_json, solvable, problems)`` — one row per task; ``plan_json`` is how the answer follows
-from pages (the oracle agent executes it). Generated tasks go through rejection sampling: a task that
+provenance_json, plan_json, solvable, problems, hops, oracle_calls)`` — one row per task; ``plan_json`` is how the
+answer follows from pages (the oracle agent executes it); ``hops`` the dependent lookups it takes
+(:func:`~worldforge.tasks.plans.plan_hops`); ``oracle_calls`` the oracle's tool calls in a clean session, stored by
+the oracle step (:func:`record_oracle_calls`; ``NULL`` before it ran) — with ``kind``, a curriculum's axes. Generated tasks go through rejection sampling: a task that
 :func:`~worldforge.tasks.generate.check_solvable` finds unsolvable in its corpus is not stored (the build's
 :class:`TaskBuild` keeps it and why, and its tally counts it), so ``solvable`` is true on every stored row.
 """
@@ -26,6 +28,7 @@ from worldforge.tasks.deep import DEEP_DDL, corpus_deep_questions, verify_deep
 from worldforge.tasks.deep import frame as deep_frame
 from worldforge.tasks.generate import CorpusCells, check_solvable, generate_tasks
 from worldforge.tasks.io import Task, write_tasks
+from worldforge.tasks.plans import plan_hops
 from worldforge.warehouse import read_world
 from worldforge.warehouse.cache import FileCache
 from worldforge.warehouse.duck import atomic_duckdb, count_rows, insert_frame, open_readonly
@@ -37,17 +40,18 @@ DROP TABLE IF EXISTS search_tasks;
 CREATE TABLE search_tasks (instance_id VARCHAR PRIMARY KEY, world VARCHAR NOT NULL, scenario VARCHAR, kind VARCHAR NOT NULL,
   question VARCHAR NOT NULL USING COMPRESSION zstd, evaluation_json VARCHAR NOT NULL USING COMPRESSION zstd,
   gold_json VARCHAR NOT NULL USING COMPRESSION zstd, provenance_json VARCHAR NOT NULL USING COMPRESSION zstd,
-  plan_json VARCHAR NOT NULL USING COMPRESSION zstd, solvable BOOLEAN NOT NULL, problems VARCHAR);
+  plan_json VARCHAR NOT NULL USING COMPRESSION zstd, solvable BOOLEAN NOT NULL, problems VARCHAR, hops INTEGER NOT NULL,
+  oracle_calls INTEGER);
 COMMENT ON TABLE search_tasks IS 'WideSearch-style tasks generated from this world; gold tables computed from its rows. Only solvable tasks are stored (an unsolvable one is rejected at build time).';
 CREATE OR REPLACE VIEW v_tasks AS
   SELECT instance_id, scenario, kind, json_extract_string(provenance_json, '$.table') AS source_table,
          json_array_length(gold_json) AS gold_rows, json_array_length(json_extract(evaluation_json, '$.required')) AS gold_columns,
-         solvable, question
+         hops, oracle_calls, solvable, question
   FROM search_tasks;
 CREATE OR REPLACE VIEW v_task_rows AS
   SELECT t.instance_id, t.scenario, json_extract_string(t.provenance_json, '$.table') AS table_name, k.row_key
   FROM search_tasks t, unnest(json_extract_string(t.provenance_json, '$.row_keys[*]')) AS k(row_key);
-COMMENT ON VIEW v_tasks IS 'One row per stored task: kind, source table, gold rows, solvable.';
+COMMENT ON VIEW v_tasks IS 'One row per stored task: kind, source table, gold rows, hops, the oracle''s tool calls, solvable.';
 COMMENT ON VIEW v_task_rows IS 'Which world rows each task needs (its gold rows): join with a table on its primary key.';
 """
 
@@ -114,10 +118,11 @@ def build_tasks(path: str | Path, per_kind: int = 4, include_scenarios: bool = T
         t.instance_id, t.extra["world"], t.extra["scenario"], t.extra["kind"], t.question,
         json.dumps(t.evaluation, ensure_ascii=False), json.dumps(t.gold, ensure_ascii=False),
         json.dumps(t.extra["provenance"], ensure_ascii=False), json.dumps(t.extra["plan"], ensure_ascii=False), True, None,
+        plan_hops(t.extra["plan"]), None,
     ) for t in built.kept]
     frame = pl.DataFrame(rows, schema={**{c: pl.String for c in ("instance_id", "world", "scenario", "kind", "question", "evaluation_json",
                                                                  "gold_json", "provenance_json", "plan_json")},
-                                       "solvable": pl.Boolean, "problems": pl.String}, orient="row")
+                                       "solvable": pl.Boolean, "problems": pl.String, "hops": pl.Int64, "oracle_calls": pl.Int64}, orient="row")
     with atomic_duckdb(path, update=True) as con:
         con.execute(_DDL)
         insert_frame(con, "search_tasks", frame)
@@ -136,6 +141,33 @@ def build_and_export_tasks(path: str | Path, out_dir: str | Path) -> TaskBuild:
     built = build_tasks(path)
     write_tasks(built.kept, out_dir)
     return built
+
+
+def record_oracle_calls(path: str | Path, tasks: Mapping[str, int], deep: Mapping[str, int] | None = None) -> None:
+    """Store the oracle's tool calls per task (``search_tasks.oracle_calls``) and per deep question
+    (``deep_questions.oracle_calls``) in a world file, atomically (a failed write leaves the file as it was).
+    Ids the file does not hold are ignored; a file built before these columns existed is left as it is.
+
+    Args:
+        path: the world file.
+        tasks: ``{instance_id: calls}``.
+        deep: ``{question_id: calls}``.
+
+    Raises:
+        WarehouseError: the file is missing or not DuckDB.
+    """
+    frames = {"search_tasks": ("instance_id", tasks), "deep_questions": ("question_id", deep or {})}
+    with open_readonly(path) as con:
+        have = {t for (t,) in con.execute("SELECT table_name FROM duckdb_columns() WHERE database_name = current_database() "
+                                          "AND column_name = 'oracle_calls'").fetchall()}
+    todo = {t: v for t, v in frames.items() if t in have and v[1]}
+    if not todo:
+        return
+    with atomic_duckdb(path, update=True) as con:
+        for table, (key, calls) in todo.items():
+            _wf_calls = pl.DataFrame({"id": list(calls), "calls": list(calls.values())},  # noqa: F841 - read by name below
+                                     schema={"id": pl.String, "calls": pl.Int64}).to_arrow()
+            con.execute(f"UPDATE {table} SET oracle_calls = c.calls FROM _wf_calls c WHERE {table}.{key} = c.id")
 
 
 def task_count(path: str | Path) -> int | None:
@@ -166,8 +198,9 @@ def read_tasks(path: str | Path, scenario: str | None = None, all_scenarios: boo
         Task(
             instance_id=r["instance_id"], question=r["question"], evaluation=json.loads(r["evaluation_json"]),
             gold=json.loads(r["gold_json"]), language="en",
-            extra={"world": r["world"], "scenario": r["scenario"], "kind": r["kind"], "plan": json.loads(r["plan_json"]),
-                   "provenance": json.loads(r["provenance_json"])},
+            extra={"world": r["world"], "scenario": r["scenario"], "kind": r["kind"], "plan": (plan := json.loads(r["plan_json"])),
+                   "provenance": json.loads(r["provenance_json"]), "hops": r.get("hops") or plan_hops(plan),
+                   "oracle_calls": r.get("oracle_calls")},
         )
         for r in rows
     ]
