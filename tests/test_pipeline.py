@@ -63,6 +63,16 @@ def test_run_world_builds_a_world_end_to_end_and_the_cli_says_so(tmp_path, monke
     assert figures["rows"] >= 300 and figures["pages"] > 1000 and figures["tasks"] >= 20 and figures["oracle_f1_min"] == 1.0
     oracle = read_episodes(tmp_path)
     assert oracle.height == results[-1].metadata["episodes"] > 0 and set(oracle["world"]) == {"esports_2031"} and set(oracle["agent"]) == {"oracle"}
+    # every task record carries its kind, hops and the oracle's tool calls (a curriculum's axes, issue 48)
+    from worldforge.tasks.plans import plan_hops
+    from worldforge.tasks.store import read_tasks
+    from worldforge.warehouse.duck import open_readonly
+
+    tasks = read_tasks(tmp_path / "esports_2031.duckdb", all_scenarios=True)
+    assert tasks and all(t.extra["hops"] == plan_hops(t.extra["plan"]) and t.extra["oracle_calls"] >= 1 for t in tasks)
+    with open_readonly(tmp_path / "esports_2031.duckdb") as con:
+        assert con.execute("SELECT count(*) FROM deep_questions WHERE oracle_calls IS NULL OR oracle_calls < 1").fetchone()[0] == 0
+        assert con.execute("SELECT count(*) FROM v_tasks WHERE oracle_calls IS NULL").fetchone()[0] == 0
 
     out = CliRunner().invoke(app, ["world", "run", str(SPECS_DIR / "esports_2031.yaml"), "--warehouse", str(tmp_path / "cli")])
     assert out.exit_code == 0, out.output
