@@ -59,7 +59,7 @@ from worldforge.corpus.pages import slug
 from worldforge.corpus.quantity import render_value
 from worldforge.tasks.context import Column, Field, TaskContext, eval_pipeline
 from worldforge.tasks.io import Task, norm_column
-from worldforge.tasks.kinds import _bound, _by_family, _clue, _clues, _labelled_tables, _match, nice_number
+from worldforge.tasks.kinds import _bound, _by_family, _clue, _clues, _labelled_tables, _match, _year_like, nice_number
 from worldforge.tasks.metrics import date_near, exact_match, extract_number, norm_date, norm_str
 from worldforge.tasks.phrasing import capitalized, join_words, verb_is, with_article
 from worldforge.warehouse.duck import quote_ident, quote_str
@@ -411,6 +411,8 @@ class _Builder:
         """A bound as a predicate: ``have a launch price of at least $500``, ``have at least 14 readings``."""
         label = self.ctx.ci(t, c).label
         bound = _bound(self.ctx, t, c, op, v)
+        if _year_like(self.ctx, t, c):  # "a year founded of 2004 or later", never "of no less than 2,004"
+            bound = f"{int(v)} or {'later' if op in ('>=', '>') else 'earlier'}"
         if label.startswith("number of "):
             return f"have {bound}"
         return f"have {label} of {bound}" if verb_is(label) == "are" else f"have {with_article(label)} of {bound}"
