@@ -223,6 +223,10 @@ class Oracle:
     def rows(self, plan: dict) -> list[_Row]:
         """The candidate rows of a plan (``plan['rows']``: dataset, children, timeline or ranking), before conditions.
 
+        Children are listed on their parents' articles: of parents named (``parent``, ``parents``), described by clues
+        (``parent.resolve``), or selected by a nested row source (``of``: its rows, ``where``, ``order`` and ``limit``,
+        e.g. the top 5 parents of the parent table's dataset, or the children of a named grandparent).
+
         Raises:
             OracleFailed: a page the source needs is not found, or clues fit no parent or several.
         """
@@ -232,6 +236,19 @@ class Oracle:
         if src["from"] == "children" and "parents" in src:  # the children of several named parents
             one = {k: v for k, v in src.items() if k != "parents"}
             return [r for p in src["parents"] for r in self.rows({**plan, "rows": {**one, "parent": p}})]
+        if src["from"] == "children" and "of" in src:  # the children of parents the plan selects: every parent of a
+            # nested row source that meets its conditions, in its order, the first ``limit`` (a parent without children has none)
+            sub = src["of"]
+            sub_plan = {**plan, **sub, "table_slug": sub["slug"]}
+            parents = [r for r in self.rows(sub_plan) if all(self.holds(r, c, sub_plan) for c in sub.get("where", []))]
+            if "order" in sub:
+                parents.sort(key=lambda r: self.value(r, sub["order"]["field"], sub_plan), reverse=sub["order"]["desc"])
+            out = []
+            for p in parents[: sub.get("limit") or None]:
+                text = self.page(p.url or self.article(p.label, sub["slug"]))
+                m = re.search(rf"^## {re.escape(src['section'])}\n\n((?:- .*\n?)+)", text, re.M)
+                out += [_Row(lab, u) for lab, u in _LINK.findall(m.group(1))] if m else []
+            return out
         if src["from"] == "children":
             parent = src["parent"]
             if "resolve" in parent:  # deep -> wide: find the one parent the clues describe
@@ -312,9 +329,10 @@ class Oracle:
             plan["_base"] = {r.label: r.known for r in self.dataset(plan["base"]["title"])}
         return plan["_base"]
 
-    def holds(self, row: _Row, cond: dict) -> bool:
-        """Whether a row meets a planned condition (``>=``, ``<=``, ``in``, ``between`` or equality) on values read from pages."""
-        v, op, want = self.value(row, cond["field"], {}), cond["op"], cond["value"]
+    def holds(self, row: _Row, cond: dict, plan: dict | None = None) -> bool:
+        """Whether a row meets a planned condition (``>=``, ``<=``, ``in``, ``between`` or equality) on values read from pages
+        (``plan``: the task's, where the condition reads a parent's field)."""
+        v, op, want = self.value(row, cond["field"], plan or {}), cond["op"], cond["value"]
         if cond["field"].get("kind") == "date":
             want = [date.fromisoformat(w) for w in want] if isinstance(want, list) else date.fromisoformat(want)
         if op == ">=":
@@ -338,7 +356,7 @@ class Oracle:
         if not plan:
             raise OracleFailed("the task has no plan")
         plan["table_slug"] = plan.get("table_slug") or plan["columns"][0]["field"]["slug"]  # a deep question's one column may be a parent's
-        rows = [r for r in self.rows(plan) if all(self.holds(r, c) for c in plan.get("where", []))]
+        rows = [r for r in self.rows(plan) if all(self.holds(r, c, plan) for c in plan.get("where", []))]
         cols = plan["columns"]
         if "group" in plan:
             groups: dict[str, list[_Row]] = {}
