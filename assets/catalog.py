@@ -66,6 +66,9 @@ def catalog_report(warehouse: WarehouseResource) -> MaterializeResult:
         "figures": md_table([{"figure": k, "value": v} for k, v in rep.figures().items()]),
         "archetypes": md_table([{"archetype": k, "worlds": v} for k, v in rep.archetypes.items()] or [{"archetype": "none", "worlds": 0}]),
         "failures": MetadataValue.json([{"world": w, "error": e[:500]} for w, e in rep.failures]),
+        "world_tasks": md_table([{"world": w, "tasks": t.tasks, "base-world tasks": t.base, "median gold rows": t.median_gold,
+                                  "largest gold": t.max_gold} for w, t in rep.world_tasks.items()]
+                                or [{"world": "none", "tasks": 0, "base-world tasks": 0, "median gold rows": 0, "largest gold": 0}]),
     })
 
 

@@ -123,6 +123,7 @@ def test_the_cli_builds_skips_and_exits_1_on_a_failed_world(catalog, tmp_path):
     assert r.exit_code == 2 and "no world specs" in r.output
     r = CliRunner().invoke(app, ["catalog", "report", "--warehouse", str(tmp_path / "wh")])
     assert r.exit_code == 0 and "distinct schema signatures" in r.output and "esports" in r.output
+    assert "median gold rows" in r.output and "base-world tasks" in r.output
 
 
 def test_the_report(catalog):
@@ -137,6 +138,10 @@ def test_the_report(catalog):
     assert {w for w, _ in rep.failures} == {"broken", "z_clash"}
     figures = rep.figures()
     assert figures["worlds"] == "4" and figures["distinct schema signatures"] == "1" and "%" in figures["entity names in more than one world"]
+    built = {r.world: r.tasks for r in read_catalog(wh) if r.status == "built"}
+    assert {w: t.tasks for w, t in rep.world_tasks.items()} == built  # every built world's tasks, counted from its file
+    assert all(t.base >= 30 and t.median_gold >= 15 and t.max_gold <= 60 for t in rep.world_tasks.values()), rep.world_tasks
+    assert figures["median gold rows per world (min / median / max)"] != "-"
     assert catalog_report(wh.parent / "nothing").worlds == 0
 
 

@@ -6,7 +6,7 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from tests.conftest import BUNDLED
+from tests.conftest import BUNDLED, ROOT
 from tests.conftest_worlds import built_world
 from worldforge.cli import app
 from worldforge.corpus import read_corpus
@@ -146,3 +146,126 @@ def test_unsolvable_tasks_are_rejected_not_stored_and_counted(specs, tmp_path):
     assert result.failed_checks[0].summary.startswith("every task was unsolvable")
     res = CliRunner().invoke(app, ["tasks", "export", str(tmp_path / "out2"), "--world", "mars_colony_2030", "--warehouse", str(tmp_path)])
     assert res.exit_code == 1
+
+
+WORLD_SPECS = sorted((ROOT / "world_specs").glob("*.yaml")) + sorted((ROOT / "bench" / "specs").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("spec_path", WORLD_SPECS, ids=lambda p: p.stem)
+def test_every_world_gets_30_wide_tasks_of_median_15_rows(spec_path, tmp_path):
+    """Counts follow the world, not a fixed number per kind: every bundled and bench world gets at least 30 base-world
+    tasks (scenarios not counted) with a median gold table of at least 15 rows; ``per_kind`` still caps each kind."""
+    from collections import Counter
+
+    from worldforge.spec import load_spec
+
+    path = built_world(load_spec(spec_path), tmp_path)
+    built = build_tasks(path)
+    base = [t for t in built.kept if t.extra["scenario"] is None]
+    assert len(base) >= 30, Counter(t.extra["kind"] for t in base)
+    assert statistics.median(len(t.gold) for t in base) >= 15
+    assert {"parent_filter", "top_parents"} <= {t.extra["kind"] for t in base}
+    for t in base:
+        if t.extra["kind"] in ("parent_filter", "top_parents", "nested"):
+            assert 15 <= len(t.gold) <= 60, t.instance_id
+    selections = [(t.extra["kind"], tuple(t.extra["provenance"]["row_keys"])) for t in base if t.extra["kind"] in ("join", "window")]
+    assert len(selections) == len(set(selections))  # never the same span of rows twice
+    capped = build_tasks(path, per_kind=2, include_scenarios=False, deep=0)
+    assert max(Counter(t.extra["kind"] for t in capped.tasks).values()) <= 2
+
+
+def _column(spec, tables, t: str, read: str) -> str:
+    """The column of ``t`` a plan's field reads (its label, capitalised)."""
+    info = table_info(spec, t, tables[t])
+    return next(c for c, ci in info.columns.items() if ci.label[:1].upper() + ci.label[1:] == read)
+
+
+def _holds(x, cond: dict) -> bool:
+    op, v = cond["op"], cond["value"]
+    return {">=": lambda: x >= v, "<=": lambda: x <= v, "in": lambda: str(x) in [str(w) for w in v]}[op]()
+
+
+@pytest.fixture(scope="module")
+def cross_tasks(specs, tmp_path_factory):
+    """``(world file, its base-world tasks)`` of two worlds with three-table chains (leagues > teams > players, habitats >
+    residents > missions)."""
+    out = {}
+    for name in ("esports_2031", "mars_colony_2030"):
+        path = built_world(specs[name], tmp_path_factory.mktemp(name))
+        out[name] = (read_world(path), build_tasks(path, include_scenarios=False, deep=0).kept)
+    return out
+
+
+def _expected(wf, t: str, ref: str, pt: str, parent_keys) -> dict[str, str]:
+    """``{child label: parent label}`` of the children of ``parent_keys``, computed from the tables."""
+    labels = row_labels(wf.spec, wf.tables)
+    pk = wf.spec.tables[t].primary_key
+    kids = wf.tables[t].filter(pl.col(ref).is_in(list(parent_keys)))
+    return {labels[t][k].text: labels[pt][p].text for k, p in kids.select(pk, ref).iter_rows()}
+
+
+def _ref(spec, t: str, pt: str) -> str:
+    return next(r for r, c in spec.tables[t].references.items() if c.parent == pt)
+
+
+def _gold_pairs(task) -> dict[str, str]:
+    name, parent = task.unique_columns[0], norm_column(task.extra["plan"]["columns"][1]["name"])
+    return {g[name]: g[parent] for g in task.gold}
+
+
+def test_parent_filter_gold_is_the_children_of_the_parents_that_meet_the_condition(cross_tasks):
+    checked = 0
+    for wf, tasks in cross_tasks.values():
+        for task in (t for t in tasks if t.extra["kind"] == "parent_filter"):
+            plan = task.extra["plan"]
+            t, sub = plan["table"], plan["rows"]["of"]
+            pt, (cond,) = sub["table"], sub["where"]
+            col = _column(wf.spec, wf.tables, pt, cond["field"]["read"])
+            ppk = wf.spec.tables[pt].primary_key
+            keys = [k for k, x in wf.tables[pt].select(ppk, col).iter_rows() if _holds(x, cond)]
+            assert 2 <= len(keys) < wf.tables[pt].height
+            assert _gold_pairs(task) == _expected(wf, t, _ref(wf.spec, t, pt), pt, keys)
+            value_col = norm_column(plan["columns"][2]["name"])  # the parent's value, as the condition reads it
+            by_label = {row_labels(wf.spec, wf.tables)[pt][k].text: x for k, x in wf.tables[pt].select(ppk, col).iter_rows()}
+            assert all(float(g[value_col]) == pytest.approx(float(by_label[g[norm_column(plan["columns"][1]["name"])]]))
+                       for g in task.gold if cond["op"] != "in")
+            checked += 1
+    assert checked >= 4
+
+
+def test_top_parents_gold_is_the_children_of_the_top_k_parents(cross_tasks):
+    checked = 0
+    for wf, tasks in cross_tasks.values():
+        for task in (t for t in tasks if t.extra["kind"] == "top_parents"):
+            plan = task.extra["plan"]
+            t, sub = plan["table"], plan["rows"]["of"]
+            pt = sub["table"]
+            col = _column(wf.spec, wf.tables, pt, sub["order"]["field"]["read"])
+            ppk = wf.spec.tables[pt].primary_key
+            ranked = wf.tables[pt].sort(col, descending=sub["order"]["desc"])
+            k = sub["limit"]
+            assert ranked[col][k - 1] != ranked[col][k]  # no tie at the cut
+            assert _gold_pairs(task) == _expected(wf, t, _ref(wf.spec, t, pt), pt, ranked[ppk].head(k).to_list())
+            checked += 1
+    assert checked >= 4
+
+
+def test_nested_gold_is_the_grandchildren_of_the_named_grandparents(cross_tasks):
+    checked = 0
+    for wf, tasks in cross_tasks.values():
+        labels = row_labels(wf.spec, wf.tables)
+        for task in (t for t in tasks if t.extra["kind"] == "nested"):
+            plan = task.extra["plan"]
+            t, sub = plan["table"], plan["rows"]["of"]
+            mt = sub["table"]
+            gt = next(c.parent for c in wf.spec.tables[mt].references.values())
+            named = {p["label"] for p in sub["rows"]["parents"]}
+            gkeys = [k for k, lab in labels[gt].items() if lab.text in named]
+            middle = wf.tables[mt].filter(pl.col(_ref(wf.spec, mt, gt)).is_in(gkeys))
+            for cond in sub.get("where", []):
+                col = _column(wf.spec, wf.tables, mt, cond["field"]["read"])
+                middle = middle.filter(pl.Series([_holds(x, cond) for x in middle[col]]))
+            mkeys = middle[wf.spec.tables[mt].primary_key].to_list()
+            assert _gold_pairs(task) == _expected(wf, t, _ref(wf.spec, t, mt), mt, mkeys)
+            checked += 1
+    assert checked >= 4

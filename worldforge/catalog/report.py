@@ -20,6 +20,33 @@ def _spread(values: list[int | float]) -> tuple[float, float, float] | None:
 
 
 @dataclass(frozen=True)
+class WorldTasks:
+    """The wide tasks stored in one world file: how many (all, and the base world's: scenarios not counted), and the
+    sizes of the base world's gold tables (rows: median and largest)."""
+
+    tasks: int
+    base: int
+    median_gold: float
+    max_gold: int
+
+
+def world_tasks(path) -> WorldTasks | None:
+    """:class:`WorldTasks` of a world file (``search_tasks``), ``None`` when it has no tasks (or cannot be read)."""
+    from worldforge.errors import WarehouseError
+    from worldforge.warehouse.duck import count_rows, open_readonly
+
+    try:
+        if not count_rows(path, "search_tasks"):
+            return None
+        with open_readonly(path) as con:
+            got = con.execute("SELECT scenario IS NULL, json_array_length(gold_json) FROM search_tasks").fetchall()
+    except (WarehouseError, FileNotFoundError):
+        return None
+    base = [n for is_base, n in got if is_base]
+    return WorldTasks(len(got), len(base), statistics.median(base) if base else 0, max(base, default=0))
+
+
+@dataclass(frozen=True)
 class CatalogReport:
     """Diversity figures of a catalog.
 
@@ -37,6 +64,7 @@ class CatalogReport:
         tasks: (min, median, max) tasks per built world.
         years: distinct target years of the built worlds, sorted.
         failures: ``(world, error)`` of every failed row.
+        world_tasks: per built world whose file has tasks, :class:`WorldTasks` (base-world wide tasks and gold sizes).
     """
 
     worlds: int
@@ -53,6 +81,7 @@ class CatalogReport:
     tasks: tuple[float, float, float] | None
     years: list[int] = field(default_factory=list)
     failures: list[tuple[str, str]] = field(default_factory=list)
+    world_tasks: dict[str, WorldTasks] = field(default_factory=dict)
 
     @property
     def entity_overlap(self) -> float:
@@ -78,6 +107,8 @@ class CatalogReport:
             "entity names in more than one world": f"{self.shared_entity_names} ({self.entity_overlap:.1%})",
             "rows per world (min / median / max)": spread(self.rows),
             "tasks per world (min / median / max)": spread(self.tasks),
+            "base-world wide tasks per world (min / median / max)": spread(_spread([w.base for w in self.world_tasks.values()])),
+            "median gold rows per world (min / median / max)": spread(_spread([w.median_gold for w in self.world_tasks.values()])),
             "target years": "-" if not self.years else f"{self.years[0]}–{self.years[-1]} ({len(self.years)} distinct)",
         }
 
@@ -100,11 +131,15 @@ def catalog_report(warehouse: WarehouseLike) -> CatalogReport:
     table_sets: set[frozenset[str]] = set()
     columns: set[str] = set()
     seen_in: Counter[str] = Counter()
+    per_world: dict[str, WorldTasks] = {}
     for r in built:
         try:
             wf = read_world(wh.world(r.world))
         except WarehouseError:
             continue
+        wt = world_tasks(wh.world(r.world))
+        if wt is not None:
+            per_world[r.world] = wt
         tables |= set(wf.spec.tables)
         table_sets.add(frozenset(wf.spec.tables))
         names: set[str] = set()
@@ -126,7 +161,8 @@ def catalog_report(warehouse: WarehouseLike) -> CatalogReport:
         tasks=_spread([r.tasks for r in built if r.tasks is not None]),
         years=sorted({r.target_year for r in built if r.target_year is not None}),
         failures=[(r.world, r.error or "") for r in rows if r.status != "built"],
+        world_tasks=dict(sorted(per_world.items())),
     )
 
 
-__all__ = ["CatalogReport", "CatalogRow", "catalog_report"]
+__all__ = ["CatalogReport", "CatalogRow", "WorldTasks", "catalog_report", "world_tasks"]

@@ -185,6 +185,11 @@ def report(warehouse: WarehouseOpt = None) -> None:
     out.print(table)
     if rep.archetypes:
         print_frame(pl.DataFrame({"archetype": list(rep.archetypes), "worlds": list(rep.archetypes.values())}), "built worlds per archetype")
+    if rep.world_tasks:
+        wt = rep.world_tasks
+        print_frame(pl.DataFrame({"world": list(wt), "tasks": [w.tasks for w in wt.values()], "base-world tasks": [w.base for w in wt.values()],
+                                  "median gold rows": [float(w.median_gold) for w in wt.values()], "largest gold": [w.max_gold for w in wt.values()]}),
+                    "wide tasks per world (gold rows of the base world's)")
     if rep.failures:
         print_frame(pl.DataFrame({"world": [w for w, _ in rep.failures], "error": [e[:160] for _, e in rep.failures]}),
                     f"{len(rep.failures)} failed world(s)")

@@ -223,6 +223,10 @@ class Oracle:
     def rows(self, plan: dict) -> list[_Row]:
         """The candidate rows of a plan (``plan['rows']``: dataset, children, timeline or ranking), before conditions.
 
+        Children are listed on their parents' articles: of parents named (``parent``, ``parents``), described by clues
+        (``parent.resolve``), or selected by a nested row source (``of``: its rows, ``where``, ``order`` and ``limit``,
+        e.g. the top 5 parents of the parent table's dataset, or the children of a named grandparent).
+
         Raises:
             OracleFailed: a page the source needs is not found, or clues fit no parent or several.
         """
@@ -234,6 +238,19 @@ class Oracle:
             return [r for p in src["parents"] for r in self.rows({**plan, "rows": {**one, "parent": p}})]
         if src["from"] == "common":  # the one row every chain's rows link to (two entities that meet)
             return self.common(src, plan)
+        if src["from"] == "children" and "of" in src:  # the children of parents the plan selects: every parent of a
+            # nested row source that meets its conditions, in its order, the first ``limit`` (a parent without children has none)
+            sub = src["of"]
+            sub_plan = {**plan, **sub, "table_slug": sub["slug"]}
+            parents = [r for r in self.rows(sub_plan) if all(self.holds(r, c, sub_plan) for c in sub.get("where", []))]
+            if "order" in sub:
+                parents.sort(key=lambda r: self.value(r, sub["order"]["field"], sub_plan), reverse=sub["order"]["desc"])
+            out = []
+            for p in parents[: sub.get("limit") or None]:
+                text = self.page(p.url or self.article(p.label, sub["slug"]))
+                m = re.search(rf"^## {re.escape(src['section'])}\n\n((?:- .*\n?)+)", text, re.M)
+                out += [_Row(lab, u) for lab, u in _LINK.findall(m.group(1))] if m else []
+            return out
         if src["from"] == "children":
             parent = src["parent"]
             if "resolve" in parent:  # deep -> wide: find the one parent the clues describe
@@ -366,8 +383,9 @@ class Oracle:
 
     def holds(self, row: _Row, cond: dict, plan: dict | None = None) -> bool:
         """Whether a row meets a planned condition (``>=``, ``<=``, ``>``, ``<``, ``in``, ``not_in``, ``between`` or
-        equality) on values read from pages. The value compared with is the condition's, or, when it is
-        ``{"anchor": name, "field": ...}``, that field of the plan's anchor row (:meth:`anchor`)."""
+        equality) on values read from pages (``plan``: the task's, where the condition reads a parent's field). The value
+        compared with is the condition's, or, when it is ``{"anchor": name, "field": ...}``, that field of the plan's
+        anchor row (:meth:`anchor`)."""
         plan = plan or {}
         v, op, want = self.value(row, cond["field"], plan), cond["op"], cond["value"]
         if isinstance(want, dict) and "anchor" in want:

@@ -111,6 +111,7 @@ class TaskContext:
         for t, c in arch.select("table_name", "column_name").unique().iter_rows():
             self.archived.setdefault(t, set()).add(c)
         self.tasks: list[Task] = []
+        self._memo: dict[tuple, list[str]] = {}  # attributes, numbers, categories: asked for again and again by every kind
 
     # -- the world's vocabulary --------------------------------------------------------------
     def ci(self, t: str, c: str) -> ColumnInfo:
@@ -135,6 +136,8 @@ class TaskContext:
 
     def attributes(self, t: str, kinds: tuple[str, ...] = ATTR_KINDS) -> list[str]:
         """Columns usable as task cells: of those kinds, never null, never an empty string, never compose-only (declared order)."""
+        if ("attributes", t, kinds) in self._memo:
+            return list(self._memo["attributes", t, kinds])
         frame = self.tables[t]
         out = []
         for c in self.info[t].attributes(kinds):
@@ -143,15 +146,20 @@ class TaskContext:
             if frame.schema[c] == pl.String and (frame[c].str.strip_chars() == "").any():
                 continue
             out.append(c)
-        return out
+        self._memo["attributes", t, kinds] = out
+        return list(out)
 
     def numbers(self, t: str) -> list[str]:
         """Numeric columns of ``t`` with more than three distinct values (bounds, orders, aggregates)."""
-        return [c for c in self.attributes(t, ("number", "share")) if self.tables[t][c].n_unique() > 3]
+        if ("numbers", t) not in self._memo:
+            self._memo["numbers", t] = [c for c in self.attributes(t, ("number", "share")) if self.tables[t][c].n_unique() > 3]
+        return list(self._memo["numbers", t])
 
     def categories(self, t: str) -> list[str]:
         """Category columns of ``t`` with 2-12 values (filters and groups)."""
-        return [c for c in self.attributes(t, ("category",)) if 2 <= self.tables[t][c].n_unique() <= 12]
+        if ("categories", t) not in self._memo:
+            self._memo["categories", t] = [c for c in self.attributes(t, ("category",)) if 2 <= self.tables[t][c].n_unique() <= 12]
+        return list(self._memo["categories", t])
 
     def event(self, t: str) -> str | None:
         """The dated event of ``t``: the first date column with a verb, else the first date (birth dates excluded)."""

@@ -7,7 +7,7 @@ Each task is a natural-language question, a gold table computed from the world's
 ``evaluation`` in the WideSearch shape (``unique_columns``, ``required``, per-column
 ``preprocess``/``metric``/``criterion``), a *plan* (``extra["plan"]``: how the answer follows from
 what pages say, which the oracle agent executes through the environment) and a *provenance*
-(the table cells every gold row is computed from). Nine kinds:
+(the table cells every gold row is computed from). Twelve kinds:
 
 ============== =====================================================================================
 kind           the question asks for
@@ -21,8 +21,18 @@ ranking        the top of a rank column, as the ranking sites publish it
 window         the rows whose event falls in a span of one or two quarters
 deep_wide      every child of a parent that the question describes only by clues (DeepWideSearch):
                the clues must be resolved first, then the wide table compiled
+parent_filter  the rows of a child table whose parent meets a condition (every model of the brands whose
+               market share is at least 5%), with the parent and the parent's value: two tables
+top_parents    every child of the k parents with the highest (or lowest) value of a parent attribute (every
+               player of the 5 teams with the most points): the parents are ranked first, then listed
+nested         every grandchild of one to three named grandparents (every player of the teams of a league),
+               with the middle row, its rows screened by a condition when there are too many: three tables
 scenario_diff  (scenarios) how attributes changed between the base world and the time-shifted scenario
 ============== =====================================================================================
+
+How many tasks of each kind follows the world (:func:`~worldforge.tasks.kinds.supported`: three per table,
+family or chain the kind can vary over, 4-6 a kind), so a world of a few tables still gets 30 or more; a kind stops
+earlier when it would repeat a selection of rows. Cross-table kinds keep gold tables at 15-60 rows.
 
 Task columns are named as people name them: the column's label with its unit (``Launch price
 (USD)``, :mod:`worldforge.corpus.vocab`), never its identifier. Gold cells are canonical
@@ -42,11 +52,12 @@ import polars as pl
 from worldforge.spec import models as M
 from worldforge.tasks.context import TaskContext
 from worldforge.tasks.io import Task
-from worldforge.tasks.kinds import KIND_MAKERS
+from worldforge.tasks.kinds import KIND_MAKERS, supported
 
 __all__ = ["KINDS", "CorpusCells", "check_solvable", "generate_tasks"]
 
-KINDS = ("lookup", "filter", "join", "aggregate", "top_k", "ranking", "window", "deep_wide", "scenario_diff")
+KINDS = ("lookup", "filter", "join", "aggregate", "top_k", "ranking", "window", "deep_wide", "parent_filter", "top_parents",
+         "nested", "scenario_diff")
 """Task kinds, in generation order (each one's function: :data:`worldforge.tasks.kinds.KIND_MAKERS`)."""
 
 
@@ -57,7 +68,7 @@ def generate_tasks(
     facts: pl.DataFrame,
     scenario: str | None = None,
     seed: int | None = None,
-    per_kind: int = 4,
+    per_kind: int | None = None,
     base: tuple[M.WorldSpec, dict[str, pl.DataFrame]] | None = None,
 ) -> list[Task]:
     """Tasks from a world's tables, whose answers its corpus states.
@@ -68,7 +79,8 @@ def generate_tasks(
         pages, facts: its corpus (``read_corpus``: encyclopedia URLs, archived columns).
         scenario: the scenario the tables belong to (enters ids).
         seed: default the spec's seed; the same inputs and seed give the same tasks.
-        per_kind: at most this many tasks per kind.
+        per_kind: at most this many tasks per kind; default: as many as the world supports
+            (:func:`~worldforge.tasks.kinds.supported`, 2-6 a kind).
         base: for a scenario, the base world's ``(spec, tables)`` (``scenario_diff`` tasks).
 
     Returns:
@@ -77,7 +89,8 @@ def generate_tasks(
     ctx = TaskContext(spec, tables, pages, facts, scenario, spec.seed if seed is None else seed,
                       base[1] if base else None, base[0] if base else None)
     for kind in KINDS:  # a scenario repeats its world's kinds less often; its own kind is scenario_diff
-        KIND_MAKERS[kind](ctx, per_kind if scenario is None or kind == "scenario_diff" else max(1, per_kind // 2))
+        limit = supported(ctx, kind) if per_kind is None else per_kind
+        KIND_MAKERS[kind](ctx, limit if scenario is None or kind == "scenario_diff" else max(1, limit // 2))
     return ctx.tasks
 
 

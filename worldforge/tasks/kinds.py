@@ -1,8 +1,9 @@
-"""The nine task kinds, one function each: ``(context, limit) -> None``, adding at most ``limit`` tasks.
+"""The task kinds, one function each: ``(context, limit) -> None``, adding at most ``limit`` tasks.
 
 Each function reads the world through its :class:`~worldforge.tasks.context.TaskContext` and hands
 every task it makes to :meth:`~worldforge.tasks.context.TaskContext.add`; :data:`KIND_MAKERS`
-maps a kind's name (:data:`~worldforge.tasks.generate.KINDS`) to its function. The kinds and what
+maps a kind's name (:data:`~worldforge.tasks.generate.KINDS`) to its function, and :func:`supported` says how
+many tasks of a kind a world supports. The kinds and what
 their questions ask for are listed in :mod:`worldforge.tasks.generate`.
 """
 
@@ -123,7 +124,7 @@ def _threshold(ctx: TaskContext, t: str, c: str, share: float) -> tuple[str, flo
 
 def _bound(ctx: TaskContext, t: str, c: str, op: str, v: Any) -> str:
     """A numeric bound as words: ``at least 4 stars``, ``120 rooms or fewer``, ``at most $1,099``."""
-    val = ctx.words(t, c, v)
+    val = str(int(v)) if _year_like(ctx, t, c) else ctx.words(t, c, v)  # "founded in 1990 or later", never "1,990"
     label = ctx.ci(t, c).label
     if label.startswith("number of ") and re.fullmatch(r"[\d.,]+", val):
         val = f"{val} {label.removeprefix('number of ')}"  # "number of hotels" >= 3: "at least 3 hotels"
@@ -229,8 +230,9 @@ def filter_tasks(ctx: TaskContext, limit: int) -> None:
         plan = {"rows": {"from": "dataset"}, "where": [ctx.cond_plan(t, c, op, v) for c, op, v in conds]}
         ctx.add("filter", t, rows, cols, q, plan, inputs=ctx.all_rows_inputs(t, cond_cols))
 
-def _date_span(ctx: TaskContext, t: str, dc: str, lo: int, hi: int) -> tuple[date, date, list[dict]] | None:
-    """A span of one to eight consecutive quarters holding ``lo``-``hi`` rows (fewer when the table is small)."""
+def _date_span(ctx: TaskContext, t: str, dc: str, lo: int, hi: int, used: set | None = None) -> tuple[date, date, list[dict]] | None:
+    """A span of one to eight consecutive quarters holding ``lo``-``hi`` rows (fewer when the table is small), never one
+    of ``used`` (``(table, first quarter, last quarter)``, to which the span is added): no two tasks ask for the same rows."""
     frame = ctx.tables[t]
     lo = max(3, min(lo, frame.height // 4))
     counts = dict(((y, q), n) for y, q, n in frame.group_by(pl.col(dc).dt.year().alias("y"), pl.col(dc).dt.quarter().alias("q")).len().rows())
@@ -245,11 +247,13 @@ def _date_span(ctx: TaskContext, t: str, dc: str, lo: int, hi: int) -> tuple[dat
     for i in range(len(qs)):
         for j in range(i, min(i + 8, len(qs))):
             n = sum(x[1] for x in qs[i:j + 1])
-            if lo <= n <= hi and qs[i][1] and qs[j][1]:
+            if lo <= n <= hi and qs[i][1] and qs[j][1] and (t, qs[i][0], qs[j][0]) not in (used or ()):
                 spans.append((qs[i][0], qs[j][0]))
     if not spans:
         return None
     (y0, q0), (y1, q1) = ctx.rng.choice(spans)
+    if used is not None:
+        used.add((t, (y0, q0), (y1, q1)))
     start = date(y0, 3 * q0 - 2, 1)
     end = date(y1 + (q1 == 4), 1 if q1 == 4 else 3 * q1 + 1, 1)
     end = date.fromordinal(end.toordinal() - 1)
@@ -257,19 +261,20 @@ def _date_span(ctx: TaskContext, t: str, dc: str, lo: int, hi: int) -> tuple[dat
     return start, end, rows
 
 def join_tasks(ctx: TaskContext, limit: int) -> None:
-    """Rows in a date range with their parent and 1-2 of the parent's attributes."""
-    made = 0
-    for t in _labelled_tables(ctx, 10):
+    """Rows in a date range with their parent and 1-2 of the parent's attributes (spread over the tables, distinct spans)."""
+    made, used = 0, set()
+    tables = [t for t in _labelled_tables(ctx, 10) if ctx.event(t) and t in ctx.has_dataset and ctx.parents(t)]
+    tables = [t for t in tables if ctx.tables[t].height >= 60] or tables[:1]  # spans of 15 rows or more
+    for n_t, t in enumerate(tables):
         dc = ctx.event(t)
-        if dc is None or made >= limit or t not in ctx.has_dataset:
-            continue
+        quota = made + math.ceil((limit - made) / (len(tables) - n_t))  # this table's share of what is left
         for ref, pt in ctx.parents(t)[:1]:
             pattrs = [c for c in ctx.attributes(pt) if ctx.ci(pt, c).kind != "text"]
             if not pattrs:
                 continue
             for _ in range(limit):
-                span = _date_span(ctx, t, dc, 15, 45)
-                if span is None or made >= limit:
+                span = _date_span(ctx, t, dc, 15, 45, used) if made < quota else None
+                if span is None:
                     break
                 start, end, rows = span
                 rows.sort(key=lambda r: (r[dc], ctx.label(t, r)))
@@ -361,14 +366,14 @@ def aggregate_tasks(ctx: TaskContext, limit: int) -> None:
 
 def top_k_tasks(ctx: TaskContext, limit: int) -> None:
     """The k rows with the highest (or lowest) value of an attribute, optionally within one category."""
-    made = 0
-    for t in _labelled_tables(ctx):
+    made, seen = 0, set()
+    tables = [t for t in _labelled_tables(ctx) if ctx.numbers(t) and ctx.tables[t].height >= 20 and t in ctx.has_dataset]
+    for n_t, t in enumerate(tables):
         nums = ctx.numbers(t)
-        if not nums or ctx.tables[t].height < 20 or t not in ctx.has_dataset:
-            continue
+        quota = made + math.ceil((limit - made) / (len(tables) - n_t))  # spread over the tables
         for _ in range(limit * 2):
-            if made >= limit:
-                return
+            if made >= quota:
+                break
             c = ctx.rng.choice(nums)
             desc = ctx.rng.random() < 0.75
             rows = list(ctx.rows[t])
@@ -382,8 +387,9 @@ def top_k_tasks(ctx: TaskContext, limit: int) -> None:
                     rows, cat = sub, (cc, v)
             k = min(ctx.rng.choice((10, 15, 20)), len(rows) - 1)
             rows.sort(key=lambda r: r[c], reverse=desc)
-            if rows[k - 1][c] == rows[k][c]:
-                continue  # a tie at the cut would make the top k ambiguous
+            if rows[k - 1][c] == rows[k][c] or (c, desc, cat) in seen:
+                continue  # a tie at the cut would make the top k ambiguous; the same ranking twice is one task
+            seen.add((c, desc, cat))
             top = rows[:k]
             positioned = len({r[c] for r in top}) == k  # no tie inside: positions are well defined
             info, ci = ctx.info[t], ctx.ci(t, c)
@@ -460,17 +466,25 @@ def ranking_tasks(ctx: TaskContext, limit: int) -> None:
             ctx.add("ranking", t, rows, cols, q, plan, unique=[cols[1].name])
             made += 1
 
+def _timeline_prefix(ctx: TaskContext, t: str) -> str:
+    """How the titles of a table's timeline pages start (``Models that were announced: ``), before the quarter."""
+    info, ci = ctx.info[t], ctx.ci(t, ctx.event(t))
+    return f"{capitalized(info.plural)} that {ci.event.replace('was ', 'were ')}: " if ci.event else f"{capitalized(info.plural)} by {ci.label}: "
+
 def window_tasks(ctx: TaskContext, limit: int) -> None:
-    """Rows whose event date falls in one or two quarters, with their date and attributes (timeline pages)."""
-    made = 0
-    for t in _labelled_tables(ctx, 10):
+    """Rows whose event date falls in one or two quarters, with their date and attributes (timeline pages; spread over
+    the tables, distinct spans)."""
+    made, used = 0, set()
+    tables = [t for t in _labelled_tables(ctx, 10) if ctx.event(t) and _timeline_prefix(ctx, t) and
+              any(x.startswith(_timeline_prefix(ctx, t)) for x in ctx.titles)]  # tables the archive has timelines of
+    tables = [t for t in tables if ctx.tables[t].height >= 60] or tables[:1]  # spans of 15 rows or more
+    for n_t, t in enumerate(tables):
         dc = ctx.event(t)
-        if dc is None:
-            continue
+        quota = made + math.ceil((limit - made) / (len(tables) - n_t))
         for _ in range(limit):
-            if made >= limit:
-                return
-            span = _date_span(ctx, t, dc, 15, 45)
+            if made >= quota:
+                break
+            span = _date_span(ctx, t, dc, 15, 45, used)
             if span is None:
                 break
             start, end, rows = span
@@ -499,8 +513,7 @@ def window_tasks(ctx: TaskContext, limit: int) -> None:
                 f"I'm writing a quarterly review of {w} covering {qwords} ({span}). List every {info.noun} {what_one}, with {ctx.heads(cols[1:], 'the')}.",
                 f"For {qwords}, give me all {info.plural} of {w} {in_period}: {ctx.heads(cols[1:], 'their')}.",
             ])
-            ci = ctx.ci(t, dc)
-            prefix = f"{capitalized(info.plural)} that {ci.event.replace('was ', 'were ')}: " if ci.event else f"{capitalized(info.plural)} by {ci.label}: "
+            prefix = _timeline_prefix(ctx, t)
             plan = {"rows": {"from": "timeline", "titles": [f"{prefix}Q{q} {y}" for y, q in quarters if (y, q) in filled]}}
             if not all(x in ctx.titles for x in plan["rows"]["titles"]):
                 break  # the corpus has no timeline of this table
@@ -644,8 +657,235 @@ def scenario_diff_tasks(ctx: TaskContext, limit: int) -> None:
             made += 1
 
 
+
+# -- kinds that span tables ------------------------------------------------------------------
+
+def _families(ctx: TaskContext) -> list[tuple[str, str, str]]:
+    """``(child table, reference column, parent table)`` of every labelled child whose parents are listed in a dataset
+    (the parent table's rows can be screened or ranked there); the largest child tables first."""
+    return [(t, ref, pt) for t in _labelled_tables(ctx, 10) for ref, pt in ctx.parents(t) if pt in ctx.has_dataset and pt != t]
+
+def _parent_numbers(ctx: TaskContext, pt: str) -> list[str]:
+    """Numeric attributes of a parent table to screen or rank its rows by (more than three distinct values)."""
+    return [c for c in ctx.attributes(pt, ("number", "share")) if ctx.tables[pt][c].n_unique() > 3]
+
+def _own_attrs(ctx: TaskContext, t: str, k: int) -> list[str]:
+    """``k`` attributes of a listed row for a cross-table task, never a date whose label is a verb phrase (``released on``):
+    those read well as headers, not as ``its released on``."""
+    return ctx.pick_attrs(t, k, exclude=tuple(c for c in ctx.attributes(t, ("date",)) if ctx.ci(t, c).label.split()[-1] in ("on", "at", "in")))
+
+def _children_of(ctx: TaskContext, t: str, ref: str, pt: str, keys: list) -> list[dict]:
+    """The rows of ``t`` under the parents ``keys``, by parent label, then by their own label."""
+    order = {k: ctx.names[pt][k].text for k in keys}
+    return sorted((r for r in ctx.rows[t] if r[ref] in order), key=lambda r: (order[r[ref]], ctx.label(t, r)))
+
+def _parent_condition(ctx: TaskContext, pt: str) -> tuple[str, str, Any] | None:
+    """One condition on a parent table's rows: a round bound on a number, or one or two values of a category."""
+    nums, cats = _parent_numbers(ctx, pt), ctx.categories(pt)
+    if nums and (not cats or ctx.rng.random() < 0.65):
+        c = ctx.rng.choice(nums)
+        vals = sorted(set(ctx.tables[pt][c].to_list()))
+        if len(vals) <= 8:  # a few distinct values (storage 64, 128, 256 GB): a bound people would write is one of them
+            v = ctx.rng.choice(vals[1:-1])
+            return c, ctx.rng.choice((">=", "<=")), v
+        th = _threshold(ctx, pt, c, ctx.rng.choice((0.2, 0.3, 0.4, 0.5)))
+        return (c, *th) if th else None
+    if cats:
+        c = ctx.rng.choice(cats)
+        vals = sorted(set(ctx.tables[pt][c].to_list()), key=str)
+        k = ctx.rng.choice((1, 2)) if len(vals) > 2 else 1
+        return c, "in", tuple(sorted(ctx.rng.sample(vals, k), key=str))
+    return None
+
+def parent_filter_tasks(ctx: TaskContext, limit: int) -> None:
+    """The rows of a child table whose parent meets a condition, with the parent and the parent's value; 15-60 rows."""
+    fams = _families(ctx)
+    seen: set = set()
+    made = 0
+    for i in range(limit * 8):
+        if made >= limit or not fams:
+            return
+        t, ref, pt = fams[i % len(fams)]
+        cond = _parent_condition(ctx, pt)
+        if cond is None:
+            continue
+        c, op, v = cond
+        keys = [r[ctx.spec.tables[pt].primary_key] for r in ctx.rows[pt] if _match(ctx, r, c, op, v)]
+        rows = _children_of(ctx, t, ref, pt, keys)
+        if not 2 <= len(keys) < ctx.tables[pt].height or not 15 <= len(rows) <= 60 or (t, pt, frozenset(keys)) in seen:
+            continue
+        seen.add((t, pt, frozenset(keys)))
+        own = _own_attrs(ctx, t, ctx.rng.randint(2, 3))
+        if not own:
+            continue
+        cols = [ctx.name_col(t), ctx.parent_col(t, ref, pt), ctx.parent_col(t, ref, pt, c)] + [ctx.attr_col(t, a) for a in own]
+        info, pinfo = ctx.info[t], ctx.info[pt]
+        w, pn, pp, n = ctx.ph.world, pinfo.noun, pinfo.plural, info.noun
+        which = _cond_words(ctx, pt, c, op, v)
+        cl = ctx.ci(pt, c).label
+        ownw = ctx.ph.attrs([ctx.ci(t, a).label for a in own])
+        q = ctx.ph.preface() + ctx.ph.pick([
+            f"{ctx.ph.request()} a table of every {n} of the {pp} in {w} {which}. For each {n}, give its {pn}, that {pn}'s {cl}, and the {n}'s {ownw}.",
+            f"Which {info.plural} in {w} belong to {pp} {which}? List every one of them with its {pn}, the {pn}'s {cl} and its own {ownw}.",
+            f"Consider only the {pp} of {w} {which}. List all of their {info.plural}, each with the {pn} it belongs to, that {pn}'s {cl}, and its {ownw}.",
+            f"I'm looking at the {pp} of {w} {which}. Give me every {n} they have: its {pn}, the {pn}'s {cl}, and the {n}'s {ownw}.",
+            f"Across all {pp} in {w} {which}, list each of their {info.plural} with {ctx.heads(cols[1:], 'the')}.",
+        ])
+        plan = {"rows": {"from": "children", "section": capitalized(info.plural),
+                         "of": {"rows": {"from": "dataset"}, "plural": pp, "slug": slug(pt), "table": pt,
+                                "where": [ctx.cond_plan(pt, c, op, v)]}}}
+        ctx.add("parent_filter", t, rows, cols, q, plan, inputs=ctx.all_rows_inputs(pt, [c]))
+        made += 1
+
+def top_parents_tasks(ctx: TaskContext, limit: int) -> None:
+    """Every child of the k parents with the highest (or lowest) value of a parent attribute; 15-60 rows."""
+    fams = [f for f in _families(ctx) if _parent_numbers(ctx, f[2])]
+    seen: set = set()
+    made = 0
+    for i in range(limit * 8):
+        if made >= limit or not fams:
+            return
+        t, ref, pt = fams[i % len(fams)]
+        c = ctx.rng.choice(_parent_numbers(ctx, pt))
+        desc = ctx.rng.random() < 0.7
+        ppk = ctx.spec.tables[pt].primary_key
+        ranked = sorted(ctx.rows[pt], key=lambda r: r[c], reverse=desc)
+        for k in ctx.rng.sample((3, 4, 5, 6), 4):
+            if k >= len(ranked) or ranked[k - 1][c] == ranked[k][c]:
+                continue  # a tie at the cut would make the top k ambiguous
+            keys = [r[ppk] for r in ranked[:k]]
+            rows = _children_of(ctx, t, ref, pt, keys)
+            if 15 <= len(rows) <= 60 and (t, pt, frozenset(keys)) not in seen:
+                break
+        else:
+            continue
+        seen.add((t, pt, frozenset(keys)))
+        own = _own_attrs(ctx, t, ctx.rng.randint(2, 3))
+        if not own:
+            continue
+        cols = [ctx.name_col(t), ctx.parent_col(t, ref, pt), ctx.parent_col(t, ref, pt, c)] + [ctx.attr_col(t, a) for a in own]
+        info, pinfo = ctx.info[t], ctx.info[pt]
+        w, pn, pp, n, cl = ctx.ph.world, pinfo.noun, pinfo.plural, info.noun, ctx.ci(pt, c).label
+        which = "highest" if desc else "lowest"
+        ownw = ctx.ph.attrs([ctx.ci(t, a).label for a in own])
+        q = ctx.ph.preface() + ctx.ph.pick([
+            f"Take the {k} {pp} of {w} with the {which} {cl}. List every {n} of those {pp}, with its {pn}, that {pn}'s {cl} and the {n}'s {ownw}.",
+            f"{ctx.ph.request()} every {n} of the {k} {pp} with the {which} {cl} in {w}, as of {ctx.as_of()}. "
+            f"For each {n}, give its {pn}, the {pn}'s {cl} and its {ownw}.",
+            f"Which {info.plural} belong to the {k} {pp} with the {which} {cl} in {w}? For each of them I need {ctx.heads(cols[1:], 'the')}.",
+            f"Rank the {pp} of {w} by {cl}, {which} first, and keep the first {k}. Then list all of their {info.plural}, "
+            f"each with its {pn}, that {pn}'s {cl}, and its {ownw}.",
+            f"First find the {k} {pp} in {w} with the {which} {cl}; then give me each of their {info.plural} with {ctx.heads(cols[1:], 'the')}.",
+        ])
+        plan = {"rows": {"from": "children", "section": capitalized(info.plural),
+                         "of": {"rows": {"from": "dataset"}, "plural": pp, "slug": slug(pt), "table": pt,
+                                "order": {"field": ctx.field_plan(Field("row", pt, c)), "desc": desc}, "limit": k}}}
+        ctx.add("top_parents", t, rows, cols, q, plan, inputs=ctx.all_rows_inputs(pt, [c]))
+        made += 1
+
+def nested_tasks(ctx: TaskContext, limit: int) -> None:
+    """Every grandchild of one to three named grandparents (the rows of a table whose parent belongs to them), with
+    the parent and, when the middle rows are screened by a condition, the parent's value; 15-60 rows."""
+    chains = []
+    for t in _labelled_tables(ctx, 10):
+        for ref, mt in ctx.parents(t)[:1]:
+            chains += [(t, ref, mt, mref, gt) for mref, gt in ctx.parents(mt)[:1] if len({t, mt, gt}) == 3]
+    seen: set = set()
+    made = 0
+    for i in range(limit * 8):
+        if made >= limit or not chains:
+            return
+        t, ref, mt, mref, gt = chains[i % len(chains)]
+        mpk, gpk = ctx.spec.tables[mt].primary_key, ctx.spec.tables[gt].primary_key
+        per_gp: dict[Any, list[dict]] = {}
+        for m in ctx.rows[mt]:
+            per_gp.setdefault(m[mref], []).append(m)
+        gkeys = sorted((r[gpk] for r in ctx.rows[gt] if r[gpk] in per_gp), key=lambda k: ctx.names[gt][k].text)
+        if not gkeys:
+            return
+        picked = []
+        for g in ctx.rng.sample(gkeys, len(gkeys)):  # one grandparent, or two or three when each has few grandchildren
+            picked.append(g)
+            middles = [m for x in picked for m in per_gp[x]]
+            rows = _children_of(ctx, t, ref, mt, [m[mpk] for m in middles])
+            if len(rows) >= 15 or len(picked) == 3:
+                break
+        picked.sort(key=lambda k: ctx.names[gt][k].text)
+        cond = None
+        if len(rows) > 60:  # too many: keep the middle rows that meet a condition
+            cond = _parent_condition(ctx, mt)
+            if cond is None:
+                continue
+            middles = [m for m in middles if _match(ctx, m, *cond)]
+            rows = _children_of(ctx, t, ref, mt, [m[mpk] for m in middles])
+            if len(middles) < 2:
+                continue
+        sig = (t, frozenset(picked), cond)
+        if not 15 <= len(rows) <= 60 or sig in seen:
+            continue
+        seen.add(sig)
+        own = _own_attrs(ctx, t, ctx.rng.randint(2, 3))
+        if not own:
+            continue
+        cols = [ctx.name_col(t), ctx.parent_col(t, ref, mt)] + ([ctx.parent_col(t, ref, mt, cond[0])] if cond else [])
+        cols += [ctx.attr_col(t, a) for a in own]
+        info, minfo, ginfo = ctx.info[t], ctx.info[mt], ctx.info[gt]
+        glabels = [ctx.names[gt][g].text for g in picked]
+        who, many, w = join_words(glabels), len(picked) > 1, ctx.ph.world
+        about = (f"{who} are {('two', 'three')[len(picked) - 2]} {ginfo.plural} of {w}" if many else f"{who} is {with_article(ginfo.noun)} of {w}")
+        mp, n, mn, its = minfo.plural, info.noun, minfo.noun, "their" if many else "its"
+        where = f" {_cond_words(ctx, mt, *cond)}" if cond else ""
+        mcol = f", that {mn}'s {ctx.ci(mt, cond[0]).label}" if cond else ""
+        ownw = ctx.ph.attrs([ctx.ci(t, a).label for a in own])
+        q = ctx.ph.preface() + ctx.ph.pick([
+            f"{about}. {ctx.ph.request()} a list of every {n} of {its} {mp}{where}. For each {n}, give the {mn} it belongs to{mcol} and its {ownw}.",
+            f"Go through the {mp} of {who} in {w}{where}, and list all of their {info.plural}: each {n} with its {mn}{mcol} and its {ownw}.",
+            f"{about}. Which {info.plural} belong to {its} {mp}{where}? Give every one of them with {ctx.heads(cols[1:], 'the')}.",
+            f"For {who} in {w}, I need every {n} of {its} {mp}{where}, as of {ctx.as_of()}, with {ctx.heads(cols[1:], 'the')} of each.",
+        ])
+        sub: dict[str, Any] = {"rows": {"from": "children", "section": capitalized(mp), "parents": [{"slug": slug(gt), "label": x} for x in glabels]},
+                               "plural": mp, "slug": slug(mt), "table": mt}
+        if cond:
+            sub["where"] = [ctx.cond_plan(mt, *cond)]
+        plan = {"rows": {"from": "children", "section": capitalized(info.plural), "of": sub}}
+        inputs = [cell for m in middles for cell in ctx.label_cells(mt, m)]
+        if cond:
+            inputs += [cell for g in picked for m in per_gp[g] for cell in ctx.label_cells(mt, m) + [(mt, str(m[mpk]), cond[0], None)]]
+        ctx.add("nested", t, rows, cols, q, plan, inputs=inputs)
+        made += 1
+
+
 KIND_MAKERS = {
     "lookup": lookup_tasks, "filter": filter_tasks, "join": join_tasks, "aggregate": aggregate_tasks, "top_k": top_k_tasks,
-    "ranking": ranking_tasks, "window": window_tasks, "deep_wide": deep_wide_tasks, "scenario_diff": scenario_diff_tasks,
+    "ranking": ranking_tasks, "window": window_tasks, "deep_wide": deep_wide_tasks, "parent_filter": parent_filter_tasks,
+    "top_parents": top_parents_tasks, "nested": nested_tasks, "scenario_diff": scenario_diff_tasks,
 }
 """Each kind's function, by its name."""
+
+
+def supported(ctx: TaskContext, kind: str) -> int:
+    """How many tasks of ``kind`` the world supports: three per table, family, grouping or chain the kind can vary over,
+    at least 4 and at most 6 (a world with one family still gets four of each kind it can make, a larger one six). Each
+    kind stops earlier where its rows run out (no further distinct date span, threshold or set of parents): it never
+    asks twice for the same rows."""
+    labelled = _labelled_tables(ctx)
+    if kind == "lookup":
+        slots = sum(1 for t in labelled if not ctx.parents(t) and ctx.tables[t].height <= 40 and t in ctx.has_dataset)
+        slots += sum(1 for t in labelled if ctx.parents(t))
+    elif kind in ("filter", "top_k"):
+        slots = sum(1 for t in _labelled_tables(ctx, 20) if ctx.numbers(t) and t in ctx.has_dataset)
+    elif kind == "join":
+        slots = sum(1 for t in _labelled_tables(ctx, 10) if ctx.event(t) and ctx.parents(t) and t in ctx.has_dataset)
+    elif kind == "window":
+        slots = sum(1 for t in _labelled_tables(ctx, 10) if ctx.event(t))
+    elif kind == "aggregate":  # per-group tables are short: never more than four of them
+        return 4
+    elif kind == "deep_wide":
+        slots = sum(1 for t in labelled if ctx.parents(t))
+    elif kind in ("parent_filter", "top_parents"):
+        slots = len(_families(ctx))
+    elif kind == "nested":
+        slots = sum(1 for t in _labelled_tables(ctx, 10) for _, mt in ctx.parents(t)[:1] if ctx.parents(mt))
+    else:  # ranking (as many as the ranking pages), scenario_diff (the families of the scenario)
+        slots = 1
+    return max(4, min(6, 3 * slots))

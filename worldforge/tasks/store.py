@@ -87,7 +87,7 @@ def _problem_class(problem: str) -> str:
     return re.sub(r"'[^']*'", "'…'", re.sub(r"^row [^:]*: ", "", problem))
 
 
-def build_tasks(path: str | Path, per_kind: int = 4, include_scenarios: bool = True, deep: int = 24) -> TaskBuild:
+def build_tasks(path: str | Path, per_kind: int | None = None, include_scenarios: bool = True, deep: int = 24) -> TaskBuild:
     """Generate the tasks of a world file (and its scenarios), check them and store them: the solvable wide tasks in
     ``search_tasks`` (an unsolvable one is rejected: kept in the result with its problems, not stored), and up to
     ``deep`` deep questions per corpus (:mod:`worldforge.tasks.deep`) verified in DuckDB,
