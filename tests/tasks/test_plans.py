@@ -21,6 +21,8 @@ _BASE = {"name": "price2029", "field": {"of": "base", "read": "Launch price"}, "
     ({"rows": {"from": "children", "parent": {"slug": "brands", "resolve": {"where": []}}}, "columns": [_NAME, _PRICE]}, 2),
     ({"rows": {"from": "dataset"}, "group": {"of": "row"}, "columns": [_NAME, {**_PRICE, "agg": "mean"}]}, 2),
     ({"rows": {"from": "children", "parent": {"slug": "brands", "resolve": {}}}, "columns": [_NAME, _BRAND, _BASE]}, 4),
+    ({"rows": {"from": "children", "of": {"slug": "brands", "rows": {"from": "dataset"}, "limit": 5}}, "columns": [_NAME, _BRAND]}, 3),
+    ({"rows": {"from": "children", "of": {"slug": "teams", "rows": {"from": "children", "parent": {"label": "LCK"}}}}, "columns": [_NAME]}, 2),
 ])
 def test_plan_hops_counts_the_dependent_lookups(plan, hops):
     assert plan_hops(plan) == hops
