@@ -336,12 +336,12 @@ WORLD_STEPS: tuple[Step, ...] = (
          writer_option=True),
     Step("search_index", "tantivy BM25 indexes beside the world file (<world>.index, <world>.<scenario>.index).", ("search_corpus",), (),
          _search_index, group="corpora"),
-    Step("search_tasks", "WideSearch-style tasks of nine kinds (search_tasks table: question, gold, evaluation, plan, provenance) "
-         "exported to WAREHOUSE/tasks/<world>/, and deep questions with one answer (deep_questions table).", ("search_corpus",),
+    Step("search_tasks", "WideSearch-style tasks of twelve kinds (search_tasks table: question, gold, evaluation, plan, provenance, hops, oracle calls) "
+         "exported to WAREHOUSE/tasks/<world>/, and deep questions with one answer in nine patterns (deep_questions table).", ("search_corpus",),
          (Check("every_task_solvable", "solvable tasks were stored, and only those (an unsolvable one is rejected and counted)"),
           Check("deep_answers_unique", "DuckDB answers every deep question with exactly its answer (one row)")), _search_tasks, group="corpora"),
     Step("oracle_episodes", "Oracle-agent episodes in the simulated search environment, clean and under the default perturbation mix "
-         "(the episode store).", ("search_index", "search_tasks"),
+         "(the episode store); each task's and deep question's tool calls stored on its record (oracle_calls).", ("search_index", "search_tasks"),
          (Check("oracle_solves_every_task", "the scripted oracle reaches item-F1 1.0 on every task, and finishes under perturbations"),
           Check("no_leakage", "queries about other entities reveal no gold cell"),
           Check("oracle_answers_every_deep_question", "the oracle answers every deep question right through the tools alone")),
