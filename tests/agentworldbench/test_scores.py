@@ -38,7 +38,7 @@ def _predictions(export, path, shuffle: bool) -> None:
     path.write_text("".join(json.dumps(x) + "\n" for x in lines))
 
 
-def test_the_export_files(export):
+def test_the_export_files(export, tmp_path):
     files = sorted(p.name for p in export.glob("*_test.jsonl"))
     assert files and set(files) <= {f"{d}_test.jsonl" for d in ("mcp", "search", "swe", "terminal", "web")}
     assert "mcp_test.jsonl" in files  # tau-bench and ToolBench: the reference files tool data under mcp
@@ -49,7 +49,7 @@ def test_the_export_files(export):
     assert rec.current_prompt == rec.prompt[rec.turn_idx - 1] and rec.response[0].startswith("**Environment Observation:**")
     import datasets
 
-    ds = datasets.load_dataset(str(export), split="test")
+    ds = datasets.load_dataset(str(export), split="test", cache_dir=str(tmp_path))  # never an earlier export's cache
     assert len(ds) == sum(len((export / f).read_text().splitlines()) for f in files)
 
 

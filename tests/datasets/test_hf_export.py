@@ -25,14 +25,16 @@ def exported(export_wh, tmp_path_factory):
     return wh, out
 
 
-def test_load_dataset_reads_both_families_offline(exported, monkeypatch):
+def test_load_dataset_reads_both_families_offline(exported, monkeypatch, tmp_path):
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     from datasets import load_dataset
 
     wh, out = exported
-    deep = load_dataset(str(out), "deep")
-    wide = load_dataset(str(out), "wide")
+    # a cache of its own: datasets names a local folder's cache by the folder's name and config ("hf", "wide"), so the
+    # shared cache can hand back an earlier export to a folder of the same name
+    deep = load_dataset(str(out), "deep", cache_dir=str(tmp_path))
+    wide = load_dataset(str(out), "wide", cache_dir=str(tmp_path))
     assert set(deep) == set(wide) == {"train", "test"}
     held = held_out_worlds(list(WORLDS))
     assert len(held) == 1 and set(deep["test"]["world"]) == held and set(wide["test"]["world"]) == held
@@ -57,3 +59,22 @@ def test_splits_are_stable_by_world():
     kept = next(w for w in big if w not in held_out_worlds(big))
     assert held_out_worlds([kept]) == set()  # one world alone is never forced into the test split
     assert held_out_worlds(big, share=0.0) == set() and held_out_worlds(["a", "b"], share=0.0) == set()
+
+
+def test_an_export_written_again_into_the_same_folder_is_what_load_dataset_reads(export_wh, tmp_path, monkeypatch):
+    """datasets caches a local folder by its name, configuration and data file paths: the data files are named by their
+    content, so a second export into the same folder is read as written, never the first one from the cache."""
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    from datasets import load_dataset
+
+    from worldforge.datasets.hf import export_hf
+
+    out, cache = tmp_path / "hf", str(tmp_path / "cache")
+    first = export_hf(export_wh, WORLDS[:1], out)  # one world: no held-out world, so no test split at all
+    once = load_dataset(str(out), "wide", cache_dir=cache)
+    assert set(once) == {"train"} and first.rows["wide"]["test"] == 0
+    n1 = once["train"].num_rows
+    second = export_hf(export_wh, WORLDS, out)
+    got = load_dataset(str(out), "wide", cache_dir=cache)
+    assert n1 == sum(first.rows["wide"].values()) < sum(second.rows["wide"].values()) == got["train"].num_rows + got["test"].num_rows
+    assert set(got["train"].column_names) >= {"hops", "oracle_calls"} and all(h >= 1 for h in got["train"]["hops"])

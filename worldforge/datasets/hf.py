@@ -4,14 +4,18 @@ The folder holds one configuration per task family, each split into ``train`` an
 (a world's tasks, scenarios included, are all in one split, so a model is tested on worlds it never
 saw), as Parquet files, and a dataset card (``README.md``) whose YAML header declares the
 configurations and their data files — the layout the Hub and ``load_dataset`` read
-(huggingface.co/docs/datasets/repository_structure, "Define your splits and subsets in YAML"):
+(huggingface.co/docs/datasets/repository_structure, "Define your splits and subsets in YAML"). Each data
+file is named by its content (``wide/train-<sha1>.parquet``): ``datasets`` keys its cache of a local folder by the
+folder's name, configuration and data file paths, so an export written again into the same folder must change its
+paths, or ``load_dataset`` hands back the earlier export from its cache.
 
 * ``wide`` — the WideSearch-style tasks (``search_tasks``): ``instance_id``, ``world``, ``scenario``,
   ``kind``, ``question`` (with its output requirements), ``required`` and ``unique_columns`` (lists),
-  ``evaluation_json`` and ``gold_json`` (the WideSearch ``evaluation`` object and the gold rows, as JSON text).
+  ``evaluation_json`` and ``gold_json`` (the WideSearch ``evaluation`` object and the gold rows, as JSON text),
+  ``hops`` and ``oracle_calls`` (its difficulty: dependent lookups, the oracle's tool calls; null before the oracle ran).
 * ``deep`` — the deep questions (``deep_questions``): ``question_id``, ``world``, ``scenario``, ``pattern``,
   ``hops``, ``question``, ``prompt`` (the question with BrowseComp's answer format), ``answer``,
-  ``answer_type``, ``exact``, ``evidence_urls`` and ``gold_urls`` (lists).
+  ``answer_type``, ``exact``, ``evidence_urls`` and ``gold_urls`` (lists), ``oracle_calls``.
 
 The card states how the data was made (worlds, seeds' provenance, checks) and the counts per split.
 """
@@ -19,6 +23,7 @@ The card states how the data was made (worlds, seeds' provenance, checks) and th
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -55,10 +60,11 @@ def held_out_worlds(worlds: list[str], share: float = 0.2) -> set[str]:
 
 
 _WIDE = {"instance_id": pl.String, "world": pl.String, "scenario": pl.String, "kind": pl.String, "question": pl.String,
-         "required": pl.List(pl.String), "unique_columns": pl.List(pl.String), "evaluation_json": pl.String, "gold_json": pl.String}
+         "required": pl.List(pl.String), "unique_columns": pl.List(pl.String), "evaluation_json": pl.String, "gold_json": pl.String,
+         "hops": pl.Int64, "oracle_calls": pl.Int64}
 _DEEP = {"question_id": pl.String, "world": pl.String, "scenario": pl.String, "pattern": pl.String, "hops": pl.Int64, "question": pl.String,
          "prompt": pl.String, "answer": pl.String, "answer_type": pl.String, "exact": pl.Boolean, "evidence_urls": pl.List(pl.String),
-         "gold_urls": pl.List(pl.String)}
+         "gold_urls": pl.List(pl.String), "oracle_calls": pl.Int64}
 
 
 def export_hf(warehouse: WarehouseLike, worlds: Iterable[str], out: str | Path, test_share: float = 0.2,
@@ -91,29 +97,37 @@ def export_hf(warehouse: WarehouseLike, worlds: Iterable[str], out: str | Path, 
         for t in read_tasks(path, all_scenarios=True):
             wide.append({"instance_id": t.instance_id, "world": w, "scenario": t.extra.get("scenario"), "kind": t.extra.get("kind"),
                          "question": t.question, "required": t.required, "unique_columns": t.unique_columns,
-                         "evaluation_json": json.dumps(t.evaluation, ensure_ascii=False), "gold_json": json.dumps(t.gold, ensure_ascii=False)})
+                         "evaluation_json": json.dumps(t.evaluation, ensure_ascii=False), "gold_json": json.dumps(t.gold, ensure_ascii=False),
+                         "hops": t.extra.get("hops"), "oracle_calls": t.extra.get("oracle_calls")})
         for q in read_deep_questions(path, all_scenarios=True):
             deep.append({"question_id": q.question_id, "world": w, "scenario": q.scenario, "pattern": q.pattern, "hops": q.hops,
                          "question": q.question, "prompt": prompt(q), "answer": q.answer, "answer_type": q.answer_type, "exact": q.exact,
-                         "evidence_urls": q.evidence_urls, "gold_urls": q.gold_urls})
+                         "evidence_urls": q.evidence_urls, "gold_urls": q.gold_urls, "oracle_calls": q.oracle_calls})
     held_out = held_out_worlds(names, test_share)
     rows: dict[str, dict[str, int]] = {}
+    files: dict[str, dict[str, str]] = {}
     out = Path(out)
     with atomic_dir(out) as tmp:
         for config, records, schema in (("wide", wide, _WIDE), ("deep", deep, _DEEP)):
             frame = pl.DataFrame(records, schema=schema)
             (tmp / config).mkdir()
-            rows[config] = {}
+            rows[config], files[config] = {}, {}
             for split in ("train", "test"):
                 part = frame.filter(pl.col("world").is_in(sorted(held_out)) if split == "test" else ~pl.col("world").is_in(sorted(held_out)))
-                part.write_parquet(tmp / config / f"{split}.parquet")
                 rows[config][split] = part.height
-        (tmp / "README.md").write_text(_card(names, held_out, rows), encoding="utf-8")
+                if not part.height and split == "test":  # no held-out world: no test split (load_dataset fails on an empty one)
+                    continue
+                buf = io.BytesIO()
+                part.write_parquet(buf)
+                name = f"{split}-{hashlib.sha1(buf.getvalue()).hexdigest()[:12]}.parquet"  # a new export, a new path (module docstring)
+                (tmp / config / name).write_bytes(buf.getvalue())
+                files[config][split] = f"{config}/{name}"
+        (tmp / "README.md").write_text(_card(names, held_out, rows, files), encoding="utf-8")
     return HFExport(out, names, rows)
 
 
-def _card(worlds: list[str], held_out: set[str], rows: dict[str, dict[str, int]]) -> str:
-    configs = "\n".join(f"- config_name: {c}\n  data_files:\n  - split: train\n    path: {c}/train.parquet\n  - split: test\n    path: {c}/test.parquet"
+def _card(worlds: list[str], held_out: set[str], rows: dict[str, dict[str, int]], files: dict[str, dict[str, str]]) -> str:
+    configs = "\n".join(f"- config_name: {c}\n  data_files:" + "".join(f"\n  - split: {split}\n    path: {path}" for split, path in files[c].items())
                         for c in ("wide", "deep"))
     table = "\n".join(f"| {c} | {rows[c]['train']:,} | {rows[c]['test']:,} |" for c in ("wide", "deep"))
     return f"""---

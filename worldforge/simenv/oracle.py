@@ -525,6 +525,8 @@ class OracleSuite:
         leaked: gold cells those queries revealed (must be 0).
         deep: the deep questions answered through the tools, without perturbations (seed 1).
         deep_wrong: ``question_id -> the oracle's exact answer (or why it found none)`` for each it got wrong (must be empty).
+        scenario_below: ``instance_id -> item-F1`` of the scenarios' tasks the oracle did not solve in a clean session
+            (must be empty; run for their tool calls, not recorded as episodes).
     """
 
     path: Path
@@ -533,6 +535,7 @@ class OracleSuite:
     probed: int
     leaked: int
     deep: int = 0
+    scenario_below: dict[str, float] = field(default_factory=dict)
     deep_wrong: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -548,7 +551,7 @@ class OracleSuite:
     @property
     def solved(self) -> bool:
         """Every clean episode reached F1 = 1.0 and every perturbed one finished."""
-        return all(e.f1_by_item == 1.0 for e in self.clean) and all(e.finished for e in self.perturbed)
+        return all(e.f1_by_item == 1.0 for e in self.clean) and all(e.finished for e in self.perturbed) and not self.scenario_below
 
     @property
     def leak_free(self) -> bool:
@@ -578,10 +581,20 @@ def run_oracle_suite(world: str, warehouse: WarehouseLike) -> OracleSuite:
         deep_calls[q.question_id] = len(run.steps)
         if not run.grade.correct:
             deep_wrong[q.question_id] = run.failed or f"answered {run.grade.extracted!r}, the answer is {q.answer!r}"
-    # each task's cost for a curriculum: the tool calls of its clean episode, stored on its record
-    record_oracle_calls(wh.world(world), {e.task_id: len(e.steps) for e in clean}, deep_calls)
+    # each task's cost for a curriculum: the tool calls of its clean episode, stored on its record; the scenarios' tasks
+    # are solved once, clean, for theirs (and must reach F1 1.0 too)
+    calls = {e.task_id: len(e.steps) for e in clean}
+    scenario_below = {}
+    for t in read_tasks(wh.world(world), all_scenarios=True):
+        if t.extra.get("scenario") is None:
+            continue
+        run = solve(SearchEnv(world, t.extra["scenario"], t, warehouse=wh, seed=1), t)
+        calls[t.instance_id] = len(run.steps)
+        if run.score.f1_by_item != 1.0:
+            scenario_below[t.instance_id] = run.score.f1_by_item or 0.0
+    record_oracle_calls(wh.world(world), calls, deep_calls)
     return OracleSuite(path, clean, perturbed, probed=sum(p[1] for p in probes), leaked=sum(p[0] for p in probes),
-                       deep=len(questions), deep_wrong=deep_wrong)
+                       deep=len(questions), deep_wrong=deep_wrong, scenario_below=scenario_below)
 
 
 def _stored_deep(path: Path) -> list:
