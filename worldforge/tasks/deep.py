@@ -20,8 +20,10 @@ pattern              hops  the question asks for
                            a bound -> the one that does not: its name, or another attribute
 ``comparative``      3-4   a named row -> the one row (of its parent, or of its table) higher or lower
                            on one column and earlier or later on another -> its name or an attribute
-``temporal``         4-5   the described row -> its parent -> the sibling whose event came next after
-                           its own -> that row's name, or another attribute
+``temporal``         3-5   the described row -> its parent -> the sibling whose event came next after
+                           its own -> that row's name, or another attribute; in a scenario also a row
+                           described by what the base world's archive said of it (a value that has
+                           changed since) -> that value now
 ``two_entity``       4-6   two described rows -> the parent both chains meet at -> its name, an
                            attribute, or its child with the highest (lowest) value of a number
 ``event_anchored``   2-4   a row dated by a news report or press release (the day of its event, a
@@ -59,7 +61,7 @@ from worldforge.corpus.pages import slug
 from worldforge.corpus.quantity import render_value
 from worldforge.tasks.context import Column, Field, TaskContext, eval_pipeline
 from worldforge.tasks.io import Task, norm_column
-from worldforge.tasks.kinds import _bound, _by_family, _clue, _clues, _labelled_tables, _match, _year_like, nice_number
+from worldforge.tasks.kinds import _blur, _bound, _by_family, _clue, _clues, _labelled_tables, _match, _match_clue, _year_like, nice_number
 from worldforge.tasks.metrics import date_near, exact_match, extract_number, norm_date, norm_str
 from worldforge.tasks.phrasing import capitalized, join_words, verb_is, with_article
 from worldforge.warehouse.duck import quote_ident, quote_str
@@ -673,7 +675,8 @@ class _Builder:
     def temporal_questions(self, limit: int) -> int:
         """``temporal``: a row described by clues, then the row of the same parent whose event came next after its own
         (a strictly later date, the earliest such); asked for that row's name (4 hops) or another attribute (5 hops)."""
-        ctx, made = self.ctx, 0
+        ctx = self.ctx
+        made = self.archive_questions((limit + 1) // 2) if ctx.scenario else 0  # across the base world and the scenario
         for t in _by_family(ctx):
             dc = ctx.event(t)
             if made >= limit or dc is None or t not in ctx.has_dataset:
@@ -718,6 +721,70 @@ class _Builder:
                     + [(t, str(r[pk]), dc, None) for r in later] + [(t, str(r[pk]), ref, None) for r in later]
                 made += self.add("temporal", 4 if ask_name else 5, t, row, col, q, rows_plan, sql, chain, extra)
         return made
+
+    # -- (a scenario) the row as the base world's archive described it -> its value now -----------------
+    def archive_questions(self, limit: int) -> int:
+        """``temporal`` in a time-shifted scenario: a row described by a value the base world's archived dataset gave
+        it (one that has changed since: "its launch price was between $380 and $470 in 2029") and by clues as it is
+        now, asked for that column's value now (3 hops: the archive, the current dataset, the answer)."""
+        ctx, made = self.ctx, 0
+        if ctx.scenario is None or ctx.base is None or ctx.base_spec is None:
+            return 0
+        year = ctx.base_spec.as_of_date.year
+        for t in _labelled_tables(ctx, 8):
+            arch = [c for c in ctx.attributes(t, ("number", "share", "category")) if c in ctx.archived.get(t, set())]
+            if made >= limit or not arch or t not in ctx.has_dataset or t not in ctx.base:
+                continue
+            pk = ctx.spec.tables[t].primary_key
+            base = {r[pk]: r for r in ctx.base[t].to_dicts()}
+            rows = sorted((r for r in ctx.rows[t] if r[pk] in base), key=lambda r: ctx.label(t, r))
+            for row in ctx.rng.sample(rows, min(len(rows), 4 * limit)):
+                if made >= limit:
+                    break
+                brow = base[row[pk]]
+                changed = [c for c in arch if brow[c] is not None and brow[c] != row[c]]
+                past = _blur(ctx, t, c := ctx.rng.choice(changed), brow[c]) if changed else None
+                if past is None or _match_clue(ctx, row, *past):  # the range must tell then from now
+                    continue
+                now = self.now_clues(t, row, past, base, exclude=(c,))
+                if now is None:
+                    continue
+                pc, pop, pv = past
+                pop = "between" if pop == "between_num" else pop
+                then = _past(self.describe(t, [(pc, pop, pv)])[0], year)
+                clauses = self.describe(t, now) + [then]
+                ctx.rng.shuffle(clauses)
+                info, ci = ctx.info[t], ctx.ci(t, c)
+                unit = f" (in {ci.unit.header()})" if ci.unit and ci.unit.header() and ci.kind in ("number", "share") else ""
+                ask = f"What {verb_is(ci.label)} {self.its(t)} {ci.label} as of {ctx.as_of()}{unit}?"
+                noun, w = info.noun, ctx.ph.world
+                q = ctx.ph.pick([
+                    f"In {w} exactly one {noun} fits all of these clues: {'; '.join(clauses)}. {ask}",
+                    f"One {noun} of {w} fits every clue below.\n" + _bullets(clauses) + f"\n{ask}",
+                    f"I'm trying to identify {with_article(noun)} in {w}: {join_words(clauses)}. {ask}",
+                ])
+                base_table = f"{quote_ident('main')}.{quote_ident(t)}"
+                sql = (f"SELECT c.{quote_ident(c)} FROM {self.table(t)} c JOIN {base_table} b ON b.{quote_ident(pk)} = c.{quote_ident(pk)} "
+                       f"WHERE {_sql_clue('b', pc, pop, pv)} AND {self.where_sql('c', now)}")
+                where = [{"field": ctx.field_plan(Field("base", t, pc)), "op": pop, "value": ctx.cond_plan(t, pc, pop, pv)["value"]}] \
+                    + self.where(t, now)
+                chain = [(t, str(row[pk]), pc, "world")] + [(t, str(row[pk]), cc, None) for cc, _, _ in now]
+                extra = {"where": where, "base": {"title": f"Archived dataset: {info.plural} as of {year}"}}
+                made += self.add("temporal", 3, t, row, ctx.attr_col(t, c), q, {"from": "dataset"}, sql, chain, extra)
+        return made
+
+    def now_clues(self, t: str, row: dict, past: tuple, base: dict, exclude: tuple[str, ...]) -> list[tuple] | None:
+        """1-2 blurred clues on ``row`` as it is now that, with the ``past`` clue on the base world's rows, fit it alone."""
+        ctx = self.ctx
+        pk = ctx.spec.tables[t].primary_key
+        cols = self.clue_cols(t, exclude)
+        pool = [r for r in ctx.rows[t] if r[pk] in base and _match_clue(ctx, base[r[pk]], *past)]
+        for _ in range(8):
+            picked = ctx.rng.sample(cols, min(len(cols), ctx.rng.choice((1, 2))))
+            clues = [b for b in (_blur(ctx, t, cc, row[cc]) for cc in picked) if b is not None]
+            if clues and [r for r in pool if all(_match_clue(ctx, r, *x) for x in clues)] == [row]:
+                return [(cc, "between" if op == "between_num" else op, v) for cc, op, v in clues]
+        return None
 
     # -- two described rows -> the parent they share -> its name, an attribute, or its extreme child ---
     def two_entity_questions(self, limit: int) -> int:
@@ -893,6 +960,14 @@ def _relative(clauses: list[str]) -> list[str]:
                 break
         out.append(x)
     return out
+
+
+def _past(clue: str, year: int) -> str:
+    """A clue about a row as it was in ``year``: ``its price is between ...`` -> ``its price was between ... in 2029``."""
+    for a, b in ((" is ", " was "), (" are ", " were "), ("it has ", "it had "), ("they have ", "they had ")):
+        if a in clue:
+            return clue.replace(a, b, 1) + f" in {year}"
+    return f"{clue} in {year}"
 
 
 def _sql_cond(alias: str, c: str, op: str, v: Any) -> str:
