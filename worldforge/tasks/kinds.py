@@ -588,6 +588,8 @@ def _blur(ctx: TaskContext, t: str, c: str, v: Any) -> tuple[str, str, Any] | No
         lo, hi = math.floor(lo), math.ceil(hi)
     if kind == "rank":
         lo = max(lo, 1)  # ranks start at 1: never "between 0 and 2"
+    elif lo < 0 <= ctx.tables[t][c].min():
+        lo = 0  # a quantity that is never negative: "between 0 and 1 hour", never "between -1 hours and 1 hour"
     return (c, "between_num", (lo, hi)) if lo <= x <= hi else None
 
 def _year_like(ctx: TaskContext, t: str, c: str) -> bool:
