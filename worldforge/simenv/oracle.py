@@ -359,6 +359,27 @@ class Oracle:
                 got[name] = cands[0]
         return got[name]
 
+    def ranks(self, pool: list[_Row], cond: dict, plan: dict) -> dict[int, int]:
+        """``{id(row): rank}`` of every row of ``pool`` in its group (``cond["value"]["group"]``: the row's parent, read
+        from the list page's column when it has one, else from the row's article; ``None``: the whole pool) by the
+        condition's field, highest first when ``desc``; rows that tie share a rank and the next is skipped."""
+        spec = cond["value"]
+        g = spec.get("group")
+        groups: dict[str, list[tuple[int, Any]]] = {}
+        for r in pool:
+            if g is None:
+                key = ""
+            elif g.get("listed") in r.known:
+                key = link(r.known[g["listed"]])[0]
+            else:
+                key = self.value(r, g, plan)
+            groups.setdefault(key, []).append((id(r), self.value(r, cond["field"], plan)))
+        out = {}
+        for members in groups.values():
+            for rid, v in members:
+                out[rid] = 1 + sum((x > v) if spec["desc"] else (x < v) for _, x in members)
+        return out
+
     def common(self, src: dict, plan: dict) -> list[_Row]:
         """The rows of a parent table that every chain of ``src["chains"]`` reaches: each chain's rows (its table's
         dataset, filtered by its ``where``) and their parents (linked from each row's lead); the parents all chains share.
@@ -387,6 +408,8 @@ class Oracle:
         compared with is the condition's, or, when it is ``{"anchor": name, "field": ...}``, that field of the plan's
         anchor row (:meth:`anchor`)."""
         plan = plan or {}
+        if cond["op"] == "rank":  # ranks computed over the plan's rows (:meth:`ranks`)
+            return cond["_ranks"].get(id(row)) == cond["value"]["position"]
         v, op, want = self.value(row, cond["field"], plan), cond["op"], cond["value"]
         if isinstance(want, dict) and "anchor" in want:
             spec = plan["anchors"][want["anchor"]]
@@ -420,7 +443,11 @@ class Oracle:
         if not plan:
             raise OracleFailed("the task has no plan")
         plan["table_slug"] = plan.get("table_slug") or plan["columns"][0]["field"]["slug"]  # a deep question's one column may be a parent's
-        rows = [r for r in self.rows(plan) if all(self.holds(r, c, plan) for c in plan.get("where", []))]
+        pool = self.rows(plan)
+        for cond in plan.get("where", []):
+            if cond["op"] == "rank":  # a rank in a group is read over the whole pool before any row is dropped
+                cond["_ranks"] = self.ranks(pool, cond, plan)
+        rows = [r for r in pool if all(self.holds(r, c, plan) for c in plan.get("where", []))]
         cols = plan["columns"]
         if "group" in plan or any(c["agg"] for c in cols):  # aggregates per group, or over every row when there is no group
             groups: dict[str, list[_Row]] = {}

@@ -20,8 +20,10 @@ pattern              hops  the question asks for
                            a bound -> the one that does not: its name, or another attribute
 ``comparative``      3-4   a named row -> the one row (of its parent, or of its table) higher or lower
                            on one column and earlier or later on another -> its name or an attribute
-``temporal``         4-5   the described row -> its parent -> the sibling whose event came next after
-                           its own -> that row's name, or another attribute
+``temporal``         3-5   the described row -> its parent -> the sibling whose event came next after
+                           its own -> that row's name, or another attribute; in a scenario also a row
+                           described by what the base world's archive said of it (a value that has
+                           changed since) -> that value now
 ``two_entity``       4-6   two described rows -> the parent both chains meet at -> its name, an
                            attribute, or its child with the highest (lowest) value of a number
 ``event_anchored``   2-4   a row dated by a news report or press release (the day of its event, a
@@ -46,6 +48,7 @@ counts exactly; dates as the same day), and the grade says which was used.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from dataclasses import asdict, dataclass, field
@@ -55,11 +58,12 @@ from typing import Any
 import duckdb
 import polars as pl
 
+from worldforge.corpus.claims import read as read_claim
 from worldforge.corpus.pages import slug
 from worldforge.corpus.quantity import render_value
 from worldforge.tasks.context import Column, Field, TaskContext, eval_pipeline
 from worldforge.tasks.io import Task, norm_column
-from worldforge.tasks.kinds import _bound, _by_family, _clue, _clues, _labelled_tables, _match, _year_like, nice_number
+from worldforge.tasks.kinds import _blur, _bound, _by_family, _clue, _clues, _labelled_tables, _match, _match_clue, _year_like, nice_number
 from worldforge.tasks.metrics import date_near, exact_match, extract_number, norm_date, norm_str
 from worldforge.tasks.phrasing import capitalized, join_words, verb_is, with_article
 from worldforge.warehouse.duck import quote_ident, quote_str
@@ -147,7 +151,7 @@ def _sql_clue(alias: str, c: str, op: str, v: Any) -> str:
 class _Builder:
     """The deep questions of one corpus, from its :class:`TaskContext` and ``corpus_facts``."""
 
-    def __init__(self, ctx: TaskContext, facts: pl.DataFrame, pages: pl.DataFrame | None = None):
+    def __init__(self, ctx: TaskContext, facts: pl.DataFrame, pages: pl.DataFrame | None = None, claims: pl.DataFrame | None = None):
         self.ctx = ctx
         from worldforge.warehouse import scenario_schema
 
@@ -156,6 +160,19 @@ class _Builder:
         for url, t, k, c in facts.select("url", "table_name", "row_key", "column_name").unique().sort("url").iter_rows():
             self.urls.setdefault((t, k, c), []).append(url)
         self.made: list[DeepQuestion] = []
+        # the ranks pages claim: {(table, row key): [(column, group column or None, highest first?, position)]}
+        self.claimed: dict[tuple[str, str], list[tuple[str, str | None, bool, int]]] = {}
+        self._ranks: dict[tuple, dict[Any, int]] = {}
+        if claims is not None and claims.height:
+            ranked = claims.filter((pl.col("kind") == "rank") & pl.col("scope").is_null()).select("table_name", "row_key", "column_name",
+                                                                                                "value_text", "basis")
+            for t, k, c, text, basis in ranked.unique().sort("table_name", "row_key", "column_name", "value_text").iter_rows():
+                b = json.loads(basis or "{}")
+                if b.get("of") != t or b.get("by") != c or t not in ctx.info:
+                    continue
+                reading = read_claim(text, b.get("label"))
+                if reading.position and reading.extreme:
+                    self.claimed.setdefault((t, k), []).append((c, b.get("group"), reading.extreme == "high", reading.position))
         # the cells news reports and press releases state: {(table, column): {row key: page type}} (news first)
         self.reported: dict[tuple[str, str], dict[str, str]] = {}
         if pages is not None:
@@ -231,7 +248,7 @@ class _Builder:
                     break
                 if row.get(ref) is None or row[ref] not in ctx.by_key[pt]:
                     continue
-                clues = _clues(ctx, t, row, clue_cols)
+                clues = self.claimed_clues(t, row, clue_cols) or _clues(ctx, t, row, clue_cols)
                 if clues is None:
                     continue
                 ask_name = pname is not None and (not pattrs or ctx.rng.random() < 0.4)
@@ -242,11 +259,11 @@ class _Builder:
                 pk, ppk = ctx.spec.tables[t].primary_key, ctx.spec.tables[pt].primary_key
                 target = quote_ident(pname if ask_name else c)
                 # one row per described row that fits the clues: the question says there is exactly one
-                sql = (f"SELECT p.{target} FROM {self.table(t)} c JOIN {self.table(pt)} p ON c.{quote_ident(ref)} = p.{quote_ident(ppk)} "
-                       f"WHERE {' AND '.join(_sql_clue('c', cc, op, v) for cc, op, v in clues)}")
+                sql = (f"SELECT p.{target} FROM {self.ranked(t, clues)} c JOIN {self.table(pt)} p ON c.{quote_ident(ref)} = p.{quote_ident(ppk)} "
+                       f"WHERE {self.where_sql('c', clues)}")
                 chain = [(t, str(row[pk]), cc, None) for cc, _, _ in clues] + [(t, str(row[pk]), ref, None)]
                 limit -= self.add("parent", 2 if ask_name else 3, t, row, col, self.parent_question(t, pt, clues, None if ask_name else c),
-                                  {"from": "dataset"}, sql, chain, {"where": [ctx.cond_plan(t, cc, op, v) for cc, op, v in clues]})
+                                  {"from": "dataset"}, sql, chain, {"where": self.where(t, clues)})
 
     def person(self, t: str) -> bool:
         """Rows of ``t`` are people (named by Faker person names, or a person noun): clues say "they", not "it"."""
@@ -258,7 +275,7 @@ class _Builder:
 
     def describe(self, t: str, clues: list[tuple]) -> list[str]:
         """The clues as clauses about the row (``its launch price is between $380 and $470``; a person's ``their``)."""
-        out = [_clue(self.ctx, t, c, op, v) for c, op, v in clues]
+        out = [self.rank_words(t, c, v) if op == "rank" else _clue(self.ctx, t, c, op, v) for c, op, v in clues]
         if self.person(t):
             out = [_personal(x) for x in out]
         self.ctx.rng.shuffle(out)
@@ -370,12 +387,85 @@ class _Builder:
                 if c not in exclude and ctx.tables[t][c].n_unique() > 1]
 
     def where(self, t: str, clues: list[tuple]) -> list[dict]:
-        """Clues as plan conditions."""
-        return [self.ctx.cond_plan(t, c, op, v) for c, op, v in clues]
+        """Clues as plan conditions (a rank clue: ``op`` ``rank``, its position, order and the group it ranks in)."""
+        ctx, out = self.ctx, []
+        for c, op, v in clues:
+            if op != "rank":
+                out.append(ctx.cond_plan(t, c, op, v))
+                continue
+            group, desc, pos = v
+            gplan = None
+            if group is not None:
+                pt = ctx.spec.tables[t].references[group].parent
+                gplan = {"of": "parent", "table": pt, "slug": slug(pt), "read": "@name", "noun": ctx.info[pt].noun,
+                         "listed": capitalized(ctx.info[pt].noun)}
+            out.append({"field": ctx.field_plan(Field("row", t, c)), "op": "rank", "value": {"position": pos, "desc": desc, "group": gplan}})
+        return out
 
     @staticmethod
     def where_sql(alias: str, clues: list[tuple]) -> str:
-        return " AND ".join(_sql_clue(alias, c, op, v) for c, op, v in clues)
+        return " AND ".join(f"{alias}.{quote_ident(_rank_name(c, v))} = {v[2]}" if op == "rank" else _sql_clue(alias, c, op, v)
+                            for c, op, v in clues)
+
+    def ranked(self, t: str, clues: list[tuple]) -> str:
+        """``t`` for the verification SQL, with a column per rank clue holding each row's rank in its group
+        (``rank()``: rows that tie share a rank, and the next rank is skipped, as the pages count)."""
+        extra = [f"rank() OVER ({'PARTITION BY ' + quote_ident(v[0]) + ' ' if v[0] else ''}ORDER BY {quote_ident(c)} {'DESC' if v[1] else 'ASC'}) "
+                 f"AS {quote_ident(_rank_name(c, v))}" for c, op, v in clues if op == "rank"]
+        return f"(SELECT *, {', '.join(extra)} FROM {self.table(t)})" if extra else self.table(t)
+
+    def rank_of(self, t: str, c: str, group: str | None, desc: bool) -> dict[Any, int]:
+        """Each row's rank (by primary key) in its group by ``c`` (1: the highest when ``desc``; ties share a rank)."""
+        key = (t, c, group, desc)
+        got = self._ranks.get(key)
+        if got is None:
+            ctx = self.ctx
+            pk = ctx.spec.tables[t].primary_key
+            groups: dict[Any, list] = {}
+            for r in ctx.rows[t]:
+                groups.setdefault(r[group] if group else None, []).append(r[c])
+            got = self._ranks[key] = {r[pk]: 1 + sum((x > r[c]) if desc else (x < r[c]) for x in groups[r[group] if group else None])
+                                      for r in ctx.rows[t]}
+        return got
+
+    def claimed_clues(self, t: str, row: dict, cols: list[str]) -> list[tuple] | None:
+        """Half the time, when a page claims the row's rank in its group or table ("the second-lowest launch price of the
+        13 models under Sony"): that rank as a clue, and one blurred clue that, with it, fits the row alone; else ``None``."""
+        ctx = self.ctx
+        pk = ctx.spec.tables[t].primary_key
+        parents = {ref for ref, _ in ctx.parents(t)}
+        usable = [(c, g, desc, pos) for c, g, desc, pos in self.claimed.get((t, str(row[pk])), [])
+                  if (g is None or g in parents) and self.rank_of(t, c, g, desc)[row[pk]] == pos]
+        if not usable or ctx.rng.random() < 0.5:
+            return None
+        c, g, desc, pos = ctx.rng.choice(usable)
+        ranks = self.rank_of(t, c, g, desc)
+        pool = [r for r in ctx.rows[t] if ranks[r[pk]] == pos]
+        others = [x for x in cols if x != c]
+        for oc in ctx.rng.sample(others, len(others)):
+            b = _blur(ctx, t, oc, row[oc])
+            if b is not None and [r for r in pool if _match_clue(ctx, r, *b)] == [row]:
+                return [(c, "rank", (g, desc, pos)), (oc, "between" if b[1] == "between_num" else b[1], b[2])]
+        return None
+
+    def rank_words(self, t: str, c: str, v: tuple) -> str:
+        """A rank clue as the pages word it: ``it has the second-lowest launch price of the models of its brand``,
+        ``it has the most readings of all the stations``, ``it was the third-earliest of the models of its brand to be
+        announced``."""
+        ctx = self.ctx
+        group, desc, pos = v
+        ci, info = ctx.ci(t, c), ctx.info[t]
+        nth = "" if pos == 1 else f"{_ORDINAL_WORDS.get(pos, f'{pos}th')}-"
+        scope = (f"of the {info.plural} of {self.its(t)} {ctx.info[ctx.spec.tables[t].references[group].parent].noun}" if group
+                 else f"of all the {info.plural}")
+        if ci.kind == "date":
+            most = "latest" if desc else "earliest"
+            if ci.event and ci.event.startswith("was "):
+                return f"it was the {nth}{most} {scope} to be {ci.event.removeprefix('was ')}"
+            return f"its {ci.label} is the {nth}{most} {scope}"
+        if ci.label.startswith("number of "):
+            return f"it has the {nth}{'most' if desc else 'fewest'} {ci.label.removeprefix('number of ')} {scope}"
+        return f"it has the {nth}{'highest' if desc else 'lowest'} {ci.label} {scope}"
 
     def resolve(self, pt: str, clues: list[tuple]) -> dict:
         """The plan's parent described by clues (resolved on its table's dataset)."""
@@ -430,7 +520,7 @@ class _Builder:
             for row in ctx.rng.sample(rows, min(len(rows), 3 * limit)):
                 if made >= limit:
                     break
-                clues = _clues(ctx, t, row, cols)
+                clues = self.claimed_clues(t, row, cols) or _clues(ctx, t, row, cols)
                 if clues is None:
                     continue
                 used = {c for c, _, _ in clues}
@@ -438,7 +528,7 @@ class _Builder:
                 if not asks:
                     continue
                 c = ctx.rng.choice(asks)
-                sql = f"SELECT c.{quote_ident(c)} FROM {self.table(t)} c WHERE {self.where_sql('c', clues)}"
+                sql = f"SELECT c.{quote_ident(c)} FROM {self.ranked(t, clues)} c WHERE {self.where_sql('c', clues)}"
                 q = f"{self.intro(t, clues)}{self.ask(t, c, 'this ' + ctx.info[t].noun)}"
                 chain = [(t, str(row[pk]), cc, None) for cc in used]
                 made += self.add("identify", 2, t, row, ctx.attr_col(t, c), q, {"from": "dataset"}, sql, chain, {"where": self.where(t, clues)})
@@ -673,7 +763,8 @@ class _Builder:
     def temporal_questions(self, limit: int) -> int:
         """``temporal``: a row described by clues, then the row of the same parent whose event came next after its own
         (a strictly later date, the earliest such); asked for that row's name (4 hops) or another attribute (5 hops)."""
-        ctx, made = self.ctx, 0
+        ctx = self.ctx
+        made = self.archive_questions((limit + 1) // 2) if ctx.scenario else 0  # across the base world and the scenario
         for t in _by_family(ctx):
             dc = ctx.event(t)
             if made >= limit or dc is None or t not in ctx.has_dataset:
@@ -718,6 +809,70 @@ class _Builder:
                     + [(t, str(r[pk]), dc, None) for r in later] + [(t, str(r[pk]), ref, None) for r in later]
                 made += self.add("temporal", 4 if ask_name else 5, t, row, col, q, rows_plan, sql, chain, extra)
         return made
+
+    # -- (a scenario) the row as the base world's archive described it -> its value now -----------------
+    def archive_questions(self, limit: int) -> int:
+        """``temporal`` in a time-shifted scenario: a row described by a value the base world's archived dataset gave
+        it (one that has changed since: "its launch price was between $380 and $470 in 2029") and by clues as it is
+        now, asked for that column's value now (3 hops: the archive, the current dataset, the answer)."""
+        ctx, made = self.ctx, 0
+        if ctx.scenario is None or ctx.base is None or ctx.base_spec is None:
+            return 0
+        year = ctx.base_spec.as_of_date.year
+        for t in _labelled_tables(ctx, 8):
+            arch = [c for c in ctx.attributes(t, ("number", "share", "category")) if c in ctx.archived.get(t, set())]
+            if made >= limit or not arch or t not in ctx.has_dataset or t not in ctx.base:
+                continue
+            pk = ctx.spec.tables[t].primary_key
+            base = {r[pk]: r for r in ctx.base[t].to_dicts()}
+            rows = sorted((r for r in ctx.rows[t] if r[pk] in base), key=lambda r: ctx.label(t, r))
+            for row in ctx.rng.sample(rows, min(len(rows), 4 * limit)):
+                if made >= limit:
+                    break
+                brow = base[row[pk]]
+                changed = [c for c in arch if brow[c] is not None and brow[c] != row[c]]
+                past = _blur(ctx, t, c := ctx.rng.choice(changed), brow[c]) if changed else None
+                if past is None or _match_clue(ctx, row, *past):  # the range must tell then from now
+                    continue
+                now = self.now_clues(t, row, past, base, exclude=(c,))
+                if now is None:
+                    continue
+                pc, pop, pv = past
+                pop = "between" if pop == "between_num" else pop
+                then = _past(self.describe(t, [(pc, pop, pv)])[0], year)
+                clauses = self.describe(t, now) + [then]
+                ctx.rng.shuffle(clauses)
+                info, ci = ctx.info[t], ctx.ci(t, c)
+                unit = f" (in {ci.unit.header()})" if ci.unit and ci.unit.header() and ci.kind in ("number", "share") else ""
+                ask = f"What {verb_is(ci.label)} {self.its(t)} {ci.label} as of {ctx.as_of()}{unit}?"
+                noun, w = info.noun, ctx.ph.world
+                q = ctx.ph.pick([
+                    f"In {w} exactly one {noun} fits all of these clues: {'; '.join(clauses)}. {ask}",
+                    f"One {noun} of {w} fits every clue below.\n" + _bullets(clauses) + f"\n{ask}",
+                    f"I'm trying to identify {with_article(noun)} in {w}: {join_words(clauses)}. {ask}",
+                ])
+                base_table = f"{quote_ident('main')}.{quote_ident(t)}"
+                sql = (f"SELECT c.{quote_ident(c)} FROM {self.table(t)} c JOIN {base_table} b ON b.{quote_ident(pk)} = c.{quote_ident(pk)} "
+                       f"WHERE {_sql_clue('b', pc, pop, pv)} AND {self.where_sql('c', now)}")
+                where = [{"field": ctx.field_plan(Field("base", t, pc)), "op": pop, "value": ctx.cond_plan(t, pc, pop, pv)["value"]}] \
+                    + self.where(t, now)
+                chain = [(t, str(row[pk]), pc, "world")] + [(t, str(row[pk]), cc, None) for cc, _, _ in now]
+                extra = {"where": where, "base": {"title": f"Archived dataset: {info.plural} as of {year}"}}
+                made += self.add("temporal", 3, t, row, ctx.attr_col(t, c), q, {"from": "dataset"}, sql, chain, extra)
+        return made
+
+    def now_clues(self, t: str, row: dict, past: tuple, base: dict, exclude: tuple[str, ...]) -> list[tuple] | None:
+        """1-2 blurred clues on ``row`` as it is now that, with the ``past`` clue on the base world's rows, fit it alone."""
+        ctx = self.ctx
+        pk = ctx.spec.tables[t].primary_key
+        cols = self.clue_cols(t, exclude)
+        pool = [r for r in ctx.rows[t] if r[pk] in base and _match_clue(ctx, base[r[pk]], *past)]
+        for _ in range(8):
+            picked = ctx.rng.sample(cols, min(len(cols), ctx.rng.choice((1, 2))))
+            clues = [b for b in (_blur(ctx, t, cc, row[cc]) for cc in picked) if b is not None]
+            if clues and [r for r in pool if all(_match_clue(ctx, r, *x) for x in clues)] == [row]:
+                return [(cc, "between" if op == "between_num" else op, v) for cc, op, v in clues]
+        return None
 
     # -- two described rows -> the parent they share -> its name, an attribute, or its extreme child ---
     def two_entity_questions(self, limit: int) -> int:
@@ -895,6 +1050,22 @@ def _relative(clauses: list[str]) -> list[str]:
     return out
 
 
+_ORDINAL_WORDS = {2: "second", 3: "third", 4: "fourth", 5: "fifth", 6: "sixth", 7: "seventh", 8: "eighth", 9: "ninth", 10: "tenth"}
+
+
+def _rank_name(c: str, v: tuple) -> str:
+    """The verification SQL's column holding a rank clue's ranks (``_rank_<column>_<group>_<d|a>``)."""
+    return f"_rank_{c}_{v[0] or 'all'}_{'d' if v[1] else 'a'}"
+
+
+def _past(clue: str, year: int) -> str:
+    """A clue about a row as it was in ``year``: ``its price is between ...`` -> ``its price was between ... in 2029``."""
+    for a, b in ((" is ", " was "), (" are ", " were "), ("it has ", "it had "), ("they have ", "they had ")):
+        if a in clue:
+            return clue.replace(a, b, 1) + f" in {year}"
+    return f"{clue} in {year}"
+
+
 def _sql_cond(alias: str, c: str, op: str, v: Any) -> str:
     """A condition (``>=``, ``<=``, ``>``, ``<``, ``in``, ``between``) on ``alias.c`` as SQL."""
     if op in ("in", "between"):
@@ -911,7 +1082,8 @@ def _personal(clue: str) -> str:
     return clue
 
 
-def deep_questions(ctx: TaskContext, facts: pl.DataFrame, limit: int = 24, pages: pl.DataFrame | None = None) -> list[DeepQuestion]:
+def deep_questions(ctx: TaskContext, facts: pl.DataFrame, limit: int = 24, pages: pl.DataFrame | None = None,
+                   claims: pl.DataFrame | None = None) -> list[DeepQuestion]:
     """Up to ``limit`` deep questions of one corpus, spread over the patterns (:data:`PATTERNS`): an equal share each
     first, then one more of each in turn while any pattern can make one.
 
@@ -921,11 +1093,14 @@ def deep_questions(ctx: TaskContext, facts: pl.DataFrame, limit: int = 24, pages
         limit: at most this many questions.
         pages: the corpus's pages (``page_type``: which facts news reports and press releases state, for
             ``event_anchored``); without them that pattern makes none.
+        claims: the corpus's derived claims (:func:`~worldforge.corpus.store.read_claims`): the ranks pages claim
+            become clues as the pages word them ("it has the second-lowest launch price of the models of its brand");
+            without them every clue is a blurred value.
 
     Returns:
         The questions, numbered in order; not yet verified against the file (:func:`verify_deep`).
     """
-    b = _Builder(ctx, facts, pages)
+    b = _Builder(ctx, facts, pages, claims)
     makers = [getattr(b, f"{name}_questions") for name in _MAKERS.values()]
     share = max(1, limit // len(makers))
     for make in makers:
@@ -1141,16 +1316,17 @@ def frame(questions: list[DeepQuestion]) -> pl.DataFrame:
 
 
 def corpus_deep_questions(spec, tables: dict[str, pl.DataFrame], pages: pl.DataFrame, facts: pl.DataFrame, scenario: str | None = None,
-                          base: tuple | None = None, limit: int = 24) -> list[DeepQuestion]:
+                          base: tuple | None = None, limit: int = 24, claims: pl.DataFrame | None = None) -> list[DeepQuestion]:
     """The deep questions of one corpus (the world's, or a scenario's with ``base`` = the world's ``(spec, tables)``),
-    from its own seeded stream (``"deep"``: the wide tasks' stream is left as it was); not yet verified."""
+    from its own seeded stream (``"deep"``: the wide tasks' stream is left as it was); not yet verified. ``claims``:
+    the corpus's derived claims (:func:`~worldforge.corpus.store.read_claims`), whose ranks become clues."""
     from worldforge.synth import column_rng
     from worldforge.tasks.phrasing import Phrasing
 
     ctx = TaskContext(spec, tables, pages, facts, scenario, spec.seed, base[1] if base else None, base[0] if base else None)
     ctx.rng = column_rng(spec.seed, spec.world, scenario or "", "deep")
     ctx.ph = Phrasing(ctx.rng, ctx.title)
-    return deep_questions(ctx, facts, limit, pages)
+    return deep_questions(ctx, facts, limit, pages, claims)
 
 
 def build_deep_questions(path, limit: int = 24, include_scenarios: bool = True) -> tuple[list[DeepQuestion], dict[str, str]]:
@@ -1169,7 +1345,7 @@ def build_deep_questions(path, limit: int = 24, include_scenarios: bool = True) 
     Raises:
         WarehouseError: the file is not a world or has no corpus.
     """
-    from worldforge.corpus.store import read_corpus
+    from worldforge.corpus.store import read_claims, read_corpus
     from worldforge.warehouse import read_world
     from worldforge.warehouse.duck import open_readonly
 
@@ -1177,7 +1353,8 @@ def build_deep_questions(path, limit: int = 24, include_scenarios: bool = True) 
     questions: list[DeepQuestion] = []
     for scen, spec, tables in wf.sources(include_scenarios):
         pages, facts = read_corpus(path, scen, dressed=False)
-        questions += corpus_deep_questions(spec, tables, pages, facts, scen, (wf.spec, wf.tables) if scen else None, limit)
+        questions += corpus_deep_questions(spec, tables, pages, facts, scen, (wf.spec, wf.tables) if scen else None, limit,
+                                           read_claims(path, scen))
     with open_readonly(path) as con:
         problems = verify_deep(con, questions)
     return questions, problems

@@ -564,31 +564,33 @@ def _clues(ctx: TaskContext, pt: str, prow: dict, cols: list[str]) -> list[tuple
     """2-3 conditions (bounds and categories, never the exact value of a number) that only ``prow`` meets."""
     for _ in range(12):
         picked = ctx.rng.sample(cols, min(len(cols), ctx.rng.choice((2, 3))))
-        clues = []
-        for c in picked:
-            v, kind = prow[c], ctx.ci(pt, c).kind
-            if kind == "category":
-                clues.append((c, "in", (v,)))
-            elif kind == "date":
-                clues.append((c, "between", (date(v.year, v.month, 1), month_end(v))))
-            elif _year_like(ctx, pt, c):  # "founded between 1931 and 1937", never a ±10% span of two centuries
-                clues.append((c, "between_num", (int(v) - 3, int(v) + 3)))
-            else:
-                x = float(v)
-                # at zero or below, whole numbers one past each side ("between -8 °C and -5 °C"), never x - 1 in binary
-                # floating point ("between -7.659999999999999 °C and ...")
-                lo, hi = (nice_number(x * 0.9), nice_number(x * 1.1)) if x > 0 else (math.floor(x) - 1, math.ceil(x) + 1)
-                if kind == "rank" or ctx.tables[pt].schema[c] in (pl.Int64, pl.Int32):
-                    lo, hi = math.floor(lo), math.ceil(hi)
-                if kind == "rank":
-                    lo = max(lo, 1)  # ranks start at 1: never "between 0 and 2"
-                if not lo <= x <= hi:
-                    continue
-                clues.append((c, "between_num", (lo, hi)))
+        clues = [b for b in (_blur(ctx, pt, c, prow[c]) for c in picked) if b is not None]
         match = [r for r in ctx.rows[pt] if all(_match_clue(ctx, r, c, op, v) for c, op, v in clues)]
         if len(match) == 1 and len(clues) >= 2:
             return [(c, "between" if op == "between_num" else op, v) for c, op, v in clues]
     return None
+
+def _blur(ctx: TaskContext, t: str, c: str, v: Any) -> tuple[str, str, Any] | None:
+    """One blurred condition that value ``v`` of ``t.c`` meets: its category, the month of a date, a year give or take
+    three, else a round range around the number (``between_num``); ``None`` when no round range holds it."""
+    kind = ctx.ci(t, c).kind
+    if kind == "category":
+        return (c, "in", (v,))
+    if kind == "date":
+        return (c, "between", (date(v.year, v.month, 1), month_end(v)))
+    if _year_like(ctx, t, c):  # "founded between 1931 and 1937", never a ±10% span of two centuries
+        return (c, "between_num", (int(v) - 3, int(v) + 3))
+    x = float(v)
+    # at zero or below, whole numbers one past each side ("between -8 °C and -5 °C"), never x - 1 in binary
+    # floating point ("between -7.659999999999999 °C and ...")
+    lo, hi = (nice_number(x * 0.9), nice_number(x * 1.1)) if x > 0 else (math.floor(x) - 1, math.ceil(x) + 1)
+    if kind == "rank" or ctx.tables[t].schema[c] in (pl.Int64, pl.Int32):
+        lo, hi = math.floor(lo), math.ceil(hi)
+    if kind == "rank":
+        lo = max(lo, 1)  # ranks start at 1: never "between 0 and 2"
+    elif lo < 0 <= ctx.tables[t][c].min():
+        lo = 0  # a quantity that is never negative: "between 0 and 1 hour", never "between -1 hours and 1 hour"
+    return (c, "between_num", (lo, hi)) if lo <= x <= hi else None
 
 def _year_like(ctx: TaskContext, t: str, c: str) -> bool:
     """A whole-number column of calendar years (``year founded``): its label names a year and every value is 1000-2999."""

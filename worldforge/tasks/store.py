@@ -21,7 +21,7 @@ from types import MappingProxyType
 
 import polars as pl
 
-from worldforge.corpus.store import read_corpus
+from worldforge.corpus.store import read_claims, read_corpus
 from worldforge.errors import WarehouseError
 from worldforge.tally import Tally
 from worldforge.tasks.deep import DEEP_DDL, corpus_deep_questions, verify_deep
@@ -109,7 +109,7 @@ def build_tasks(path: str | Path, per_kind: int | None = None, include_scenarios
                 unsolvable[t.instance_id] = problems
             tasks.append(t)
         if deep:
-            questions += corpus_deep_questions(spec, tables, pages, facts, scen, base, deep)
+            questions += corpus_deep_questions(spec, tables, pages, facts, scen, base, deep, read_claims(path, scen))
     with open_readonly(path) as con:
         deep_problems = verify_deep(con, questions)
     questions = [q for q in questions if q.question_id not in deep_problems]
