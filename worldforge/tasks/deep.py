@@ -434,8 +434,9 @@ class _Builder:
         ctx = self.ctx
         pk = ctx.spec.tables[t].primary_key
         parents = {ref for ref, _ in ctx.parents(t)}
+        whole = set(ctx.attributes(t, ("number", "share", "rank", "date")))  # never null: every row has a rank
         usable = [(c, g, desc, pos) for c, g, desc, pos in self.claimed.get((t, str(row[pk])), [])
-                  if (g is None or g in parents) and self.rank_of(t, c, g, desc)[row[pk]] == pos]
+                  if c in whole and (g is None or g in parents) and self.rank_of(t, c, g, desc)[row[pk]] == pos]
         if not usable or ctx.rng.random() < 0.5:
             return None
         c, g, desc, pos = ctx.rng.choice(usable)
