@@ -596,7 +596,8 @@ def run_oracle_suite(world: str, warehouse: WarehouseLike) -> OracleSuite:
         WarehouseError: the world has no tasks or no corpus yet.
     """
     wh = Warehouse.of(warehouse)
-    tasks = read_tasks(wh.world(world))
+    every = read_tasks(wh.world(world), all_scenarios=True)
+    tasks = [t for t in every if t.extra.get("scenario") is None]
     clean = [oracle_episode(world, t, wh, None, seed=1) for t in tasks]
     perturbed = [oracle_episode(world, t, wh, DEFAULT_MIX, seed=i) for i, t in enumerate(tasks)]
     path = record_episodes(wh, clean + perturbed)
@@ -612,7 +613,7 @@ def run_oracle_suite(world: str, warehouse: WarehouseLike) -> OracleSuite:
     # are solved once, clean, for theirs (and must reach F1 1.0 too)
     calls = {e.task_id: len(e.steps) for e in clean}
     scenario_below = {}
-    for t in read_tasks(wh.world(world), all_scenarios=True):
+    for t in every:
         if t.extra.get("scenario") is None:
             continue
         run = solve(SearchEnv(world, t.extra["scenario"], t, warehouse=wh, seed=1), t)

@@ -309,7 +309,7 @@ class _Builder:
         ])
 
     # -- the described parent -> its children -> the one with the most ... -> its name or an attribute --
-    def extreme_questions(self, limit: int) -> None:
+    def extreme_child_questions(self, limit: int) -> None:
         """Add up to ``limit`` ``extreme_child`` questions: a parent described by clues, its child with the strictly
         highest (or lowest) value of a number, asked for that child's name (3 hops) or another number or date (4 hops)."""
         ctx = self.ctx
@@ -404,6 +404,7 @@ class _Builder:
 
     @staticmethod
     def where_sql(alias: str, clues: list[tuple]) -> str:
+        """Clues as the verification SQL's conditions on ``alias`` (a rank clue reads the column :meth:`ranked` adds)."""
         return " AND ".join(f"{alias}.{quote_ident(_rank_name(c, v))} = {v[2]}" if op == "rank" else _sql_clue(alias, c, op, v)
                             for c, op, v in clues)
 
@@ -473,6 +474,7 @@ class _Builder:
         return {"slug": slug(pt), "resolve": {"plural": self.ctx.info[pt].plural, "table": pt, "where": self.where(pt, clues)}}
 
     def its(self, t: str) -> str:
+        """The possessive for a row of ``t``: ``their`` for people, else ``its``."""
         return "their" if self.person(t) else "its"
 
     def intro(self, t: str, clues: list[tuple]) -> str:
@@ -967,7 +969,7 @@ class _Builder:
         return None
 
     # -- a row a news report dates -> its parent -> the parent's name or an attribute -------------------
-    def event_questions(self, limit: int) -> int:
+    def event_anchored_questions(self, limit: int) -> int:
         """``event_anchored``: a row identified by the day of its event as a news report or press release states it (and,
         when that day is shared, a category), asked for its parent's name (3 hops) or an attribute (4 hops); a row
         without a parent, for another of its own attributes (2 hops)."""
@@ -1102,7 +1104,7 @@ def deep_questions(ctx: TaskContext, facts: pl.DataFrame, limit: int = 24, pages
         The questions, numbered in order; not yet verified against the file (:func:`verify_deep`).
     """
     b = _Builder(ctx, facts, pages, claims)
-    makers = [getattr(b, f"{name}_questions") for name in _MAKERS.values()]
+    makers = [getattr(b, f"{name}_questions") for name in PATTERNS]  # each pattern's method is named after it
     share = max(1, limit // len(makers))
     for make in makers:
         make(min(share, limit - len(b.made)))
@@ -1118,9 +1120,6 @@ def deep_questions(ctx: TaskContext, facts: pl.DataFrame, limit: int = 24, pages
 
 PATTERNS = ("identify", "parent", "extreme_child", "aggregate", "exclusion", "comparative", "temporal", "two_entity", "event_anchored")
 """The deep question patterns, in the order each gets its share (see the module's table)."""
-_MAKERS = {"identify": "identify", "parent": "parent", "extreme_child": "extreme", "aggregate": "aggregate", "exclusion": "exclusion",
-           "comparative": "comparative", "temporal": "temporal", "two_entity": "two_entity", "event_anchored": "event"}
-
 
 def verify_deep(con: duckdb.DuckDBPyConnection, questions: list[DeepQuestion]) -> dict[str, str]:
     """Run each question's SQL on the world file: it must return exactly one row, whose text is the answer.

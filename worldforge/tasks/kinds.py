@@ -699,6 +699,14 @@ def _parent_condition(ctx: TaskContext, pt: str) -> tuple[str, str, Any] | None:
         return c, "in", tuple(sorted(ctx.rng.sample(vals, k), key=str))
     return None
 
+def _with_parent_value(ctx: TaskContext, t: str, ref: str, pt: str, c: str) -> tuple[list[str], list[Column]]:
+    """2-3 of the row's own attributes, and the task columns: the row, its parent, the parent's ``c``, then those
+    attributes (no attributes: no columns)."""
+    own = _own_attrs(ctx, t, ctx.rng.randint(2, 3))
+    if not own:
+        return [], []
+    return own, [ctx.name_col(t), ctx.parent_col(t, ref, pt), ctx.parent_col(t, ref, pt, c)] + [ctx.attr_col(t, a) for a in own]
+
 def parent_filter_tasks(ctx: TaskContext, limit: int) -> None:
     """The rows of a child table whose parent meets a condition, with the parent and the parent's value; 15-60 rows."""
     fams = _families(ctx)
@@ -717,10 +725,9 @@ def parent_filter_tasks(ctx: TaskContext, limit: int) -> None:
         if not 2 <= len(keys) < ctx.tables[pt].height or not 15 <= len(rows) <= 60 or (t, pt, frozenset(keys)) in seen:
             continue
         seen.add((t, pt, frozenset(keys)))
-        own = _own_attrs(ctx, t, ctx.rng.randint(2, 3))
+        own, cols = _with_parent_value(ctx, t, ref, pt, c)
         if not own:
             continue
-        cols = [ctx.name_col(t), ctx.parent_col(t, ref, pt), ctx.parent_col(t, ref, pt, c)] + [ctx.attr_col(t, a) for a in own]
         info, pinfo = ctx.info[t], ctx.info[pt]
         w, pn, pp, n = ctx.ph.world, pinfo.noun, pinfo.plural, info.noun
         which = _cond_words(ctx, pt, c, op, v)
@@ -762,10 +769,9 @@ def top_parents_tasks(ctx: TaskContext, limit: int) -> None:
         else:
             continue
         seen.add((t, pt, frozenset(keys)))
-        own = _own_attrs(ctx, t, ctx.rng.randint(2, 3))
+        own, cols = _with_parent_value(ctx, t, ref, pt, c)
         if not own:
             continue
-        cols = [ctx.name_col(t), ctx.parent_col(t, ref, pt), ctx.parent_col(t, ref, pt, c)] + [ctx.attr_col(t, a) for a in own]
         info, pinfo = ctx.info[t], ctx.info[pt]
         w, pn, pp, n, cl = ctx.ph.world, pinfo.noun, pinfo.plural, info.noun, ctx.ci(pt, c).label
         which = "highest" if desc else "lowest"

@@ -118,7 +118,7 @@ def build_tasks(path: str | Path, per_kind: int | None = None, include_scenarios
         t.instance_id, t.extra["world"], t.extra["scenario"], t.extra["kind"], t.question,
         json.dumps(t.evaluation, ensure_ascii=False), json.dumps(t.gold, ensure_ascii=False),
         json.dumps(t.extra["provenance"], ensure_ascii=False), json.dumps(t.extra["plan"], ensure_ascii=False), True, None,
-        plan_hops(t.extra["plan"]), None,
+        t.extra["hops"], None,
     ) for t in built.kept]
     frame = pl.DataFrame(rows, schema={**{c: pl.String for c in ("instance_id", "world", "scenario", "kind", "question", "evaluation_json",
                                                                  "gold_json", "provenance_json", "plan_json")},
