@@ -20,6 +20,7 @@ row with two event dates (or an event date and its parent's) gets the gap betwee
 from __future__ import annotations
 
 import math
+import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -55,6 +56,13 @@ _CLOSE = (", on the latest figures", ", going by the published data", ", as the 
           ", the published tables show", ", as the figures stand", ", according to the latest filings", ", on the register's numbers",
           " in the current listings", ", by the official count")
 
+
+def _owned(ref: str, label: str, vtext: str, be: str) -> str:
+    """A row's value as the subject of a sentence: ``its launch price of $1,099``; a plural count as people write it,
+    ``London Ravens' 12 wins``, never ``London Ravens' wins of 12``."""
+    if be == "are" and re.fullmatch(r"[\d.,]+", vtext) and vtext != "1":  # "its 1 reprints" would be wrong: "its reprints of 1"
+        return f"{possessive(ref)} {vtext} {label}"
+    return f"{possessive(ref)} {label} of {vtext}"
 
 def _sentence(text: str, rng=None) -> str:
     """A sentence from a clause: a template's first word capitalised, a row's name kept as written ("vivo Edge 11"); with
@@ -306,7 +314,7 @@ class ContextWriter:
         claim_text = f"{side} the {word} of {stext} for {phrase}"
         own = f"{possessive(ref)} {ci.label}"
         be = _is(ci.label)
-        shapes = [f"{own} of {vtext} {be} {claim_text}", f"at {vtext}, {own} {be} {claim_text}",
+        shapes = [f"{_owned(ref, ci.label, vtext, be)} {be} {claim_text}", f"at {vtext}, {own} {be} {claim_text}",
                   f"{own} ({vtext}) {'sit' if be == 'are' else 'sits'} {claim_text}", f"with {a_label(ci.label, vtext)}, {ref} is {claim_text}",
                   f"measured by {ci.label}, {ref} comes in {claim_text} ({vtext})"]
         if ci.label.startswith("number of "):  # "with 5 keepers, it is below ...", never "its number of keepers of 5"
@@ -358,7 +366,7 @@ class ContextWriter:
             claim_text = f"{cmp} than {that} of {sname}"
             shapes = [f"{possessive(ref)} {ci.label} ({vtext}) {be} {claim_text}, at {wtext}",
                       f"at {vtext}, {possessive(ref)} {ci.label} {be} {claim_text}, at {wtext}",
-                      f"{possessive(ref)} {ci.label} of {vtext} {be} {claim_text}, which is {wtext}"]
+                      f"{_owned(ref, ci.label, vtext, be)} {be} {claim_text}, which is {wtext}"]
             text = rng.choice(shapes)
             draw = rng.random()
             if draw < 0.2:  # the peer first: "Compared with S, whose <label> is <v>, its <label> is higher at <v>"
@@ -370,7 +378,7 @@ class ContextWriter:
             claim_text = f"{cmp} {that} of {sname}"
             text = rng.choice([f"{possessive(ref)} {ci.label}, {vtext}, {be} {claim_text}, at {wtext}",
                                f"at {vtext}, {possessive(ref)} {ci.label} {be} {claim_text}, at {wtext}",
-                               f"{possessive(ref)} {ci.label} of {vtext} {be} {claim_text}, {'which is' if be == 'is' else 'at'} {wtext}",
+                               f"{_owned(ref, ci.label, vtext, be)} {be} {claim_text}, {'which is' if be == 'is' else 'at'} {wtext}",
                                f"{possessive(ref)} {ci.label} ({vtext}) {be} {claim_text}, {'which is' if be == 'is' else 'at'} {wtext}"])
         claim = Claim("peer", t, self._key(t, row), c, claim_text,
                       {"of": t, "by": c, "peer": str(s[pk]), "label": ci.label, "cells": self._cells(t, [row, s], (c,))})
