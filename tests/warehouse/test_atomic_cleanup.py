@@ -333,3 +333,32 @@ def test_the_cli_says_one_line_when_a_world_path_is_a_folder(tmp_path):
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.strip().splitlines() == [f"error: {tmp_path / 'esports_2031.duckdb'}: is a folder, not a DuckDB file (move or remove it, then run again)"]
     no_temporaries(tmp_path, "esports_2031.duckdb")
+
+
+def test_row_groups_written_straight_to_the_file_keep_every_row(tmp_path):
+    """A large insert split in two row groups (``rows_per_group``) skips the write-ahead log: every row is in the file,
+    in two row groups, and no log is left beside it; a failed block with the same option leaves the old file."""
+    path = tmp_path / "w.duckdb"
+    rows = 50_000
+    with atomic_duckdb(path) as con:
+        con.execute("CREATE TABLE t (a INTEGER, b VARCHAR)")
+        con.execute("INSERT INTO t VALUES (0, 'old')")
+    assert duck.rows_per_group(rows) == 26624 and duck.rows_per_group(10) == 2048
+    with atomic_duckdb(path, update=True, row_group_size=duck.rows_per_group(rows)) as con:
+        con.execute(f"INSERT INTO t SELECT i, 'row ' || i FROM range(1, {rows}) r(i)")
+    no_temporaries(tmp_path, "w.duckdb")
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        assert con.sql("SELECT count(*), sum(a), count(DISTINCT b) FROM t").fetchall() == [(rows, rows * (rows - 1) // 2, rows)]
+        assert con.sql("SELECT count(DISTINCT row_group_id) FROM pragma_storage_info('t')").fetchall()[0][0] >= 2
+    finally:
+        con.close()
+    with pytest.raises(Boom), atomic_duckdb(path, update=True, row_group_size=2048) as con:
+        con.execute("DELETE FROM t")
+        raise Boom
+    con = open_readonly(path)
+    try:
+        assert con.sql("SELECT count(*) FROM t").fetchall() == [(rows,)]
+    finally:
+        con.close()
+    no_temporaries(tmp_path, "w.duckdb")
