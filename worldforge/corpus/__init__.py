@@ -11,14 +11,15 @@
 * :mod:`~worldforge.corpus.build` — all of them for a world file.
 """
 
-from worldforge.corpus.build import CorpusBuild, build_checked_corpus, index_corpora, publish_corpus
-from worldforge.corpus.index import SearchHit, build_index, index_dir, open_index, search
+from worldforge.corpus.build import CorpusBuild, build_checked_corpus, index_corpora, index_world, publish_corpus
+from worldforge.corpus.index import RETRIEVERS, RetrieverConfig, SearchHit, build_dense_index, build_index, dense_dir, index_dir, open_index, search
 from worldforge.corpus.pages import Fact, Page, build_pages, label_column
 from worldforge.corpus.quantity import render_value
 from worldforge.corpus.store import build_corpus, check_corpus, fact_tally, read_corpus, write_corpus
 from worldforge.corpus.writer import WriterConfig, WriterReport, write_pages, writer_config
 
 __all__ = [
+    "RETRIEVERS", "RetrieverConfig", "build_dense_index", "dense_dir", "index_world",
     "CorpusBuild", "Fact", "Page", "SearchHit", "build_checked_corpus", "build_corpus", "build_index", "build_pages",
     "check_corpus", "fact_tally", "index_corpora", "index_dir", "label_column", "open_index", "publish_corpus",
     "read_corpus", "render_value", "search", "write_corpus", "WriterConfig", "WriterReport", "write_pages", "writer_config",

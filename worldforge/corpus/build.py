@@ -1,8 +1,8 @@
-"""A world's search corpus end to end: pages with provenance, the fact check, the BM25 indexes.
+"""A world's search corpus end to end: pages with provenance, the fact check, the search indexes.
 
 :func:`build_checked_corpus` writes the pages of the world and of each stored scenario and
 re-reads every stated fact against the tables; :func:`index_corpora` (re)builds one tantivy
-index per corpus; :func:`publish_corpus` does both (``worldforge corpus build``). The Dagster
+index per corpus, and a dense index with a dense or hybrid retriever; :func:`publish_corpus` does both (``worldforge corpus build``). The Dagster
 assets ``search_corpus`` and ``search_index`` call the first two as steps of their own. With a
 :class:`~worldforge.corpus.writer.WriterConfig` the prose pages are rewritten by a model first
 (:mod:`worldforge.corpus.writer`); the corpus is written once, after every page is settled.
@@ -11,6 +11,7 @@ assets ``search_corpus`` and ``search_index`` call the first two as steps of the
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,11 +19,13 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from worldforge.corpus.index import build_index
+from worldforge.corpus.index import RetrieverConfig, build_dense_index, build_index, dense_dir
 from worldforge.corpus.store import CorpusReport, check_corpus, fact_tally, generate_corpus, write_corpus
 from worldforge.corpus.vocab import column_info
 from worldforge.corpus.writer import WriterConfig, WriterReport, write_corpus_pages
-from worldforge.errors import WarehouseError
+from worldforge.errors import WarehouseError, WorldforgeError
+from worldforge.retrieval.embed import EmbeddingConfig
+from worldforge.retrieval.vectors import VectorBuild
 from worldforge.runtime import paused_gc
 from worldforge.tally import Tally
 from worldforge.warehouse import read_world
@@ -82,16 +85,49 @@ def build_checked_corpus(path: str | Path, seed: int | None = None, writer: Writ
     return CorpusBuild(report, bad, fact_tally(report.facts, bad), writer=written)
 
 
-def index_corpora(path: str | Path) -> list[Path]:
-    """(Re)build the index of the world's corpus and of each stored scenario's; returns their folders, world first.
+def index_corpora(path: str | Path, retriever: RetrieverConfig | None = None,
+                  progress: Callable[[str, int, int], None] | None = None) -> list[Path]:
+    """(Re)build the index of the world's corpus and of each stored scenario's; returns their BM25 index folders, world first.
+
+    ``retriever``: ``dense`` or ``hybrid`` also builds each corpus's dense index (:func:`index_world`); ``bm25``
+    removes a dense index the corpora had; ``None`` keeps a corpus's retriever (a dense index is rebuilt with its
+    stored model, embedding only the pages that changed).
 
     Raises:
         WarehouseError: the file is not a world or has no corpus.
+        EmbeddingError: the embedding model or endpoint is missing or failed (the BM25 indexes are built).
     """
+    return [bm25 for _, bm25, _ in index_world(path, retriever, progress)]
+
+
+def index_world(path: str | Path, retriever: RetrieverConfig | None = None,
+                progress: Callable[[str, int, int], None] | None = None) -> list[tuple[str | None, Path, VectorBuild | None]]:
+    """:func:`index_corpora` with what it built: ``(scenario, BM25 index folder, dense build or None)`` per corpus,
+    world first. ``progress`` is called with ``(corpus name, pages embedded, pages to embed)`` while embedding."""
     scenarios, pages, hashes = _stored_corpora(path)
+
     def corpus(s: str | None) -> tuple[pl.DataFrame, str | None]:
         return pages.filter(pl.col("scenario").is_null() if s is None else pl.col("scenario") == s), hashes.get(s)
-    return [build_index(path, None, corpus(None))] + [build_index(path, s, corpus(s)) for s in scenarios]
+
+    out = []
+    for s in [None, *scenarios]:
+        got = corpus(s)
+        bm25 = build_index(path, s, got)
+        config = retriever
+        if config is None and (dense_dir(path, s) / "meta.json").is_file():  # keep the corpus's retriever and model
+            try:
+                meta = json.loads((dense_dir(path, s) / "meta.json").read_text())
+                config = RetrieverConfig(meta.get("retriever", "dense"), EmbeddingConfig.from_stored(meta["embedding"]), meta.get("quantize", "none"))
+            except (ValueError, KeyError, WorldforgeError):
+                config = None  # a damaged dense index: removed below would lose nothing; leave it for the user to rebuild
+        dense = None
+        if config is not None and config.retriever != "bm25":
+            name = s or "(world)"
+            dense = build_dense_index(path, s, config, got, progress=None if progress is None else (lambda d, n, name=name: progress(name, d, n)))
+        elif config is not None:
+            shutil.rmtree(dense_dir(path, s), ignore_errors=True)
+        out.append((s, bm25, dense))
+    return out
 
 
 def _stored_corpora(path: str | Path) -> tuple[list[str], pl.DataFrame, dict[str | None, str]]:

@@ -1,10 +1,20 @@
-"""BM25 search over a world's corpus with tantivy.
+"""Search over a world's corpus: BM25 (tantivy), dense (an embedding model and FAISS) or hybrid (both, fused).
 
 DuckDB 2.x cannot install its ``fts`` extension offline, so the corpus is indexed with
 tantivy (PyPI ``tantivy``, BM25 ranking). One index per corpus lives beside the world file:
 ``<warehouse>/<world>.index/`` for the world and ``<world>.<scenario>.index/`` for a
 scenario. Each index records the corpus hash it was built from (``corpus.sha256``);
 :func:`search` rebuilds it when the stored corpus has changed since.
+
+A corpus indexed with ``retriever="dense"`` or ``"hybrid"`` (:class:`RetrieverConfig`, ``worldforge corpus index
+--retriever``) also has a dense index, ``<world>.dense/`` (``<world>.<scenario>.dense/``): each page's title and
+article embedded by the configured model (:mod:`worldforge.retrieval`), in a FAISS index with the model's
+configuration and the corpus hash (rebuilt, re-embedding only changed pages, when the corpus changes). Such a
+corpus is searched with its retriever by default: ``dense`` ranks by cosine similarity to the query's vector,
+``hybrid`` fuses the BM25 and dense rankings (their top :data:`HYBRID_DEPTH` each) by reciprocal rank
+(:func:`~worldforge.retrieval.fusion.reciprocal_rank_fusion`). Every entry point (``web_search`` of every
+environment and server, ``/retrieve``) searches through :func:`search`, so all of them use it, and the
+perturbations and leakage control that follow a search apply to dense hits as to BM25 ones.
 
 Snippets are cut from page *leads* only, choosing the lead sentence that shares most
 words with the query: facts that a page states only in its body never show in a snippet.
@@ -13,6 +23,8 @@ words with the query: facts that a page states only in its body never show in a 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
@@ -21,12 +33,22 @@ import polars as pl
 import tantivy
 
 from worldforge.corpus.store import article_text, read_corpus, stored_hash
-from worldforge.errors import WarehouseError
+from worldforge.errors import WarehouseError, WorldforgeError
+from worldforge.retrieval.embed import EmbeddingConfig, embedder
+from worldforge.retrieval.fusion import reciprocal_rank_fusion
+from worldforge.retrieval.vectors import QUANTIZE, VectorBuild, VectorIndex, build_vector_index, open_vector_index
 from worldforge.warehouse.atomic import atomic_dir
 from worldforge.warehouse.cache import FileCache
 from worldforge.warehouse.layout import Warehouse, WarehouseLike
 
-__all__ = ["SearchHit", "build_index", "index_dir", "open_index", "search"]
+__all__ = ["RETRIEVERS", "RetrieverConfig", "SearchHit", "build_dense_index", "build_index", "dense_dir", "index_dir",
+           "open_index", "search"]
+
+RETRIEVERS = ("bm25", "dense", "hybrid")
+"""The retrievers a corpus can be searched with."""
+
+HYBRID_DEPTH = 50
+"""Hits of each retriever that hybrid search fuses (at least the ``k`` asked for)."""
 
 SNIPPET_CHARS = 240
 _MD_LINK = re.compile(r"\[([^\]]+)\]\([^)]+\)")
@@ -49,6 +71,85 @@ def index_dir(world_file: str | Path, scenario: str | None = None) -> Path:
     p = Path(world_file)
     stem = p.name[: -len(".duckdb")] if p.name.endswith(".duckdb") else p.stem
     return p.with_name(f"{stem}.{scenario}.index" if scenario else f"{stem}.index")
+
+
+def dense_dir(world_file: str | Path, scenario: str | None = None) -> Path:
+    """The dense index folder of a world file's corpus: ``<world>.dense`` beside it, or ``<world>.<scenario>.dense``."""
+    d = index_dir(world_file, scenario)
+    return d.with_name(d.name[: -len(".index")] + ".dense")
+
+
+@dataclass(frozen=True)
+class RetrieverConfig:
+    """How the index step indexes a corpus and how it is then searched.
+
+    Attributes:
+        retriever: one of :data:`RETRIEVERS`; ``bm25`` builds the tantivy index alone, ``dense`` and ``hybrid``
+            also the dense index (``hybrid`` searches both and fuses them).
+        embedding: the embedding model (``dense``/``hybrid``).
+        quantize: how vectors are stored (:data:`~worldforge.retrieval.vectors.QUANTIZE`: ``none`` or ``sq8``).
+    """
+
+    retriever: str = "bm25"
+    embedding: EmbeddingConfig | None = None
+    quantize: str = "none"
+
+    def __post_init__(self) -> None:
+        if self.retriever not in RETRIEVERS:
+            raise WorldforgeError(f"retriever must be one of {', '.join(RETRIEVERS)}, not {self.retriever!r}")
+        if self.quantize not in QUANTIZE:
+            raise WorldforgeError(f"quantize must be one of {', '.join(QUANTIZE)}, not {self.quantize!r}")
+        if self.retriever != "bm25" and (self.embedding is None or not (self.embedding.model or self.embedding.url)):
+            raise WorldforgeError(f"--retriever {self.retriever} needs an embedding model: --embedding-model FOLDER "
+                                  "(a sentence-transformers model) or --embedding-url URL (an OpenAI-compatible /v1/embeddings endpoint)")
+
+
+def dense_text(title: str, article: str) -> str:
+    """What a page's vector is made of: its title and its article as plain text (links to their text, no Markdown
+    marks, whitespace collapsed)."""
+    return " ".join(f"{title}\n{plain(article)}".split())
+
+
+def build_dense_index(world_file: str | Path, scenario: str | None, config: RetrieverConfig,
+                      corpus: tuple[pl.DataFrame, str | None] | None = None,
+                      progress: Callable[[int, int], None] | None = None) -> VectorBuild:
+    """(Re)build the dense index of one corpus (:func:`dense_dir`), embedding only pages changed since the last build
+    with the same model.
+
+    Args:
+        world_file: the world file.
+        scenario: the scenario's corpus, ``None`` for the world's.
+        config: a ``dense`` or ``hybrid`` configuration (the choice is stored with the index).
+        corpus: ``(pages ordered by URL, stored corpus hash)`` when the caller has read them.
+        progress: called with ``(pages embedded so far, pages to embed)``.
+
+    Raises:
+        WarehouseError: the world file has no corpus.
+        WorldforgeError: ``config`` is ``bm25`` (there is no dense index to build).
+        EmbeddingError: the model or endpoint is missing or failed; the previous index is untouched.
+    """
+    if config.retriever == "bm25" or config.embedding is None:
+        raise WorldforgeError("a dense index needs --retriever dense or hybrid and an embedding model")
+    pages = read_corpus(world_file, scenario, dressed=False)[0] if corpus is None else corpus[0]
+    digest = stored_hash(world_file, scenario) if corpus is None else corpus[1]
+    rows = pages.select("url", "title", "lead", "body_md", "published", "page_type").to_dicts()
+    texts = [dense_text(r["title"], article_text(r)) for r in rows]
+    extra = pl.DataFrame({"title": [r["title"] for r in rows], "lead": [r["lead"] for r in rows],
+                          "published": [r["published"].isoformat() if r["published"] else None for r in rows],
+                          "page_type": [r["page_type"] for r in rows]},
+                         schema={"title": pl.String, "lead": pl.String, "published": pl.String, "page_type": pl.String})
+    done = [0]
+
+    def step(n: int) -> None:
+        done[0] += n
+        if progress is not None:
+            progress(done[0], len(texts))
+
+    built = build_vector_index(dense_dir(world_file, scenario), [r["url"] for r in rows], texts, embedder(config.embedding),
+                               config.quantize, extra=extra, meta={"retriever": config.retriever, "corpus_hash": digest or ""},
+                               progress=step)
+    _OPEN.pop(str(world_file), scenario)
+    return built
 
 
 def _schema() -> tantivy.Schema:
@@ -112,12 +213,17 @@ _HITS_KEPT = 1024
 
 
 class _Open:
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, dense: VectorIndex | None = None):
         self.index = tantivy.Index.open(str(path))
         self.searcher = self.index.searcher()
-        # (query, k) -> hits: the index never changes while open (a rebuilt one is a new _Open), and agents repeat
+        # (query, k, retriever) -> hits: the index never changes while open (a rebuilt one is a new _Open), and agents repeat
         # queries across sessions (the oracle's clean and perturbed episodes of a task, a trainer's rollouts of one task)
-        self.hits: dict[tuple[str, int], tuple[SearchHit, ...]] = {}
+        self.hits: dict[tuple[str, int, str], tuple[SearchHit, ...]] = {}
+        self.dense = dense
+        self.retriever = dense.meta.get("retriever", "dense") if dense is not None else "bm25"
+        if dense is not None:  # the columns a dense hit is made of, as lists (a hit reads a few rows by position)
+            self.embedding = EmbeddingConfig.from_stored(dense.meta["embedding"])
+            self.urls, self.titles, self.leads, self.dates, self.types = (dense.docs[c].to_list() for c in ("id", "title", "lead", "published", "page_type"))
 
 
 _OPEN: FileCache[_Open] = FileCache()
@@ -135,9 +241,17 @@ def _opened(world_file: str, scenario: str | None) -> _Open:
     def load() -> _Open:
         d = index_dir(world_file, scenario)
         marker = d / "corpus.sha256"
-        if not marker.is_file() or marker.read_text() != (stored_hash(world_file, scenario) or ""):
+        digest = stored_hash(world_file, scenario) or ""
+        if not marker.is_file() or marker.read_text() != digest:
             build_index(world_file, scenario)
-        return _Open(d)
+        dd = dense_dir(world_file, scenario)
+        dense = open_vector_index(dd) if (dd / "meta.json").is_file() else None
+        if dense is not None and dense.meta.get("corpus_hash") != digest:  # the corpus changed: embed its changed pages
+            build_dense_index(world_file, scenario, RetrieverConfig(dense.meta.get("retriever", "dense"),
+                                                                    EmbeddingConfig.from_stored(dense.meta["embedding"]),
+                                                                    dense.meta.get("quantize", "none")))
+            dense = open_vector_index(dd)
+        return _Open(d, dense)
 
     try:
         return _OPEN.get(world_file, scenario, load)
@@ -168,8 +282,9 @@ def _world_file(warehouse: Warehouse, world: str) -> str:
     return str(warehouse.world(world))
 
 
-def search(world: str, query: str, k: int, warehouse: WarehouseLike, scenario: str | None = None) -> list[SearchHit]:
-    """Ranked pages of a world's corpus for a free-text query (BM25 over title, lead, body).
+def search(world: str, query: str, k: int, warehouse: WarehouseLike, scenario: str | None = None,
+           retriever: str | None = None) -> list[SearchHit]:
+    """Ranked pages of a world's corpus for a free-text query.
 
     Args:
         world: the world name (``<warehouse>/<world>.duckdb``).
@@ -177,23 +292,58 @@ def search(world: str, query: str, k: int, warehouse: WarehouseLike, scenario: s
         k: how many results.
         warehouse: the warehouse, or its folder.
         scenario: search a scenario's corpus instead of the world's.
+        retriever: ``bm25`` (over title, lead and body), ``dense`` or ``hybrid`` (see the module doc); ``None``: the
+            retriever the corpus was indexed with (``bm25`` without a dense index).
 
     Returns:
         Up to ``k`` hits, best first, each with a snippet cut from the page's lead (a new list: the caller may
-        reorder it). An open index keeps the hits of its last queries (up to 1,024), so a repeated query is
-        not searched again until the index is rebuilt.
+        reorder it); ``score`` is BM25's, the cosine similarity, or the fused reciprocal-rank score. An open index
+        keeps the hits of its last queries (up to 1,024), so a repeated query is not searched again until the
+        index is rebuilt.
 
     Raises:
-        WarehouseError: the world file or its corpus is missing.
+        WarehouseError: the world file or its corpus is missing, or ``dense``/``hybrid`` is asked of a corpus
+            without a dense index.
+        EmbeddingError: the corpus's embedding model or endpoint cannot embed the query.
     """
     opened = _opened(_world_file(Warehouse.of(warehouse), world), scenario)
-    got = opened.hits.get((query, k))
+    how = retriever or opened.retriever
+    got = opened.hits.get((query, k, how))
     if got is None:
-        got = _search(opened, query, k)
+        if how == "bm25":
+            got = _search(opened, query, k)
+        elif how not in RETRIEVERS:
+            raise WorldforgeError(f"retriever must be one of {', '.join(RETRIEVERS)}, not {how!r}")
+        elif opened.dense is None:
+            raise WarehouseError(f"{world}: the corpus has no dense index (build one with `worldforge corpus index {world} "
+                                 f"--retriever {how} --embedding-model FOLDER`)")
+        elif how == "dense":
+            got = _dense(opened, query, k)
+        else:
+            got = _hybrid(opened, query, k)
         if len(opened.hits) >= _HITS_KEPT:
             opened.hits.clear()
-        opened.hits[(query, k)] = got
+        opened.hits[(query, k, how)] = got
     return list(got)
+
+
+def _dense(opened: _Open, query: str, k: int) -> tuple[SearchHit, ...]:
+    vector = embedder(opened.embedding).embed_queries([query])
+    words = frozenset(w.lower() for w in _WORD.findall(query))
+    return tuple(_dense_hit(opened, row, score, words) for row, score in opened.dense.search(vector, k)[0])
+
+
+def _dense_hit(opened: _Open, row: int, score: float, words: frozenset[str]) -> SearchHit:
+    return SearchHit(opened.urls[row], opened.titles[row], _snippet(opened.leads[row], words), opened.dates[row] or None,
+                     opened.types[row], score)
+
+
+def _hybrid(opened: _Open, query: str, k: int) -> tuple[SearchHit, ...]:
+    depth = max(k, HYBRID_DEPTH)
+    lexical = {h.url: h for h in _search(opened, query, depth)}
+    dense = {h.url: h for h in _dense(opened, query, depth)}
+    fused = reciprocal_rank_fusion([list(lexical), list(dense)], limit=k)
+    return tuple((lexical.get(url) or dense[url])._replace(score=score) for url, score in fused)
 
 
 def _search(opened: _Open, query: str, k: int) -> tuple[SearchHit, ...]:
