@@ -21,7 +21,7 @@ from dagster import (
 )
 
 from assets.metadata import tally_metadata
-from worldforge.corpus import writer_config
+from worldforge.corpus import RetrieverConfig, writer_config
 from worldforge.errors import WorldforgeError
 from worldforge.llm import BackendError
 from worldforge.pipeline import WORLD_STEPS, Json, Markdown, Step, StepFailed, StepResult, WorldRun
@@ -42,6 +42,36 @@ class CorpusConfig(Config):
     max_rounds: int = 2
     concurrency: int = 8
     limit: int | None = None
+
+
+class IndexConfig(Config):
+    """How ``search_index`` indexes the corpora (``worldforge corpus index``): ``retriever`` ``bm25``, ``dense`` or ``hybrid``
+    (empty: ``WORLDFORGE_RETRIEVER``; ``bm25`` there keeps a corpus's earlier dense or hybrid index, rebuilt with its
+    model), the embedding model (a sentence-transformers folder, or the served name with ``embedding_url``), the
+    prompts (empty: the model's own) and ``quantize`` (``none`` or ``sq8``); each empty field takes its
+    ``WORLDFORGE_EMBEDDING_*`` setting."""
+
+    retriever: str = ""
+    embedding_model: str = ""
+    embedding_url: str = ""
+    query_prompt: str = ""
+    document_prompt: str = ""
+    quantize: str = ""
+
+
+def retriever_config(config: IndexConfig) -> RetrieverConfig | None:
+    """The index step's retriever from its run config over the settings (``None``: BM25, keeping a corpus's earlier retriever).
+
+    Raises:
+        WorldforgeError: an unknown retriever or quantization, or dense/hybrid without an embedding model.
+    """
+    st = get_settings()
+    chosen = config.retriever or st.retriever
+    if chosen == "bm25" and not config.retriever:
+        return None
+    return RetrieverConfig.of(chosen, config.embedding_model or st.embedding_model, config.embedding_url or st.embedding_url,
+                              config.query_prompt or st.embedding_query_prompt, config.document_prompt or st.embedding_document_prompt,
+                              config.quantize or st.embedding_quantize)
 
 
 def metadata_value(value: Any) -> Any:
@@ -76,17 +106,18 @@ def world_asset(step: Step) -> AssetsDefinition:
                 required_resource_keys={"warehouse", "sources"} if first else {"warehouse"},
                 check_specs=[AssetCheckSpec(c.name, asset=step.name, description=c.description) for c in step.checks])
 
-    def run(context: AssetExecutionContext, config: CorpusConfig | None) -> MaterializeResult:
+    def run(context: AssetExecutionContext, config: CorpusConfig | IndexConfig | None) -> MaterializeResult:
         world, warehouse = context.partition_key, context.resources.warehouse
         try:
-            writer = None if config is None else writer_config(
+            writer = None if not isinstance(config, CorpusConfig) else writer_config(
                 config.writer, base_url=config.base_url or None, model=config.model or None, max_rounds=config.max_rounds,
                 concurrency=config.concurrency, limit=config.limit)
-        except ValueError as exc:  # a bad writer in the run config: one line
+            retriever = retriever_config(config) if isinstance(config, IndexConfig) else None
+        except (ValueError, WorldforgeError) as exc:  # a bad writer or retriever in the run config: one line
             raise Failure(description=str(exc)) from None
         try:
             spec_path = context.resources.sources.spec_file(world) if first else None
-            result = step.execute(WorldRun(world, warehouse.get(), spec_path, writer=writer))
+            result = step.execute(WorldRun(world, warehouse.get(), spec_path, writer=writer, retriever=retriever))
         except StepFailed as exc:
             raise Failure(description=str(exc), metadata={k: metadata_value(v) for k, v in exc.metadata.items()}) from None
         except (WorldforgeError, BackendError, FileNotFoundError) as exc:  # a user's mistake or an unreachable server: one line
@@ -97,6 +128,10 @@ def world_asset(step: Step) -> AssetsDefinition:
     if step.writer_option:
         @asset(**spec)
         def step_asset(context: AssetExecutionContext, config: CorpusConfig) -> MaterializeResult:
+            return run(context, config)
+    elif step.retriever_option:
+        @asset(**spec)
+        def step_asset(context: AssetExecutionContext, config: IndexConfig) -> MaterializeResult:
             return run(context, config)
     else:
         @asset(**spec)

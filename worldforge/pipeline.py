@@ -31,6 +31,7 @@ from worldforge.tally import Tally
 from worldforge.warehouse.layout import Warehouse, WarehouseLike
 
 if TYPE_CHECKING:
+    from worldforge.corpus.index import RetrieverConfig
     from worldforge.corpus.writer import WriterConfig
     from worldforge.spec import WorldSpec
 
@@ -141,6 +142,8 @@ class WorldRun:
         export_tasks: ``search_tasks`` also writes the WideSearch files to ``<warehouse>/tasks/<world>/``
             (``False``: the tasks stay in the world file only, as catalog worlds do; ``worldforge tasks export``
             writes them on demand).
+        retriever: how ``search_index`` indexes the corpora (BM25, dense or hybrid); ``None``: BM25, and a corpus
+            indexed dense or hybrid before keeps its retriever and model (its changed pages embedded again).
         spec: the validated spec (set by :func:`run_world`; a step run alone reads it from the world file).
         tables: the generated tables, likewise.
     """
@@ -151,6 +154,7 @@ class WorldRun:
     writer: WriterConfig | None = None
     progress: Callable[[str], None] = lambda _: None
     export_tasks: bool = True
+    retriever: RetrieverConfig | None = None
     spec: WorldSpec | None = None
     tables: dict[str, pl.DataFrame] | None = None
 
@@ -173,6 +177,7 @@ class Step:
         group: the Dagster asset group.
         pool: the concurrency pool of runs that write a shared file (``None``: the step writes the world's own files).
         writer_option: the step takes the corpus writer (``--writer``; a Dagster run config).
+        retriever_option: the step takes the retriever (``--retriever``; a Dagster run config).
     """
 
     name: str
@@ -183,6 +188,7 @@ class Step:
     group: str
     pool: str | None = None
     writer_option: bool = False
+    retriever_option: bool = False
 
     def execute(self, run: WorldRun) -> StepResult:
         """:attr:`run` on ``run`` under :func:`relaxed_gc`, its wall time in :attr:`StepResult.seconds`; raises what it raises."""
@@ -266,9 +272,15 @@ def _search_corpus(run: WorldRun) -> StepResult:
 
 
 def _search_index(run: WorldRun) -> StepResult:
-    from worldforge.corpus import index_corpora
+    from worldforge.corpus import index_world
 
-    return StepResult("search_index", metadata={"indexes": Json([str(d) for d in index_corpora(run.path)])})
+    built = index_world(run.path, run.retriever)
+    dense = [d for _, _, d in built if d is not None]
+    return StepResult("search_index", metadata={
+        "indexes": Json([str(d) for _, d, _ in built]), "retriever": (run.retriever.retriever if run.retriever else ("dense/hybrid" if dense else "bm25")),
+        **({"dense_indexes": Json([str(d.folder) for d in dense]), "vectors": sum(d.vectors for d in dense),
+            "embedded": sum(d.embedded for d in dense), "dense_bytes": sum(d.bytes for d in dense)} if dense else {}),
+    }, figures={"vectors": sum(d.vectors for d in dense)} if dense else {})
 
 
 def _search_tasks(run: WorldRun) -> StepResult:
@@ -334,8 +346,9 @@ WORLD_STEPS: tuple[Step, ...] = (
          "timeline, rumor, archive) with cell provenance: corpus_pages, corpus_facts.", ("scenario_tables",),
          (Check("no_contradicted_fact", "every value a page states equals its table cell"),), _search_corpus, group="corpora",
          writer_option=True),
-    Step("search_index", "tantivy BM25 indexes beside the world file (<world>.index, <world>.<scenario>.index).", ("search_corpus",), (),
-         _search_index, group="corpora"),
+    Step("search_index", "tantivy BM25 indexes beside the world file (<world>.index, <world>.<scenario>.index), and with a dense or hybrid "
+         "retriever FAISS indexes of the pages' vectors (<world>.dense, <world>.<scenario>.dense).", ("search_corpus",), (),
+         _search_index, group="corpora", retriever_option=True),
     Step("search_tasks", "WideSearch-style tasks of twelve kinds (search_tasks table: question, gold, evaluation, plan, provenance, hops, oracle calls) "
          "exported to WAREHOUSE/tasks/<world>/, and deep questions with one answer in nine patterns (deep_questions table).", ("search_corpus",),
          (Check("every_task_solvable", "solvable tasks were stored, and only those (an unsolvable one is rejected and counted)"),
@@ -359,7 +372,7 @@ def step_names(steps: Sequence[Step] = WORLD_STEPS) -> list[str]:
 def run_world(spec_path: str | Path, warehouse: WarehouseLike, writer: WriterConfig | None = None,
               steps: Sequence[Step] = WORLD_STEPS, progress: Callable[[str], None] | None = None,
               on_result: Callable[[StepResult], None] | None = None, spec: WorldSpec | None = None,
-              export_tasks: bool = True) -> list[StepResult]:
+              export_tasks: bool = True, retriever: RetrieverConfig | None = None) -> list[StepResult]:
     """Run a world's steps for one spec file, in order, stopping after the first step that fails a check.
 
     The spec is read and compiled once (here, or by the caller: ``spec``) and travels with the run.
@@ -373,6 +386,7 @@ def run_world(spec_path: str | Path, warehouse: WarehouseLike, writer: WriterCon
         on_result: called with each step's result as it finishes (what a caller keeps when a later step raises).
         spec: ``spec_path`` already loaded (:func:`~worldforge.spec.load_spec`); ``None``: loaded here.
         export_tasks: also write the tasks' WideSearch files to ``<warehouse>/tasks/<world>/`` (:class:`WorldRun`).
+        retriever: how the corpora are indexed (:class:`WorldRun`).
 
     Returns:
         The results of the steps that ran; the last one has failed checks when the run stopped early.
@@ -386,7 +400,7 @@ def run_world(spec_path: str | Path, warehouse: WarehouseLike, writer: WriterCon
 
     spec = spec if spec is not None else load_spec(spec_path)
     run = WorldRun(spec.world, Warehouse.of(warehouse), Path(spec_path), writer, progress or (lambda _: None),
-                   export_tasks=export_tasks, spec=spec)
+                   export_tasks=export_tasks, retriever=retriever, spec=spec)
     results: list[StepResult] = []
     for step in steps:
         run.progress(step.name)

@@ -97,6 +97,15 @@ class Settings(BaseSettings):
         max_concurrent: steps at once under the multiprocess or k8s executor (0: one per CPU).
         celery_broker, celery_backend: the Celery broker and result backend URLs.
         k8s_namespace: the Kubernetes namespace of step Jobs.
+        retriever: how the index step indexes a corpus and how it is then searched: ``bm25`` (tantivy), ``dense``
+            (an embedding model and FAISS) or ``hybrid`` (both, fused by reciprocal rank).
+        embedding_model: ``dense``/``hybrid``: a sentence-transformers model folder, or the served model's name with
+            ``embedding_url``.
+        embedding_url: an OpenAI-compatible ``/v1/embeddings`` endpoint (``vllm serve MODEL --task embed``); empty:
+            the model folder is loaded in-process.
+        embedding_query_prompt, embedding_document_prompt: prepended to queries and pages (e5: ``"query: "`` and
+            ``"passage: "``); empty: the model's own prompts, if it has any.
+        embedding_quantize: how page vectors are stored: ``none`` (float32) or ``sq8`` (8-bit, about 4x smaller).
     """
 
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", frozen=True)
@@ -127,6 +136,12 @@ class Settings(BaseSettings):
     celery_broker: str = "pyamqp://guest@localhost//"
     celery_backend: str = "rpc://"
     k8s_namespace: str = "worldforge"
+    retriever: Literal["bm25", "dense", "hybrid"] = "bm25"
+    embedding_model: str = ""
+    embedding_url: str = ""
+    embedding_query_prompt: str = ""
+    embedding_document_prompt: str = ""
+    embedding_quantize: Literal["none", "sq8"] = "none"
 
     @field_validator("warehouse", "specs", "catalog_specs", "cache_dir", mode="before")
     @classmethod

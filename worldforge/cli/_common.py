@@ -25,6 +25,8 @@ from worldforge.warehouse.layout import Warehouse
 if TYPE_CHECKING:
     import polars as pl
 
+    from worldforge.corpus import RetrieverConfig
+
 _LOG_WIDTH = 240
 """Columns of output written to a log or CI (no terminal): wide enough that names, paths and numbers never wrap."""
 
@@ -97,3 +99,20 @@ def print_frame(frame: "pl.DataFrame", title: str) -> None:
     for row in frame.iter_rows():
         table.add_row(*(escape("" if v is None else str(v)) for v in row))
     out.print(table)
+
+
+def settings_retriever() -> RetrieverConfig | None:
+    """The retriever the settings choose for the index step (``WORLDFORGE_RETRIEVER`` and ``WORLDFORGE_EMBEDDING_*``);
+    ``None`` for ``bm25``: BM25 indexes, and a corpus indexed dense or hybrid before keeps its retriever.
+
+    Raises:
+        WorldforgeError: ``dense``/``hybrid`` without an embedding model.
+    """
+    from worldforge.corpus import RetrieverConfig
+    from worldforge.settings import get_settings
+
+    st = get_settings()
+    if st.retriever == "bm25":
+        return None
+    return RetrieverConfig.of(st.retriever, st.embedding_model, st.embedding_url, st.embedding_query_prompt,
+                              st.embedding_document_prompt, st.embedding_quantize)

@@ -1,7 +1,9 @@
-"""``worldforge corpus build | search``: a world's search corpus, checked and indexed; BM25 search."""
+"""``worldforge corpus build | index | search | embedder``: a world's search corpus, checked and indexed (BM25, dense or
+hybrid); search it; build the tiny embedding model."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
@@ -11,6 +13,8 @@ from rich.table import Table
 from worldforge.cli._common import WarehouseOpt, out, print_frame, print_tally, progress, user_errors, warehouse_of
 
 app = typer.Typer(help="Search corpora of worlds: build, check, index, search.", no_args_is_help=True)
+
+RetrieverOpt = Annotated[Optional[str], typer.Option(help="bm25, dense or hybrid (default: WORLDFORGE_RETRIEVER).", show_default=False)]
 
 
 @app.command("build")
@@ -53,20 +57,82 @@ def build(
         raise typer.Exit(1)
 
 
+@app.command("index")
+def index(
+    world: Annotated[str, typer.Argument(help="World name (its corpus built with `corpus build` or `world run`).")],
+    retriever: RetrieverOpt = None,
+    embedding_model: Annotated[Optional[str], typer.Option(help="dense/hybrid: a sentence-transformers model folder, or the served model's "
+                                                                "name with --embedding-url (default: WORLDFORGE_EMBEDDING_MODEL).", show_default=False)] = None,
+    embedding_url: Annotated[Optional[str], typer.Option(help="An OpenAI-compatible /v1/embeddings endpoint, e.g. `vllm serve MODEL --task embed` "
+                                                              "(default: WORLDFORGE_EMBEDDING_URL).", show_default=False)] = None,
+    query_prompt: Annotated[Optional[str], typer.Option(help="Prepended to queries (e5: 'query: '; default: the model's own).", show_default=False)] = None,
+    document_prompt: Annotated[Optional[str], typer.Option(help="Prepended to pages (e5: 'passage: '; default: the model's own).", show_default=False)] = None,
+    quantize: Annotated[Optional[str], typer.Option(help="Page vectors as float32 (none) or 8-bit codes (sq8, about 4x smaller).", show_default=False)] = None,
+    api_key: Annotated[Optional[str], typer.Option(help="--embedding-url: bearer token for the endpoint.", show_default=False)] = None,
+    warehouse: WarehouseOpt = None,
+) -> None:
+    """(Re)build the search indexes of WORLD's corpus and its scenarios': BM25 always, and with --retriever dense or hybrid a
+    dense index (a rebuild embeds only the pages that changed). The corpus is then searched with that retriever by every
+    entry point (web_search, the servers, /retrieve)."""
+    from worldforge.corpus import RetrieverConfig, index_world
+    from worldforge.settings import get_settings
+
+    with user_errors():
+        path = warehouse_of(warehouse).world(world)
+        st = get_settings()
+        config = RetrieverConfig.of(retriever or st.retriever, embedding_model if embedding_model is not None else st.embedding_model,
+                                    embedding_url if embedding_url is not None else st.embedding_url,
+                                    query_prompt if query_prompt is not None else st.embedding_query_prompt,
+                                    document_prompt if document_prompt is not None else st.embedding_document_prompt,
+                                    quantize or st.embedding_quantize, api_key or "")
+    with user_errors(), progress() as bar:
+        task = bar.add_task("embedding pages", total=None, visible=config.retriever != "bm25")
+        built = index_world(path, config, progress=lambda name, done, total: bar.update(task, completed=done, total=total,
+                                                                                       description=f"embedding {name}"))
+    table = Table(title=f"indexes of {world} ({config.retriever})")
+    for col in ("corpus", "BM25 index", "dense index", "vectors", "embedded", "bytes"):
+        table.add_column(col)
+    for scen, bm25, dense in built:
+        table.add_row(escape(scen or "(world)"), str(bm25), str(dense.folder) if dense else "-", str(dense.vectors) if dense else "-",
+                      str(dense.embedded) if dense else "-", f"{dense.bytes:,}" if dense else "-")
+    out.print(table)
+
+
 @app.command("search")
 def search(
     world: Annotated[str, typer.Argument(help="World name.")],
     query: Annotated[str, typer.Argument(help="Free-text query.")],
     k: Annotated[int, typer.Option("-k", help="Results.")] = 10,
     scenario: Annotated[str | None, typer.Option(help="Search a scenario's corpus.")] = None,
+    retriever: Annotated[Optional[str], typer.Option(help="bm25, dense or hybrid (default: the retriever the corpus was indexed with).",
+                                                     show_default=False)] = None,
     warehouse: WarehouseOpt = None,
 ) -> None:
-    """BM25 search over a world's corpus (results as the web_search tool shows them)."""
+    """Search a world's corpus (results as the web_search tool shows them)."""
     from worldforge.corpus import search as corpus_search
 
     with user_errors():
-        hits = corpus_search(world, query, k, warehouse_of(warehouse), scenario)
+        hits = corpus_search(world, query, k, warehouse_of(warehouse), scenario, retriever=retriever)
     for i, h in enumerate(hits, start=1):
         out.print(f"[{i}] {h.url}\nTitle: {escape(h.title)}\nSnippet: {escape(h.snippet)}\nDate: {h.published or 'N/A'}\n", highlight=False)
     if not hits:
         out.print("no results")
+
+
+@app.command("embedder")
+def embedder(
+    out_dir: Annotated[Path, typer.Argument(help="Folder to write the model to.")],
+    world: Annotated[Optional[str], typer.Option(help="Train the tokenizer on this world's pages (default: generated words).", show_default=False)] = None,
+    dim: Annotated[int, typer.Option(min=8, max=4096, help="Embedding dimension.")] = 64,
+    seed: Annotated[int, typer.Option(help="Seeds the weights.")] = 0,
+    warehouse: WarehouseOpt = None,
+) -> None:
+    """Build the tiny embedding model (a static sentence-transformers model, random init, its tokenizer trained here): no
+    model can be downloaded on an offline machine; train it on `worldforge export retriever` data for real use."""
+    from worldforge.corpus import read_corpus
+    from worldforge.retrieval.tiny import build_tiny_embedding_model
+
+    with user_errors():
+        texts = read_corpus(warehouse_of(warehouse).world(world), None, dressed=False)[0]["body_md"].to_list() if world else None
+        path = build_tiny_embedding_model(out_dir, texts=texts, dim=dim, seed=seed)
+    out.print(f"embedding model ({dim} dimensions) → {path}")

@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from worldforge.cli._common import WarehouseOpt, out, print_frame, progress, user_errors, warehouse_of
+from worldforge.cli._common import WarehouseOpt, out, print_frame, progress, settings_retriever, user_errors, warehouse_of
 
 app = typer.Typer(help="Build and check fictional worlds.", no_args_is_help=True)
 
@@ -88,7 +88,8 @@ def run(
 
     with user_errors(), progress() as bar:
         task = bar.add_task("starting", total=len(WORLD_STEPS))
-        results = run_world(spec, warehouse_of(warehouse), progress=lambda name: bar.update(task, advance=1, description=name))
+        results = run_world(spec, warehouse_of(warehouse), progress=lambda name: bar.update(task, advance=1, description=name),
+                            retriever=settings_retriever())
     failed = False
     for result in results:
         verdicts = ", ".join(f"{c.name} {'[green]passed[/]' if c.passed else '[red]FAILED[/]'}" for c in result.checks) or "no check"

@@ -24,7 +24,6 @@ from worldforge.corpus.store import CorpusReport, check_corpus, fact_tally, gene
 from worldforge.corpus.vocab import column_info
 from worldforge.corpus.writer import WriterConfig, WriterReport, write_corpus_pages
 from worldforge.errors import WarehouseError, WorldforgeError
-from worldforge.retrieval.embed import EmbeddingConfig
 from worldforge.retrieval.vectors import VectorBuild
 from worldforge.runtime import paused_gc
 from worldforge.tally import Tally
@@ -117,7 +116,7 @@ def index_world(path: str | Path, retriever: RetrieverConfig | None = None,
         if config is None and (dense_dir(path, s) / "meta.json").is_file():  # keep the corpus's retriever and model
             try:
                 meta = json.loads((dense_dir(path, s) / "meta.json").read_text())
-                config = RetrieverConfig(meta.get("retriever", "dense"), EmbeddingConfig.from_stored(meta["embedding"]), meta.get("quantize", "none"))
+                config = RetrieverConfig.from_meta(meta)
             except (ValueError, KeyError, WorldforgeError):
                 config = None  # a damaged dense index: removed below would lose nothing; leave it for the user to rebuild
         dense = None

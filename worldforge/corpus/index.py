@@ -88,11 +88,16 @@ class RetrieverConfig:
             also the dense index (``hybrid`` searches both and fuses them).
         embedding: the embedding model (``dense``/``hybrid``).
         quantize: how vectors are stored (:data:`~worldforge.retrieval.vectors.QUANTIZE`: ``none`` or ``sq8``).
+        passage_words: what a page's vector is made of (:func:`dense_text`): 0, its title and lead; ``N``, its title
+            and the first ``N`` words of its article (e5 and its kind read 512 tokens at most, about 380 words). A
+            small model, or one not trained on the worlds, finds pages better by their lead: the rest of an article
+            averages the title's words away.
     """
 
     retriever: str = "bm25"
     embedding: EmbeddingConfig | None = None
     quantize: str = "none"
+    passage_words: int = 0
 
     def __post_init__(self) -> None:
         if self.retriever not in RETRIEVERS:
@@ -103,11 +108,31 @@ class RetrieverConfig:
             raise WorldforgeError(f"--retriever {self.retriever} needs an embedding model: --embedding-model FOLDER "
                                   "(a sentence-transformers model) or --embedding-url URL (an OpenAI-compatible /v1/embeddings endpoint)")
 
+    @classmethod
+    def of(cls, retriever: str, model: str = "", url: str = "", query_prompt: str = "", document_prompt: str = "",
+           quantize: str = "none", api_key: str = "", passage_words: int = 0) -> RetrieverConfig:
+        """A configuration from flat options (a CLI's, a Dagster run config's, the settings'): empty prompts mean the
+        model's own; ``bm25`` ignores the embedding options.
 
-def dense_text(title: str, article: str) -> str:
-    """What a page's vector is made of: its title and its article as plain text (links to their text, no Markdown
-    marks, whitespace collapsed)."""
-    return " ".join(f"{title}\n{plain(article)}".split())
+        Raises:
+            WorldforgeError: an unknown retriever or quantization, or ``dense``/``hybrid`` without a model.
+        """
+        embedding = None if retriever == "bm25" else EmbeddingConfig(model, url, query_prompt or None, document_prompt or None, api_key)
+        return cls(retriever, embedding, quantize, passage_words)
+
+    @classmethod
+    def from_meta(cls, meta: dict) -> RetrieverConfig:
+        """The configuration a dense index was built with (its ``meta.json``)."""
+        return cls(meta.get("retriever", "dense"), EmbeddingConfig.from_stored(meta["embedding"]), meta.get("quantize", "none"),
+                   int(meta.get("passage_words", 0)))
+
+
+def dense_text(title: str, lead: str, article: str = "", words: int = 0) -> str:
+    """What a page's vector is made of, as plain text (links to their text, no Markdown marks, whitespace collapsed):
+    its title and lead (``words`` 0: the passage a search result shows), or its title and the first ``words`` words
+    of its article (the lead is its start)."""
+    text = f"{title}\n{plain(lead)}" if words <= 0 else " ".join(f"{title}\n{plain(article)}".split()[:words])
+    return " ".join(text.split())
 
 
 def build_dense_index(world_file: str | Path, scenario: str | None, config: RetrieverConfig,
@@ -133,7 +158,7 @@ def build_dense_index(world_file: str | Path, scenario: str | None, config: Retr
     pages = read_corpus(world_file, scenario, dressed=False)[0] if corpus is None else corpus[0]
     digest = stored_hash(world_file, scenario) if corpus is None else corpus[1]
     rows = pages.select("url", "title", "lead", "body_md", "published", "page_type").to_dicts()
-    texts = [dense_text(r["title"], article_text(r)) for r in rows]
+    texts = [dense_text(r["title"], r["lead"], article_text(r), config.passage_words) for r in rows]
     extra = pl.DataFrame({"title": [r["title"] for r in rows], "lead": [r["lead"] for r in rows],
                           "published": [r["published"].isoformat() if r["published"] else None for r in rows],
                           "page_type": [r["page_type"] for r in rows]},
@@ -146,7 +171,7 @@ def build_dense_index(world_file: str | Path, scenario: str | None, config: Retr
             progress(done[0], len(texts))
 
     built = build_vector_index(dense_dir(world_file, scenario), [r["url"] for r in rows], texts, embedder(config.embedding),
-                               config.quantize, extra=extra, meta={"retriever": config.retriever, "corpus_hash": digest or ""},
+                               config.quantize, extra=extra, meta={"retriever": config.retriever, "corpus_hash": digest or "", "passage_words": config.passage_words},
                                progress=step)
     _OPEN.pop(str(world_file), scenario)
     return built
@@ -247,9 +272,7 @@ def _opened(world_file: str, scenario: str | None) -> _Open:
         dd = dense_dir(world_file, scenario)
         dense = open_vector_index(dd) if (dd / "meta.json").is_file() else None
         if dense is not None and dense.meta.get("corpus_hash") != digest:  # the corpus changed: embed its changed pages
-            build_dense_index(world_file, scenario, RetrieverConfig(dense.meta.get("retriever", "dense"),
-                                                                    EmbeddingConfig.from_stored(dense.meta["embedding"]),
-                                                                    dense.meta.get("quantize", "none")))
+            build_dense_index(world_file, scenario, RetrieverConfig.from_meta(dense.meta))
             dense = open_vector_index(dd)
         return _Open(d, dense)
 

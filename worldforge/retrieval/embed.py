@@ -142,7 +142,7 @@ def _local(config: EmbeddingConfig) -> Embedder:
     folder = Path(config.model)
     if not folder.is_dir():
         raise EmbeddingError(f"{config.model}: no such model folder (models cannot be downloaded here: give a local "
-                             "sentence-transformers folder, e.g. one `worldforge corpus tiny-embedder DIR` builds)")
+                             "sentence-transformers folder, e.g. one `worldforge corpus embedder DIR` builds)")
     if not (folder / "modules.json").is_file() and not (folder / "config.json").is_file():
         raise EmbeddingError(f"{config.model}: not a sentence-transformers or transformers model folder (no modules.json or config.json)")
     try:
