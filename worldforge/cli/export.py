@@ -1,4 +1,4 @@
-"""``worldforge export browsecomp-plus | hf | search-r1``: worlds' deep questions and corpora in BrowseComp-Plus's layout; tasks as a Hugging Face dataset; deep questions as Search-R1 training data."""
+"""``worldforge export browsecomp-plus | hf | search-r1 | retriever``: worlds' deep questions and corpora in BrowseComp-Plus's layout; tasks as a Hugging Face dataset; deep questions as Search-R1 training data; queries with positive and hard-negative pages for sentence-transformers."""
 
 from __future__ import annotations
 
@@ -90,3 +90,31 @@ def search_r1(
     done = _export(output, worlds, warehouse, "train.parquet",
                    lambda wh, names, folder, progress: export_search_r1(wh, names, folder, scenario, data_source, test_share, progress=progress))
     out.print(f"{len(done.worlds)} world(s) → {done.out} (train {done.rows['train']:,}, test {done.rows['test']:,} questions)")
+
+
+@app.command("retriever")
+def retriever(
+    output: Annotated[Path, typer.Option("-o", "--out", help="The folder to write (replaced whole): train/validation/test.parquet, ids/, queries.parquet, qrels.txt, a card.")],
+    worlds: Annotated[Optional[list[str]], typer.Option("--worlds", help="World names, repeated or comma-separated; default: every world of the warehouse.", show_default=False)] = None,
+    negatives: Annotated[int, typer.Option("--negatives", help="Hard negatives a row (columns negative_1 ... negative_N; one: negative).")] = 3,
+    positives: Annotated[int, typer.Option("--positives", help="Rows a query at most: its best positive pages, one row each.")] = 3,
+    pool: Annotated[int, typer.Option("--pool", help="BM25 hits read per query to find its hard negatives.")] = 100,
+    scenario: Annotated[Optional[str], typer.Option("--scenario", help="Export this time-shifted scenario's corpora and queries instead of the worlds' own.", show_default=False)] = None,
+    holdout: Annotated[Optional[list[str]], typer.Option("--holdout", help="Test worlds, repeated or comma-separated; default: picked by --test-share.", show_default=False)] = None,
+    test_share: Annotated[float, typer.Option("--test-share", min=0.0, max=1.0, help="Share of worlds in the test split (without --holdout).")] = 0.1,
+    validation_share: Annotated[float, typer.Option("--validation-share", min=0.0, max=1.0, help="Share of worlds in the validation split.")] = 0.1,
+    warehouse: WarehouseOpt = None,
+) -> None:
+    """Write retriever training data: one row per query and positive page with hard negatives (anchor, positive,
+    negative_1 ... negative_N), the layout sentence-transformers' MultipleNegativesRankingLoss reads; queries are deep
+    questions and wide tasks, negatives BM25 hits that are not positives and state no answer cell; split by world."""
+    from worldforge.datasets.retriever import export_retriever
+
+    held = [w.strip() for item in holdout for w in item.split(",") if w.strip()] if holdout else None
+    done = _export(output, worlds, warehouse, "qrels.txt",
+                   lambda wh, names, folder, progress: export_retriever(wh, names, folder, negatives, positives, pool, scenario, held,
+                                                                         test_share, validation_share, progress=progress))
+    rows = ", ".join(f"{s} {n:,}" for s, n in done.rows.items() if n)
+    lost = "; ".join(f"{n:,} {why}" for why, n in sorted(done.dropped.items()))
+    out.print(f"{done.kept:,} of {done.queries:,} queries from {len(done.worlds)} world(s) → {done.out} (rows: {rows})"
+              + (f"; dropped: {lost}" if lost else ""))

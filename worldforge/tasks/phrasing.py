@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 import re
 
-__all__ = ["Phrasing", "join_words"]
+__all__ = ["Phrasing", "join_words", "requirement_blocks", "without_requirements"]
 
 _REQUESTS = ("Compile", "Put together", "Build", "Prepare", "Assemble", "I need", "I'd like", "Please give me", "Draw up", "Create")
 _PREFACES = (
@@ -29,6 +29,57 @@ def join_words(items: list[str], conj: str = "and") -> str:
     if len(items) <= 2:
         return f" {conj} ".join(items)
     return ", ".join(items[:-1]) + f" {conj} " + items[-1]
+
+
+def requirement_blocks(cols: str) -> list[str]:
+    """Every wording of a wide task's output instructions for the columns ``cols`` (comma-joined), each starting with a
+    blank line: what :meth:`Phrasing.requirements` appends to a question."""
+    blocks = [
+        ("\n\nPlease output the result as a Markdown table. The table must contain the following columns: "
+         f"{cols}. Output requirements:\n\n"
+         "- Output one single Markdown table; do not split it into several tables\n"
+         "- Fill every cell as its column asks; do not leave cells out without reason\n"
+         f"- The column names, in order, are: {cols}\n"
+         '- Write dates as "Mon DD, yyyy" (for example: Feb 01, 1994)\n'
+         "- Write numbers without units or thousands separators; the unit is in the column name\n"
+         "- Output the result directly, in the format ```markdown{table}```"),
+        (f"\n\nAnswer with a single Markdown table whose columns are, in this order: {cols}.\n\nFormat rules:\n"
+         "- One Markdown table only, not several\n"
+         "- Keep the column names exactly as given, in the same order\n"
+         '- Dates as "Mon DD, yyyy" (e.g. Feb 01, 1994)\n'
+         "- Numbers as plain digits, with no units and no thousands separators (the column name carries the unit)\n"
+         "- Leave no cell empty without a reason\n"
+         "- Wrap the table in ```markdown{table}```"),
+        (f"\n\nReturn the answer as one Markdown table with exactly these columns, in order: {cols}. "
+         'Dates must read like "Feb 01, 1994" (Mon DD, yyyy); numbers carry no units and no thousands separators, since the units '
+         "are in the column names. Do not split the table, and output it directly as ```markdown{table}```."),
+        ("\n\nOutput format:\n"
+         "1. A single Markdown table (do not split it)\n"
+         f"2. Columns, in this exact order and spelling: {cols}\n"
+         '3. Dates in the form "Mon DD, yyyy" (for example: Feb 01, 1994)\n'
+         "4. Numbers without units or thousands separators; the unit is given in the column name\n"
+         "5. Fill every cell; do not omit cells without reason\n\n"
+         "Give the table directly, as ```markdown{table}```"),
+        (f"\n\nPresent the results as a Markdown table with the columns {cols} (in that order). Requirements:\n\n"
+         "- a single table, not split into parts\n"
+         "- column names exactly as listed above\n"
+         '- dates formatted "Mon DD, yyyy", e.g. Feb 01, 1994\n'
+         "- numbers without units or thousands separators (the column names give the units)\n"
+         "- every cell filled where the data exists\n"
+         "- the table output directly in the form ```markdown{table}```"),
+    ]
+    return blocks
+
+
+def without_requirements(question: str) -> str:
+    """A wide task's question without the output instructions :meth:`Phrasing.requirements` appended (the question
+    alone: what a searcher looks for); a question without them is returned as it is."""
+    sentinel = "\x00"
+    for block in requirement_blocks(sentinel):
+        at = question.rfind(block[:block.index(sentinel)])
+        if at >= 0:
+            return question[:at]
+    return question
 
 
 class Phrasing:
@@ -68,45 +119,10 @@ class Phrasing:
         return " " + self.pick([f"Round {w} to two decimals.", f"Give {w} to two decimal places.", f"{w[:1].upper() + w[1:]} should be rounded to 2 decimals."])
 
     def requirements(self, names: list[str]) -> str:
-        """The output instructions, in one of several wordings; every one asks for one Markdown table with
-        ``names`` as its columns in order, dates as "Mon DD, yyyy", numbers without units or separators, in a
-        ```markdown fence."""
-        cols = ", ".join(names)
-        blocks = [
-            ("\n\nPlease output the result as a Markdown table. The table must contain the following columns: "
-             f"{cols}. Output requirements:\n\n"
-             "- Output one single Markdown table; do not split it into several tables\n"
-             "- Fill every cell as its column asks; do not leave cells out without reason\n"
-             f"- The column names, in order, are: {cols}\n"
-             '- Write dates as "Mon DD, yyyy" (for example: Feb 01, 1994)\n'
-             "- Write numbers without units or thousands separators; the unit is in the column name\n"
-             "- Output the result directly, in the format ```markdown{table}```"),
-            (f"\n\nAnswer with a single Markdown table whose columns are, in this order: {cols}.\n\nFormat rules:\n"
-             "- One Markdown table only, not several\n"
-             "- Keep the column names exactly as given, in the same order\n"
-             '- Dates as "Mon DD, yyyy" (e.g. Feb 01, 1994)\n'
-             "- Numbers as plain digits, with no units and no thousands separators (the column name carries the unit)\n"
-             "- Leave no cell empty without a reason\n"
-             "- Wrap the table in ```markdown{table}```"),
-            (f"\n\nReturn the answer as one Markdown table with exactly these columns, in order: {cols}. "
-             'Dates must read like "Feb 01, 1994" (Mon DD, yyyy); numbers carry no units and no thousands separators, since the units '
-             "are in the column names. Do not split the table, and output it directly as ```markdown{table}```."),
-            ("\n\nOutput format:\n"
-             "1. A single Markdown table (do not split it)\n"
-             f"2. Columns, in this exact order and spelling: {cols}\n"
-             '3. Dates in the form "Mon DD, yyyy" (for example: Feb 01, 1994)\n'
-             "4. Numbers without units or thousands separators; the unit is given in the column name\n"
-             "5. Fill every cell; do not omit cells without reason\n\n"
-             "Give the table directly, as ```markdown{table}```"),
-            (f"\n\nPresent the results as a Markdown table with the columns {cols} (in that order). Requirements:\n\n"
-             "- a single table, not split into parts\n"
-             "- column names exactly as listed above\n"
-             '- dates formatted "Mon DD, yyyy", e.g. Feb 01, 1994\n'
-             "- numbers without units or thousands separators (the column names give the units)\n"
-             "- every cell filled where the data exists\n"
-             "- the table output directly in the form ```markdown{table}```"),
-        ]
-        return self.rng.choice(blocks)
+        """The output instructions, in one of several wordings (:func:`requirement_blocks`); every one asks for one
+        Markdown table with ``names`` as its columns in order, dates as "Mon DD, yyyy", numbers without units or
+        separators, in a ```markdown fence."""
+        return self.rng.choice(requirement_blocks(", ".join(names)))
 
 
 def capitalized(text: str) -> str:
