@@ -122,17 +122,28 @@ def search(
 @app.command("embedder")
 def embedder(
     out_dir: Annotated[Path, typer.Argument(help="Folder to write the model to.")],
-    world: Annotated[Optional[str], typer.Option(help="Train the tokenizer on this world's pages (default: generated words).", show_default=False)] = None,
+    world: Annotated[Optional[str], typer.Option(help="Train the tokenizer on this world's pages and fine-tune the model on its "
+                                                      "title-passage pairs (default: generated words, untrained).", show_default=False)] = None,
     dim: Annotated[int, typer.Option(min=8, max=4096, help="Embedding dimension.")] = 64,
-    seed: Annotated[int, typer.Option(help="Seeds the weights.")] = 0,
+    epochs: Annotated[int, typer.Option(min=0, help="With --world: passes over its title-passage pairs (0: leave the model untrained).")] = 3,
+    seed: Annotated[int, typer.Option(help="Seeds the weights and the training.")] = 0,
     warehouse: WarehouseOpt = None,
 ) -> None:
-    """Build the tiny embedding model (a static sentence-transformers model, random init, its tokenizer trained here): no
-    model can be downloaded on an offline machine; train it on `worldforge export retriever` data for real use."""
+    """Build the tiny embedding model: a static sentence-transformers model (the mean of its token vectors), its tokenizer
+    trained here, and with --world fine-tuned on that world's page titles and passages (no model can be downloaded on an
+    offline machine). Train it further on `worldforge export retriever` data (docs/search.md)."""
     from worldforge.corpus import read_corpus
+    from worldforge.corpus.index import title_pairs
     from worldforge.retrieval.tiny import build_tiny_embedding_model
+    from worldforge.retrieval.train import train_embedding_model
 
     with user_errors():
-        texts = read_corpus(warehouse_of(warehouse).world(world), None, dressed=False)[0]["body_md"].to_list() if world else None
-        path = build_tiny_embedding_model(out_dir, texts=texts, dim=dim, seed=seed)
-    out.print(f"embedding model ({dim} dimensions) → {path}")
+        path = warehouse_of(warehouse).world(world) if world else None
+        texts = read_corpus(path, None, dressed=False)[0]["body_md"].to_list() if path else None
+        built = build_tiny_embedding_model(out_dir, texts=texts, dim=dim, seed=seed)
+        if path is not None and epochs:
+            with progress() as bar:
+                bar.add_task(f"fine-tuning on {world}'s title-passage pairs", total=None)
+                report = train_embedding_model(built, title_pairs(path), built, epochs=epochs, seed=seed)
+            out.print(f"fine-tuned: {report.examples} pairs, {report.steps} steps, loss {report.loss:.4f}")
+    out.print(f"embedding model ({dim} dimensions) → {built}")

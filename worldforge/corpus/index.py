@@ -41,8 +41,8 @@ from worldforge.warehouse.atomic import atomic_dir
 from worldforge.warehouse.cache import FileCache
 from worldforge.warehouse.layout import Warehouse, WarehouseLike
 
-__all__ = ["RETRIEVERS", "RetrieverConfig", "SearchHit", "build_dense_index", "build_index", "dense_dir", "index_dir",
-           "open_index", "search"]
+__all__ = ["RETRIEVERS", "RetrieverConfig", "SearchHit", "build_dense_index", "build_index", "dense_dir", "dense_text", "index_dir",
+           "open_index", "search", "title_pairs"]
 
 RETRIEVERS = ("bm25", "dense", "hybrid")
 """The retrievers a corpus can be searched with."""
@@ -133,6 +133,19 @@ def dense_text(title: str, lead: str, article: str = "", words: int = 0) -> str:
     of its article (the lead is its start)."""
     text = f"{title}\n{plain(lead)}" if words <= 0 else " ".join(f"{title}\n{plain(article)}".split()[:words])
     return " ".join(text.split())
+
+
+def title_pairs(world_file: str | Path, scenario: str | None = None, passage_words: int = 0) -> dict[str, list[str]]:
+    """Weak supervision for an embedding model from a corpus: ``{"anchor": page titles, "positive": the pages' passages
+    (:func:`dense_text`)}``, one row per page, in URL order — title-passage pairs, as e5's pre-training pairs from the
+    web (Wang et al., 2022) — for :func:`~worldforge.retrieval.train.train_embedding_model`.
+
+    Raises:
+        WarehouseError: the world file has no corpus.
+    """
+    pages = read_corpus(world_file, scenario, dressed=False)[0]
+    rows = pages.select("title", "lead", "body_md").to_dicts()
+    return {"anchor": [r["title"] for r in rows], "positive": [dense_text(r["title"], r["lead"], r["body_md"], passage_words) for r in rows]}
 
 
 def build_dense_index(world_file: str | Path, scenario: str | None, config: RetrieverConfig,

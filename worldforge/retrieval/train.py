@@ -8,6 +8,8 @@ in the manner of e5's title-passage pairs, from a corpus's page titles and passa
 
 from __future__ import annotations
 
+import contextlib
+import io
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,12 +71,13 @@ def train_embedding_model(model_dir: str | Path, rows: dict[str, list[str]], out
     with tempfile.TemporaryDirectory() as tmp:
         args = SentenceTransformerTrainingArguments(
             output_dir=tmp, num_train_epochs=epochs, max_steps=max_steps, per_device_train_batch_size=batch_size,
-            learning_rate=learning_rate, seed=seed, report_to="none", save_strategy="no", logging_steps=10,
+            learning_rate=learning_rate, seed=seed, report_to="none", save_strategy="no", logging_steps=10, log_level="error",
             use_cpu=True, disable_tqdm=True, prompts={c: p for c, p in col_prompts.items() if p} or None,
             batch_sampler="no_duplicates",
         )
         trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=data, loss=MultipleNegativesRankingLoss(model))
-        result = trainer.train()
+        with contextlib.redirect_stdout(io.StringIO()):  # the trainer prints each logged step's dict
+            result = trainer.train()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     model.save(str(out))

@@ -1,0 +1,168 @@
+"""Dense and hybrid retrieval: the tiny embedding model, FAISS indexes cached by text hash, reciprocal-rank fusion, the
+index step's retriever, and every entry point searching with it (web_search, /retrieve, the oracle suite with its
+perturbations and leakage probes)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip("faiss")
+pytest.importorskip("sentence_transformers")
+
+from tests.conftest_worlds import built_world  # noqa: E402
+from worldforge.corpus import RetrieverConfig, dense_dir, index_world, read_corpus, search  # noqa: E402
+from worldforge.corpus.index import title_pairs  # noqa: E402
+from worldforge.errors import WarehouseError, WorldforgeError  # noqa: E402
+from worldforge.retrieval.embed import EmbeddingConfig, EmbeddingError, embedder  # noqa: E402
+from worldforge.retrieval.fusion import reciprocal_rank_fusion  # noqa: E402
+from worldforge.retrieval.tiny import build_tiny_embedding_model  # noqa: E402
+from worldforge.retrieval.train import train_embedding_model  # noqa: E402
+from worldforge.retrieval.vectors import build_vector_index, open_vector_index  # noqa: E402
+
+WORLD = "smartphones_2029"
+
+
+@pytest.fixture(scope="module")
+def dense_world(specs, tmp_path_factory):
+    """A world with its corpus, and a tiny embedding model trained on its title-passage pairs: ``(warehouse, world file,
+    model folder, untrained model folder)``."""
+    wh = tmp_path_factory.mktemp("dense-wh")
+    path = built_world(specs[WORLD], wh)
+    pages = read_corpus(path, None, dressed=False)[0]
+    untrained = build_tiny_embedding_model(wh / "models" / "untrained", texts=pages["body_md"].to_list())
+    trained = wh / "models" / "trained"
+    report = train_embedding_model(untrained, title_pairs(path), trained, epochs=3)
+    assert report.steps > 0 and np.isfinite(report.loss)
+    return wh, path, trained, untrained
+
+
+def test_the_static_fast_path_gives_the_models_own_vectors(dense_world):
+    """Queries embedded without sentence-transformers' encode loop equal what ``model.encode`` returns, prompt included."""
+    from sentence_transformers import SentenceTransformer
+
+    _, _, model_dir, _ = dense_world
+    emb = embedder(EmbeddingConfig(str(model_dir)))
+    texts = ["Xiaomi Nova 11 Pro battery capacity", "", "launch price of the phones announced in 2029"]
+    ours = emb.embed_queries(texts)
+    model = SentenceTransformer(str(model_dir), device="cpu")
+    theirs = model.encode([model.prompts["query"] + t for t in texts], normalize_embeddings=True)
+    assert ours.shape == (3, 64)
+    assert np.allclose(ours, theirs, atol=1e-5)
+    assert np.allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
+
+
+def test_reciprocal_rank_fusion_follows_the_paper():
+    fused = dict(reciprocal_rank_fusion([["a", "b", "c"], ["c", "a", "d"]], k=60))
+    assert fused["a"] == pytest.approx(1 / 61 + 1 / 62)
+    assert fused["c"] == pytest.approx(1 / 63 + 1 / 61)
+    assert fused["d"] == pytest.approx(1 / 63)
+    order = [d for d, _ in reciprocal_rank_fusion([["a", "b", "c"], ["c", "a", "d"]])]
+    assert order == ["a", "c", "b", "d"]  # b (1/62) beats d (1/63): ranks, never raw scores
+    assert reciprocal_rank_fusion([["x", "x", "y"]], limit=1) == [("x", pytest.approx(1 / 61))]
+
+
+def test_a_rebuild_embeds_only_the_texts_that_changed(dense_world, tmp_path):
+    _, _, model_dir, untrained = dense_world
+    emb = embedder(EmbeddingConfig(str(model_dir)))
+    texts = [f"page {i} about phone model {i}" for i in range(50)]
+    first = build_vector_index(tmp_path / "v", [f"u{i}" for i in range(50)], texts, emb)
+    assert (first.vectors, first.embedded, first.dim) == (50, 50, 64)
+    texts[7] = "a changed page"
+    again = build_vector_index(tmp_path / "v", [f"u{i}" for i in range(50)], texts, emb)
+    assert again.embedded == 1
+    index = open_vector_index(tmp_path / "v")
+    hits = index.search(emb.embed_documents(["a changed page"]), 3)[0]
+    assert hits[0][0] == 7 and hits[0][1] == pytest.approx(1.0, abs=1e-4)  # the changed page's new vector, not its old one
+    other = build_vector_index(tmp_path / "v", [f"u{i}" for i in range(50)], texts, embedder(EmbeddingConfig(str(untrained))))
+    assert other.embedded == 50  # another model: nothing reused
+    sq8 = build_vector_index(tmp_path / "q", [f"u{i}" for i in range(50)], texts, emb, quantize="sq8")
+    assert sq8.bytes < first.bytes / 2
+    with pytest.raises(WorldforgeError, match="quantize"):
+        build_vector_index(tmp_path / "x", ["a"], ["a"], emb, quantize="pq")
+
+
+def test_the_index_step_builds_and_keeps_the_retriever(dense_world):
+    wh, path, model_dir, _ = dense_world
+    bm25_before = search(WORLD, "Xiaomi battery capacity", 10, wh)
+    built = index_world(path, RetrieverConfig.of("hybrid", str(model_dir)))
+    scenarios = [s for s, _, _ in built]
+    assert scenarios[0] is None and len(scenarios) >= 2
+    for scen, _, dense in built:
+        pages = read_corpus(path, scen, dressed=False)[0]
+        assert dense is not None and dense.vectors == pages.height
+        assert json.loads((dense_dir(path, scen) / "meta.json").read_text())["retriever"] == "hybrid"
+    # the corpus is searched with its retriever by default; bm25 on request gives what it gave before
+    hybrid = search(WORLD, "Xiaomi battery capacity", 10, wh)
+    assert hybrid == search(WORLD, "Xiaomi battery capacity", 10, wh, retriever="hybrid")
+    assert search(WORLD, "Xiaomi battery capacity", 10, wh, retriever="bm25") == bm25_before
+    dense = search(WORLD, "Xiaomi battery capacity", 10, wh, retriever="dense")
+    assert len(dense) == 10 and all(-1.0 <= h.score <= 1.0001 for h in dense)
+    assert [h.score for h in dense] == sorted((h.score for h in dense), reverse=True)
+    assert all(h.title and h.page_type for h in dense)
+    assert {h.url for h in hybrid} <= {h.url for h in search(WORLD, "Xiaomi battery capacity", 50, wh, retriever="bm25")} | \
+        {h.url for h in search(WORLD, "Xiaomi battery capacity", 50, wh, retriever="dense")}
+    # a page named in the query is found by its title
+    title = read_corpus(path, None, dressed=False)[0].filter(page_type="encyclopedia")["title"][3]
+    assert title in [h.title for h in search(WORLD, title, 5, wh, retriever="dense")]
+    # None keeps the stored retriever and reuses every vector
+    again = index_world(path, None)
+    assert all(d is not None and d.embedded == 0 for _, _, d in again)
+
+
+def test_every_entry_point_searches_with_the_corpus_retriever(dense_world):
+    """web_search of the environment and Search-R1's /retrieve give the dense or hybrid ranking, and the oracle still
+    solves every task and deep question through them, perturbed episodes and leakage probes included."""
+    from fastapi.testclient import TestClient
+
+    from worldforge.rl.retrieve import create_retrieve_app
+    from worldforge.simenv.env import SearchEnv
+    from worldforge.simenv.oracle import run_oracle_suite
+    from worldforge.tasks.store import build_tasks
+
+    wh, path, model_dir, _ = dense_world
+    build_tasks(path)
+    for how in ("dense", "hybrid"):
+        index_world(path, RetrieverConfig.of(how, str(model_dir)))
+        query = "announced models of Apple"
+        expected = [h.url for h in search(WORLD, query, 10, wh, retriever=how)]
+        env = SearchEnv(WORLD, warehouse=wh)
+        obs = env.step({"name": "web_search", "arguments": {"query": query}})
+        shown = [line for line in obs.text.splitlines() if line.startswith("[")]
+        assert [s.split(" ", 1)[1] for s in shown] == expected
+        client = TestClient(create_retrieve_app(WORLD, wh))
+        got = client.post("/retrieve", json={"queries": [query], "topk": 5, "return_scores": True}).json()
+        assert [d["document"]["id"] for d in got["result"][0]] == expected[:5]
+        suite = run_oracle_suite(WORLD, wh)
+        assert suite.solved, f"{how}: the oracle no longer solves every task"
+        assert not suite.deep_wrong, f"{how}: {suite.deep_wrong}"
+        assert suite.leak_free
+
+
+def test_dense_mistakes_get_one_clear_line(dense_world, tmp_path):
+    wh, path, _, _ = dense_world
+    index_world(path, RetrieverConfig("bm25"))  # bm25 explicitly: the dense indexes go
+    assert not dense_dir(path).exists()
+    with pytest.raises(WarehouseError, match="no dense index"):
+        search(WORLD, "anything", 5, wh, retriever="dense")
+    with pytest.raises(WorldforgeError, match="needs an embedding model"):
+        RetrieverConfig.of("dense")
+    with pytest.raises(EmbeddingError, match="no such model folder"):
+        embedder(EmbeddingConfig(str(tmp_path / "missing")))
+    (tmp_path / "junk").mkdir()
+    with pytest.raises(EmbeddingError, match="not a sentence-transformers"):
+        embedder(EmbeddingConfig(str(tmp_path / "junk")))
+    for args in (["--retriever", "dense"], ["--retriever", "dense", "--embedding-model", str(tmp_path / "missing")],
+                 ["--retriever", "lexical"]):
+        done = subprocess.run([sys.executable, "-m", "worldforge", "corpus", "index", WORLD, "-w", str(wh), *args],
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode != 0
+        assert "Traceback" not in done.stderr + done.stdout
+        assert done.stderr.strip().count("\n") <= 1, done.stderr
+    assert not dense_dir(path).exists()  # a failed dense build leaves nothing half-written
+    shutil.rmtree(tmp_path / "junk")
