@@ -218,14 +218,17 @@ def train_tiny_model(base: Path, pairs: list[tuple[str, str]], out: Path, epochs
     and ``MultipleNegativesRankingLoss`` (in-batch negatives), the e5 prompts applied as at search time; saved to ``out``."""
     from datasets import Dataset
     from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer, SentenceTransformerTrainingArguments
-    from sentence_transformers.losses import MultipleNegativesRankingLoss
+    try:
+        from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+    except ImportError:  # sentence-transformers before 6
+        from sentence_transformers.losses import MultipleNegativesRankingLoss
 
     model = SentenceTransformer(str(base), device="cpu")
     prompts = model.prompts or {}
     data = Dataset.from_dict({"anchor": [a for a, _ in pairs], "positive": [p for _, p in pairs]})
     args = SentenceTransformerTrainingArguments(
         output_dir=str(out / "_trainer"), num_train_epochs=epochs, per_device_train_batch_size=batch, learning_rate=0.05,
-        warmup_ratio=0.1, save_strategy="no", logging_strategy="no", report_to=[], seed=0, use_cpu=True,
+        warmup_steps=0.1, save_strategy="no", logging_strategy="no", report_to=[], seed=0, use_cpu=True, disable_tqdm=True,
         prompts={"anchor": prompts.get("query", ""), "positive": prompts.get("document", "")}, dataloader_drop_last=True,
     )
     SentenceTransformerTrainer(model=model, args=args, train_dataset=data, loss=MultipleNegativesRankingLoss(model)).train()
