@@ -99,6 +99,7 @@ bench: $(STAMP)  ## bench/simenv.py, bench/rl.py and bench/load.py read the demo
 	$(BIN)/python bench/world_model.py
 	$(BIN)/python bench/datasets.py
 	$(BIN)/python bench/fuzz.py
+	$(BIN)/python bench/retrieval.py  # BM25, dense (tiny model) and hybrid against the evidence and gold pages
 	$(BIN)/python bench/catalog.py --no-fail  # 1,000 generated worlds end to end: about half an hour on 2 cores
 
 ## The Dagster UI on http://WORLDFORGE_HOST:WORLDFORGE_UI_PORT (default http://127.0.0.1:3000)

@@ -25,6 +25,7 @@ BENCHES = {
     "load": ["--small", "--no-fail"],
     "simenv": ["--small"],
     "rl": ["--small"],
+    "retrieval": ["--small"],
 }
 NEEDS_A_WORLD = {"simenv", "rl"}  # given the warehouse of the fixture below (load builds its own)
 
