@@ -48,8 +48,9 @@ class IndexConfig(Config):
     """How ``search_index`` indexes the corpora (``worldforge corpus index``): ``retriever`` ``bm25``, ``dense`` or ``hybrid``
     (empty: ``WORLDFORGE_RETRIEVER``; ``bm25`` there keeps a corpus's earlier dense or hybrid index, rebuilt with its
     model), the embedding model (a sentence-transformers folder, or the served name with ``embedding_url``), the
-    prompts (empty: the model's own) and ``quantize`` (``none`` or ``sq8``); each empty field takes its
-    ``WORLDFORGE_EMBEDDING_*`` setting."""
+    prompts (empty: the model's own), ``quantize`` (``none`` or ``sq8``) and ``passage_words`` (0: a page's title and
+    lead; N: its title and first N words); each empty field (-1 for ``passage_words``) takes its ``WORLDFORGE_EMBEDDING_*``
+    setting."""
 
     retriever: str = ""
     embedding_model: str = ""
@@ -57,6 +58,7 @@ class IndexConfig(Config):
     query_prompt: str = ""
     document_prompt: str = ""
     quantize: str = ""
+    passage_words: int = -1
 
 
 def retriever_config(config: IndexConfig) -> RetrieverConfig | None:
@@ -71,7 +73,8 @@ def retriever_config(config: IndexConfig) -> RetrieverConfig | None:
         return None
     return RetrieverConfig.of(chosen, config.embedding_model or st.embedding_model, config.embedding_url or st.embedding_url,
                               config.query_prompt or st.embedding_query_prompt, config.document_prompt or st.embedding_document_prompt,
-                              config.quantize or st.embedding_quantize)
+                              config.quantize or st.embedding_quantize,
+                              passage_words=config.passage_words if config.passage_words >= 0 else st.embedding_passage_words)
 
 
 def metadata_value(value: Any) -> Any:

@@ -18,11 +18,13 @@ k=10: the open index's hit cache never answers), as queries/s, and the ratio den
 issue: dense >= 0.5x BM25's queries/s with the tiny model); index build time per world (BM25, dense) and the
 dense index's bytes, exact and ``sq8``.
 
+The model of these figures is the one ``worldforge corpus embedder --world`` builds: random init, then fine-tuned on
+the world's own page titles and passages (weak supervision, as e5's title-passage pairs).
+
 ``--train``: :func:`train_and_evaluate`, the held-out experiment: a tiny model trained with sentence-transformers'
-own trainer (``MultipleNegativesRankingLoss``) on (deep question, evidence page text) pairs of training worlds
-(the bundled specs at other seeds), evaluated on the benchmark's worlds against the untrained model of the same
-shape and tokenizer, and against BM25. The pairs are built here from the deep questions; once
-``worldforge export retriever`` exists, :func:`training_pairs` is the one hook to point at its files.
+own trainer (``MultipleNegativesRankingLoss``, hard negatives included) on ``worldforge export retriever`` rows of
+``--train-worlds`` catalog worlds (topics none of the benchmark's worlds has), evaluated on the benchmark's worlds
+against the untrained model of the same shape and tokenizer, and against BM25, dense and hybrid each.
 
 Usage: python bench/retrieval.py [--small] [--catalog N] [--train [--train-worlds 6 --epochs 1]]
 """
@@ -46,10 +48,11 @@ sys.path[:] = [str(ROOT)] + [p for p in sys.path if Path(p or ".").resolve() != 
 import pytrec_eval  # noqa: E402
 
 from worldforge.corpus import build_checked_corpus, read_corpus, search  # noqa: E402
-from worldforge.corpus.index import RetrieverConfig, build_dense_index, build_index  # noqa: E402
+from worldforge.corpus.index import RetrieverConfig, build_dense_index, build_index, title_pairs  # noqa: E402
 from worldforge.corpus.store import article_text  # noqa: E402
 from worldforge.retrieval.embed import EmbeddingConfig, embedder  # noqa: E402
 from worldforge.retrieval.tiny import build_tiny_embedding_model  # noqa: E402
+from worldforge.retrieval.train import train_embedding_model  # noqa: E402
 from worldforge.tasks.deep import read_deep_questions  # noqa: E402
 from worldforge.tasks.store import build_tasks, read_tasks  # noqa: E402
 from worldforge.warehouse import build_world_file  # noqa: E402
@@ -173,10 +176,10 @@ def speed(worlds: list[tuple[World, Path, Path]], per_world: int) -> dict[str, f
 
 
 def metrics_table(rows: dict[tuple[str, str], list[dict[str, float]]]) -> list[str]:
-    out = [f"{'query set':<14} {'retriever':<10} {'queries':>7} " + " ".join(f"{h:>8}" for _, h in COLUMNS)]
+    out = [f"{'query set':<14} {'retriever':<16} {'queries':>7} " + " ".join(f"{h:>8}" for _, h in COLUMNS)]
     for (qset, how), per_query in sorted(rows.items(), key=lambda kv: (kv[0][0], RETRIEVERS.index(kv[0][1]) if kv[0][1] in RETRIEVERS else 9, kv[0][1])):
         means = [statistics.mean(q[m] for q in per_query) for m, _ in COLUMNS]
-        out.append(f"{qset:<14} {how:<10} {len(per_query):>7} " + " ".join(f"{v:>8.3f}" for v in means))
+        out.append(f"{qset:<14} {how:<16} {len(per_query):>7} " + " ".join(f"{v:>8.3f}" for v in means))
     return out
 
 
@@ -194,84 +197,63 @@ def specs_to_run(args, tmp: Path) -> list[Path]:
 # --- training (``--train``) ------------------------------------------------------------------------------------------
 
 
-def training_pairs(world_files: list[Path]) -> list[tuple[str, str]]:
-    """(query, positive document text) pairs to train a retriever on, from ``world_files``.
+def training_rows(tmp: Path, train_worlds: int) -> tuple[dict[str, list[str]], list[str], int, int]:
+    """The training set of the held-out experiment: ``train_worlds`` catalog worlds (``generate_catalog(n, seed=7)``:
+    topics of the archetype library, none of them a bundled world's), each built with its corpus and tasks, exported
+    with ``worldforge export retriever`` (every world in the train split) and read back as sentence-transformers'
+    columns (``anchor``, ``positive``, ``negative_1..3``). Returns ``(rows, the worlds' page texts, queries, worlds)``."""
+    import polars as pl
 
-    HOOK: built here from each deep question and each of its evidence pages (title and article, as the dense index
-    embeds them). When ``worldforge export retriever`` lands, read its export of the same worlds here instead (its
-    query/positive pairs, and its hard negatives as a third column for ``MultipleNegativesRankingLoss``); the rest of
-    :func:`train_and_evaluate` is unchanged.
-    """
-    from worldforge.corpus.index import dense_text
+    from worldforge.catalog.generate import generate_catalog
+    from worldforge.datasets.retriever import export_retriever
 
-    pairs = []
-    for path in world_files:
-        pages = read_corpus(path, None, dressed=False)[0]
-        text = {r["url"]: dense_text(r["title"], article_text(r)) for r in pages.iter_rows(named=True)}
-        for q in read_deep_questions(path):
-            pairs += [(q.question, text[u]) for u in q.evidence_urls if u in text]
-    return pairs
-
-
-def train_tiny_model(base: Path, pairs: list[tuple[str, str]], out: Path, epochs: int = 1, batch: int = 64) -> Path:
-    """Train a copy of the static model ``base`` on ``pairs`` with sentence-transformers' ``SentenceTransformerTrainer``
-    and ``MultipleNegativesRankingLoss`` (in-batch negatives), the e5 prompts applied as at search time; saved to ``out``."""
-    from datasets import Dataset
-    from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer, SentenceTransformerTrainingArguments
-    try:
-        from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
-    except ImportError:  # sentence-transformers before 6
-        from sentence_transformers.losses import MultipleNegativesRankingLoss
-
-    model = SentenceTransformer(str(base), device="cpu")
-    prompts = model.prompts or {}
-    data = Dataset.from_dict({"anchor": [a for a, _ in pairs], "positive": [p for _, p in pairs]})
-    args = SentenceTransformerTrainingArguments(
-        output_dir=str(out / "_trainer"), num_train_epochs=epochs, per_device_train_batch_size=batch, learning_rate=0.05,
-        warmup_steps=0.1, save_strategy="no", logging_strategy="no", report_to=[], seed=0, use_cpu=True, disable_tqdm=True,
-        prompts={"anchor": prompts.get("query", ""), "positive": prompts.get("document", "")}, dataloader_drop_last=True,
-    )
-    SentenceTransformerTrainer(model=model, args=args, train_dataset=data, loss=MultipleNegativesRankingLoss(model)).train()
-    model.save(str(out))
-    return out
+    wh = tmp / "train-wh"
+    names, texts = [], []
+    for spec in generate_catalog(train_worlds, 7, tmp / "train-specs").paths:
+        try:
+            path, pages = build_bench_world(spec, wh)
+        except SystemExit:  # a generated spec whose world breaks an invariant: not a training world
+            continue
+        names.append(path.name[: -len(".duckdb")])
+        texts += pages
+    export = export_retriever(wh, names, tmp / "train-export", test_share=0.0, validation_share=0.0)
+    frame = pl.read_parquet(export.out / "train.parquet")
+    return {c: frame[c].to_list() for c in frame.columns}, texts, export.kept, len(names)
 
 
 def train_and_evaluate(tmp: Path, eval_worlds: list[World], train_worlds: int, epochs: int) -> list[str]:
-    """The held-out experiment (module doc): training worlds are the bundled specs at seeds 1, 2, ...; the
-    benchmark's worlds (seed 0, other catalog worlds) are never trained on. Returns the table's lines."""
-    specs = sorted((ROOT / "world_specs").glob("*.yaml"))
+    """The held-out experiment (module doc): a model trained on the retriever export of catalog worlds, evaluated on
+    the benchmark's worlds (never trained on) against the untrained model of the same shape and tokenizer, and against
+    BM25. Returns the table's lines."""
+    import shutil
+
+    from worldforge.retrieval.train import train_embedding_model
+
     t0 = time.perf_counter()
-    files, texts = [], []
-    for i in range(train_worlds):
-        path, pages = build_bench_world(specs[i % len(specs)], tmp / f"train{i}", seed=1 + i)
-        files.append(path)
-        texts += pages
-    pairs = training_pairs(files)
+    rows, texts, queries, built = training_rows(tmp, train_worlds)
     base = build_tiny_embedding_model(tmp / "shared-untrained", texts=texts)
     t1 = time.perf_counter()
-    trained = train_tiny_model(base, pairs, tmp / "shared-trained", epochs=epochs)
+    trained = train_embedding_model(base, rows, tmp / "shared-trained", epochs=epochs).out_dir
     t2 = time.perf_counter()
-    rows: dict[tuple[str, str], list[dict[str, float]]] = defaultdict(list)
+    table: dict[tuple[str, str], list[dict[str, float]]] = defaultdict(list)
     for name, model in (("untrained", base), ("trained", trained)):
         for w in eval_worlds:
             wh = tmp / f"train-eval-{name}"
             wh.mkdir(exist_ok=True)
-            import shutil
-
             copy = wh / w.path.name
             shutil.copy2(w.path, copy)
             build_index(copy)
-            build_dense_index(copy, None, RetrieverConfig("dense", EmbeddingConfig(str(model))))
-            for qset, queries in w.queries.items():
+            build_dense_index(copy, None, RetrieverConfig("hybrid", EmbeddingConfig(str(model))))
+            for qset, qs in w.queries.items():
                 if name == "untrained":
-                    run = run_queries(w.name, wh, queries, "bm25")
-                    rows[(qset, "bm25")] += evaluate(w.qrels[qset], run).values()
-                run = run_queries(w.name, wh, queries, "dense")
-                rows[(qset, f"{name}")] += evaluate(w.qrels[qset], run).values()
-    head = (f"training: {len(pairs)} (question, evidence page) pairs from {train_worlds} worlds (bundled specs, seeds 1..{train_worlds}); "
-            f"worlds + tokenizer {t1 - t0:.0f} s, {epochs} epoch(s) of MultipleNegativesRankingLoss {t2 - t1:.0f} s; "
-            f"evaluated on the {len(eval_worlds)} held-out benchmark world(s), dense with the shared-tokenizer model")
-    return [head, *metrics_table(rows)]
+                    table[(qset, "bm25")] += evaluate(w.qrels[qset], run_queries(w.name, wh, qs, "bm25")).values()
+                table[(qset, f"dense {name}")] += evaluate(w.qrels[qset], run_queries(w.name, wh, qs, "dense")).values()
+                table[(qset, f"hybrid {name}")] += evaluate(w.qrels[qset], run_queries(w.name, wh, qs, "hybrid")).values()
+    head = (f"training: the retriever export of {built} catalog worlds (generate_catalog seed 7), {queries} queries, "
+            f"{len(rows['anchor'])} rows (anchor, positive, {sum(c.startswith('negative') for c in rows)} hard negatives); "
+            f"worlds + export + tokenizer {t1 - t0:.0f} s, {epochs} epoch(s) of MultipleNegativesRankingLoss {t2 - t1:.0f} s; "
+            f"evaluated on the {len(eval_worlds)} held-out benchmark world(s)")
+    return [head, *metrics_table(table)]
 
 
 def main() -> int:
@@ -280,7 +262,7 @@ def main() -> int:
     ap.add_argument("--catalog", type=int, default=0, metavar="N", help="also the first N worlds of generate_catalog(N, seed=0)")
     ap.add_argument("--speed-queries", type=int, default=400, help="distinct queries per world for queries/s")
     ap.add_argument("--train", action="store_true", help="also train a tiny model on other worlds and evaluate it on these")
-    ap.add_argument("--train-worlds", type=int, default=6)
+    ap.add_argument("--train-worlds", type=int, default=8, help="--train: catalog worlds to train on")
     ap.add_argument("--epochs", type=int, default=1)
     args = ap.parse_args()
     if args.small:
@@ -296,6 +278,7 @@ def main() -> int:
             w = World(path.name[: -len(".duckdb")], path, len(texts))
             w.queries, w.qrels = judged_queries(path)
             model = build_tiny_embedding_model(wh / "tiny-embedder", texts=texts)
+            train_embedding_model(model, title_pairs(path), model, epochs=3)  # what `corpus embedder --world` builds
             index_world_timed(w, model, wh)
             copy = sq8_copy(w, model, tmp / f"w{i}-sq8")
             worlds.append((w, wh, copy.parent))
@@ -306,7 +289,8 @@ def main() -> int:
         qps = speed(worlds, args.speed_queries)
         train_lines = train_and_evaluate(tmp, [w for w, _, _ in worlds], args.train_worlds, args.epochs) if args.train else []
 
-    print(f"retrieval: {len(worlds)} world(s), tiny static model (dim 64, random init, tokenizer trained on each world's pages), "
+    print(f"retrieval: {len(worlds)} world(s), tiny static model (dim 64, tokenizer trained on each world's pages, fine-tuned on its "
+          f"title-passage pairs: `worldforge corpus embedder --world`), "
           f"{time.perf_counter() - started:.0f} s")
     for w, _, _ in worlds:
         print(f"  {w.name}: {w.pages} pages; queries " + ", ".join(f"{k} {len(v)}" for k, v in sorted(w.queries.items()))

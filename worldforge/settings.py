@@ -106,6 +106,8 @@ class Settings(BaseSettings):
         embedding_query_prompt, embedding_document_prompt: prepended to queries and pages (e5: ``"query: "`` and
             ``"passage: "``); empty: the model's own prompts, if it has any.
         embedding_quantize: how page vectors are stored: ``none`` (float32) or ``sq8`` (8-bit, about 4x smaller).
+        embedding_passage_words: what a page's vector is made of: 0, its title and lead; ``N``, its title and the
+            first ``N`` words of its article.
     """
 
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", frozen=True)
@@ -142,6 +144,7 @@ class Settings(BaseSettings):
     embedding_query_prompt: str = ""
     embedding_document_prompt: str = ""
     embedding_quantize: Literal["none", "sq8"] = "none"
+    embedding_passage_words: int = Field(0, ge=0)
 
     @field_validator("warehouse", "specs", "catalog_specs", "cache_dir", mode="before")
     @classmethod

@@ -115,4 +115,4 @@ def settings_retriever() -> RetrieverConfig | None:
     if st.retriever == "bm25":
         return None
     return RetrieverConfig.of(st.retriever, st.embedding_model, st.embedding_url, st.embedding_query_prompt,
-                              st.embedding_document_prompt, st.embedding_quantize)
+                              st.embedding_document_prompt, st.embedding_quantize, passage_words=st.embedding_passage_words)

@@ -68,6 +68,9 @@ def index(
     query_prompt: Annotated[Optional[str], typer.Option(help="Prepended to queries (e5: 'query: '; default: the model's own).", show_default=False)] = None,
     document_prompt: Annotated[Optional[str], typer.Option(help="Prepended to pages (e5: 'passage: '; default: the model's own).", show_default=False)] = None,
     quantize: Annotated[Optional[str], typer.Option(help="Page vectors as float32 (none) or 8-bit codes (sq8, about 4x smaller).", show_default=False)] = None,
+    passage_words: Annotated[Optional[int], typer.Option(min=0, help="A page's vector: its title and lead (0), or its title and the first N "
+                                                                  "words of its article (default: WORLDFORGE_EMBEDDING_PASSAGE_WORDS).",
+                                                         show_default=False)] = None,
     api_key: Annotated[Optional[str], typer.Option(help="--embedding-url: bearer token for the endpoint.", show_default=False)] = None,
     warehouse: WarehouseOpt = None,
 ) -> None:
@@ -84,7 +87,8 @@ def index(
                                     embedding_url if embedding_url is not None else st.embedding_url,
                                     query_prompt if query_prompt is not None else st.embedding_query_prompt,
                                     document_prompt if document_prompt is not None else st.embedding_document_prompt,
-                                    quantize or st.embedding_quantize, api_key or "")
+                                    quantize or st.embedding_quantize, api_key or "",
+                                    passage_words if passage_words is not None else st.embedding_passage_words)
     with user_errors(), progress() as bar:
         task = bar.add_task("embedding pages", total=None, visible=config.retriever != "bm25")
         built = index_world(path, config, progress=lambda name, done, total: bar.update(task, completed=done, total=total,

@@ -102,6 +102,8 @@ class RetrieverConfig:
     def __post_init__(self) -> None:
         if self.retriever not in RETRIEVERS:
             raise WorldforgeError(f"retriever must be one of {', '.join(RETRIEVERS)}, not {self.retriever!r}")
+        if self.passage_words < 0:
+            raise WorldforgeError(f"passage_words must be 0 (title and lead) or a number of words, not {self.passage_words}")
         if self.quantize not in QUANTIZE:
             raise WorldforgeError(f"quantize must be one of {', '.join(QUANTIZE)}, not {self.quantize!r}")
         if self.retriever != "bm25" and (self.embedding is None or not (self.embedding.model or self.embedding.url)):
