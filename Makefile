@@ -61,6 +61,12 @@ demo: $(STAMP)
 	$(WF) catalog build "$$catalog" && \
 	$(WF) catalog report && \
 	$(WF) export browsecomp-plus -o "$$($(WF) settings warehouse)/exports/browsecomp-plus" && \
+	wh="$$($(WF) settings warehouse)" && \
+	echo "dense and hybrid retrieval: the tiny embedding model, fine-tuned on smartphones_2029's pages, and a hybrid index ..." && \
+	$(WF) corpus embedder "$$wh/models/embedder" --world smartphones_2029 && \
+	$(WF) corpus index smartphones_2029 --retriever hybrid --embedding-model "$$wh/models/embedder" && \
+	$(WF) corpus search smartphones_2029 "flagship battery capacity" -k 3 && \
+	$(WF) export retriever --worlds esports_2031,mars_colony_2030,smartphones_2029 -o "$$wh/exports/retriever" && \
 	echo "Dagster run logs: $$logs/   UI: make dev   SQL: docs/sql.md"
 
 ## The catalog: 1,000 world specs (seed 0) generated into the catalog spec folder (WORLDFORGE_CATALOG_SPECS), each built

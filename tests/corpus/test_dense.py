@@ -166,3 +166,40 @@ def test_dense_mistakes_get_one_clear_line(dense_world, tmp_path):
         assert done.stderr.strip().count("\n") <= 1, done.stderr
     assert not dense_dir(path).exists()  # a failed dense build leaves nothing half-written
     shutil.rmtree(tmp_path / "junk")
+
+
+@pytest.mark.vllm
+def test_an_openai_compatible_embedding_endpoint_indexes_and_searches(dense_world, tmp_path):
+    """`--embedding-url`: a real `vllm serve` of a tiny BERT encoder (setsid, stopped by PID) embeds the pages and the
+    queries; the dense index holds a vector per page, its hits are the endpoint's nearest pages, and a dead endpoint is
+    one line."""
+    pytest.importorskip("vllm")
+    import openai
+
+    from tests.conftest import ROOT
+    from worldforge.llm.server import VLLMServer
+    from worldforge.retrieval.tiny import build_tiny_encoder
+
+    wh, path, _, _ = dense_world
+    pages = read_corpus(path, None, dressed=False)[0]
+    model = build_tiny_encoder(tmp_path / "encoder", texts=pages["body_md"].to_list())
+    server = VLLMServer(model, max_model_len=512, cache_dir=ROOT / ".cache", extra_args=["--runner", "pooling"])
+    server.start(timeout_s=300)
+    try:
+        config = RetrieverConfig.of("dense", url=server.base_url, query_prompt="query: ", document_prompt="passage: ")
+        built = index_world(path, config)
+        assert all(d is not None and d.vectors == read_corpus(path, s, dressed=False)[0].height and d.dim == 64 for s, _, d in built)
+        hits = search(WORLD, "battery capacity of the phone", 5, wh)
+        client = openai.OpenAI(base_url=server.base_url, api_key="EMPTY")
+        name = client.models.list().data[0].id
+        q = np.array(client.embeddings.create(model=name, input=["query: battery capacity of the phone"]).data[0].embedding)
+        q /= np.linalg.norm(q)
+        index = open_vector_index(dense_dir(path))
+        urls = index.docs["id"].to_list()
+        best = index.search(q[None, :].astype(np.float32), 5)[0]
+        assert [h.url for h in hits] == [urls[r] for r, _ in best]
+    finally:
+        server.stop()
+    with pytest.raises(EmbeddingError, match="no embedding model answers there"):
+        embedder(EmbeddingConfig(url=server.base_url))  # stopped: one line, not a traceback
+    index_world(path, RetrieverConfig("bm25"))

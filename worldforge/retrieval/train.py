@@ -64,6 +64,9 @@ def train_embedding_model(model_dir: str | Path, rows: dict[str, list[str]], out
         raise WorldforgeError(f"training an embedding model needs sentence-transformers and datasets ({exc.name} is missing): "
                               "pip install -e '.[retrieval]'") from None
     model = SentenceTransformer(str(model_dir), device="cpu")
+    # a widget example of our own: the trainer would otherwise sample its model card's examples with the global random
+    # module (changing the caller's random stream) behind a progress bar
+    model.model_card_data.widget = [{"text": rows["anchor"][0]}]
     prompts = getattr(model, "prompts", None) or {}
     cols = ["anchor", "positive"] + sorted(c for c in rows if c.startswith("negative"))
     data = Dataset.from_dict({c: rows[c] for c in cols})
@@ -80,5 +83,5 @@ def train_embedding_model(model_dir: str | Path, rows: dict[str, list[str]], out
             result = trainer.train()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    model.save(str(out))
+    model.save(str(out), create_model_card=False)
     return TrainReport(out, len(data), int(result.global_step), float(result.training_loss))
