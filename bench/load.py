@@ -183,9 +183,11 @@ def load_plan(path: Path) -> Plan:
 
 
 def copy_world(warehouse: Path, world: str, into: Path) -> None:
-    """Copy ``<world>.duckdb`` and its indexes (``<world>[.<scenario>].index``) into ``into``."""
+    """Copy ``<world>.duckdb`` and its indexes (``<world>[.<scenario>].index``, and ``.dense`` where the corpus is indexed
+    dense or hybrid: the server then searches with that retriever) into ``into``."""
     shutil.copy2(Warehouse(warehouse).world(world), Warehouse(into).world(world))
-    for index in [*warehouse.glob(f"{world}.index"), *warehouse.glob(f"{world}.*.index")]:
+    for index in [*warehouse.glob(f"{world}.index"), *warehouse.glob(f"{world}.*.index"), *warehouse.glob(f"{world}.dense"),
+                  *warehouse.glob(f"{world}.*.dense")]:
         shutil.copytree(index, into / index.name)
 
 

@@ -42,8 +42,8 @@ def dense_world(specs, tmp_path_factory):
     return wh, path, trained, untrained
 
 
-def test_the_static_fast_path_gives_the_models_own_vectors(dense_world):
-    """Queries embedded without sentence-transformers' encode loop equal what ``model.encode`` returns, prompt included."""
+def test_a_static_model_is_read_without_torch_and_gives_the_models_own_vectors(dense_world):
+    """A static model opened from its files (safetensors, tokenizers) embeds queries as ``model.encode`` does, prompt included."""
     from sentence_transformers import SentenceTransformer
 
     _, _, model_dir, _ = dense_world
@@ -55,6 +55,11 @@ def test_the_static_fast_path_gives_the_models_own_vectors(dense_world):
     assert ours.shape == (3, 64)
     assert np.allclose(ours, theirs, atol=1e-5)
     assert np.allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
+    probe = ("import sys; from worldforge.retrieval.embed import EmbeddingConfig, embedder; "
+             f"v = embedder(EmbeddingConfig({str(model_dir)!r})).embed_queries(['a phone']); "
+             "print(v.shape, 'torch' in sys.modules, 'sentence_transformers' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.split() == ["(1,", "64)", "False", "False"]
 
 
 def test_reciprocal_rank_fusion_follows_the_paper():
