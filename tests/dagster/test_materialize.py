@@ -100,3 +100,31 @@ def test_a_broken_spec_fails_its_partition(tmp_path):
     assert failure.cls_name == "Failure"
     assert "smartphones_2029.yaml: invalid world spec" in failure.message and "bogus: unknown field" in failure.message
     assert not (tmp_path / "wh" / "smartphones_2029.duckdb").exists()
+
+
+def test_the_index_asset_takes_its_retriever_from_the_run_config(tmp_path, specs):
+    """search_index with `retriever: hybrid` and a model folder in its run config builds the dense indexes and says so in
+    its metadata; dense without a model fails the run with one line, the BM25 index untouched."""
+    pytest.importorskip("faiss")
+    from tests.conftest_worlds import built_world
+    from worldforge.corpus import dense_dir, read_corpus
+    from worldforge.retrieval.tiny import build_tiny_embedding_model
+
+    wh = tmp_path / "wh"
+    path = built_world(specs["smartphones_2029"], wh)
+    model = build_tiny_embedding_model(tmp_path / "model", texts=read_corpus(path, None, dressed=False)[0]["body_md"].to_list())
+    resources = {"warehouse": WarehouseResource(root=str(wh)), "sources": SourcesResource(world_specs=str(SPECS_DIR), trajectories=[])}
+    asset = [WORLD_ASSETS["search_index"]]
+    config = {"ops": {"search_index": {"config": {"retriever": "hybrid", "embedding_model": str(model)}}}}
+    result = materialize(asset, partition_key="smartphones_2029", resources=resources, instance=DagsterInstance.ephemeral(), run_config=config)
+    assert result.success
+    meta = result.asset_materializations_for_node("search_index")[0].metadata
+    assert meta["retriever"].value == "hybrid" and meta["vectors"].value == sum(
+        read_corpus(path, s, dressed=False)[0].height for s in (None, "market_2031"))
+    assert (dense_dir(path) / "vectors.faiss").is_file()
+    bad = {"ops": {"search_index": {"config": {"retriever": "dense", "embedding_model": ""}}}}
+    result = materialize(asset, partition_key="smartphones_2029", resources=resources, instance=DagsterInstance.ephemeral(),
+                         run_config=bad, raise_on_error=False)
+    assert not result.success
+    failure = result.get_step_failure_events()[0].step_failure_data.error
+    assert failure.cls_name == "Failure" and "needs an embedding model" in failure.message
