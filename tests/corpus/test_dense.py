@@ -164,11 +164,11 @@ def test_dense_mistakes_get_one_clear_line(dense_world, tmp_path):
         embedder(EmbeddingConfig(str(tmp_path / "junk")))
     for args in (["--retriever", "dense"], ["--retriever", "dense", "--embedding-model", str(tmp_path / "missing")],
                  ["--retriever", "lexical"]):
-        done = subprocess.run([sys.executable, "-m", "worldforge", "corpus", "index", WORLD, "-w", str(wh), *args],
+        done = subprocess.run([sys.executable, "-m", "worldforge.cli", "corpus", "index", WORLD, "-w", str(wh), *args],
                               capture_output=True, text=True, timeout=300)
-        assert done.returncode != 0
+        assert done.returncode == 2, done.stderr
         assert "Traceback" not in done.stderr + done.stdout
-        assert done.stderr.strip().count("\n") <= 1, done.stderr
+        assert done.stderr.startswith("error: ") and done.stderr.strip().count("\n") <= 1, done.stderr
     assert not dense_dir(path).exists()  # a failed dense build leaves nothing half-written
     shutil.rmtree(tmp_path / "junk")
 
@@ -207,4 +207,68 @@ def test_an_openai_compatible_embedding_endpoint_indexes_and_searches(dense_worl
         server.stop()
     with pytest.raises(EmbeddingError, match="no embedding model answers there"):
         embedder(EmbeddingConfig(url=server.base_url))  # stopped: one line, not a traceback
+    index_world(path, RetrieverConfig("bm25"))
+
+
+def test_dense_hits_read_like_bm25_hits_and_follow_rebuilds_elsewhere(dense_world):
+    """Snippets of dense hits are plain text as BM25's are (no Markdown links to other pages); an index rebuilt or removed
+    by another process is what the next search here uses."""
+    wh, path, model_dir, _ = dense_world
+    index_world(path, RetrieverConfig.of("dense", str(model_dir)))
+    hits = search(WORLD, "announced models of Samsung", 50, wh)
+    assert hits and all("](" not in h.snippet and "**" not in h.snippet for h in hits)
+    code = f"from worldforge.corpus.index import remove_dense_index; remove_dense_index({str(path)!r})"
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+    again = search(WORLD, "announced models of Samsung", 10, wh)  # the corpus is BM25 now
+    assert again == search(WORLD, "announced models of Samsung", 10, wh, retriever="bm25")
+    with pytest.raises(WarehouseError, match="no dense index"):
+        search(WORLD, "announced models of Samsung", 10, wh, retriever="dense")
+
+
+def test_the_stored_model_is_the_folder_as_it_was(dense_world, tmp_path, monkeypatch):
+    """A relative model path is stored absolute; a model retrained in place is another model (every page embedded again,
+    never its old vectors with the new model's queries); a model gone leaves BM25 searchable and says why dense is not."""
+    wh, path, model_dir, _ = dense_world
+    shutil.copytree(model_dir, tmp_path / "m")
+    monkeypatch.chdir(tmp_path)
+    built = index_world(path, RetrieverConfig.of("dense", "m"))
+    meta = json.loads((dense_dir(path) / "meta.json").read_text())
+    assert meta["embedding"]["model"] == str((tmp_path / "m").resolve())
+    monkeypatch.chdir(wh)
+    assert all(d.embedded == 0 for _, _, d in index_world(path, None))  # unchanged: every vector reused
+    build_tiny_embedding_model(tmp_path / "m", texts=["other words entirely"] * 10, seed=5)  # retrained in place
+    again = index_world(path, None)
+    assert [d.embedded for _, _, d in again] == [d.vectors for _, _, d in built]
+    shutil.rmtree(tmp_path / "m")
+    bm25 = search(WORLD, "Xiaomi battery", 5, wh, retriever="bm25")
+    assert bm25
+    with pytest.raises(WarehouseError, match="cannot be searched.*no such model folder"):
+        search(WORLD, "Xiaomi battery", 5, wh)
+    index_world(path, RetrieverConfig("bm25"))
+
+
+def test_a_damaged_dense_index_or_a_new_scenario(dense_world):
+    """A dense index whose meta.json lost its model: BM25 still answers, dense and hybrid say what is wrong in one line. A
+    scenario without a dense index of its own gets the world's retriever when the indexes are rebuilt."""
+    wh, path, model_dir, _ = dense_world
+    index_world(path, RetrieverConfig.of("hybrid", str(model_dir)))
+    meta_path = dense_dir(path) / "meta.json"
+    meta = json.loads(meta_path.read_text())
+    meta_path.write_text(json.dumps({k: v for k, v in meta.items() if k != "embedding"}))
+    assert search(WORLD, "Motorola price", 5, wh, retriever="bm25")
+    with pytest.raises(WarehouseError, match="damaged dense index"):
+        search(WORLD, "Motorola price", 5, wh)
+    meta_path.write_text(json.dumps(meta))
+    scenario = next(s for s, _, _ in index_world(path, None) if s is not None)
+    shutil.rmtree(dense_dir(path, scenario))
+    rebuilt = dict((s, d) for s, _, d in index_world(path, None))
+    assert rebuilt[scenario] is not None and rebuilt[scenario].vectors > 0
+    assert json.loads((dense_dir(path, scenario) / "meta.json").read_text())["retriever"] == "hybrid"
+    index = open_vector_index(dense_dir(path))
+    with pytest.raises(WorldforgeError, match="dimensions"):
+        index.search(np.zeros((1, 8), np.float32), 3)
+    done = subprocess.run([sys.executable, "-m", "worldforge.cli", "corpus", "index", WORLD, "-w", str(wh)],
+                          capture_output=True, text=True, timeout=300, env={**__import__("os").environ, "WORLDFORGE_RETRIEVER": "bm25"})
+    assert done.returncode == 0, done.stderr
+    assert dense_dir(path).is_dir()  # no --retriever: the corpus keeps its own
     index_world(path, RetrieverConfig("bm25"))

@@ -14,7 +14,6 @@ from worldforge.cli._common import WarehouseOpt, out, print_frame, print_tally, 
 
 app = typer.Typer(help="Search corpora of worlds: build, check, index, search.", no_args_is_help=True)
 
-RetrieverOpt = Annotated[Optional[str], typer.Option(help="bm25, dense or hybrid (default: WORLDFORGE_RETRIEVER).", show_default=False)]
 
 
 @app.command("build")
@@ -60,7 +59,8 @@ def build(
 @app.command("index")
 def index(
     world: Annotated[str, typer.Argument(help="World name (its corpus built with `corpus build` or `world run`).")],
-    retriever: RetrieverOpt = None,
+    retriever: Annotated[Optional[str], typer.Option(help="bm25, dense or hybrid (default: WORLDFORGE_RETRIEVER; unset: each corpus keeps the "
+                                                          "retriever and model it was indexed with).", show_default=False)] = None,
     embedding_model: Annotated[Optional[str], typer.Option(help="dense/hybrid: a sentence-transformers model folder, or the served model's "
                                                                 "name with --embedding-url (default: WORLDFORGE_EMBEDDING_MODEL).", show_default=False)] = None,
     embedding_url: Annotated[Optional[str], typer.Option(help="An OpenAI-compatible /v1/embeddings endpoint, e.g. `vllm serve MODEL --task embed` "
@@ -83,17 +83,20 @@ def index(
     with user_errors():
         path = warehouse_of(warehouse).world(world)
         st = get_settings()
-        config = RetrieverConfig.of(retriever or st.retriever, embedding_model if embedding_model is not None else st.embedding_model,
-                                    embedding_url if embedding_url is not None else st.embedding_url,
-                                    query_prompt if query_prompt is not None else st.embedding_query_prompt,
-                                    document_prompt if document_prompt is not None else st.embedding_document_prompt,
-                                    quantize or st.embedding_quantize, api_key or "",
-                                    passage_words if passage_words is not None else st.embedding_passage_words)
+        chosen = retriever or st.retriever
+        # neither --retriever nor WORLDFORGE_RETRIEVER: each corpus keeps the retriever and model it was indexed with
+        config = None if retriever is None and chosen == "bm25" else RetrieverConfig.of(
+            chosen, embedding_model if embedding_model is not None else st.embedding_model,
+            embedding_url if embedding_url is not None else st.embedding_url,
+            query_prompt if query_prompt is not None else st.embedding_query_prompt,
+            document_prompt if document_prompt is not None else st.embedding_document_prompt,
+            quantize or st.embedding_quantize, api_key or "",
+            passage_words if passage_words is not None else st.embedding_passage_words)
     with user_errors(), progress() as bar:
-        task = bar.add_task("embedding pages", total=None, visible=config.retriever != "bm25")
+        task = bar.add_task("embedding pages", total=None, visible=config is None or config.retriever != "bm25")
         built = index_world(path, config, progress=lambda name, done, total: bar.update(task, completed=done, total=total,
                                                                                        description=f"embedding {name}"))
-    table = Table(title=f"indexes of {world} ({config.retriever})")
+    table = Table(title=f"indexes of {world} ({config.retriever if config else 'each corpus its own retriever'})")
     for col in ("corpus", "BM25 index", "dense index", "vectors", "embedded", "bytes"):
         table.add_column(col)
     for scen, bm25, dense in built:

@@ -11,7 +11,6 @@ assets ``search_corpus`` and ``search_index`` call the first two as steps of the
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +18,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from worldforge.corpus.index import RetrieverConfig, build_dense_index, build_index, dense_dir
+from worldforge.corpus.index import RetrieverConfig, build_dense_index, build_index, dense_dir, remove_dense_index
 from worldforge.corpus.store import CorpusReport, check_corpus, fact_tally, generate_corpus, write_corpus
 from worldforge.corpus.vocab import column_info
 from worldforge.corpus.writer import WriterConfig, WriterReport, write_corpus_pages
@@ -90,11 +89,12 @@ def index_corpora(path: str | Path, retriever: RetrieverConfig | None = None,
 
     ``retriever``: ``dense`` or ``hybrid`` also builds each corpus's dense index (:func:`index_world`); ``bm25``
     removes a dense index the corpora had; ``None`` keeps a corpus's retriever (a dense index is rebuilt with its
-    stored model, embedding only the pages that changed).
+    stored model, embedding only the pages that changed; a scenario without one gets the world's).
 
     Raises:
         WarehouseError: the file is not a world or has no corpus.
-        EmbeddingError: the embedding model or endpoint is missing or failed (the BM25 indexes are built).
+        EmbeddingError: the embedding model or endpoint is missing or failed: the corpora before the one that failed
+            are indexed, its BM25 index is built, its dense index and the later corpora's indexes are as they were.
     """
     return [bm25 for _, bm25, _ in index_world(path, retriever, progress)]
 
@@ -109,24 +109,36 @@ def index_world(path: str | Path, retriever: RetrieverConfig | None = None,
         return pages.filter(pl.col("scenario").is_null() if s is None else pl.col("scenario") == s), hashes.get(s)
 
     out = []
+    world_config = None  # a scenario without a dense index of its own gets the world's retriever and model
     for s in [None, *scenarios]:
         got = corpus(s)
         bm25 = build_index(path, s, got)
         config = retriever
-        if config is None and (dense_dir(path, s) / "meta.json").is_file():  # keep the corpus's retriever and model
-            try:
-                meta = json.loads((dense_dir(path, s) / "meta.json").read_text())
-                config = RetrieverConfig.from_meta(meta)
-            except (ValueError, KeyError, WorldforgeError):
-                config = None  # a damaged dense index: removed below would lose nothing; leave it for the user to rebuild
+        if config is None:  # keep the corpus's retriever and model (a new scenario's: the world's)
+            config = _stored_config(path, s) or world_config
+        if s is None:
+            world_config = config if retriever is None else None
         dense = None
         if config is not None and config.retriever != "bm25":
             name = s or "(world)"
             dense = build_dense_index(path, s, config, got, progress=None if progress is None else (lambda d, n, name=name: progress(name, d, n)))
         elif config is not None:
-            shutil.rmtree(dense_dir(path, s), ignore_errors=True)
+            remove_dense_index(path, s)
         out.append((s, bm25, dense))
     return out
+
+
+def _stored_config(path: str | Path, scenario: str | None) -> RetrieverConfig | None:
+    """The retriever a corpus's dense index was built with, ``None`` without one; a damaged one is rebuilt from nothing
+    only when the caller names a retriever (``None`` here: the corpus is indexed with BM25 and the folder left alone,
+    and searches say what is wrong with it)."""
+    meta_path = dense_dir(path, scenario) / "meta.json"
+    if not meta_path.is_file():
+        return None
+    try:
+        return RetrieverConfig.from_meta(json.loads(meta_path.read_text()))
+    except (ValueError, KeyError, TypeError, AttributeError, WorldforgeError):
+        return None
 
 
 def _stored_corpora(path: str | Path) -> tuple[list[str], pl.DataFrame, dict[str | None, str]]:

@@ -23,6 +23,7 @@ words with the query: facts that a page states only in its body never show in a 
 from __future__ import annotations
 
 import re
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -34,15 +35,15 @@ import tantivy
 
 from worldforge.corpus.store import article_text, read_corpus, stored_hash
 from worldforge.errors import WarehouseError, WorldforgeError
-from worldforge.retrieval.embed import EmbeddingConfig, embedder
+from worldforge.retrieval.embed import EmbeddingConfig, embedder, local_model
 from worldforge.retrieval.fusion import reciprocal_rank_fusion
 from worldforge.retrieval.vectors import QUANTIZE, VectorBuild, VectorIndex, build_vector_index, open_vector_index
 from worldforge.warehouse.atomic import atomic_dir
 from worldforge.warehouse.cache import FileCache
 from worldforge.warehouse.layout import Warehouse, WarehouseLike
 
-__all__ = ["RETRIEVERS", "RetrieverConfig", "SearchHit", "build_dense_index", "build_index", "dense_dir", "dense_text", "index_dir",
-           "open_index", "search", "title_pairs"]
+__all__ = ["RETRIEVERS", "RetrieverConfig", "SearchHit", "build_dense_index", "build_index", "dense_dir", "dense_text", "forget",
+           "index_dir", "open_index", "remove_dense_index", "search", "title_pairs"]
 
 RETRIEVERS = ("bm25", "dense", "hybrid")
 """The retrievers a corpus can be searched with."""
@@ -88,8 +89,8 @@ class RetrieverConfig:
             also the dense index (``hybrid`` searches both and fuses them).
         embedding: the embedding model (``dense``/``hybrid``).
         quantize: how vectors are stored (:data:`~worldforge.retrieval.vectors.QUANTIZE`: ``none`` or ``sq8``).
-        passage_words: what a page's vector is made of (:func:`dense_text`): 0, its title and lead; ``N``, its title
-            and the first ``N`` words of its article (e5 and its kind read 512 tokens at most, about 380 words). A
+        passage_words: what a page's vector is made of (:func:`dense_text`): 0, its title and lead; ``N``, the first
+            ``N`` words of its title and article together (e5 and its kind read 512 tokens at most, about 380 words). A
             small model, or one not trained on the worlds, finds pages better by their lead: the rest of an article
             averages the title's words away.
     """
@@ -119,7 +120,8 @@ class RetrieverConfig:
         Raises:
             WorldforgeError: an unknown retriever or quantization, or ``dense``/``hybrid`` without a model.
         """
-        embedding = None if retriever == "bm25" else EmbeddingConfig(model, url, query_prompt or None, document_prompt or None, api_key)
+        embedding = None if retriever == "bm25" else EmbeddingConfig(model if url else local_model(model), url, query_prompt or None,
+                                                                     document_prompt or None, api_key)
         return cls(retriever, embedding, quantize, passage_words)
 
     @classmethod
@@ -131,8 +133,8 @@ class RetrieverConfig:
 
 def dense_text(title: str, lead: str, article: str = "", words: int = 0) -> str:
     """What a page's vector is made of, as plain text (links to their text, no Markdown marks, whitespace collapsed):
-    its title and lead (``words`` 0: the passage a search result shows), or its title and the first ``words`` words
-    of its article (the lead is its start)."""
+    its title and lead (``words`` 0: the passage a search result shows), or the first ``words`` words of its title
+    and article together (the lead is the article's start)."""
     text = f"{title}\n{plain(lead)}" if words <= 0 else " ".join(f"{title}\n{plain(article)}".split()[:words])
     return " ".join(text.split())
 
@@ -152,7 +154,7 @@ def title_pairs(world_file: str | Path, scenario: str | None = None, passage_wor
 
 def build_dense_index(world_file: str | Path, scenario: str | None, config: RetrieverConfig,
                       corpus: tuple[pl.DataFrame, str | None] | None = None,
-                      progress: Callable[[int, int], None] | None = None) -> VectorBuild:
+                      progress: Callable[[int, int], None] | None = None, forget_open: bool = True) -> VectorBuild:
     """(Re)build the dense index of one corpus (:func:`dense_dir`), embedding only pages changed since the last build
     with the same model.
 
@@ -162,6 +164,7 @@ def build_dense_index(world_file: str | Path, scenario: str | None, config: Retr
         config: a ``dense`` or ``hybrid`` configuration (the choice is stored with the index).
         corpus: ``(pages ordered by URL, stored corpus hash)`` when the caller has read them.
         progress: called with ``(pages embedded so far, pages to embed)``.
+        forget_open: close the corpus's open index in this process (its next search opens the new one).
 
     Raises:
         WarehouseError: the world file has no corpus.
@@ -174,7 +177,7 @@ def build_dense_index(world_file: str | Path, scenario: str | None, config: Retr
     digest = stored_hash(world_file, scenario) if corpus is None else corpus[1]
     rows = pages.select("url", "title", "lead", "body_md", "published", "page_type").to_dicts()
     texts = [dense_text(r["title"], r["lead"], article_text(r), config.passage_words) for r in rows]
-    extra = pl.DataFrame({"title": [r["title"] for r in rows], "lead": [r["lead"] for r in rows],
+    extra = pl.DataFrame({"title": [r["title"] for r in rows], "lead": [plain(r["lead"]) for r in rows],  # as the BM25 index stores it
                           "published": [r["published"].isoformat() if r["published"] else None for r in rows],
                           "page_type": [r["page_type"] for r in rows]},
                          schema={"title": pl.String, "lead": pl.String, "published": pl.String, "page_type": pl.String})
@@ -188,7 +191,8 @@ def build_dense_index(world_file: str | Path, scenario: str | None, config: Retr
     built = build_vector_index(dense_dir(world_file, scenario), [r["url"] for r in rows], texts, embedder(config.embedding),
                                config.quantize, extra=extra, meta={"retriever": config.retriever, "corpus_hash": digest or "", "passage_words": config.passage_words},
                                progress=step)
-    _OPEN.pop(str(world_file), scenario)
+    if forget_open:
+        forget(world_file, scenario)
     return built
 
 
@@ -253,14 +257,14 @@ _HITS_KEPT = 1024
 
 
 class _Open:
-    def __init__(self, path: Path, dense: VectorIndex | None = None):
+    def __init__(self, path: Path, stamp: tuple, dense: VectorIndex | None = None, retriever: str = "bm25", dense_error: str = ""):
         self.index = tantivy.Index.open(str(path))
         self.searcher = self.index.searcher()
+        self.stamp = stamp  # the index folders' markers when opened: another process's rebuild changes them
         # (query, k, retriever) -> hits: the index never changes while open (a rebuilt one is a new _Open), and agents repeat
         # queries across sessions (the oracle's clean and perturbed episodes of a task, a trainer's rollouts of one task)
         self.hits: dict[tuple[str, int, str], tuple[SearchHit, ...]] = {}
-        self.dense = dense
-        self.retriever = dense.meta.get("retriever", "dense") if dense is not None else "bm25"
+        self.dense, self.retriever, self.dense_error = dense, retriever, dense_error
         if dense is not None:  # the columns a dense hit is made of, as lists (a hit reads a few rows by position)
             self.embedding = EmbeddingConfig.from_stored(dense.meta["embedding"])
             self.urls, self.titles, self.leads, self.dates, self.types = (dense.docs[c].to_list() for c in ("id", "title", "lead", "published", "page_type"))
@@ -269,6 +273,31 @@ class _Open:
 _OPEN: FileCache[_Open] = FileCache()
 """Open indexes by ``(world file, scenario)``, while the world file is unchanged (at most ``WORLDFORGE_OPEN_WORLDS``)."""
 
+_DENSE_COLUMNS = ("title", "lead", "published", "page_type")
+
+
+def _stamp(world_file: str | Path, scenario: str | None) -> tuple:
+    """When the corpus's index folders were last replaced: the modification times of the BM25 index's marker and of the
+    dense index's ``meta.json`` (``None`` when absent). Two ``stat`` calls."""
+    out = []
+    for p in (index_dir(world_file, scenario) / "corpus.sha256", dense_dir(world_file, scenario) / "meta.json"):
+        try:
+            out.append(p.stat().st_mtime_ns)
+        except OSError:
+            out.append(None)
+    return tuple(out)
+
+
+def forget(world_file: str | Path, scenario: str | None = None) -> None:
+    """Close a corpus's open index in this process (the next search opens it again)."""
+    _OPEN.pop(str(world_file), scenario)
+
+
+def remove_dense_index(world_file: str | Path, scenario: str | None = None) -> None:
+    """Remove a corpus's dense index (the corpus is then searched with BM25)."""
+    shutil.rmtree(dense_dir(world_file, scenario), ignore_errors=True)
+    forget(world_file, scenario)
+
 
 def open_index(world_file: str | Path, scenario: str | None = None) -> tantivy.Index:
     """The index of a corpus, rebuilt first when missing or stale (see the module doc)."""
@@ -276,7 +305,8 @@ def open_index(world_file: str | Path, scenario: str | None = None) -> tantivy.I
 
 
 def _opened(world_file: str, scenario: str | None) -> _Open:
-    """The open index of a corpus; one ``stat`` of the world file per call when warm."""
+    """The open index of a corpus; one ``stat`` of the world file and two of its index folders' markers per call when warm
+    (an index rebuilt by another process is opened again)."""
 
     def load() -> _Open:
         d = index_dir(world_file, scenario)
@@ -284,17 +314,38 @@ def _opened(world_file: str, scenario: str | None) -> _Open:
         digest = stored_hash(world_file, scenario) or ""
         if not marker.is_file() or marker.read_text() != digest:
             build_index(world_file, scenario)
-        dd = dense_dir(world_file, scenario)
-        dense = open_vector_index(dd) if (dd / "meta.json").is_file() else None
-        if dense is not None and dense.meta.get("corpus_hash") != digest:  # the corpus changed: embed its changed pages
-            build_dense_index(world_file, scenario, RetrieverConfig.from_meta(dense.meta))
-            dense = open_vector_index(dd)
-        return _Open(d, dense)
+        dense, retriever, problem = _open_dense(world_file, scenario, digest)
+        return _Open(d, _stamp(world_file, scenario), dense, retriever, problem)
 
     try:
-        return _OPEN.get(world_file, scenario, load)
+        opened = _OPEN.get(world_file, scenario, load)
+        if opened.stamp != _stamp(world_file, scenario):
+            forget(world_file, scenario)
+            opened = _OPEN.get(world_file, scenario, load)
+        return opened
     except FileNotFoundError:
         raise WarehouseError(f"{world_file}: no such world file") from None
+
+
+def _open_dense(world_file: str, scenario: str | None, digest: str) -> tuple[VectorIndex | None, str, str]:
+    """``(dense index or None, the corpus's retriever, why its dense index cannot be searched)``: a dense index built
+    from another corpus or with a model changed since is rebuilt first (embedding the changed pages). A damaged index,
+    or a rebuild that fails (the model gone, the endpoint down), leaves BM25 searchable and the reason kept for
+    dense and hybrid searches."""
+    dd = dense_dir(world_file, scenario)
+    if not (dd / "meta.json").is_file():
+        return None, "bm25", ""
+    retriever = "dense"
+    try:
+        dense = open_vector_index(dd, _DENSE_COLUMNS)
+        config = RetrieverConfig.from_meta(dense.meta)
+        retriever = config.retriever
+        if dense.meta.get("corpus_hash") != digest or dense.meta.get("key") != config.embedding.key():
+            build_dense_index(world_file, scenario, config, forget_open=False)
+            dense = open_vector_index(dd, _DENSE_COLUMNS)
+        return dense, retriever, ""
+    except WorldforgeError as exc:  # EmbeddingError included
+        return None, retriever, str(exc)
 
 
 @lru_cache(maxsize=100_000)
@@ -341,7 +392,10 @@ def search(world: str, query: str, k: int, warehouse: WarehouseLike, scenario: s
 
     Raises:
         WarehouseError: the world file or its corpus is missing, or ``dense``/``hybrid`` is asked of a corpus
-            without a dense index.
+            without a dense index, or whose dense index is damaged or could not be brought up to date (the model
+            gone, the endpoint down: BM25 still answers).
+        WorldforgeError: ``retriever`` is not one of :data:`RETRIEVERS`; the query's vector is not of the index's
+            dimension.
         EmbeddingError: the corpus's embedding model or endpoint cannot embed the query.
     """
     opened = _opened(_world_file(Warehouse.of(warehouse), world), scenario)
@@ -353,7 +407,8 @@ def search(world: str, query: str, k: int, warehouse: WarehouseLike, scenario: s
         elif how not in RETRIEVERS:
             raise WorldforgeError(f"retriever must be one of {', '.join(RETRIEVERS)}, not {how!r}")
         elif opened.dense is None:
-            raise WarehouseError(f"{world}: the corpus has no dense index (build one with `worldforge corpus index {world} "
+            raise WarehouseError(f"{world}: the corpus's dense index cannot be searched: {opened.dense_error}" if opened.dense_error else
+                                 f"{world}: the corpus has no dense index (build one with `worldforge corpus index {world} "
                                  f"--retriever {how} --embedding-model FOLDER`)")
         elif how == "dense":
             got = _dense(opened, query, k)

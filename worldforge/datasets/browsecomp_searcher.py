@@ -74,7 +74,7 @@ class WorldforgeSearcher:
         export_dir: a folder ``worldforge export browsecomp-plus`` wrote (its ``corpus.parquet``: docid, text, url).
         retriever: ``bm25`` (tantivy), ``dense`` (``embedding_model``, FAISS) or ``hybrid`` (both, fused by reciprocal rank).
         embedding_model: a sentence-transformers model folder (``dense``/``hybrid``; for example the tiny model
-            ``worldforge corpus tiny-embedder DIR`` builds); its own query and document prompts are used.
+            ``worldforge corpus embedder DIR`` builds); its own query and document prompts are used.
         embedding_url: instead, an OpenAI-compatible ``/v1/embeddings`` endpoint (``embedding_model`` then names the
             served model; empty: the first it lists).
         quantize: ``none`` or ``sq8`` (:data:`~worldforge.retrieval.vectors.QUANTIZE`).
@@ -143,14 +143,17 @@ class WorldforgeSearcher:
         return index, index.searcher()
 
     def _open_dense(self, model: str, url: str, quantize: str) -> None:
-        from worldforge.retrieval.embed import EmbeddingConfig, embedder
+        from worldforge.retrieval.embed import EmbeddingConfig, embedder, local_model
         from worldforge.retrieval.vectors import build_vector_index, open_vector_index
 
-        config = EmbeddingConfig(model=model, url=url)
+        config = EmbeddingConfig(model=model if url else local_model(model), url=url)
         self._embedder = embedder(config)
         folder = self.index_dir / f"dense-{config.key()}-{quantize}"
         meta = folder / "meta.json"
-        fresh = meta.is_file() and json.loads(meta.read_text()).get("corpus_hash") == self._digest
+        try:
+            fresh = meta.is_file() and json.loads(meta.read_text()).get("corpus_hash") == self._digest
+        except (OSError, ValueError, AttributeError):  # a damaged folder: built again
+            fresh = False
         if not fresh:
             self.index_dir.mkdir(exist_ok=True)
             build_vector_index(folder, self._docids, [" ".join(t.split()) for t in self._texts], self._embedder, quantize,

@@ -233,7 +233,7 @@ def export_retriever(warehouse: WarehouseLike, worlds: Iterable[str], out: str |
                 tally.drop("no positive page in its corpus")
                 dropped_ids.append((q.query_id, "no positive page in its corpus"))
                 continue
-            hits = dict.fromkeys(h.url for h in search(w, q.text, pool, wh, scenario))
+            hits = dict.fromkeys(h.url for h in search(w, q.text, pool, wh, scenario, retriever="bm25"))
             found = [u for u in hits if u not in q.excluded and u in text]
             if len(found) < negatives:
                 reason = f"fewer than {negatives} hard negatives in the top {pool} BM25 hits"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -24,7 +25,7 @@ import numpy as np
 
 from worldforge.errors import WorldforgeError
 
-__all__ = ["EmbeddingConfig", "EmbeddingError", "Embedder", "embedder", "text_hash"]
+__all__ = ["EmbeddingConfig", "EmbeddingError", "Embedder", "embedder", "local_model", "text_hash"]
 
 BATCH = 64
 """Texts per call of the model or the endpoint while embedding a corpus."""
@@ -45,7 +46,7 @@ class EmbeddingConfig:
             of an embedding model does); empty: the model folder is loaded in this process.
         query_prompt: prepended to every query (``None``: the model's own ``query`` prompt, if any).
         document_prompt: prepended to every page (``None``: the model's own ``document``/``passage`` prompt, if any).
-        api_key: the endpoint's key (never stored: ``key()`` leaves it out).
+        api_key: the endpoint's key (never stored: ``stored()`` leaves it out; default ``OPENAI_API_KEY``).
     """
 
     model: str = ""
@@ -55,10 +56,11 @@ class EmbeddingConfig:
     api_key: str = ""
 
     def key(self) -> str:
-        """What a vector depends on (model, endpoint, document prompt), as a short hash: vectors made under another
-        key are never reused."""
-        model = str(Path(self.model).resolve()) if self.model and not self.url and Path(self.model).exists() else self.model
-        return hashlib.sha256(f"{model}\x1f{self.url}\x1f{self.document_prompt}".encode()).hexdigest()[:16]
+        """What a vector depends on, as a short hash: the model (a folder's path and the size and modification time of
+        its files, so that a model retrained in place is another model), the endpoint and the document prompt. Vectors
+        made under another key are never reused. Behind an endpoint, the served model is known by its name only: give
+        ``model`` when the server may change what it serves."""
+        return hashlib.sha256(f"{self.model}\x1f{_fingerprint(self)}\x1f{self.url}\x1f{self.document_prompt}".encode()).hexdigest()[:16]
 
     def stored(self) -> dict:
         """The configuration as stored beside an index (the API key left out)."""
@@ -68,6 +70,20 @@ class EmbeddingConfig:
     def from_stored(cls, data: dict) -> EmbeddingConfig:
         """The configuration a stored index was built with (:meth:`stored`)."""
         return cls(**{k: data.get(k, getattr(cls, k)) for k in ("model", "url", "query_prompt", "document_prompt")})
+
+
+def local_model(model: str) -> str:
+    """A model folder's absolute path (what an index stores, so that it is found from any working directory), or
+    ``model`` unchanged when it is not an existing folder (a served model's name)."""
+    return str(Path(model).resolve()) if model and Path(model).is_dir() else model
+
+
+def _fingerprint(config: EmbeddingConfig) -> str:
+    """Size and modification time of a local model folder's files (recursively); empty for an endpoint."""
+    folder = Path(config.model)
+    if config.url or not config.model or not folder.is_dir():
+        return ""
+    return ";".join(f"{p.relative_to(folder)}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in sorted(folder.rglob("*")) if p.is_file())
 
 
 def text_hash(text: str) -> str:
@@ -118,21 +134,25 @@ class Embedder:
         return v / np.where(norms == 0, 1, norms)
 
 
-_OPEN: dict[EmbeddingConfig, Embedder] = {}
+_OPEN: dict[tuple[EmbeddingConfig, str], Embedder] = {}
 _LOCK = threading.Lock()
 
 
 def embedder(config: EmbeddingConfig) -> Embedder:
-    """The opened model of a configuration, loaded once per process.
+    """The opened model of a configuration, loaded once per process (again when the folder's files change).
+
+    An endpoint's API key is the configuration's, else the environment's ``OPENAI_API_KEY`` (an index stores no key:
+    set it for every process that searches).
 
     Raises:
         EmbeddingError: the configuration names no model, the folder is not a sentence-transformers model, the
             package is missing, or the endpoint cannot be reached (one line saying what to fix).
     """
     with _LOCK:
-        got = _OPEN.get(config)
+        key = (config, _fingerprint(config))
+        got = _OPEN.get(key)
         if got is None:
-            got = _OPEN[config] = _endpoint(config) if config.url else _local(config)
+            got = _OPEN[key] = _endpoint(config) if config.url else _local(config)
         return got
 
 
@@ -176,6 +196,8 @@ def _static_folder(config: EmbeddingConfig, folder: Path) -> Embedder | None:
     tokens' vectors, as the module's ``EmbeddingBag`` computes it (the numbers ``model.encode`` gives; a query in about 30 µs instead of 400 µs). A server
     that searches with it does not load torch (about 500 MiB) or sentence-transformers (seconds). ``None`` for any
     other model."""
+    if not (folder / "modules.json").is_file():  # a transformers folder: sentence-transformers wraps it (mean pooling)
+        return None
     try:
         modules = json.loads((folder / "modules.json").read_text())
         kinds = [m["type"].rsplit(".", 1)[-1] for m in modules]
@@ -211,7 +233,8 @@ def _endpoint(config: EmbeddingConfig) -> Embedder:
         import openai
     except ImportError:  # pragma: no cover - a dependency of the project
         raise EmbeddingError("an embedding endpoint needs the openai package: pip install openai") from None
-    client = openai.OpenAI(base_url=config.url.rstrip("/"), api_key=config.api_key or "EMPTY", timeout=60.0, max_retries=2)
+    client = openai.OpenAI(base_url=config.url.rstrip("/"), api_key=config.api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY",
+                           timeout=60.0, max_retries=2)
     try:
         model = config.model or client.models.list().data[0].id
         probe = client.embeddings.create(model=model, input=["probe"]).data[0].embedding

@@ -13,7 +13,7 @@ The folder (written atomically: a rebuild replaces it only when complete) holds
 
 Rebuilding a folder with the same model (the same :meth:`EmbeddingConfig.key`) reuses the stored vector of every
 text whose hash is unchanged: only new or changed pages are embedded again (an ``sq8`` index gives its decoded
-vectors back, so a reused vector is the quantized one).
+vectors back, so a reused vector is the quantized one; an exact index is never rebuilt from quantized vectors).
 """
 
 from __future__ import annotations
@@ -63,14 +63,16 @@ def _faiss():
     return faiss
 
 
-def _cached(folder: Path, key: str) -> dict[str, np.ndarray]:
-    """``text hash -> vector`` of the index already in ``folder`` when it was built with the model ``key``."""
+def _cached(folder: Path, key: str, dim: int, quantize: str) -> dict[str, np.ndarray]:
+    """``text hash -> vector`` of the index already in ``folder`` when it was built with the model ``key`` (vectors of
+    ``dim`` dimensions), exact or quantized as ``quantize`` asks (exact vectors serve both; quantized ones never
+    become an exact index)."""
     meta_path = folder / "meta.json"
     if not meta_path.is_file():
         return {}
     try:
         meta = json.loads(meta_path.read_text())
-        if meta.get("key") != key:
+        if meta.get("key") != key or meta.get("dim") != dim or meta.get("quantize") not in ("none", quantize):
             return {}
         index = _faiss().read_index(str(folder / "vectors.faiss"))
         hashes = pl.read_parquet(folder / "docs.parquet", columns=["text_hash"])["text_hash"].to_list()
@@ -106,7 +108,7 @@ def build_vector_index(folder: str | Path, ids: Sequence[str], texts: Sequence[s
     faiss = _faiss()
     target = Path(folder)
     key = embedder.config.key()
-    cache = _cached(target, key)
+    cache = _cached(target, key, embedder.dim, quantize)
     hashes = [text_hash(t) for t in texts]
     todo = [i for i, h in enumerate(hashes) if h not in cache]
     fresh = embedder.embed_documents([texts[i] for i in todo], progress) if todo else np.zeros((0, embedder.dim), np.float32)
@@ -141,25 +143,37 @@ class VectorIndex:
         docs: its ``docs.parquet`` (row ``i`` is vector ``i``).
     """
 
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, columns: tuple[str, ...] = ()):
         self.folder = folder
         self.meta = json.loads((folder / "meta.json").read_text())
+        if not isinstance(self.meta, dict) or not isinstance(self.meta.get("embedding"), dict) or not isinstance(self.meta.get("dim"), int):
+            raise ValueError("meta.json lacks its embedding configuration or dimension")
         self.docs = pl.read_parquet(folder / "docs.parquet")
+        missing = [c for c in ("id", "text_hash", *columns) if c not in self.docs.columns]
+        if missing:
+            raise ValueError(f"docs.parquet lacks the columns {missing}")
         self.index = _faiss().read_index(str(folder / "vectors.faiss"))
-        if self.index.ntotal != self.docs.height:
-            raise WorldforgeError(f"{folder}: {self.index.ntotal} vectors for {self.docs.height} documents (rebuild the index)")
+        if self.index.ntotal != self.docs.height or self.index.d != self.meta["dim"]:
+            raise ValueError(f"{self.index.ntotal} vectors of {self.index.d} dimensions for {self.docs.height} documents of {self.meta['dim']}")
 
     def search(self, vectors: np.ndarray, k: int) -> list[list[tuple[int, float]]]:
         """The ``k`` nearest documents of each query vector (shape ``(n, dim)``): ``[(row, inner product), ...]`` per
-        query, best first (fewer when the index holds fewer documents)."""
+        query, best first (fewer when the index holds fewer documents).
+
+        Raises:
+            WorldforgeError: the vectors are not of the index's dimension (the model changed: rebuild the index).
+        """
+        if vectors.ndim != 2 or vectors.shape[1] != self.index.d:
+            raise WorldforgeError(f"{self.folder}: query vectors of shape {vectors.shape}, the index holds {self.index.d} dimensions "
+                                  "(the embedding model changed since: rebuild with `worldforge corpus index`)")
         if self.index.ntotal == 0 or k <= 0:
             return [[] for _ in range(len(vectors))]
         scores, rows = self.index.search(np.ascontiguousarray(vectors, dtype=np.float32), min(k, self.index.ntotal))
         return [[(int(r), float(s)) for r, s in zip(rr, ss) if r >= 0] for rr, ss in zip(rows, scores)]
 
 
-def open_vector_index(folder: str | Path) -> VectorIndex:
-    """Open an index folder.
+def open_vector_index(folder: str | Path, columns: tuple[str, ...] = ()) -> VectorIndex:
+    """Open an index folder; ``columns``: the ``docs.parquet`` columns the caller reads besides ``id`` and ``text_hash``.
 
     Raises:
         WorldforgeError: the folder is missing or damaged (one line: rebuild it).
@@ -168,6 +182,7 @@ def open_vector_index(folder: str | Path) -> VectorIndex:
     if not (folder / "meta.json").is_file():
         raise WorldforgeError(f"{folder}: no dense index here (build it with `worldforge corpus index WORLD --retriever dense`)")
     try:
-        return VectorIndex(folder)
+        return VectorIndex(folder, columns)
     except (OSError, ValueError, RuntimeError, pl.exceptions.PolarsError) as exc:
-        raise WorldforgeError(f"{folder}: damaged dense index ({type(exc).__name__}); rebuild it with `worldforge corpus index`") from None
+        raise WorldforgeError(f"{folder}: damaged dense index ({type(exc).__name__}: {str(exc)[:160]}); rebuild it with "
+                              "`worldforge corpus index`") from None
