@@ -2,8 +2,8 @@
 
 For each world (the bundled specs in ``world_specs/``, and with ``--catalog N`` the first N worlds of
 ``generate_catalog(N, seed=0)``): build the world, its corpus and its tasks, build the tiny static embedding model
-(:func:`worldforge.retrieval.tiny.build_tiny_embedding_model`: random init, WordPiece tokenizer trained on the
-world's pages), index the world's corpus with BM25 and dense (``quantize="none"``, then again ``"sq8"``), and search
+(:func:`worldforge.corpus.index.world_embedder`: vocabulary counted from the world's pages, fine-tuned on its
+title-passage pairs), index the world's corpus with BM25 and dense (``quantize="none"``, then again ``"sq8"``), and search
 through :func:`worldforge.corpus.search` with each retriever. Query sets and their relevance judgements (qrels):
 
 * ``deep/evidence``: each deep question's text, judged against its ``evidence_urls`` (BrowseComp-Plus's evidence
@@ -48,7 +48,7 @@ sys.path[:] = [str(ROOT)] + [p for p in sys.path if Path(p or ".").resolve() != 
 import pytrec_eval  # noqa: E402
 
 from worldforge.corpus import build_checked_corpus, read_corpus, search  # noqa: E402
-from worldforge.corpus.index import RetrieverConfig, build_dense_index, build_index, title_pairs  # noqa: E402
+from worldforge.corpus.index import RetrieverConfig, build_dense_index, build_index, world_embedder  # noqa: E402
 from worldforge.corpus.store import article_text  # noqa: E402
 from worldforge.retrieval.embed import EmbeddingConfig, embedder  # noqa: E402
 from worldforge.retrieval.tiny import build_tiny_embedding_model  # noqa: E402
@@ -117,8 +117,7 @@ def run_queries(world: str, wh: Path, queries: dict[str, str], retriever: str, k
 
 def evaluate(qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
     """Per-query measures (:data:`MEASURES`) by ``pytrec_eval``; a query the run left empty scores 0."""
-    got = pytrec_eval.RelevanceEvaluator(qrels, MEASURES).evaluate({q: run.get(q) or {"-": 0.0} for q in qrels})
-    return got
+    return pytrec_eval.RelevanceEvaluator(qrels, MEASURES).evaluate({q: run.get(q) or {"-": 0.0} for q in qrels})
 
 
 def index_world_timed(w: World, model: Path, wh: Path) -> None:
@@ -227,7 +226,6 @@ def train_and_evaluate(tmp: Path, eval_worlds: list[World], train_worlds: int, e
     BM25. Returns the table's lines."""
     import shutil
 
-    from worldforge.retrieval.train import train_embedding_model
 
     t0 = time.perf_counter()
     rows, texts, queries, built = training_rows(tmp, train_worlds)
@@ -277,8 +275,8 @@ def main() -> int:
             path, texts = build_bench_world(spec, wh)
             w = World(path.name[: -len(".duckdb")], path, len(texts))
             w.queries, w.qrels = judged_queries(path)
-            model = build_tiny_embedding_model(wh / "tiny-embedder", texts=texts)
-            train_embedding_model(model, title_pairs(path), model, epochs=3)  # what `corpus embedder --world` builds
+            model = wh / "tiny-embedder"
+            world_embedder(path, model)  # what `corpus embedder --world` builds
             index_world_timed(w, model, wh)
             copy = sq8_copy(w, model, tmp / f"w{i}-sq8")
             worlds.append((w, wh, copy.parent))

@@ -101,7 +101,7 @@ class Settings(BaseSettings):
             (an embedding model and FAISS) or ``hybrid`` (both, fused by reciprocal rank).
         embedding_model: ``dense``/``hybrid``: a sentence-transformers model folder, or the served model's name with
             ``embedding_url``.
-        embedding_url: an OpenAI-compatible ``/v1/embeddings`` endpoint (``vllm serve MODEL --task embed``); empty:
+        embedding_url: an OpenAI-compatible ``/v1/embeddings`` endpoint (``vllm serve MODEL --runner pooling``); empty:
             the model folder is loaded in-process.
         embedding_query_prompt, embedding_document_prompt: prepended to queries and pages (e5: ``"query: "`` and
             ``"passage: "``); empty: the model's own prompts, if it has any.

@@ -17,12 +17,11 @@ pytest.importorskip("sentence_transformers")
 
 from tests.conftest_worlds import built_world  # noqa: E402
 from worldforge.corpus import RetrieverConfig, dense_dir, index_world, read_corpus, search  # noqa: E402
-from worldforge.corpus.index import title_pairs  # noqa: E402
+from worldforge.corpus.index import world_embedder  # noqa: E402
 from worldforge.errors import WarehouseError, WorldforgeError  # noqa: E402
 from worldforge.retrieval.embed import EmbeddingConfig, EmbeddingError, embedder  # noqa: E402
 from worldforge.retrieval.fusion import reciprocal_rank_fusion  # noqa: E402
 from worldforge.retrieval.tiny import build_tiny_embedding_model  # noqa: E402
-from worldforge.retrieval.train import train_embedding_model  # noqa: E402
 from worldforge.retrieval.vectors import build_vector_index, open_vector_index  # noqa: E402
 
 WORLD = "smartphones_2029"
@@ -34,11 +33,11 @@ def dense_world(specs, tmp_path_factory):
     model folder, untrained model folder)``."""
     wh = tmp_path_factory.mktemp("dense-wh")
     path = built_world(specs[WORLD], wh)
-    pages = read_corpus(path, None, dressed=False)[0]
-    untrained = build_tiny_embedding_model(wh / "models" / "untrained", texts=pages["body_md"].to_list())
+    untrained = wh / "models" / "untrained"
+    assert world_embedder(path, untrained, epochs=0) is None
     trained = wh / "models" / "trained"
-    report = train_embedding_model(untrained, title_pairs(path), trained, epochs=3)
-    assert report.steps > 0 and np.isfinite(report.loss)
+    report = world_embedder(path, trained)
+    assert report.steps > 0 and np.isfinite(report.loss) and report.examples == read_corpus(path, None, dressed=False)[0].height
     return wh, path, trained, untrained
 
 

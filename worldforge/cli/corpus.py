@@ -63,7 +63,7 @@ def index(
                                                           "retriever and model it was indexed with).", show_default=False)] = None,
     embedding_model: Annotated[Optional[str], typer.Option(help="dense/hybrid: a sentence-transformers model folder, or the served model's "
                                                                 "name with --embedding-url (default: WORLDFORGE_EMBEDDING_MODEL).", show_default=False)] = None,
-    embedding_url: Annotated[Optional[str], typer.Option(help="An OpenAI-compatible /v1/embeddings endpoint, e.g. `vllm serve MODEL --task embed` "
+    embedding_url: Annotated[Optional[str], typer.Option(help="An OpenAI-compatible /v1/embeddings endpoint, e.g. `vllm serve MODEL --runner pooling` "
                                                               "(default: WORLDFORGE_EMBEDDING_URL).", show_default=False)] = None,
     query_prompt: Annotated[Optional[str], typer.Option(help="Prepended to queries (e5: 'query: '; default: the model's own).", show_default=False)] = None,
     document_prompt: Annotated[Optional[str], typer.Option(help="Prepended to pages (e5: 'passage: '; default: the model's own).", show_default=False)] = None,
@@ -139,18 +139,17 @@ def embedder(
     """Build the tiny embedding model: a static sentence-transformers model (the mean of its token vectors), its tokenizer
     trained here, and with --world fine-tuned on that world's page titles and passages (no model can be downloaded on an
     offline machine). Train it further on `worldforge export retriever` data (docs/search.md)."""
-    from worldforge.corpus import read_corpus
-    from worldforge.corpus.index import title_pairs
+    from worldforge.corpus.index import world_embedder
     from worldforge.retrieval.tiny import build_tiny_embedding_model
-    from worldforge.retrieval.train import train_embedding_model
 
     with user_errors():
-        path = warehouse_of(warehouse).world(world) if world else None
-        texts = read_corpus(path, None, dressed=False)[0]["body_md"].to_list() if path else None
-        built = build_tiny_embedding_model(out_dir, texts=texts, dim=dim, seed=seed)
-        if path is not None and epochs:
+        report = None
+        if world is None:
+            build_tiny_embedding_model(out_dir, dim=dim, seed=seed)
+        else:
             with progress() as bar:
-                bar.add_task(f"fine-tuning on {world}'s title-passage pairs", total=None)
-                report = train_embedding_model(built, title_pairs(path), built, epochs=epochs, seed=seed)
-            out.print(f"fine-tuned: {report.examples} pairs, {report.steps} steps, loss {report.loss:.4f}")
-    out.print(f"embedding model ({dim} dimensions) → {built}")
+                bar.add_task(f"building and fine-tuning on {world}'s title-passage pairs", total=None)
+                report = world_embedder(warehouse_of(warehouse).world(world), out_dir, dim=dim, epochs=epochs, seed=seed)
+    if report is not None:
+        out.print(f"fine-tuned: {report.examples} pairs, {report.steps} steps, loss {report.loss:.4f}")
+    out.print(f"embedding model ({dim} dimensions) → {out_dir}")

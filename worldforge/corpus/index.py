@@ -37,13 +37,14 @@ from worldforge.corpus.store import article_text, read_corpus, stored_hash
 from worldforge.errors import WarehouseError, WorldforgeError
 from worldforge.retrieval.embed import EmbeddingConfig, embedder, local_model
 from worldforge.retrieval.fusion import reciprocal_rank_fusion
+from worldforge.retrieval.train import TrainReport
 from worldforge.retrieval.vectors import QUANTIZE, VectorBuild, VectorIndex, build_vector_index, open_vector_index
 from worldforge.warehouse.atomic import atomic_dir
 from worldforge.warehouse.cache import FileCache
 from worldforge.warehouse.layout import Warehouse, WarehouseLike
 
 __all__ = ["RETRIEVERS", "RetrieverConfig", "SearchHit", "build_dense_index", "build_index", "dense_dir", "dense_text", "forget",
-           "index_dir", "open_index", "remove_dense_index", "search", "title_pairs"]
+           "index_dir", "open_index", "parse_query", "remove_dense_index", "search", "title_pairs", "world_embedder"]
 
 RETRIEVERS = ("bm25", "dense", "hybrid")
 """The retrievers a corpus can be searched with."""
@@ -150,6 +151,22 @@ def title_pairs(world_file: str | Path, scenario: str | None = None, passage_wor
     pages = read_corpus(world_file, scenario, dressed=False)[0]
     rows = pages.select("title", "lead", "body_md").to_dicts()
     return {"anchor": [r["title"] for r in rows], "positive": [dense_text(r["title"], r["lead"], r["body_md"], passage_words) for r in rows]}
+
+
+def world_embedder(world_file: str | Path, out_dir: str | Path, dim: int = 64, epochs: int = 3, seed: int = 0) -> TrainReport | None:
+    """The tiny embedding model of a world (``worldforge corpus embedder --world``): its vocabulary counted from the
+    world's articles (:func:`~worldforge.retrieval.tiny.build_tiny_embedding_model`), then ``epochs`` passes over its
+    :func:`title_pairs` (:func:`~worldforge.retrieval.train.train_embedding_model`; 0: left untrained, ``None`` returned).
+
+    Raises:
+        WarehouseError: the world file has no corpus.
+        WorldforgeError: sentence-transformers is not installed.
+    """
+    from worldforge.retrieval.tiny import build_tiny_embedding_model
+    from worldforge.retrieval.train import train_embedding_model
+
+    built = build_tiny_embedding_model(out_dir, texts=read_corpus(world_file, None, dressed=False)[0]["body_md"].to_list(), dim=dim, seed=seed)
+    return train_embedding_model(built, title_pairs(world_file), built, epochs=epochs, seed=seed) if epochs else None
 
 
 def build_dense_index(world_file: str | Path, scenario: str | None, config: RetrieverConfig,
@@ -439,11 +456,17 @@ def _hybrid(opened: _Open, query: str, k: int) -> tuple[SearchHit, ...]:
     return tuple((lexical.get(url) or dense[url])._replace(score=score) for url, score in fused)
 
 
+def parse_query(index: tantivy.Index, query: str, fields: list[str], boosts: dict[str, float] | None = None) -> tantivy.Query:
+    """A free-text query for a tantivy index, parsed leniently; with query syntax the user did not mean ("AND (",
+    unbalanced quotes), its words alone."""
+    q, errors = index.parse_query_lenient(query, fields, field_boosts=boosts or {})
+    if errors:
+        q, _ = index.parse_query_lenient(" ".join(_WORD.findall(query)), fields, field_boosts=boosts or {})
+    return q
+
+
 def _search(opened: _Open, query: str, k: int) -> tuple[SearchHit, ...]:
-    fields = ["title", "lead", "body"]
-    q, errors = opened.index.parse_query_lenient(query, fields, field_boosts={"title": 2.0})
-    if errors:  # query syntax the user did not mean ("AND (", unbalanced quotes): search the words
-        q, _ = opened.index.parse_query_lenient(" ".join(_WORD.findall(query)), fields, field_boosts={"title": 2.0})
+    q = parse_query(opened.index, query, ["title", "lead", "body"], {"title": 2.0})
     words = frozenset(w.lower() for w in _WORD.findall(query))
     doc = opened.searcher.doc
     hits = []

@@ -29,26 +29,23 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from worldforge.corpus.index import HYBRID_DEPTH, RETRIEVERS, parse_query
 from worldforge.errors import WorldforgeError
 
-__all__ = ["SEARCHER_RETRIEVERS", "SNIPPET_CHARS", "DocumentNotFound", "WorldforgeSearcher"]
+__all__ = ["SNIPPET_CHARS", "DocumentNotFound", "WorldforgeSearcher"]
 
-SEARCHER_RETRIEVERS = ("bm25", "dense", "hybrid")
 """The retrievers :class:`WorldforgeSearcher` offers."""
 
 SNIPPET_CHARS = 1000
 """How much of a document a hit's ``snippet`` holds (cut at a word boundary)."""
 
-HYBRID_DEPTH = 50
 """Hits of each retriever that hybrid search fuses (at least the ``k`` asked for)."""
 
-_WORD = re.compile(r"\w+")
 
 
 class DocumentNotFound(WorldforgeError):
@@ -99,8 +96,8 @@ class WorldforgeSearcher:
         corpus = self.export_dir / "corpus.parquet"
         if not corpus.is_file():
             raise WorldforgeError(f"{self.export_dir}: no corpus.parquet here (write one with `worldforge export browsecomp-plus`)")
-        if retriever not in SEARCHER_RETRIEVERS:
-            raise WorldforgeError(f"retriever must be one of {', '.join(SEARCHER_RETRIEVERS)}, not {retriever!r}")
+        if retriever not in RETRIEVERS:
+            raise WorldforgeError(f"retriever must be one of {', '.join(RETRIEVERS)}, not {retriever!r}")
         if retriever != "bm25" and not (embedding_model or embedding_url):
             raise WorldforgeError(f"the {retriever} retriever needs an embedding model folder (embedding_model) or endpoint (embedding_url)")
         self.retriever = retriever
@@ -231,9 +228,7 @@ class WorldforgeSearcher:
 
     def _lexical(self, query: str, k: int) -> list[tuple[int, float]]:
         index, searcher = self._bm25
-        q, errors = index.parse_query_lenient(query, ["text"])
-        if errors:  # query syntax the caller did not mean: search the words
-            q, _ = index.parse_query_lenient(" ".join(_WORD.findall(query)), ["text"])
+        q = parse_query(index, query, ["text"])
         return [(self._row[searcher.doc(addr)["docid"][0]], score) for score, addr in searcher.search(q, k).hits]
 
     def _vector(self, query: str, k: int) -> list[tuple[int, float]]:

@@ -42,8 +42,8 @@ class EmbeddingConfig:
     Attributes:
         model: a sentence-transformers model folder, or (with ``url``) the served model's name (empty: the first
             model the endpoint lists).
-        url: an OpenAI-compatible endpoint (``http://HOST:PORT/v1``) serving ``/v1/embeddings`` (``vllm serve``
-            of an embedding model does); empty: the model folder is loaded in this process.
+        url: an OpenAI-compatible endpoint (``http://HOST:PORT/v1``) serving ``/v1/embeddings`` (``vllm serve
+            MODEL --runner pooling`` of an embedding model does); empty: the model folder is loaded in this process.
         query_prompt: prepended to every query (``None``: the model's own ``query`` prompt, if any).
         document_prompt: prepended to every page (``None``: the model's own ``document``/``passage`` prompt, if any).
         api_key: the endpoint's key (never stored: ``stored()`` leaves it out; default ``OPENAI_API_KEY``).
@@ -92,16 +92,24 @@ def text_hash(text: str) -> str:
 
 
 class Embedder:
-    """One opened embedding model.
+    """One opened embedding model: a backend's ``encode`` (texts to vectors) with the prompts it is used with.
 
     Attributes:
         config: what it was opened from.
         dim: the vectors' dimension.
+        query_prompt, document_prompt: prepended to queries and to pages: the configuration's, else the model's own
+            (``query``, and ``document`` or ``passage``), else none.
     """
 
-    def __init__(self, config: EmbeddingConfig, documents: Callable[[list[str]], np.ndarray],
-                 queries: Callable[[list[str]], np.ndarray], dim: int):
-        self.config, self._documents, self._queries, self.dim = config, documents, queries, dim
+    def __init__(self, config: EmbeddingConfig, encode: Callable[[list[str]], np.ndarray], dim: int, prompts: dict | None = None):
+        prompts = prompts or {}
+        self.config, self._encode, self.dim = config, encode, dim
+        self.query_prompt = config.query_prompt if config.query_prompt is not None else prompts.get("query", "")
+        self.document_prompt = (config.document_prompt if config.document_prompt is not None
+                                else prompts.get("document", prompts.get("passage", "")))
+
+    def _embed(self, texts: list[str], prompt: str) -> np.ndarray:
+        return self._checked(self._encode([prompt + t for t in texts] if prompt else texts), len(texts))
 
     def embed_documents(self, texts: Sequence[str], progress: Callable[[int], None] | None = None) -> np.ndarray:
         """Page vectors, ``float32`` of shape ``(len(texts), dim)``, L2-normalised, in batches of :data:`BATCH`
@@ -112,7 +120,7 @@ class Embedder:
         """
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for i in range(0, len(texts), BATCH):
-            out[i:i + BATCH] = self._checked(self._documents(list(texts[i:i + BATCH])), min(BATCH, len(texts) - i))
+            out[i:i + BATCH] = self._embed(list(texts[i:i + BATCH]), self.document_prompt)
             if progress is not None:
                 progress(min(BATCH, len(texts) - i))
         return out
@@ -123,7 +131,7 @@ class Embedder:
         Raises:
             EmbeddingError: as :meth:`embed_documents`.
         """
-        return self._checked(self._queries(list(texts)), len(texts))
+        return self._embed(list(texts), self.query_prompt)
 
     def _checked(self, vectors: np.ndarray, n: int) -> np.ndarray:
         v = np.asarray(vectors, dtype=np.float32)
@@ -177,16 +185,12 @@ def _local(config: EmbeddingConfig) -> Embedder:
         model = SentenceTransformer(str(folder), device="cpu")
     except Exception as exc:  # noqa: BLE001 - whatever the loader raises, one line names the folder
         raise EmbeddingError(f"{config.model}: cannot load the embedding model ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})") from None
-    prompts = getattr(model, "prompts", None) or {}
-    qp = config.query_prompt if config.query_prompt is not None else prompts.get("query", "")
-    dp = config.document_prompt if config.document_prompt is not None else prompts.get("document", prompts.get("passage", ""))
     dim = (model.get_embedding_dimension() if hasattr(model, "get_embedding_dimension") else model.get_sentence_embedding_dimension())
 
-    def encode(texts: list[str], prompt: str) -> np.ndarray:
-        texts = [prompt + t for t in texts] if prompt else texts
+    def encode(texts: list[str]) -> np.ndarray:
         return model.encode(texts, batch_size=BATCH, convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False)
 
-    return Embedder(config, lambda t: encode(t, dp), lambda t: encode(t, qp), int(dim))
+    return Embedder(config, encode, int(dim), getattr(model, "prompts", None))
 
 
 def _static_folder(config: EmbeddingConfig, folder: Path) -> Embedder | None:
@@ -215,17 +219,15 @@ def _static_folder(config: EmbeddingConfig, folder: Path) -> Embedder | None:
     except Exception as exc:  # noqa: BLE001 - a damaged folder, whatever the readers raise: one line
         raise EmbeddingError(f"{config.model}: cannot read the static embedding model ({type(exc).__name__}: {str(exc)[:200]})") from None
     tok.no_padding()
-    qp = config.query_prompt if config.query_prompt is not None else prompts.get("query", "")
-    dp = config.document_prompt if config.document_prompt is not None else prompts.get("document", prompts.get("passage", ""))
 
-    def encode(texts: list[str], prompt: str) -> np.ndarray:
+    def encode(texts: list[str]) -> np.ndarray:
         out = np.zeros((len(texts), weights.shape[1]), dtype=np.float32)
-        for i, enc in enumerate(tok.encode_batch([prompt + t for t in texts] if prompt else texts, add_special_tokens=False)):
+        for i, enc in enumerate(tok.encode_batch(texts, add_special_tokens=False)):
             if enc.ids:
                 out[i] = weights[enc.ids].mean(axis=0)
         return out
 
-    return Embedder(config, lambda t: encode(t, dp), lambda t: encode(t, qp), int(weights.shape[1]))
+    return Embedder(config, encode, int(weights.shape[1]), prompts)
 
 
 def _endpoint(config: EmbeddingConfig) -> Embedder:
@@ -241,14 +243,13 @@ def _endpoint(config: EmbeddingConfig) -> Embedder:
     except (openai.APIError, IndexError) as exc:
         raise EmbeddingError(f"{config.url}: no embedding model answers there ({type(exc).__name__}: "
                              f"{str(exc).splitlines()[0][:200] if str(exc) else 'no models listed'}); start one with "
-                             "`vllm serve MODEL --task embed` or give --embedding-model FOLDER") from None
-    qp, dp = config.query_prompt or "", config.document_prompt or ""
+                             "`vllm serve MODEL --runner pooling` or give --embedding-model FOLDER") from None
 
-    def call(texts: list[str], prompt: str) -> np.ndarray:
+    def call(texts: list[str]) -> np.ndarray:
         try:
-            got = client.embeddings.create(model=model, input=[prompt + t for t in texts]).data
+            got = client.embeddings.create(model=model, input=texts).data
         except openai.APIError as exc:
             raise EmbeddingError(f"{config.url}: embedding request failed ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})") from None
         return np.array([d.embedding for d in sorted(got, key=lambda d: d.index)], dtype=np.float32)
 
-    return Embedder(config, lambda t: call(t, dp), lambda t: call(t, qp), len(probe))
+    return Embedder(config, call, len(probe))

@@ -39,7 +39,7 @@ def _default_texts(seed: int) -> list[str]:
     return [" ".join(rng.choice(_WORDS) for _ in range(rng.randint(5, 25))) for _ in range(2000)]
 
 
-def _word_tokenizer(texts: Iterable[str], vocab_size: int):
+def _word_tokenizer(texts: Iterable[str], vocab_size: int, special: tuple[str, ...] = ("[PAD]", "[UNK]")):
     """A WordPiece tokenizer whose vocabulary is the texts' most frequent words (ties by the word itself) and every
     character seen, alone and as a word's continuation (``##x``): an unseen word is spelled out, never unknown. Built by
     counting, not by ``tokenizers``' trainer, whose choice among equally frequent merges changes from run to run."""
@@ -52,7 +52,7 @@ def _word_tokenizer(texts: Iterable[str], vocab_size: int):
     for text in texts:
         counts.update(w for w, _ in pre.pre_tokenize_str(norm.normalize_str(text)))
     chars = sorted({ch for w in counts for ch in w})
-    vocab = ["[PAD]", "[UNK]", *chars, *(f"##{ch}" for ch in chars)]
+    vocab = [*special, *chars, *(f"##{ch}" for ch in chars)]
     room = max(0, vocab_size - len(vocab))
     vocab += [w for w, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])) if len(w) > 1][:room]
     tok = Tokenizer(models.WordPiece({w: i for i, w in enumerate(dict.fromkeys(vocab))}, unk_token="[UNK]", max_input_chars_per_word=100))
@@ -98,7 +98,7 @@ def build_tiny_embedding_model(out_dir: str | Path, texts: Iterable[str] | None 
 
 def build_tiny_encoder(out_dir: str | Path, texts: Iterable[str] | None = None, hidden_size: int = 64, layers: int = 2,
                        vocab_size: int = 4096, max_length: int = 512, seed: int = 0) -> Path:
-    """Train a WordPiece tokenizer and save a random-init BERT encoder (``transformers``' layout) to ``out_dir``: a model
+    """Build a WordPiece tokenizer (:func:`_word_tokenizer`, with BERT's special tokens) and save a random-init BERT encoder (``transformers``' layout) to ``out_dir``: a model
     ``vllm serve OUT_DIR --runner pooling`` serves as an embedding model (``/v1/embeddings``), for tests of
     ``--embedding-url``.
 
@@ -107,7 +107,7 @@ def build_tiny_encoder(out_dir: str | Path, texts: Iterable[str] | None = None, 
         texts: the tokenizer's training text (default: generated words).
         hidden_size: the embedding dimension.
         layers: encoder layers.
-        vocab_size: the WordPiece vocabulary size.
+        vocab_size: the vocabulary size.
         max_length: the longest input in tokens.
         seed: seeds the generated text and the weights.
 
@@ -116,18 +116,13 @@ def build_tiny_encoder(out_dir: str | Path, texts: Iterable[str] | None = None, 
     """
     try:
         import torch
-        from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
+        from tokenizers import processors
         from transformers import BertConfig, BertModel, PreTrainedTokenizerFast
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise WorldforgeError(f"building an encoder needs transformers and torch ({exc.name} is missing)") from None
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    special = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
-    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
-    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tok.train_from_iterator(list(texts) if texts is not None else _default_texts(seed),
-                            trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=special, show_progress=False))
+    tok = _word_tokenizer(texts if texts is not None else _default_texts(seed), vocab_size, ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"))
     tok.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]", special_tokens=[
         ("[CLS]", tok.token_to_id("[CLS]")), ("[SEP]", tok.token_to_id("[SEP]"))])
     fast = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]", sep_token="[SEP]",
