@@ -326,7 +326,8 @@ class CorpusBuilder:
         fr, ci = self.frame(t, c), self.col(t, c)
         words = ci.label.lower().split()
         if fr.event and fr.vps:
-            verb = rng.choice([v for v in fr.vps if v.endswith(" on {value}")] or [fr.vps[0]]).split(" on ")[0]
+            # the verb phrase before its date: "went on sale", never "went" (a phrasal verb has an "on" of its own)
+            verb = rng.choice([v for v in fr.vps if v.endswith(" on {value}")] or [fr.vps[0]]).rsplit(" on ", 1)[0]
             head, _, rest = verb.partition(" ")
             if head in ("was", "is"):
                 q = [f"When {head} {name} {rest}?", f"Does anyone know when {name} {head} {rest}?", f"Quick question: when {head} {name} {rest}?",
