@@ -67,14 +67,9 @@ def retriever_config(config: IndexConfig) -> RetrieverConfig | None:
     Raises:
         WorldforgeError: an unknown retriever or quantization, or dense/hybrid without an embedding model.
     """
-    st = get_settings()
-    chosen = config.retriever or st.retriever
-    if chosen == "bm25" and not config.retriever:
-        return None
-    return RetrieverConfig.of(chosen, config.embedding_model or st.embedding_model, config.embedding_url or st.embedding_url,
-                              config.query_prompt or st.embedding_query_prompt, config.document_prompt or st.embedding_document_prompt,
-                              config.quantize or st.embedding_quantize,
-                              passage_words=config.passage_words if config.passage_words >= 0 else st.embedding_passage_words)
+    return RetrieverConfig.over_settings(get_settings(), config.retriever or None, config.embedding_model or None, config.embedding_url or None,
+                                         config.query_prompt or None, config.document_prompt or None, config.quantize or None,
+                                         passage_words=config.passage_words if config.passage_words >= 0 else None)
 
 
 def metadata_value(value: Any) -> Any:

@@ -111,8 +111,4 @@ def settings_retriever() -> RetrieverConfig | None:
     from worldforge.corpus import RetrieverConfig
     from worldforge.settings import get_settings
 
-    st = get_settings()
-    if st.retriever == "bm25":
-        return None
-    return RetrieverConfig.of(st.retriever, st.embedding_model, st.embedding_url, st.embedding_query_prompt,
-                              st.embedding_document_prompt, st.embedding_quantize, passage_words=st.embedding_passage_words)
+    return RetrieverConfig.over_settings(get_settings())

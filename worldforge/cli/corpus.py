@@ -82,16 +82,8 @@ def index(
 
     with user_errors():
         path = warehouse_of(warehouse).world(world)
-        st = get_settings()
-        chosen = retriever or st.retriever
-        # neither --retriever nor WORLDFORGE_RETRIEVER: each corpus keeps the retriever and model it was indexed with
-        config = None if retriever is None and chosen == "bm25" else RetrieverConfig.of(
-            chosen, embedding_model if embedding_model is not None else st.embedding_model,
-            embedding_url if embedding_url is not None else st.embedding_url,
-            query_prompt if query_prompt is not None else st.embedding_query_prompt,
-            document_prompt if document_prompt is not None else st.embedding_document_prompt,
-            quantize or st.embedding_quantize, api_key or "",
-            passage_words if passage_words is not None else st.embedding_passage_words)
+        config = RetrieverConfig.over_settings(get_settings(), retriever, embedding_model, embedding_url, query_prompt, document_prompt,
+                                               quantize, api_key or "", passage_words)
     with user_errors(), progress() as bar:
         task = bar.add_task("embedding pages", total=None, visible=config is None or config.retriever != "bm25")
         built = index_world(path, config, progress=lambda name, done, total: bar.update(task, completed=done, total=total,

@@ -126,6 +126,26 @@ class RetrieverConfig:
         return cls(retriever, embedding, quantize, passage_words)
 
     @classmethod
+    def over_settings(cls, settings, retriever: str | None = None, model: str | None = None, url: str | None = None,
+                      query_prompt: str | None = None, document_prompt: str | None = None, quantize: str | None = None,
+                      api_key: str = "", passage_words: int | None = None) -> RetrieverConfig | None:
+        """The index step's configuration: each option given (not ``None``) over its setting (``settings``: a
+        :class:`~worldforge.settings.Settings`, ``WORLDFORGE_RETRIEVER`` and ``WORLDFORGE_EMBEDDING_*``). ``None`` when
+        no retriever is given and the settings say ``bm25``: BM25 indexes, each corpus keeping the retriever and model
+        it was indexed with.
+
+        Raises:
+            WorldforgeError: as :meth:`of`.
+        """
+        if retriever is None and settings.retriever == "bm25":
+            return None
+        def pick(given, setting):
+            return setting if given is None else given
+        return cls.of(retriever or settings.retriever, pick(model, settings.embedding_model), pick(url, settings.embedding_url),
+                      pick(query_prompt, settings.embedding_query_prompt), pick(document_prompt, settings.embedding_document_prompt),
+                      quantize or settings.embedding_quantize, api_key, pick(passage_words, settings.embedding_passage_words))
+
+    @classmethod
     def from_meta(cls, meta: dict) -> RetrieverConfig:
         """The configuration a dense index was built with (its ``meta.json``)."""
         return cls(meta.get("retriever", "dense"), EmbeddingConfig.from_stored(meta["embedding"]), meta.get("quantize", "none"),
