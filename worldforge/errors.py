@@ -5,6 +5,7 @@ Every message says what to fix; the CLI prints it without a traceback.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 
@@ -38,6 +39,38 @@ class GenerationError(WorldforgeError):
 
 class WarehouseError(WorldforgeError):
     """A DuckDB warehouse file is missing, unreadable or not a worldforge file."""
+
+
+class StorageFullError(WarehouseError):
+    """A write ran out of space (``ENOSPC`` or ``EDQUOT``) on the file system that holds its target.
+
+    The write's temporary files are removed and the target is left as it was. The message names the
+    target and the space free on that file system once the temporary files are gone (the write needs
+    more than that), and what the write had put into its temporary files when it failed.
+
+    Args:
+        target: the file or folder the write would have replaced.
+        written: bytes the write had put into its temporary files when it failed.
+        free: bytes free on ``target``'s file system after the temporary files were removed
+            (``None``: unknown).
+    """
+
+    def __init__(self, target: str, written: int, free: int | None):
+        self.target = target
+        self.written = written
+        self.free = free
+        room = "the device is full" if free is None else f"the write needs more than the {_size(free)} free there"
+        super().__init__(f"{target}: no space left on its device: {room} (it had written {_size(written)}); "
+                         f"{Path(target).name} is unchanged. Free space there, or write elsewhere, and run again")
+
+
+def _size(n: int) -> str:
+    """``n`` bytes as ``"12.3 MiB"`` (binary units; bytes below 1 KiB)."""
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n} B" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TiB"
 
 
 def validation_problems(exc: Any, limit: int = 5, root: str = "") -> str:

@@ -7,6 +7,7 @@ one clear message and exit with status 2, without a traceback; failed checks exi
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,6 +21,7 @@ from rich.table import Table
 
 from worldforge.errors import WorldforgeError
 from worldforge.tally import Tally
+from worldforge.warehouse.atomic import is_storage_full
 from worldforge.warehouse.layout import Warehouse
 
 if TYPE_CHECKING:
@@ -72,11 +74,25 @@ def fail(message: str, code: int = 2) -> typer.Exit:
 
 @contextmanager
 def user_errors() -> Iterator[None]:
-    """Turn the errors a user can cause and fix into one message and exit status 2."""
+    """Turn the errors a user can cause and fix into one message and exit status 2: a
+    :class:`~worldforge.errors.WorldforgeError` (a full disk included), a missing file, a bad option, and any
+    writer's error that says the file system is full (:func:`~worldforge.warehouse.atomic.is_storage_full`)."""
     try:
         yield
     except (WorldforgeError, FileNotFoundError, ValueError) as exc:  # ValueError: pydantic validation of options
         raise fail(str(exc)) from None
+    except Exception as exc:
+        # a write that ran out of space outside the atomic writers (which say which target, see
+        # warehouse.atomic.out_of_space): still one line, with the file the writer named
+        if not is_storage_full(exc):
+            raise
+        raise fail(f"no space left on the device: {_first_line(exc)} (free space, or write elsewhere, and run again)") from None
+
+
+def _first_line(exc: BaseException) -> str:
+    """The first line of ``exc``'s message, without the writer's class prefix (``IO Error: ``)."""
+    text = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    return text.split(": ", 1)[1] if re.match(r"^[A-Za-z ]+Error: ", text) else text
 
 
 def progress() -> Progress:

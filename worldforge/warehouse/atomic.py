@@ -9,6 +9,7 @@ their own writer, :func:`worldforge.warehouse.duck.atomic_duckdb`.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import shutil
@@ -16,7 +17,7 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from worldforge.errors import WarehouseError
+from worldforge.errors import StorageFullError, WarehouseError
 
 
 def _remove(path: Path) -> None:
@@ -38,6 +39,69 @@ def remove_temporary(tmp: str | Path) -> None:
     tmp = Path(tmp)
     for p in (tmp, *(tmp.with_name(tmp.name + s) for s in _SIBLINGS)):
         _remove(p)
+
+
+_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+_FULL_TEXTS = tuple(os.strerror(e) for e in sorted(_FULL_ERRNOS)) + ("No space left on device", "Disk quota exceeded")
+"""How a full file system reads in the messages of writers that do not raise ``OSError`` (DuckDB's
+``IOException``/``TransactionException``, polars' and pyarrow's errors): the C library's text."""
+
+
+def is_storage_full(exc: BaseException) -> bool:
+    """Whether ``exc`` (or an exception it was raised from) says the file system is full: an ``OSError`` with
+    ``ENOSPC``/``EDQUOT``, or an error of another writer (DuckDB, polars, pyarrow) whose message carries
+    the C library's text for them."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, StorageFullError):
+            return True
+        if isinstance(exc, OSError) and exc.errno in _FULL_ERRNOS:
+            return True
+        if any(t in str(exc) for t in _FULL_TEXTS):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def _bytes_in(paths: Iterable[Path]) -> int:
+    """Bytes held by files and folders at ``paths`` (missing ones count 0)."""
+    total = 0
+    for p in paths:
+        with contextlib.suppress(OSError):
+            if p.is_dir() and not p.is_symlink():
+                total += sum(f.stat().st_size for f in p.rglob("*") if f.is_file())
+            elif p.exists():
+                total += p.stat().st_size
+    return total
+
+
+@contextlib.contextmanager
+def out_of_space(target: str | Path, tmp: str | Path | None = None) -> Iterator[None]:
+    """Turn a write of ``target`` (through the temporary ``tmp``) that runs out of space into one
+    :class:`~worldforge.errors.StorageFullError` naming ``target``, the bytes the write had used and
+    the space free once ``tmp`` (and what writers put beside it) is removed.
+
+    Any other exception passes through unchanged.
+
+    Raises:
+        StorageFullError: the block raised an error :func:`is_storage_full` recognises.
+    """
+    try:
+        yield
+    except BaseException as exc:
+        if isinstance(exc, StorageFullError) or not is_storage_full(exc):
+            raise
+        target = Path(target)
+        written = 0
+        if tmp is not None:
+            tmp = Path(tmp)
+            written = _bytes_in([tmp, *(tmp.with_name(tmp.name + s) for s in _SIBLINGS)])
+            remove_temporary(tmp)
+        free = None
+        with contextlib.suppress(OSError):
+            free = shutil.disk_usage(next(a for a in [target.parent, *target.parents] if a.exists())).free
+        raise StorageFullError(str(target), written, free) from exc
 
 
 def make_parent(target: Path) -> None:
@@ -65,29 +129,32 @@ def atomic_dir(target: str | Path) -> Iterator[Path]:
         The temporary folder (mode 0755) beside ``target``; write the new content there.
 
     Raises:
-        Whatever the block (or the swap) raises, ``KeyboardInterrupt`` included; the temporary
+        StorageFullError: the file system ran out of space (:func:`out_of_space`).
+        Whatever else the block (or the swap) raises, ``KeyboardInterrupt`` included; the temporary
         folder is removed and ``target`` is untouched.
     """
     target = Path(target)
     if target.is_file():
         raise WarehouseError(f"{target}: is a file, not a folder (move or remove it, then run again)")
     make_parent(target)
-    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.tmp-"))
+    with out_of_space(target):
+        tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.tmp-"))
     try:
-        tmp.chmod(0o755)
-        yield tmp
-        old = tmp.with_name(tmp.name + ".old")  # unique while tmp exists
-        moved = False
-        try:
-            if target.exists() or target.is_symlink():
-                os.replace(target, old)
-                moved = True
-            os.replace(tmp, target)
-        except BaseException:
-            if moved:
-                os.replace(old, target)
-            raise
-        _remove(old)
+        with out_of_space(target, tmp):
+            tmp.chmod(0o755)
+            yield tmp
+            old = tmp.with_name(tmp.name + ".old")  # unique while tmp exists
+            moved = False
+            try:
+                if target.exists() or target.is_symlink():
+                    os.replace(target, old)
+                    moved = True
+                os.replace(tmp, target)
+            except BaseException:
+                if moved:
+                    os.replace(old, target)
+                raise
+            _remove(old)
     finally:
         remove_temporary(tmp)
 
@@ -100,7 +167,8 @@ def atomic_file(target: str | Path) -> Iterator[Path]:
         The temporary path (an empty file, reserving a unique name); the block writes it.
 
     Raises:
-        Whatever the block (or the rename) raises, ``KeyboardInterrupt`` included; the temporary
+        StorageFullError: the file system ran out of space (:func:`out_of_space`).
+        Whatever else the block (or the rename) raises, ``KeyboardInterrupt`` included; the temporary
         file (and anything a writer put beside it under its name) is removed and ``target`` is
         untouched.
     """
@@ -108,12 +176,14 @@ def atomic_file(target: str | Path) -> Iterator[Path]:
     if target.is_dir():  # checked before anything is written: one clear line, no temporary file
         raise WarehouseError(f"{target}: is a folder, not a file (move or remove it, then run again)")
     make_parent(target)
-    fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.tmp-")
-    os.close(fd)
+    with out_of_space(target):
+        fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.tmp-")
+        os.close(fd)
     tmp = Path(name)
     try:
-        yield tmp
-        os.replace(tmp, target)
+        with out_of_space(target, tmp):
+            yield tmp
+            os.replace(tmp, target)
     finally:
         remove_temporary(tmp)
 

@@ -23,7 +23,7 @@ import duckdb
 import polars as pl
 
 from worldforge.errors import WarehouseError
-from worldforge.warehouse.atomic import make_parent, remove_temporary
+from worldforge.warehouse.atomic import make_parent, out_of_space, remove_temporary
 
 log = logging.getLogger(__name__)
 
@@ -172,7 +172,9 @@ def atomic_duckdb(path: str | Path, update: bool = False, block_size: int | None
 
     Raises:
         WarehouseError: ``update`` and ``path`` does not exist.
-        Whatever the block, the copy, ``COMMIT``, ``DETACH`` or the rename raises (``KeyboardInterrupt``
+        StorageFullError: the file system ran out of space, in the copy, the block, ``COMMIT`` or the checkpoint
+            (:func:`~worldforge.warehouse.atomic.out_of_space`).
+        Whatever else the block, the copy, ``COMMIT``, ``DETACH`` or the rename raises (``KeyboardInterrupt``
         included); the temporary file and its write-ahead log are removed and ``path`` is untouched.
     """
     target = Path(path)
@@ -185,37 +187,38 @@ def atomic_duckdb(path: str | Path, update: bool = False, block_size: int | None
         raise WarehouseError(f"{target}: no such DuckDB file to update (build the world first)")
     alias = f"wf_write_{next(_aliases)}"
     try:
-        if update:
-            shutil.copyfile(target, tmp)
-        con = _writer_cursor()
-        try:
-            options = [f"BLOCK_SIZE {int(block_size)}"] if block_size is not None and not update else []
-            if row_group_size is not None:
-                options.append(f"ROW_GROUP_SIZE {int(row_group_size)}")
-            con.execute(f"ATTACH {quote_str(str(tmp))} AS {alias}" + (f" ({', '.join(options)})" if options else ""))
-            ok = False
+        with out_of_space(target, tmp):
+            if update:
+                shutil.copyfile(target, tmp)
+            con = _writer_cursor()
             try:
-                con.execute(f"USE {alias}")
-                con.execute("BEGIN TRANSACTION")
-                yield con
-                con.execute("COMMIT")
-                ok = True
-            finally:
+                options = [f"BLOCK_SIZE {int(block_size)}"] if block_size is not None and not update else []
+                if row_group_size is not None:
+                    options.append(f"ROW_GROUP_SIZE {int(row_group_size)}")
+                con.execute(f"ATTACH {quote_str(str(tmp))} AS {alias}" + (f" ({', '.join(options)})" if options else ""))
+                ok = False
                 try:
-                    if not ok:
-                        with contextlib.suppress(duckdb.Error):  # no transaction when USE/BEGIN failed
-                            con.execute("ROLLBACK")
-                    con.execute("USE memory")
+                    con.execute(f"USE {alias}")
+                    con.execute("BEGIN TRANSACTION")
+                    yield con
+                    con.execute("COMMIT")
+                    ok = True
                 finally:
-                    if ok:
-                        con.execute(f"DETACH {alias}")  # checkpoints and closes the file; a failure keeps the old one
-                    else:
-                        with contextlib.suppress(duckdb.Error):  # the block's own exception is the one to see
-                            con.execute(f"DETACH {alias}")
-        finally:
-            con.close()
-        os.replace(tmp, target)  # only reached when the block, COMMIT and DETACH succeeded
-        log.debug("wrote %s", target)
+                    try:
+                        if not ok:
+                            with contextlib.suppress(duckdb.Error):  # no transaction when USE/BEGIN failed
+                                con.execute("ROLLBACK")
+                        con.execute("USE memory")
+                    finally:
+                        if ok:
+                            con.execute(f"DETACH {alias}")  # checkpoints and closes the file; a failure keeps the old one
+                        else:
+                            with contextlib.suppress(duckdb.Error):  # the block's own exception is the one to see
+                                con.execute(f"DETACH {alias}")
+            finally:
+                con.close()
+            os.replace(tmp, target)  # only reached when the block, COMMIT and DETACH succeeded
+            log.debug("wrote %s", target)
     finally:
         remove_temporary(tmp)  # and its .wal: after a failure, an exception or KeyboardInterrupt
 

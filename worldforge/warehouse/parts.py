@@ -36,7 +36,7 @@ import duckdb
 import polars as pl
 
 from worldforge.errors import WarehouseError
-from worldforge.warehouse.atomic import file_lock, make_parent, remove_temporary
+from worldforge.warehouse.atomic import file_lock, make_parent, out_of_space, remove_temporary
 
 PART_PREFIX = "p-"
 PARQUET_COMPRESSION = "zstd"
@@ -158,7 +158,8 @@ def write_part(root: str | Path, key: str, frames: dict[str, pl.DataFrame], name
 
     Raises:
         WarehouseError: a bad key or table name, or the part already exists.
-        OSError, polars errors: the write failed; nothing of the part is left.
+        StorageFullError: the file system ran out of space; nothing of the part is left.
+        OSError, polars errors: the write failed otherwise; nothing of the part is left.
     """
     folder = key_dir(check_root(root), key)
     name = name or part_name()
@@ -166,13 +167,14 @@ def write_part(root: str | Path, key: str, frames: dict[str, pl.DataFrame], name
     make_parent(target)
     tmp = folder / f".tmp-{name}"
     try:
-        tmp.mkdir()
-        for table, frame in frames.items():
-            check_key(table)
-            frame.write_parquet(tmp / f"{table}.parquet", compression=PARQUET_COMPRESSION, statistics=True)
-        if target.exists():
-            raise WarehouseError(f"{target}: the part exists already")
-        os.rename(tmp, target)
+        with out_of_space(target, tmp):
+            tmp.mkdir()
+            for table, frame in frames.items():
+                check_key(table)
+                frame.write_parquet(tmp / f"{table}.parquet", compression=PARQUET_COMPRESSION, statistics=True)
+            if target.exists():
+                raise WarehouseError(f"{target}: the part exists already")
+            os.rename(tmp, target)
     finally:
         remove_temporary(tmp)
     return target
