@@ -72,11 +72,19 @@ def fail(message: str, code: int = 2) -> typer.Exit:
 
 @contextmanager
 def user_errors() -> Iterator[None]:
-    """Turn the errors a user can cause and fix into one message and exit status 2."""
+    """Turn the errors a user can cause and fix into one message and exit status 2 (a damaged DuckDB file
+    included, :func:`worldforge.warehouse.duck.is_damage`)."""
     try:
         yield
     except (WorldforgeError, FileNotFoundError, ValueError) as exc:  # ValueError: pydantic validation of options
         raise fail(str(exc)) from None
+    except Exception as exc:
+        from worldforge.warehouse.duck import is_damage
+
+        if is_damage(exc):  # a damaged block read where no reader named its file: still one line, and where to look
+            raise fail(f"a warehouse file is damaged (DuckDB: {str(exc).splitlines()[0]}): `worldforge doctor` "
+                       "finds which one and --quarantine moves it aside") from None
+        raise
 
 
 def progress() -> Progress:
