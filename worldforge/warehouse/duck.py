@@ -238,8 +238,8 @@ def _existing(path: str | Path) -> Path:
     return p
 
 
-_DAMAGE_SIGNS = ("corrupt database file", "does not match stored checksum", "could not read enough bytes",
-                 "not a valid duckdb database file", "the file is not a valid duckdb database")
+_DAMAGE_SIGNS = ("corrupt database file", "does not match stored checksum", "could not read enough bytes")
+# not "not a valid DuckDB database file": that is another kind of file (a YAML spec), "cannot open as DuckDB"
 _CHECKSUM_AT = re.compile(r"in block at location (\d+)")
 
 
