@@ -187,10 +187,10 @@ def test_a_corrupt_part_is_one_clear_error_and_other_worlds_still_record(tmp_pat
     record_episodes(tmp_path, [_episode("a"), _episode("b", world="beta_2030")])
     [part] = list_parts(tmp_path / "episodes", "alpha_2031")
     (part / "steps.parquet").write_bytes(b"not parquet")
-    with pytest.raises(WarehouseError, match="a part of the episode store cannot be read"):
+    with pytest.raises(WarehouseError, match="steps.parquet is damaged .*worldforge doctor"):
         read_episodes(tmp_path)
     out = CliRunner().invoke(app, ["sql", "episodes", "SELECT count(*) FROM steps", "--warehouse", str(tmp_path)])
-    assert out.exit_code == 2 and "cannot be read" in out.output and "Traceback" not in out.output
+    assert out.exit_code == 2 and "is damaged" in out.output and "Traceback" not in out.output
     for i in range(MERGE_PARTS + 1):  # alpha's merges fail on the corrupt part (logged); the writes go on
         record_episodes(tmp_path, [_episode(f"a{i}"), _episode(f"b{i}", world="beta_2030")])
     assert len(list_parts(tmp_path / "episodes", "alpha_2031")) == MERGE_PARTS + 2

@@ -11,6 +11,7 @@ import typer
 
 from worldforge.cli import catalog, corpus, datasets, dev, evaluation, export, record, rl, serve, tasks, trajectories, world
 from worldforge.cli._common import user_errors
+from worldforge.cli.doctor import doctor
 from worldforge.cli.settings import settings
 from worldforge.cli.sql import sql
 from worldforge.cli.summary import summary
@@ -43,5 +44,6 @@ app.add_typer(export.app, name="export")
 app.command("sql")(sql)
 app.command("summary")(summary)
 app.command("settings")(settings)
+app.command("doctor")(doctor)
 
 __all__ = ["app"]

@@ -22,6 +22,7 @@ from rich.table import Table
 from worldforge.errors import WorldforgeError
 from worldforge.tally import Tally
 from worldforge.warehouse.atomic import is_storage_full
+from worldforge.warehouse.duck import is_damage
 from worldforge.warehouse.layout import Warehouse
 
 if TYPE_CHECKING:
@@ -76,7 +77,8 @@ def fail(message: str, code: int = 2) -> typer.Exit:
 def user_errors() -> Iterator[None]:
     """Turn the errors a user can cause and fix into one message and exit status 2: a
     :class:`~worldforge.errors.WorldforgeError` (a full disk included), a missing file, a bad option, and any
-    writer's error that says the file system is full (:func:`~worldforge.warehouse.atomic.is_storage_full`)."""
+    writer's error that says the file system is full (:func:`~worldforge.warehouse.atomic.is_storage_full`), and a
+    damaged DuckDB file (:func:`worldforge.warehouse.duck.is_damage`)."""
     try:
         yield
     except (WorldforgeError, FileNotFoundError, ValueError) as exc:  # ValueError: pydantic validation of options
@@ -84,9 +86,12 @@ def user_errors() -> Iterator[None]:
     except Exception as exc:
         # a write that ran out of space outside the atomic writers (which say which target, see
         # warehouse.atomic.out_of_space): still one line, with the file the writer named
-        if not is_storage_full(exc):
-            raise
-        raise fail(f"no space left on the device: {_first_line(exc)} (free space, or write elsewhere, and run again)") from None
+        if is_storage_full(exc):
+            raise fail(f"no space left on the device: {_first_line(exc)} (free space, or write elsewhere, and run again)") from None
+        if is_damage(exc):  # a damaged block read where no reader named its file: still one line, and where to look
+            raise fail(f"a warehouse file is damaged (DuckDB: {str(exc).splitlines()[0]}): `worldforge doctor` "
+                       "finds which one and --quarantine moves it aside") from None
+        raise
 
 
 def _first_line(exc: BaseException) -> str:

@@ -66,6 +66,7 @@ from worldforge.warehouse.duck import open_sandboxed_views, quote_ident, quote_s
 from worldforge.warehouse.layout import Warehouse, WarehouseLike
 from worldforge.warehouse.parts import (
     check_key,
+    check_parts_whole,
     check_root,
     key_lock,
     list_parts,
@@ -209,7 +210,7 @@ def record_episodes(warehouse: WarehouseLike, episodes: list[Episode]) -> Path:
             if len(parts) > MERGE_PARTS:
                 try:
                     _merge_newest(root, world, parts)
-                except (OSError, duckdb.Error, pl.exceptions.PolarsError) as exc:
+                except (OSError, duckdb.Error, pl.exceptions.PolarsError, WarehouseError) as exc:  # a damaged part too
                     log.warning("episodes of %s: merging its newest parts failed (%s: %s); they stay as they are",
                                 world, type(exc).__name__, str(exc).splitlines()[0] if str(exc) else "")
     return root
@@ -225,6 +226,7 @@ def _merge_newest(root: Path, world: str, parts: list[Path]) -> None:
     if len(small) < 2:
         return
     small.reverse()
+    check_parts_whole(small)  # a damaged part is never folded into a merged one with a fresh manifest
     con = duckdb.connect()
     try:
         _episode_views(con, small)
@@ -234,15 +236,17 @@ def _merge_newest(root: Path, world: str, parts: list[Path]) -> None:
     merge_parts(root, world, small, frames)
 
 
-def _episode_views(con: duckdb.DuckDBPyConnection, parts: list[Path]) -> None:
+def _episode_views(con: duckdb.DuckDBPyConnection, parts: list[Path], full: bool = False) -> None:
     """Views ``trajectories``, ``turns``, ``episodes``, ``steps`` over ``parts`` (oldest first):
-    each episode's rows from the newest part that holds it (empty tables when there is no part)."""
+    each episode's rows from the newest part that holds it (empty tables when there is no part).
+    Each file is checked against its part's manifest first (:func:`~worldforge.warehouse.parts.table_files`;
+    ``full``: SHA-256 too)."""
     if not parts:
         for t in EPISODE_TABLES:
             con.execute(table_ddl(t, _SCHEMAS[t]))
         return
     for t in EPISODE_TABLES:
-        files = ", ".join(quote_str(f) for f in table_files(parts, t))
+        files = ", ".join(quote_str(f) for f in table_files(parts, t, full=full))
         con.execute(f"CREATE TEMP VIEW _all_{t} AS SELECT * EXCLUDE (filename), "
                     f"regexp_extract(filename, '(p-[0-9]{{20}}-[A-Za-z0-9_-]+)[/\\\\][a-z_]+[.]parquet$', 1) AS _part "
                     f"FROM read_parquet([{files}], filename = true, union_by_name = true)")
@@ -253,19 +257,21 @@ def _episode_views(con: duckdb.DuckDBPyConnection, parts: list[Path]) -> None:
                     f"ON a.{_ID_COLUMN[t]} = n.episode_id AND a._part = n._part")
 
 
-def _read_store(warehouse: WarehouseLike, read: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
+def _read_store(warehouse: WarehouseLike, read: Callable[[duckdb.DuckDBPyConnection], T], verify: bool = False) -> T:
     """``read`` on an in-memory connection with the store's views (:func:`_episode_views`), after
     the legacy stores and the episode log were settled; listed again when a merge removed a part.
+    ``verify``: every part's files are compared with the SHA-256 of its manifest first (a dataset build:
+    bytes overwritten inside a page would otherwise decode into other rows without an error).
 
     Raises:
-        WarehouseError: a part cannot be read (its path and DuckDB's first line).
+        WarehouseError: a part is damaged or cannot be read (its path and what is wrong).
     """
     settle_episode_log(warehouse)
 
     def run(parts: list[Path]) -> T:
         con = duckdb.connect()
         try:
-            _episode_views(con, parts)
+            _episode_views(con, parts, full=verify)
             return read(con)
         finally:
             con.close()
@@ -274,7 +280,8 @@ def _read_store(warehouse: WarehouseLike, read: Callable[[duckdb.DuckDBPyConnect
     try:
         return read_parts(root, run)
     except (duckdb.Error, pl.exceptions.PolarsError) as exc:
-        raise WarehouseError(f"{root}: a part of the episode store cannot be read ({str(exc).splitlines()[0]})") from None
+        raise WarehouseError(f"{root}: a part of the episode store cannot be read ({str(exc).splitlines()[0]}); "
+                             "`worldforge doctor` names the damaged part and --quarantine moves it aside") from None
 
 
 def read_episode_tables(warehouse: WarehouseLike) -> dict[str, pl.DataFrame]:
@@ -307,7 +314,8 @@ def open_episode_sql(warehouse: WarehouseLike) -> duckdb.DuckDBPyConnection:
         try:
             read_parts(root, check)
         except (duckdb.Error, pl.exceptions.PolarsError) as exc:
-            raise WarehouseError(f"{root}: a part of the episode store cannot be read ({str(exc).splitlines()[0]})") from None
+            raise WarehouseError(f"{root}: a part of the episode store cannot be read ({str(exc).splitlines()[0]}); "
+                                 "`worldforge doctor` names the damaged part and --quarantine moves it aside") from None
 
     return open_sandboxed_views(root, views)
 
@@ -751,7 +759,8 @@ def iter_episode_trajectories(warehouse: WarehouseLike, config: MaskConfig = Mas
         batch_rows: turns per batch.
 
     Raises:
-        WarehouseError: a part of the store cannot be read.
+        WarehouseError: a part of the store is damaged (its SHA-256 differs from the one recorded when it
+            was written) or cannot be read: one line naming it; nothing is yielded.
     """
     def read(con: duckdb.DuckDBPyConnection) -> tuple[pl.DataFrame, dict, pl.DataFrame]:
         turns = con.sql("SELECT u.trajectory_id, u.turn_idx, u.action, u.observation, t.domain FROM turns u JOIN trajectories t USING (trajectory_id)").pl()
@@ -759,7 +768,7 @@ def iter_episode_trajectories(warehouse: WarehouseLike, config: MaskConfig = Mas
         meta = con.sql("SELECT trajectory_id, source, domain, coalesce(task, '') AS task FROM trajectories").pl()
         return turns, extra, meta
 
-    turns, extra, meta = _read_store(warehouse, read)
+    turns, extra, meta = _read_store(warehouse, read, verify=True)  # what a dataset is built from: every byte checked
     if turns.height == 0:
         return
     masked, _ = mask_turns(turns, config)

@@ -171,7 +171,7 @@ def atomic_duckdb(path: str | Path, update: bool = False, block_size: int | None
         A connection whose default catalog is a temporary file beside ``path``.
 
     Raises:
-        WarehouseError: ``update`` and ``path`` does not exist.
+        WarehouseError: ``update`` and ``path`` does not exist, or is damaged (:func:`damaged_error`).
         StorageFullError: the file system ran out of space, in the copy, the block, ``COMMIT`` or the checkpoint
             (:func:`~worldforge.warehouse.atomic.out_of_space`).
         Whatever else the block, the copy, ``COMMIT``, ``DETACH`` or the rename raises (``KeyboardInterrupt``
@@ -186,6 +186,14 @@ def atomic_duckdb(path: str | Path, update: bool = False, block_size: int | None
     if update and not target.is_file():
         raise WarehouseError(f"{target}: no such DuckDB file to update (build the world first)")
     alias = f"wf_write_{next(_aliases)}"
+    guard = damage_guard(target) if update else contextlib.nullcontext()  # a damaged file to update: one line
+    with guard:
+        yield from _atomic_write(target, tmp, alias, update, block_size, row_group_size)
+
+
+def _atomic_write(target: Path, tmp: Path, alias: str, update: bool, block_size: int | None,
+                  row_group_size: int | None) -> Iterator[duckdb.DuckDBPyConnection]:
+    """The body of :func:`atomic_duckdb` (a generator it delegates to)."""
     try:
         with out_of_space(target, tmp):
             if update:
@@ -233,6 +241,82 @@ def _existing(path: str | Path) -> Path:
     return p
 
 
+_DAMAGE_SIGNS = ("corrupt database file", "does not match stored checksum", "could not read enough bytes")
+# not "not a valid DuckDB database file": that is another kind of file (a YAML spec), "cannot open as DuckDB"
+_CHECKSUM_AT = re.compile(r"in block at location (\d+)")
+
+
+def is_damage(exc: BaseException) -> bool:
+    """Whether a DuckDB error says the file itself is damaged (a block's checksum does not match, the file ends
+    inside a block, the header is not DuckDB's), not that a query or its input is wrong."""
+    text = str(exc).lower()
+    return isinstance(exc, duckdb.Error) and any(sign in text for sign in _DAMAGE_SIGNS)
+
+
+def damaged_error(path: str | Path, exc: BaseException) -> WarehouseError:
+    """The one line a damaged DuckDB file gives: the file, what DuckDB found, what to do.
+
+    ``… is damaged (DuckDB: checksum mismatch in the block at byte 61440): <what to do>; `worldforge doctor`
+    lists damaged files (``--quarantine`` moves them aside)``. What to do depends on the file
+    (:func:`worldforge.warehouse.layout.repair_hint`).
+    """
+    from worldforge.warehouse.layout import repair_hint
+
+    first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    at = _CHECKSUM_AT.search(first)
+    if "checksum" in first.lower():
+        what = "checksum mismatch " + (f"in the block at byte {at.group(1)}" if at else "in its header")
+    else:
+        what = first
+    return WarehouseError(f"{path} is damaged (DuckDB: {what}): {repair_hint(Path(path))}; "
+                          "`worldforge doctor` lists damaged files (--quarantine moves them aside)")
+
+
+@contextlib.contextmanager
+def damage_guard(path: str | Path) -> Iterator[None]:
+    """Turn a DuckDB error that says ``path`` is damaged (:func:`is_damage`) into :func:`damaged_error`'s
+    :class:`WarehouseError`; every other error passes unchanged."""
+    try:
+        yield
+    except duckdb.Error as exc:
+        if is_damage(exc):
+            raise damaged_error(path, exc) from None
+        raise
+
+
+class _Guarded:
+    """A DuckDB connection or relation whose calls go through :func:`damage_guard` of one file; what they return
+    (a connection after ``execute``, a relation from ``sql``) is guarded the same way."""
+
+    __slots__ = ("_obj", "_path")
+
+    def __init__(self, obj: object, path: Path):
+        self._obj = obj
+        self._path = path
+
+    def __getattr__(self, name: str):
+        return _guard_attr(getattr(self._obj, name), self._path)
+
+    def __iter__(self):
+        with damage_guard(self._path):
+            return iter(self._obj.fetchall())
+
+    def __len__(self) -> int:
+        return len(self._obj)
+
+
+def _guard_attr(attr: object, path: Path) -> object:
+    if not callable(attr):
+        return attr
+
+    def call(*args, **kwargs):
+        with damage_guard(path):
+            res = attr(*args, **kwargs)
+        return _Guarded(res, path) if isinstance(res, (duckdb.DuckDBPyConnection, duckdb.DuckDBPyRelation)) else res
+
+    return call
+
+
 class ReadConnection:
     """A read-only connection to one DuckDB file, attached to this process's shared instance
     (:func:`open_readonly`).
@@ -242,6 +326,9 @@ class ReadConnection:
     instance may have other files attached at the same time (other threads' readers and writers):
     a catalog function (``duckdb_tables()``, ``duckdb_columns()``, ``duckdb_constraints()``) lists them
     all, so a query of one filters on ``database_name = current_database()``.
+
+    A query that reads a damaged block of the file raises :func:`damaged_error`'s :class:`WarehouseError`
+    (one line naming the file and what to do), not DuckDB's ``Corrupt database file``.
 
     :meth:`close` (or leaving a ``with`` block, or garbage collection) detaches the file; the
     connection is unusable afterwards.
@@ -258,7 +345,7 @@ class ReadConnection:
         con = self._con
         if con is None:
             raise duckdb.ConnectionException(f"{self.path}: connection already closed")
-        return getattr(con, name)
+        return _guard_attr(getattr(con, name), self.path)  # a damaged block read: one line naming the file
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
         """Another cursor on the same file (for another thread), valid while this connection is open."""
@@ -308,7 +395,8 @@ def open_readonly(path: str | Path) -> ReadConnection:
         context manager) when done.
 
     Raises:
-        WarehouseError: the file does not exist or is not a DuckDB database.
+        WarehouseError: the file does not exist, is not a DuckDB database, or its header is damaged
+            (:func:`damaged_error`).
     """
     p = _existing(path)
     alias = f"wf_read_{next(_aliases)}"
@@ -317,6 +405,8 @@ def open_readonly(path: str | Path) -> ReadConnection:
         con.execute(f"ATTACH {quote_str(str(p))} AS {alias} (READ_ONLY)")
     except duckdb.Error as exc:
         con.close()
+        if is_damage(exc):
+            raise damaged_error(p, exc) from None
         raise WarehouseError(f"{p}: cannot open as DuckDB ({str(exc).splitlines()[0]})") from None
     try:
         con.execute(f"USE {alias}")
@@ -399,6 +489,8 @@ def open_sandboxed(path: str | Path, memory_limit: str = SQL_MEMORY_LIMIT, threa
     try:
         con = duckdb.connect(str(p), read_only=True, config={"enable_external_access": False, **_sandbox_config(memory_limit, threads)})
     except duckdb.Error as exc:
+        if is_damage(exc):
+            raise damaged_error(p, exc) from None
         raise WarehouseError(f"{p}: cannot open as DuckDB ({str(exc).splitlines()[0]})") from None
     try:
         _lock_settings(con)
@@ -532,6 +624,8 @@ def query_readonly(
     except duckdb.InterruptException:
         raise WarehouseError(f"the query ran longer than {timeout_s:g} s and was stopped (--timeout sets the limit)") from None
     except duckdb.Error as exc:
+        if is_damage(exc):
+            raise damaged_error(p, exc) from None
         first = str(exc).splitlines()[0]
         if "read-only" in first.lower() or "configuration has been locked" in first.lower():
             raise WarehouseError(f"{p.name} is opened read-only: this statement would change it ({first})") from None
@@ -566,3 +660,42 @@ def constraints(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
         ORDER BY schema_name, table_name, constraint_type, columns
         """
     ).pl()
+
+
+def read_every_block(path: str | Path) -> int:
+    """Read every stored value of a DuckDB file, so that DuckDB verifies the checksum of every block in use.
+
+    DuckDB checks a block's checksum when it reads the block, and reads only the blocks a query needs: a query of
+    some columns never sees damage in the others. This reads every column of every table (a hash of each value,
+    so no statistic or metadata stands in for the data) and looks one value up through each key's index (ART
+    indexes are stored in blocks of their own, read on first use). Blocks nothing uses (free blocks) are not read:
+    damage there changes nothing.
+
+    Returns:
+        The tables read.
+
+    Raises:
+        WarehouseError: the file is missing or not DuckDB, or a block is damaged (:func:`damaged_error`: one line
+            naming the file and what to do).
+    """
+    con = open_readonly(path)
+    try:
+        tables = con.execute("SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = current_database() "
+                             "ORDER BY ALL").fetchall()
+        for schema, table in tables:
+            name = f"{quote_ident(schema)}.{quote_ident(table)}"
+            cols = [c for (c,) in con.execute("SELECT column_name FROM duckdb_columns() WHERE database_name = current_database() "
+                                              "AND schema_name = ? AND table_name = ? ORDER BY column_index", [schema, table]).fetchall()]
+            if cols:
+                con.execute(f"SELECT count(*), {', '.join(f'bit_xor(hash({quote_ident(c)}))' for c in cols)} FROM {name}").fetchall()
+        keys = con.execute("SELECT schema_name, table_name, constraint_column_names[1] FROM duckdb_constraints() "
+                           "WHERE database_name = current_database() AND constraint_type IN ('PRIMARY KEY', 'UNIQUE', 'FOREIGN KEY') "
+                           "AND len(constraint_column_names) >= 1").fetchall()
+        for schema, table, col in keys:
+            name, c = f"{quote_ident(schema)}.{quote_ident(table)}", quote_ident(col)
+            first = con.execute(f"SELECT {c} FROM {name} WHERE {c} IS NOT NULL LIMIT 1").fetchall()
+            if first:
+                con.execute(f"SELECT count(*) FROM {name} WHERE {c} = ?", [first[0][0]]).fetchall()
+        return len(tables)
+    finally:
+        con.close()

@@ -189,5 +189,24 @@ class Warehouse:
         return self.root / "models" / "tokenizer"
 
 
+def repair_hint(path: Path) -> str:
+    """What to do about a damaged or missing file of a warehouse, by what the file is (its name and folder):
+    the command that writes it again, or restoring a copy. One clause, for the end of an error line."""
+    name, parent = path.name, path.parent.name
+    if name == TRAJECTORY_STORE or parent == "trajectories":
+        return "ingest the trajectories again with `worldforge trajectories ingest` (or restore the file from a copy)"
+    if name == CATALOG_STORE:
+        return "move it aside and run `worldforge catalog build` again (it rebuilds every row)"
+    if name == EPISODE_LOG:
+        return "a torn last line is a session cut off while written and is passed over; other lines: restore the file from a copy"
+    if path.parent.parent.name == EPISODE_STORE or parent == EPISODE_STORE or LEGACY_EPISODE_STORE == name:
+        return "quarantine the part with `worldforge doctor --quarantine` and run the world's episodes again (`worldforge world run SPEC`)"
+    if "datasets" in path.parts:
+        return "build the dataset again (`worldforge datasets ...`)"
+    if path.suffix == ".duckdb":
+        return f"rebuild it with `worldforge world run SPEC` (the spec of world {path.stem}) or restore it from a copy"
+    return "restore it from a copy or build it again"
+
+
 WarehouseLike = Union[Warehouse, str, "os.PathLike[str]"]
 """What the library accepts as a warehouse: a :class:`Warehouse` or its folder (never ``None``)."""

@@ -1,6 +1,7 @@
 """A store of immutable Parquet parts: ``<root>/<key>/<part>/<table>.parquet``, appended without rewrites.
 
-A write adds one *part*: a folder holding one zstd Parquet file per table, built as a hidden
+A write adds one *part*: a folder holding one zstd Parquet file per table and a manifest of their sizes and
+SHA-256 (:data:`MANIFEST`, checked on read and by ``worldforge doctor``), built as a hidden
 ``.tmp-*`` sibling and renamed into place, so a reader sees a part whole or not at all and a
 failed write leaves nothing behind. Parts are never changed afterwards; a write costs what it
 adds, never a rewrite of the store (an updated DuckDB file is copied whole). Writers of one key
@@ -24,6 +25,8 @@ of such immutable files for the same reason); here the folder listing is the log
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import os
 import re
 import time
@@ -143,6 +146,71 @@ def list_parts(root: str | Path, key: str | None = None) -> list[Path]:
     return sorted(found, key=lambda p: (p.name, p.parent.name))
 
 
+MANIFEST = "_manifest.json"
+"""The file of a part that records each table file's size and SHA-256 as written: ``{"<table>.parquet":
+{"bytes": int, "sha256": hex}}``. Written inside the hidden folder before the rename, so a part has it
+whole or is not there. Parquet has no mandatory checksums: bytes overwritten inside a zstd page may decode
+into other values without an error, so the size is compared on every read (:func:`table_files`, cheap) and
+the SHA-256 by ``worldforge doctor`` (:func:`verify_part` with ``full=True``). Parts of earlier versions have
+no manifest and are checked by decoding only."""
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def write_manifest(folder: str | Path) -> Path:
+    """Record the size and SHA-256 of every ``*.parquet`` file of ``folder`` in its :data:`MANIFEST`."""
+    folder = Path(folder)
+    files = {p.name: {"bytes": p.stat().st_size, "sha256": _sha256(p)} for p in sorted(folder.glob("*.parquet"))}
+    path = folder / MANIFEST
+    path.write_text(json.dumps(files, indent=1, sort_keys=True), encoding="utf-8")
+    return path
+
+
+def verify_part(part: str | Path, full: bool = False) -> list[tuple[Path, str]]:
+    """What is wrong with a part's files against its :data:`MANIFEST`: ``[(file, problem)]``, empty when sound.
+
+    Args:
+        part: the part's folder.
+        full: also compare each file's SHA-256 (reads every byte); else sizes only (one ``stat`` per file).
+
+    A part without a manifest (written by an earlier version) has nothing to compare: ``[]``. A manifest
+    that cannot be read is itself a problem.
+    """
+    part = Path(part)
+    manifest = part / MANIFEST
+    if not manifest.is_file():
+        return []
+    try:
+        recorded = json.loads(manifest.read_text(encoding="utf-8"))
+        items = [(str(name), int(v["bytes"]), str(v["sha256"])) for name, v in recorded.items()]
+    except (ValueError, TypeError, KeyError, AttributeError, OSError) as exc:
+        return [(manifest, f"unreadable manifest ({exc})")]
+    problems = []
+    for name, size, sha in items:
+        f = part / name
+        if not f.is_file():
+            problems.append((f, "missing (the manifest lists it)"))
+            continue
+        got = f.stat().st_size
+        if got != size:
+            problems.append((f, f"{got:,} bytes, written as {size:,} (truncated or overwritten)"))
+        elif full and _sha256(f) != sha:
+            problems.append((f, "its SHA-256 differs from the one recorded when it was written (bytes overwritten)"))
+    return problems
+
+
+def damaged_part_error(file: Path, problem: str) -> WarehouseError:
+    """The one line a damaged part file gives: the file, what is wrong, what to do."""
+    return WarehouseError(f"{file} is damaged ({problem}): `worldforge doctor --quarantine` moves its part aside "
+                          "(nothing is deleted); then run the world's episodes again (`worldforge world run SPEC`)")
+
+
 def write_part(root: str | Path, key: str, frames: dict[str, pl.DataFrame], name: str | None = None) -> Path:
     """Add one part to ``key``: each frame as ``<table>.parquet`` (zstd), the folder renamed into place.
 
@@ -172,6 +240,7 @@ def write_part(root: str | Path, key: str, frames: dict[str, pl.DataFrame], name
             for table, frame in frames.items():
                 check_key(table)
                 frame.write_parquet(tmp / f"{table}.parquet", compression=PARQUET_COMPRESSION, statistics=True)
+            write_manifest(tmp)  # sizes and SHA-256 as written, before the part becomes visible
             if target.exists():
                 raise WarehouseError(f"{target}: the part exists already")
             os.rename(tmp, target)
@@ -205,9 +274,35 @@ def merge_parts(root: str | Path, key: str, parts: list[Path], frames: dict[str,
     return merged
 
 
-def table_files(parts: list[Path], table: str) -> list[str]:
-    """``<part>/<table>.parquet`` of each part, as strings (for ``read_parquet``)."""
-    return [str(p / f"{table}.parquet") for p in parts]
+def check_parts_whole(parts: list[Path]) -> None:
+    """Every file of ``parts`` against its manifest, SHA-256 included (:func:`verify_part` with ``full``): call
+    before reading parts whose rows are written again (a merge), so a damaged part is never folded into a new
+    one with a fresh manifest.
+
+    Raises:
+        WarehouseError: the first damaged file (:func:`damaged_part_error`).
+    """
+    for p in parts:
+        for bad, problem in verify_part(p, full=True):
+            raise damaged_part_error(bad, problem)
+
+
+def table_files(parts: list[Path], table: str, full: bool = False) -> list[str]:
+    """``<part>/<table>.parquet`` of each part, as strings (for ``read_parquet``), each checked against its
+    part's :data:`MANIFEST` first (sizes: one ``stat`` per file; ``full``: SHA-256 too, every byte read).
+
+    Raises:
+        WarehouseError: a file's size (or, with ``full``, SHA-256) differs from the one recorded when it was
+            written (truncated or overwritten): one line naming it and what to do; nothing is read.
+    """
+    files = []
+    for p in parts:
+        f = p / f"{table}.parquet"
+        for bad, problem in verify_part(p, full=full):
+            if bad.name in (f.name, MANIFEST):
+                raise damaged_part_error(bad, problem)
+        files.append(str(f))
+    return files
 
 
 def read_parts(root: str | Path, read: Callable[[list[Path]], T], attempts: int = 5) -> T:

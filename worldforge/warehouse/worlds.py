@@ -41,7 +41,7 @@ from worldforge.scenarios import build_scenarios, scenario_spec
 from worldforge.spec import WorldSpec, load_spec, spec_from_dict, spec_hash, validate_spec
 from worldforge.synth import build_world
 from worldforge.synth.invariants import Violation, check_world
-from worldforge.warehouse.duck import atomic_duckdb, constraints, duck_type, insert_frame, open_readonly, quote_ident, quote_str, read_table
+from worldforge.warehouse.duck import atomic_duckdb, constraints, duck_type, insert_frame, open_readonly, quote_ident, quote_str, read_every_block, read_table
 from worldforge.warehouse.layout import Warehouse, WarehouseLike
 
 _FAKER_VERSION = version("faker")
@@ -261,9 +261,17 @@ def read_world(path: str | Path) -> WorldFile:
 def check_world_file(path: str | Path) -> tuple[WorldFile, list[Violation]]:
     """Re-check a world file: the spec's invariants plus the DDL constraints DuckDB declares.
 
+    Every block of the file is read first (:func:`~worldforge.warehouse.duck.read_every_block`: every column of
+    every table, corpus and tasks included, and each key's index), so damage DuckDB's checksums see is an error,
+    not a file that checks clean.
+
     Returns:
         The world read back and every violation found (empty when consistent).
+
+    Raises:
+        WarehouseError: the file is missing, not a worldforge world, or damaged (one line naming it and what to do).
     """
+    read_every_block(path)
     wf = read_world(path)
     declared = {(r["schema_name"], r["table_name"], r["constraint_type"], r["columns"]): r for r in wf.declared.iter_rows(named=True)}
 

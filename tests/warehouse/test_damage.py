@@ -1,0 +1,182 @@
+"""Damaged stores, built for real: noise in a block of a world file, a truncated and an overwritten Parquet
+part, a torn episode log, a catalog row pointing at a missing world. Each is one clear line naming the file
+(never a traceback, never rows quietly changed), and ``worldforge doctor`` lists it, exits 1 and, with
+``--quarantine``, moves it aside so the next build writes it anew."""
+
+import os
+import random
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from tests.conftest import SPECS_DIR
+from tests.conftest_worlds import built_world
+from worldforge.catalog.build import CatalogRow, write_row
+from worldforge.errors import WarehouseError
+from worldforge.simenv.env import Observation
+from worldforge.trajectories.episodes import Episode, iter_episode_trajectories, read_episodes, record_episodes
+from worldforge.warehouse.doctor import diagnose, quarantine
+from worldforge.warehouse.duck import open_readonly, query_readonly
+from worldforge.warehouse.parts import MANIFEST, list_parts
+from worldforge.warehouse.worlds import check_world_file, content_digests
+
+SPEC = "smartphones_2029"
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def pristine(specs, tmp_path_factory) -> Path:
+    """A real world file with its corpus (built once; each test damages a copy)."""
+    return built_world(specs[SPEC], tmp_path_factory.mktemp("pristine"))
+
+
+def _copy(pristine: Path, wh: Path) -> Path:
+    wh.mkdir(parents=True, exist_ok=True)
+    return Path(shutil.copyfile(pristine, wh / pristine.name))
+
+
+def _block_of(path: Path, table: str) -> int:
+    """The byte offset of a data block of ``table`` (DuckDB's storage info: 12 KiB of headers, then blocks)."""
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        size = con.execute("SELECT block_size FROM pragma_database_size()").fetchone()[0]
+        block = con.execute(f"SELECT max(block_id) FROM pragma_storage_info('{table}') WHERE block_id >= 0").fetchone()[0]
+    finally:
+        con.close()
+    assert block is not None
+    return 3 * 4096 + block * size
+
+
+def _noise(path: Path, offset: int, n: int = 4096) -> None:
+    with open(path, "r+b") as f:
+        f.seek(offset + 64)  # past the block's checksum: the data is what changes
+        f.write(random.Random(offset).randbytes(n))
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "COLUMNS": "400"}
+    return subprocess.run([sys.executable, "-m", "worldforge.cli", *args], capture_output=True, text=True, cwd=REPO, env=env, timeout=120)
+
+
+def _one_line(proc: subprocess.CompletedProcess, path: Path) -> str:
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr
+    line = " ".join(proc.stderr.split())
+    assert f"{path} is damaged" in line and "worldforge doctor" in line, line
+    return line
+
+
+def _episode(eid: str) -> Episode:
+    steps = [({"name": "web_search", "arguments": {"query": f"q{i}"}}, Observation(f"observation {eid} {i} " * 20, "web_search", revealed=[{"url": "u"}]))
+             for i in range(3)]
+    return Episode(episode_id=eid, world=SPEC, scenario=None, task_id=None, question="q", seed=3,
+                   perturbations_json="{}", agent="test", steps=steps, finished=True)
+
+
+# -- world files -----------------------------------------------------------------------------------
+
+
+def test_world_check_reads_every_block_and_says_damaged_in_one_line(pristine, tmp_path):
+    path = _copy(pristine, tmp_path / "wh")
+    _noise(path, _block_of(path, "corpus_pages"))  # a block no invariant query reads
+    with pytest.raises(WarehouseError, match="is damaged .*checksum mismatch in the block at byte"):
+        check_world_file(path)
+    line = _one_line(_cli("world", "check", str(path)), path)
+    assert "worldforge world run" in line
+
+
+def test_every_reader_of_a_damaged_world_names_it(pristine, tmp_path):
+    path = _copy(pristine, tmp_path / "wh")
+    _noise(path, _block_of(path, "corpus_pages"))
+    with pytest.raises(WarehouseError, match=f"{path} is damaged"):
+        content_digests(path)
+    with open_readonly(path) as con, pytest.raises(WarehouseError, match=f"{path} is damaged"):
+        con.sql("SELECT * FROM corpus_pages").pl()
+    with pytest.raises(WarehouseError, match="is damaged"):
+        query_readonly(path, "SELECT * FROM corpus_pages", limit=5)
+    _one_line(_cli("sql", SPEC, "SELECT * FROM corpus_pages", "--warehouse", str(path.parent)), path)
+
+
+def test_a_damaged_header_is_one_line(pristine, tmp_path):
+    path = _copy(pristine, tmp_path / "wh")
+    _noise(path, 4096 - 64, 512)  # the first database header
+    with pytest.raises(WarehouseError, match=f"{path} is damaged"):
+        open_readonly(path)
+    _one_line(_cli("world", "check", str(path)), path)
+
+
+# -- Parquet parts ---------------------------------------------------------------------------------
+
+
+def test_a_truncated_part_is_named_on_read(tmp_path):
+    record_episodes(tmp_path, [_episode("e-1"), _episode("e-2")])
+    (part,) = list_parts(tmp_path / "episodes")
+    assert (part / MANIFEST).is_file()
+    turns = part / "turns.parquet"
+    with open(turns, "r+b") as f:
+        f.truncate(turns.stat().st_size // 2)
+    with pytest.raises(WarehouseError, match=f"{turns} is damaged .*truncated"):
+        read_episodes(tmp_path)
+
+
+def test_overwritten_part_bytes_fail_a_dataset_read_instead_of_changing_rows(tmp_path):
+    record_episodes(tmp_path, [_episode("e-1"), _episode("e-2")])
+    assert len(list(iter_episode_trajectories(tmp_path))) == 2
+    (part,) = list_parts(tmp_path / "episodes")
+    turns = part / "turns.parquet"
+    size = turns.stat().st_size
+    _noise(turns, size // 3 - 64, 64)  # same size: only the recorded SHA-256 sees it
+    assert turns.stat().st_size == size
+    with pytest.raises(WarehouseError, match=f"{turns} is damaged .*SHA-256"):
+        list(iter_episode_trajectories(tmp_path))
+    (found,) = [f for f in diagnose(tmp_path) if f.kind == "part"]
+    assert found.state == "damaged" and "SHA-256" in found.detail
+
+
+# -- the doctor ------------------------------------------------------------------------------------
+
+
+def test_doctor_lists_each_fault_exits_1_and_quarantine_lets_the_build_run_again(pristine, tmp_path):
+    wh = tmp_path / "wh"
+    world = _copy(pristine, wh)
+    _noise(world, _block_of(world, "corpus_facts"))
+    record_episodes(wh, [_episode("e-1")])
+    (part,) = list_parts(wh / "episodes")
+    (part / "steps.parquet").write_bytes((part / "steps.parquet").read_bytes()[:100])
+    log = wh / "episodes.log.jsonl"
+    log.write_text('{"episode_id": "whole"}\n{"episode_id": "cut off mid-wri', encoding="utf-8")
+
+    proc = _cli("doctor", str(wh))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr
+    rows = {line.split("│")[1].strip(): line for line in proc.stdout.splitlines() if line.count("│") >= 5}
+    assert "damaged" in rows[world.name] and "checksum mismatch" in rows[world.name]
+    assert "damaged" in rows[str(part.relative_to(wh))] and "steps.parquet" in rows[str(part.relative_to(wh))]
+    assert "torn" in rows[log.name]
+    assert "2 damaged" in proc.stdout and "1 torn" in proc.stdout
+
+    proc = _cli("doctor", "--warehouse", str(wh), "--quarantine")
+    assert proc.returncode == 1 and "moved" in proc.stdout
+    assert not world.exists() and not part.exists() and log.exists()  # a torn log is not damage: it stays
+    moved = sorted(p.relative_to(wh) for p in (wh / "quarantine").rglob("*") if p.is_file())
+    assert any(p.name == world.name for p in moved) and any(p.name == "steps.parquet" for p in moved)
+
+    proc = _cli("doctor", str(wh))
+    assert proc.returncode == 0, proc.stdout + proc.stderr  # readers no longer trip on anything
+    built = _cli("world", "build", str(SPECS_DIR / f"{SPEC}.yaml"), "--warehouse", str(wh))
+    assert built.returncode == 0, built.stdout + built.stderr
+    assert _cli("world", "check", str(world)).returncode == 0
+
+
+def test_a_catalog_row_pointing_at_a_missing_world(tmp_path):
+    spec = SPECS_DIR / f"{SPEC}.yaml"
+    write_row(tmp_path, CatalogRow(world=SPEC, spec_path=str(spec), spec_hash="x", status="built"))
+    (found,) = diagnose(tmp_path)[1:]  # after the catalog file's own finding
+    assert found.kind == "catalog" and found.state == "missing" and found.path == tmp_path / f"{SPEC}.duckdb"
+    assert quarantine(tmp_path, [found]) == []  # a row is not a file: nothing moved, the next catalog build rebuilds it
+    proc = _cli("doctor", str(tmp_path))
+    assert proc.returncode == 1 and "missing" in proc.stdout and "catalog build" in proc.stdout
