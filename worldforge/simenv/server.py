@@ -55,8 +55,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import inspect
 import logging
+import os
 import re
 import threading
 import time
@@ -132,6 +134,10 @@ class Sessions:
         self._lock = threading.Lock()
         self.finished: list[SearchEnv] = []
         """Closed sessions whose episode could not be logged yet (retried by :meth:`flush`)."""
+        self.log_problem: str | None = None
+        """Why the last write of the episode log failed (one line naming the path); ``None`` once one succeeds."""
+        self.log_full: bool | None = None
+        """Whether that failure was a lack of space (``ENOSPC``, a quota)."""
 
     def retire(self, envs: list[SearchEnv]) -> None:
         """Log the episodes of closed sessions, all with one ``fsync`` (called without the lock held).
@@ -147,10 +153,33 @@ class Sessions:
         try:
             episodes.log_episodes(self.warehouse, [self._episode(env) for env in envs])
         except Exception as exc:
-            log.exception("could not log %d episode(s) in %s; kept for the next flush", len(envs), self.warehouse)
+            problem = self._log_failed(exc)
+            log.error("%d episode(s) not logged, kept for the next flush: %s", len(envs), problem)
             with self._lock:
                 self.finished.extend(envs)
-            raise EpisodeNotLogged(f"the episode could not be stored ({type(exc).__name__}); it is kept and retried") from None
+            raise EpisodeNotLogged(f"the episode could not be stored: {problem}; it is kept and retried") from None
+        self.log_problem = self.log_full = None
+
+    def _log_failed(self, exc: Exception) -> str:
+        """Note why the episode log could not be written (for ``/health``) and return it as one line."""
+        path = self.warehouse.episode_log
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            problem, self.log_full = f"the episode log {path} cannot grow: {os.strerror(exc.errno)}", True
+        else:
+            problem, self.log_full = f"the episode log {path} cannot be written ({type(exc).__name__}: {exc})", False
+        self.log_problem = problem.splitlines()[0] if problem else problem
+        return self.log_problem
+
+    def health(self) -> dict[str, Any]:
+        """The episode log's state for ``/health``: ``{"episode_log": "ok" | "full" | "failing",
+        "episode_log_error"?: one line naming the path, "episodes_waiting": closed sessions kept in
+        memory until the log takes them}``. ``full``: the last write found no space (ENOSPC or a
+        quota); it turns ``ok`` at the next write that succeeds (the flush retries every second)."""
+        state = "ok" if self.log_problem is None else "full" if self.log_full else "failing"
+        out: dict[str, Any] = {"episode_log": state, "episodes_waiting": len(self.finished)}
+        if self.log_problem is not None:
+            out["episode_log_error"] = self.log_problem
+        return out
 
     def loggable(self, env: SearchEnv) -> bool:
         """Whether closing ``env`` logs an episode: recording is on and it took a step or was answered."""
@@ -195,8 +224,10 @@ class Sessions:
             try:
                 episodes.log_episodes(self.warehouse, [self._episode(env)])
             except Exception as exc:
-                log.exception("could not log the episode of session %s before its reset", key)
-                raise EpisodeNotLogged(f"the episode could not be stored ({type(exc).__name__}); the session was not reset") from None
+                problem = self._log_failed(exc)
+                log.error("the episode of session %s was not logged before its reset: %s", key, problem)
+                raise EpisodeNotLogged(f"the episode could not be stored: {problem}; the session was not reset") from None
+            self.log_problem = self.log_full = None
         env.session_id = f"{key}-{uuid.uuid4().hex[:12]}"
 
     def __len__(self) -> int:
@@ -384,19 +415,26 @@ def build_mcp(world: str, warehouse: WarehouseLike, perturbations: PerturbationC
 
 class McpSessionEnd:
     """ASGI middleware: a ``DELETE`` of an MCP session (the protocol's session end, header
-    ``mcp-session-id``) closes its environment in ``sessions`` once answered, recording its episode."""
+    ``mcp-session-id``) closes its environment in ``sessions``, recording its episode in the
+    ``fsync``-ed episode log, *before* the request goes on to the MCP transport: a session end
+    that was answered is durable. When the log cannot take the episode the ``DELETE`` is answered
+    503 with the reason (the episode is kept in memory and retried; the MCP session stays, so the
+    client may send its ``DELETE`` again)."""
 
     def __init__(self, app: Any, sessions: Sessions):
         self.app, self.sessions = app, sessions
 
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
-        """Pass the request on; after a ``DELETE`` close the session it named."""
-        await self.app(scope, receive, send)
+        """Before a ``DELETE`` close the session it names; then pass the request on."""
         if scope["type"] == "http" and scope.get("method") == "DELETE":
             sid = next((v for k, v in scope.get("headers", []) if k == b"mcp-session-id"), None)
             if sid:
-                with contextlib.suppress(EpisodeNotLogged):  # kept and retried by the flush
+                try:
                     await run_in_threadpool(self.sessions.close, sid.decode("latin-1"))
+                except EpisodeNotLogged as exc:  # kept and retried by the flush
+                    await error(503, str(exc))(scope, receive, send)
+                    return
+        await self.app(scope, receive, send)
 
 
 INLINE_STEP_BYTES = 2048
@@ -494,7 +532,11 @@ def create_app(
 
     @app.get("/health")
     def health() -> dict:
-        return {"status": "ok", "world": world, "sessions": len(sessions), "mcp_sessions": len(mcp_sessions)}
+        logs = [sessions.health(), mcp_sessions.health()]
+        bad = next((h for h in logs if h["episode_log"] != "ok"), logs[0])
+        out = {"status": "ok" if bad["episode_log"] == "ok" else "degraded", "world": world, "sessions": len(sessions),
+               "mcp_sessions": len(mcp_sessions), **bad, "episodes_waiting": sum(h["episodes_waiting"] for h in logs)}
+        return out  # 200 while degraded: searches and extracts are still served; closes that cannot be stored are 503
 
     @app.get("/tools")
     def tools() -> list[dict]:

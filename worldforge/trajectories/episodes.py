@@ -541,9 +541,14 @@ def _append_durably(path: Path, data: bytes) -> None:
         if size and os.pread(fd, 1, size - 1) != b"\n":
             data = b"\n" + data  # a crash tore the last line: end it, so it is rejected alone
         view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        os.fsync(fd)
+        try:
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        except OSError:
+            with contextlib.suppress(OSError):  # a full disk took part of the lines: take them back, nothing half-written stays
+                os.ftruncate(fd, size)
+            raise
     finally:
         os.close(fd)
 
