@@ -191,10 +191,15 @@ def test_a_corrupt_part_is_one_clear_error_and_other_worlds_still_record(tmp_pat
         read_episodes(tmp_path)
     out = CliRunner().invoke(app, ["sql", "episodes", "SELECT count(*) FROM steps", "--warehouse", str(tmp_path)])
     assert out.exit_code == 2 and "is damaged" in out.output and "Traceback" not in out.output
-    for i in range(MERGE_PARTS + 1):  # alpha's merges fail on the corrupt part (logged); the writes go on
+    for i in range(MERGE_PARTS + 1):  # a merge that meets the corrupt part fails (logged); the writes go on
         record_episodes(tmp_path, [_episode(f"a{i}"), _episode(f"b{i}", world="beta_2030")])
-    assert len(list_parts(tmp_path / "episodes", "alpha_2031")) == MERGE_PARTS + 2
+    # the merge that met it failed; the next took the newest parts, past the corrupt one
+    alpha = list_parts(tmp_path / "episodes", "alpha_2031")
+    assert alpha[0] == part and (part / "steps.parquet").read_bytes() == b"not parquet"  # never folded into a merge
+    assert len(alpha) <= MERGE_PARTS
     assert len(list_parts(tmp_path / "episodes", "beta_2030")) <= MERGE_PARTS
+    with pytest.raises(WarehouseError, match="steps.parquet is damaged"):
+        read_episodes(tmp_path)
 
 
 def test_a_legacy_file_that_is_no_episode_store_is_set_aside_and_the_log_still_drains(tmp_path):
@@ -215,3 +220,23 @@ def test_summary_counts_the_episodes_by_agent_in_words(tmp_path):
     out = CliRunner().invoke(app, ["summary", "--warehouse", str(tmp_path)])
     assert out.exit_code == 0, out.output
     assert "simulated episodes: 3 (http 1, oracle 2); finished 3; F1 1.0 in 3" in out.output
+
+
+def test_a_merge_reads_at_most_merge_part_bytes_of_rows_however_well_they_compress(tmp_path, monkeypatch):
+    """Parts of repetitive text are tiny on disk (zstd) but large in memory: merges are sized by the rows' uncompressed
+    bytes, so no merged part (and no merge's read) exceeds MERGE_PART_BYTES, and a merged part is not merged again."""
+    from worldforge.warehouse.parts import parts_data_bytes
+
+    cap = 1 << 20
+    monkeypatch.setattr(episodes, "MERGE_PART_BYTES", cap)
+    for i in range(60):  # 60 episodes of ~200 KiB of one repeated letter: ~12 MiB of rows, a few KiB on disk
+        e = _episode(f"e{i}", n=1)
+        e.steps[0][1].text = f"{i}-" + "x" * 200_000
+        record_episodes(tmp_path, [e])
+    parts = list_parts(tmp_path / "episodes", "alpha_2031")
+    sizes = parts_data_bytes(parts)
+    assert max(sizes) <= cap, sizes
+    assert sum(sizes) > 10 * cap
+    assert len(parts) <= sum(sizes) // (cap // 2) + episodes.MERGE_PARTS + 1  # merged: parts of about the cap, plus the newest
+    assert sum(sum(f.stat().st_size for f in p.iterdir()) for p in parts) < cap  # what on-disk sizes would have seen
+    assert sorted(read_episodes(tmp_path)["episode_id"].to_list()) == sorted(f"e{i}" for i in range(60))

@@ -47,6 +47,7 @@ import hashlib
 import json
 import logging
 import os
+import shutil
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -65,6 +66,7 @@ from worldforge.warehouse.atomic import file_lock
 from worldforge.warehouse.duck import open_sandboxed_views, quote_ident, quote_str, read_table, reading_store, table_ddl
 from worldforge.warehouse.layout import Warehouse, WarehouseLike
 from worldforge.warehouse.parts import (
+    PARQUET_COMPRESSION,
     check_key,
     check_parts_whole,
     check_root,
@@ -73,6 +75,7 @@ from worldforge.warehouse.parts import (
     merge_parts,
     next_part_name,
     part_name,
+    parts_data_bytes,
     read_parts,
     sweep,
     table_files,
@@ -170,7 +173,10 @@ _SCHEMAS = {"trajectories": TRAJECTORY_SCHEMA, "turns": TURN_SCHEMA, "episodes":
 MERGE_PARTS = 16
 """Parts a world may hold before its newest small ones are merged into one (:func:`record_episodes`)."""
 MERGE_PART_BYTES = 32 << 20
-"""A part at least this large is never merged again: a merge rewrites only the newest small parts."""
+"""A part whose rows take at least this much uncompressed is never merged again: a merge rewrites only
+the newest small parts."""
+MERGE_MEMORY = "128MB"
+"""DuckDB's ``memory_limit`` for a merge of parts (it spills beyond it): what a merge may add to a server."""
 
 
 def record_episodes(warehouse: WarehouseLike, episodes: list[Episode]) -> Path:
@@ -217,23 +223,42 @@ def record_episodes(warehouse: WarehouseLike, episodes: list[Episode]) -> Path:
 
 
 def _merge_newest(root: Path, world: str, parts: list[Path]) -> None:
-    """Merge the world's newest parts smaller than :data:`MERGE_PART_BYTES` into one (under its lock)."""
+    """Merge the world's newest parts into one, under its lock: as many of the newest as hold
+    :data:`MERGE_PART_BYTES` of rows together (uncompressed, :func:`~worldforge.warehouse.parts.parts_data_bytes`),
+    so a merged part is at most that large and a merge reads at most that much.
+
+    The rows are streamed from the parts into the new part's files by DuckDB (``COPY ... TO``, at
+    most :data:`MERGE_MEMORY` of memory), never held whole in this process: a merge of parts that
+    hold 2 MiB episodes used to load them all as data frames, and measuring parts by their bytes on
+    disk let repetitive text (a hundredfold smaller in zstd) be merged again and again, each merge
+    reading every episode the world had recorded.
+    """
+    newest = parts[-MERGE_PARTS - 1:]
     small: list[Path] = []
-    for p in reversed(parts):
-        if sum(f.stat().st_size for f in p.iterdir()) >= MERGE_PART_BYTES:
+    total = 0
+    for p, size in zip(reversed(newest), reversed(parts_data_bytes(newest))):
+        if size >= MERGE_PART_BYTES or total + size > MERGE_PART_BYTES:
             break
         small.append(p)
+        total += size
     if len(small) < 2:
         return
     small.reverse()
     check_parts_whole(small)  # a damaged part is never folded into a merged one with a fresh manifest
-    con = duckdb.connect()
-    try:
-        _episode_views(con, small)
-        frames = {t: con.sql(f"SELECT * FROM {t}").pl() for t in EPISODE_TABLES}
-    finally:
-        con.close()
-    merge_parts(root, world, small, frames)
+
+    def copy(folder: Path) -> None:
+        con = duckdb.connect(config={"memory_limit": MERGE_MEMORY, "threads": 1, "preserve_insertion_order": False,
+                                     "temp_directory": str(folder / ".spill")})
+        try:
+            _episode_views(con, small)
+            for t in EPISODE_TABLES:
+                con.execute(f"COPY (SELECT * FROM {t}) TO {quote_str(str(folder / f'{t}.parquet'))} "
+                            f"(FORMAT parquet, COMPRESSION {PARQUET_COMPRESSION})")
+        finally:
+            con.close()
+        shutil.rmtree(folder / ".spill", ignore_errors=True)
+
+    merge_parts(root, world, small, copy)
 
 
 def _episode_views(con: duckdb.DuckDBPyConnection, parts: list[Path], full: bool = False) -> None:

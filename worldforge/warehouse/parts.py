@@ -211,13 +211,16 @@ def damaged_part_error(file: Path, problem: str) -> WarehouseError:
                           "(nothing is deleted); then run the world's episodes again (`worldforge world run SPEC`)")
 
 
-def write_part(root: str | Path, key: str, frames: dict[str, pl.DataFrame], name: str | None = None) -> Path:
+def write_part(root: str | Path, key: str, frames: dict[str, pl.DataFrame] | Callable[[Path], None],
+               name: str | None = None) -> Path:
     """Add one part to ``key``: each frame as ``<table>.parquet`` (zstd), the folder renamed into place.
 
     Args:
         root: the store folder (created when missing).
         key: the part's key (a world name, for episodes); :func:`check_key`.
-        frames: table name -> rows (an empty frame writes an empty file with its schema).
+        frames: table name -> rows (an empty frame writes an empty file with its schema), or a function
+            that writes the ``<table>.parquet`` files (zstd) into the folder it is given (a writer that streams,
+            e.g. DuckDB's ``COPY ... TO``).
         name: the part's name (default :func:`part_name`, ordered now; under :func:`key_lock`,
             :func:`next_part_name`); it must not exist yet.
 
@@ -237,9 +240,14 @@ def write_part(root: str | Path, key: str, frames: dict[str, pl.DataFrame], name
     try:
         with out_of_space(target, tmp):
             tmp.mkdir()
-            for table, frame in frames.items():
-                check_key(table)
-                frame.write_parquet(tmp / f"{table}.parquet", compression=PARQUET_COMPRESSION, statistics=True)
+            if callable(frames):
+                frames(tmp)
+                for f in tmp.iterdir():
+                    check_key(f.name.removesuffix(".parquet"))
+            else:
+                for table, frame in frames.items():
+                    check_key(table)
+                    frame.write_parquet(tmp / f"{table}.parquet", compression=PARQUET_COMPRESSION, statistics=True)
             write_manifest(tmp)  # sizes and SHA-256 as written, before the part becomes visible
             if target.exists():
                 raise WarehouseError(f"{target}: the part exists already")
@@ -259,8 +267,42 @@ def remove_parts(parts: list[Path]) -> None:
         remove_temporary(gone)
 
 
-def merge_parts(root: str | Path, key: str, parts: list[Path], frames: dict[str, pl.DataFrame]) -> Path:
-    """Replace ``parts`` of ``key`` by one new part holding ``frames`` (the caller's merge of them).
+def parts_data_bytes(parts: list[Path]) -> list[int]:
+    """Bytes the rows of each part take uncompressed (the column chunks' ``total_uncompressed_size`` in the
+    Parquet footers, read by DuckDB's ``parquet_metadata``; only the footers are read): what reading a part
+    costs in memory, which its size on disk (zstd) can understate a hundredfold for repetitive text.
+
+    Raises:
+        WarehouseError: a file's footer cannot be read (:func:`damaged_part_error`).
+    """
+    todo = [str(p) for p in parts if str(p) not in _DATA_BYTES]
+    if todo:
+        con = duckdb.connect(config={"threads": 1})
+        try:
+            for part in todo:
+                total = 0
+                for f in sorted(Path(part).glob("*.parquet")):  # one file at a time: a damaged footer is named
+                    try:
+                        (n,) = con.execute("SELECT coalesce(sum(total_uncompressed_size), 0) FROM parquet_metadata(?)",
+                                           [str(f)]).fetchone()
+                    except duckdb.Error as exc:
+                        raise damaged_part_error(f, f"its footer cannot be read: {str(exc).splitlines()[0]}") from None
+                    total += int(n)
+                if len(_DATA_BYTES) >= 4096:
+                    _DATA_BYTES.clear()
+                _DATA_BYTES[part] = total
+        finally:
+            con.close()
+    return [_DATA_BYTES[str(p)] for p in parts]
+
+
+_DATA_BYTES: dict[str, int] = {}
+""":func:`parts_data_bytes` of the parts seen so far (a part never changes once written; at most 4,096 kept)."""
+
+
+def merge_parts(root: str | Path, key: str, parts: list[Path], frames: dict[str, pl.DataFrame] | Callable[[Path], None]) -> Path:
+    """Replace ``parts`` of ``key`` by one new part holding ``frames`` (the caller's merge of them, as
+    rows or as a function that writes the files: :func:`write_part`).
 
     Call under :func:`key_lock`, with ``parts`` the newest parts of the key (a suffix of
     :func:`list_parts`): the new part is named right after the newest of them, so it keeps their
