@@ -620,6 +620,8 @@ def _cut(path: Path, taken: int) -> None:
     """Remove the first ``taken`` bytes of the log (what was just recorded), keeping what was
     appended since; the rest is copied in 1 MiB chunks (memory does not grow with the log)."""
     with file_lock(path):
+        for left in path.parent.glob(f".{path.name}.tmp-*"):  # a cut killed mid-copy (one cutter at a time: the lock)
+            left.unlink(missing_ok=True)
         tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
         try:
             with open(path, "rb") as src:

@@ -2,8 +2,10 @@
 
 A failed or interrupted write (an exception in the block, a failing writer, ``KeyboardInterrupt``)
 leaves the previous file or folder untouched and removes its temporary sibling, named
-``.NAME.tmp-*`` (``os.replace`` is atomic on POSIX within one file system). DuckDB files have
-their own writer, :func:`worldforge.warehouse.duck.atomic_duckdb`.
+``.NAME.tmp-<pid>-*`` (``os.replace`` is atomic on POSIX within one file system). A process killed
+outright (SIGKILL, the out-of-memory killer) runs no cleanup: the next writer of the same target
+removes the temporaries of writers that no longer run (:func:`sweep_dead_temporaries`). DuckDB
+files have their own writer, :func:`worldforge.warehouse.duck.atomic_duckdb`.
 """
 
 from __future__ import annotations
@@ -39,6 +41,53 @@ def remove_temporary(tmp: str | Path) -> None:
     tmp = Path(tmp)
     for p in (tmp, *(tmp.with_name(tmp.name + s) for s in _SIBLINGS)):
         _remove(p)
+
+
+def temporary_prefix(target: Path) -> str:
+    """The name prefix of this process's temporaries of ``target``: ``.NAME.tmp-<pid>-``."""
+    return f".{target.name}.tmp-{os.getpid()}-"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def sweep_dead_temporaries(target: str | Path) -> int:
+    """Remove the temporaries of ``target`` (``.NAME.tmp-<pid>-*``, and what writers put beside them)
+    left by writers whose process no longer runs on this machine (killed with SIGKILL, out of memory).
+
+    A temporary whose process still runs (another writer at work) is left alone, and so is one
+    without a process id in its name. A writer of :func:`atomic_dir` killed between its two renames
+    left no ``target`` but the old folder (``...tmp-*.old``) and the complete new one: the new one is
+    put in place. Never raises (a file that cannot be removed stays).
+
+    Returns:
+        The temporaries removed.
+    """
+    target = Path(target)
+    prefix = f".{target.name}.tmp-"
+    removed = 0
+    try:
+        names = [p for p in target.parent.iterdir() if p.name.startswith(prefix)]
+    except OSError:
+        return 0
+    dead = [p for p in names if (pid := p.name[len(prefix):].split("-", 1)[0].split(".", 1)[0]).isdigit()
+            and int(pid) != os.getpid() and not _pid_alive(int(pid))]
+    for old in dead:  # killed mid-swap (atomic_dir): the new folder is complete, the old one out of the way
+        new = old.with_name(old.name.removesuffix(".old"))
+        if old.name.endswith(".old") and new.is_dir() and not (target.exists() or target.is_symlink()):
+            with contextlib.suppress(OSError):
+                os.replace(new, target)
+    for p in dead:
+        _remove(p)
+        removed += 1
+    return removed
 
 
 _FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
@@ -137,8 +186,9 @@ def atomic_dir(target: str | Path) -> Iterator[Path]:
     if target.is_file():
         raise WarehouseError(f"{target}: is a file, not a folder (move or remove it, then run again)")
     make_parent(target)
+    sweep_dead_temporaries(target)  # what a killed build of this folder left
     with out_of_space(target):
-        tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.tmp-"))
+        tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=temporary_prefix(target)))
     try:
         with out_of_space(target, tmp):
             tmp.chmod(0o755)
@@ -176,8 +226,9 @@ def atomic_file(target: str | Path) -> Iterator[Path]:
     if target.is_dir():  # checked before anything is written: one clear line, no temporary file
         raise WarehouseError(f"{target}: is a folder, not a file (move or remove it, then run again)")
     make_parent(target)
+    sweep_dead_temporaries(target)  # what a killed writer of this file left
     with out_of_space(target):
-        fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.tmp-")
+        fd, name = tempfile.mkstemp(dir=target.parent, prefix=temporary_prefix(target))
         os.close(fd)
     tmp = Path(name)
     try:

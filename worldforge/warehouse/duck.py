@@ -23,7 +23,7 @@ import duckdb
 import polars as pl
 
 from worldforge.errors import WarehouseError
-from worldforge.warehouse.atomic import make_parent, out_of_space, remove_temporary
+from worldforge.warehouse.atomic import make_parent, out_of_space, remove_temporary, sweep_dead_temporaries
 
 log = logging.getLogger(__name__)
 
@@ -183,6 +183,7 @@ def atomic_duckdb(path: str | Path, update: bool = False, block_size: int | None
     make_parent(target)
     tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}-{threading.get_ident()}")
     remove_temporary(tmp)  # a crashed run of this process id and thread left it
+    sweep_dead_temporaries(target)  # and those of killed writers (other process ids)
     if update and not target.is_file():
         raise WarehouseError(f"{target}: no such DuckDB file to update (build the world first)")
     alias = f"wf_write_{next(_aliases)}"
