@@ -261,3 +261,58 @@ def test_a_crash_between_ingest_and_closing_the_segment_stores_nothing_twice(tmp
     assert [c.session_id for c in restarted.recover()] == [sid]
     assert _store(tmp_path / "wh", "SELECT task, n_turns FROM trajectories") == [("task x", 1)]
     assert restarted.segments.open_sessions() == []
+
+
+# -- the MCP proxy ------------------------------------------------------------------------------------------
+
+STDIO_SERVER = f"{sys.executable} {ROOT / 'tests' / 'record' / 'fixtures' / 'mcp_stdio_server.py'}"
+
+
+def _mcp_proxy(wh: Path, log: Path) -> ProcessServer:
+    return ProcessServer(lambda port: [sys.executable, "-m", "worldforge.cli", "record", "mcp", "--command", STDIO_SERVER,
+                                       "--port", str(port), "--idle-timeout", "600", "--warehouse", str(wh)], log=log)
+
+
+def test_answered_mcp_calls_survive_kill_9_and_a_restart_exactly_once(tmp_path):
+    """Two MCP sessions through the real proxy, killed with SIGKILL right after the last ``tools/call`` was
+    answered: after a restart each session is one trajectory whose turns are the answers the client got,
+    and further restarts (one killed again) store nothing twice. Each call is appended to the fsync-ed
+    segment before its result is returned (so this passes on the code before round 4 too: it guards it)."""
+    from mcp import Client
+
+    wh = tmp_path / "wh"
+    proxy = _mcp_proxy(wh, tmp_path / "mcp.log")
+    started = [proxy]
+
+    async def run() -> list[list[str]]:
+        seen = []
+        for calls in ([("add", {"a": 2, "b": 40}), ("echo", {"text": "first session"})], [("echo", {"text": "second"}), ("add", {"a": 1, "b": 1})]):
+            async with Client(proxy.url + "/mcp", mode="legacy") as c:  # a session each (Mcp-Session-Id)
+                seen.append([(await c.call_tool(name, args)).content[0].text for name, args in calls])
+        return seen
+
+    def stored() -> list[list[str]]:
+        rows = _store(wh, "SELECT trajectory_id, observation FROM turns u JOIN trajectories t USING (trajectory_id) "
+                          "WHERE t.source = 'record-mcp' ORDER BY 1, u.turn_idx")
+        by: dict[str, list[str]] = {}
+        for tid, obs in rows:
+            by.setdefault(tid, []).append(obs)
+        return sorted(by.values())
+
+    try:
+        seen = asyncio.run(run())
+        _kill_9(proxy)
+        assert seen == [["42", "first session"], ["second", "2"]] and stored() == []
+        for restart in range(3):
+            again = _mcp_proxy(wh, tmp_path / "mcp.log")
+            started.append(again)
+            if restart == 1:
+                _kill_9(again)
+            else:
+                again.stop()
+            assert stored() == sorted(seen), restart
+            assert len(list((wh / "recordings" / "mcp").glob("*.json"))) == 2
+            assert list((wh / "recordings" / "segments" / "mcp").glob("*.jsonl")) == []
+    finally:
+        for s in reversed(started):
+            s.stop()
