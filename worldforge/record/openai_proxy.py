@@ -10,7 +10,11 @@ https://platform.openai.com/docs/api-reference/chat):
   the proxy accumulates the assistant message from the ``delta`` objects (``content`` and
   ``tool_calls`` fragments by ``index``: ``id``, ``function.name``, ``function.arguments``).
   Each call is one ``exchange`` event (request messages and tools, the assistant reply) appended
-  to the session's segment (fsync'd) before the answer completes.
+  to the session's segment (fsync'd) before the answer completes: a non-streamed answer is sent
+  after the append; a streamed one holds back its end (the chunk with ``data: [DONE]`` and the end
+  of the body) until the append. When the segment cannot be written, a non-streamed call is
+  answered 503 naming the segment and the error, and a stream is cut before its end (the client
+  sees no ``[DONE]``): an answer the client received in full is in its segment.
 * ``GET /v1/models`` and every other ``/v1/*`` call — forwarded, not recorded.
 * ``GET /health`` — ``{"status": "ok", "open_sessions": N}`` (the proxy's own).
 
@@ -323,6 +327,10 @@ def create_openai_proxy(upstream: str, warehouse: WarehouseLike, idle_timeout: f
             session, entry = table.session_for([m for m in body["messages"] if isinstance(m, dict)], request.headers.get(SESSION_HEADER), body.get("model"))
         except SessionLimit as exc:
             return _error(503, str(exc), "server_error")
+        except OSError as exc:  # the new session's segment cannot be written: nothing is forwarded
+            problem = f"a recording session could not be opened in {sink.segments.root} ({type(exc).__name__}: {exc})"
+            log.error("%s", problem)
+            return _error(503, problem, "server_error")
         headers = _forward_headers(request.headers)
         url = f"{upstream}/chat/completions"
         out_headers = {"X-Session-Id": session.session_id}
@@ -333,11 +341,22 @@ def create_openai_proxy(upstream: str, warehouse: WarehouseLike, idle_timeout: f
             finally:
                 table.release(entry)
 
+        def record_quietly(reply: dict | None, status: int) -> None:  # an answer that is an error anyway: a failed record is logged
+            try:
+                done(reply, status)
+            except OSError as exc:
+                log.error("the exchange could not be recorded in %s (%s: %s)", sink.segments.path(session.session_id), type(exc).__name__, exc)
+
+        def unrecorded(exc: Exception) -> Any:
+            problem = f"the exchange could not be recorded in {sink.segments.path(session.session_id)} ({type(exc).__name__}: {exc})"
+            log.error("%s; the answer is withheld", problem)
+            return _error(503, problem, "server_error")
+
         if not body.get("stream"):
             try:
                 resp = await client.post(url, content=raw, headers=headers)
             except httpx.HTTPError as exc:
-                done(None, 502)
+                record_quietly(None, 502)
                 return _error(502, f"upstream {upstream} unreachable: {exc}", "upstream_error")
             except BaseException:  # cancelled, or a bug: the session must not stay in use for ever
                 table.release(entry)
@@ -346,14 +365,17 @@ def create_openai_proxy(upstream: str, warehouse: WarehouseLike, idle_timeout: f
             if resp.status_code < 400:
                 with contextlib.suppress(ValueError, AttributeError, IndexError, TypeError):
                     reply = resp.json()["choices"][0]["message"]
-            done(reply, resp.status_code)
+            try:
+                done(reply, resp.status_code)  # in the fsync-ed segment before the answer leaves
+            except OSError as exc:
+                return unrecorded(exc)
             return Response(resp.content, status_code=resp.status_code, media_type=resp.headers.get("content-type"), headers=out_headers)
 
         try:
             upstream_req = client.build_request("POST", url, content=raw, headers=headers)
             resp = await client.send(upstream_req, stream=True)
         except httpx.HTTPError as exc:
-            done(None, 502)
+            record_quietly(None, 502)
             return _error(502, f"upstream {upstream} unreachable: {exc}", "upstream_error")
         except BaseException:
             table.release(entry)
@@ -361,23 +383,45 @@ def create_openai_proxy(upstream: str, warehouse: WarehouseLike, idle_timeout: f
         acc = StreamAccumulator()
         finished = False
 
-        async def relay() -> AsyncIterator[bytes]:
+        def finish() -> None:
             nonlocal finished
-            try:
-                async for chunk in resp.aiter_bytes():  # decoded: the content-encoding header is not passed on
-                    acc.feed(chunk)
-                    yield chunk
-            finally:
-                if not finished:
-                    finished = True
-                    done(acc.message() if resp.status_code < 400 else None, resp.status_code)
-
-        async def after() -> None:
-            nonlocal finished
-            await resp.aclose()
             if not finished:
                 finished = True
                 done(acc.message() if resp.status_code < 400 else None, resp.status_code)
+
+        async def relay() -> AsyncIterator[bytes]:
+            # Chunks pass through as they come, except the end of the stream: from the chunk that holds
+            # ``data: [DONE]`` on, they wait until the exchange is in the fsync-ed segment, and the body
+            # ends after that too. A client that saw the end of the stream saw a durable exchange.
+            held: list[bytes] = []
+            tail = b""
+            try:
+                async for chunk in resp.aiter_bytes():  # decoded: the content-encoding header is not passed on
+                    acc.feed(chunk)
+                    if held or b"[DONE]" in tail + chunk:
+                        held.append(chunk)
+                    else:
+                        yield chunk
+                    tail = chunk[-8:]
+            except BaseException:  # the client went away, or the upstream broke: record what was seen
+                try:
+                    finish()
+                except OSError as exc:
+                    log.error("the exchange could not be recorded in %s (%s: %s)", sink.segments.path(session.session_id), type(exc).__name__, exc)
+                raise
+            try:
+                finish()
+            except OSError as exc:  # cut the stream before its end: the client sees no [DONE] and no end of body
+                log.error("the exchange could not be recorded in %s (%s: %s); the stream is cut before its end",
+                          sink.segments.path(session.session_id), type(exc).__name__, exc)
+                raise
+            for chunk in held:
+                yield chunk
+
+        async def after() -> None:
+            await resp.aclose()
+            with contextlib.suppress(OSError):  # already logged, or the stream was cut
+                finish()
 
         return StreamingResponse(relay(), status_code=resp.status_code, media_type=resp.headers.get("content-type", "text/event-stream"),
                                  headers=out_headers, background=BackgroundTask(after))
