@@ -248,6 +248,7 @@ def _merge_newest(root: Path, world: str, parts: list[Path]) -> None:
 
     def copy(folder: Path) -> None:
         con = duckdb.connect(config={"memory_limit": MERGE_MEMORY, "threads": 1, "preserve_insertion_order": False,
+                                     "allocator_background_threads": True,
                                      "temp_directory": str(folder / ".spill")})
         try:
             _episode_views(con, small)
