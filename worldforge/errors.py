@@ -51,16 +51,20 @@ class StorageFullError(WarehouseError):
     Args:
         target: the file or folder the write would have replaced.
         written: bytes the write had put into its temporary files when it failed.
-        free: bytes free on ``target``'s file system after the temporary files were removed
+        free: bytes free on the full file system after the temporary files were removed
             (``None``: unknown).
+        elsewhere: the file the write could not grow when it is on another file system than ``target``
+            (DuckDB's spill files in the temporary folder); ``None``: ``target``'s own.
     """
 
-    def __init__(self, target: str, written: int, free: int | None):
+    def __init__(self, target: str, written: int, free: int | None, elsewhere: str | None = None):
         self.target = target
         self.written = written
         self.free = free
+        self.elsewhere = elsewhere
         room = "the device is full" if free is None else f"the write needs more than the {_size(free)} free there"
-        super().__init__(f"{target}: no space left on its device: {room} (it had written {_size(written)}); "
+        device = "its device" if elsewhere is None else f"the device of {elsewhere}"
+        super().__init__(f"{target}: no space left on {device}: {room} (it had written {_size(written)}); "
                          f"{Path(target).name} is unchanged. Free space there, or write elsewhere, and run again")
 
 

@@ -229,7 +229,7 @@ def _world_tables(run: WorldRun) -> StepResult:
                          {"violations": Markdown("\n".join(f"- {v}" for v in built.violations))},
                          {"rows": sum(f.height for f in built.tables.values())})
     run.spec, run.tables = built.spec, built.tables
-    _, found = check_world_file(built.path)  # re-read from DuckDB: the file itself is what is checked
+    _, found = check_world_file(built.path, every_block=False)  # re-read from DuckDB: the file itself is what is checked
     checks = [CheckResult(name, not hits, {"violations": len(hits), "details": Markdown("\n".join(f"- {v}" for v in hits) or "none")},
                           _broken(hits, "the written file")) for name, kinds in _WORLD_CHECKS.items() for hits in [_violations(found, kinds)]]
     total = sum(f.height for f in built.tables.values())
@@ -249,7 +249,7 @@ def _scenario_tables(run: WorldRun) -> StepResult:
         run.spec, run.tables = wf.spec, wf.tables
     scenarios = build_scenarios(run.spec, run.tables)
     write_scenarios(run.path, run.spec, scenarios)
-    _, found = check_world_file(run.path)  # the whole file, world and scenarios
+    _, found = check_world_file(run.path, every_block=False)  # the whole file, world and scenarios
     hits = _violations(found, scenario=True)  # the world's own tables are world_tables' checks
     return StepResult("scenario_tables", metadata={"scenarios": Json({n: sum(f.height for f in t.values()) for n, t in scenarios.items()})},
                       checks=[CheckResult("scenario_invariants", not hits, {"violations": Markdown("\n".join(f"- {v}" for v in hits) or "none")},

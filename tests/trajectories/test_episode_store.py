@@ -224,7 +224,7 @@ def test_summary_counts_the_episodes_by_agent_in_words(tmp_path):
 
 def test_a_merge_reads_at_most_merge_part_bytes_of_rows_however_well_they_compress(tmp_path, monkeypatch):
     """Parts of repetitive text are tiny on disk (zstd) but large in memory: merges are sized by the rows' uncompressed
-    bytes, so no merged part (and no merge's read) exceeds MERGE_PART_BYTES, and a merged part is not merged again."""
+    bytes, so no merged part (and no merge's read) exceeds twice MERGE_PART_BYTES, and a merged part is not merged again."""
     from worldforge.warehouse.parts import parts_data_bytes
 
     cap = 1 << 20
@@ -235,8 +235,41 @@ def test_a_merge_reads_at_most_merge_part_bytes_of_rows_however_well_they_compre
         record_episodes(tmp_path, [e])
     parts = list_parts(tmp_path / "episodes", "alpha_2031")
     sizes = parts_data_bytes(parts)
-    assert max(sizes) <= cap, sizes
+    assert max(sizes) <= 2 * cap, sizes
     assert sum(sizes) > 10 * cap
     assert len(parts) <= sum(sizes) // (cap // 2) + episodes.MERGE_PARTS + 1  # merged: parts of about the cap, plus the newest
     assert sum(sum(f.stat().st_size for f in p.iterdir()) for p in parts) < cap  # what on-disk sizes would have seen
     assert sorted(read_episodes(tmp_path)["episode_id"].to_list()) == sorted(f"e{i}" for i in range(60))
+
+
+def test_the_size_cache_of_parts_never_loses_an_entry_it_returns(tmp_path, monkeypatch):
+    from worldforge.warehouse import parts as parts_mod
+
+    for i in range(6):
+        record_episodes(tmp_path, [_episode(f"c{i}")])
+    found = list_parts(tmp_path / "episodes", "alpha_2031")
+    monkeypatch.setattr(parts_mod, "_DATA_BYTES", {f"/nowhere/{i}": 1 for i in range(4093)})  # nearly full
+    sizes = parts_mod.parts_data_bytes(found)
+    assert len(sizes) == len(found) and all(s > 0 for s in sizes)
+
+
+def test_a_part_merged_away_while_checked_is_listed_again_not_called_damaged(tmp_path, monkeypatch):
+    from worldforge.warehouse import parts as parts_mod
+    from worldforge.warehouse.parts import read_parts, remove_parts, table_files
+
+    record_episodes(tmp_path, [_episode("m1")])
+    record_episodes(tmp_path, [_episode("m2")])
+    root = tmp_path / "episodes"
+    real_loads, taken = parts_mod.json.loads, []
+
+    def loads(text, *a, **k):  # a merge takes the part away right after its manifest was read
+        out = real_loads(text, *a, **k)
+        if not taken:
+            part = list_parts(root, "alpha_2031")[0]
+            taken.append(part)
+            remove_parts([part])
+        return out
+
+    monkeypatch.setattr(parts_mod.json, "loads", loads)
+    files = read_parts(root, lambda parts: table_files(parts, "steps"))
+    assert taken and len(files) == 1 and str(taken[0]) not in files[0]  # listed again, the sound part read

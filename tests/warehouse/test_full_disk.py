@@ -125,6 +125,34 @@ def test_a_full_disk_in_a_part_write_leaves_no_part(tmp_path, monkeypatch):
     no_temporaries(tmp_path)
 
 
+def test_an_error_raised_from_none_after_a_full_disk_is_not_a_full_disk(tmp_path):
+    try:
+        try:
+            raise OSError(errno.ENOSPC, "full")
+        except OSError:
+            raise ValueError("another problem") from None
+    except ValueError as exc:
+        assert not is_storage_full(exc)
+    with pytest.raises(KeyboardInterrupt):  # an interrupt while handling a full disk stays an interrupt
+        with out_of_space(tmp_path / "x"):
+            try:
+                raise OSError(errno.ENOSPC, "full")
+            except OSError:
+                raise KeyboardInterrupt from None
+
+
+def test_a_full_disk_on_another_file_system_names_that_file(tmp_path):
+    spill = Path("/proc/self/spill.tmp")  # a file on another file system than tmp_path's
+    with pytest.raises(StorageFullError) as err:
+        with out_of_space(tmp_path / "w.duckdb"):
+            raise duckdb.IOException(f'Could not write file "{spill}": No space left on device')
+    assert err.value.elsewhere == str(spill) and f"no space left on the device of {spill}" in str(err.value)
+    with pytest.raises(StorageFullError) as err:  # the target's own file system: no "elsewhere"
+        with out_of_space(tmp_path / "w.duckdb"):
+            raise duckdb.IOException(f'Could not write file "{tmp_path}/.w.duckdb.tmp-1.wal": No space left on device')
+    assert err.value.elsewhere is None and "no space left on its device" in str(err.value)
+
+
 def test_other_errors_pass_through_unchanged(tmp_path):
     with pytest.raises(PermissionError):
         with out_of_space(tmp_path / "x"):

@@ -22,7 +22,6 @@ from rich.table import Table
 from worldforge.errors import WorldforgeError
 from worldforge.tally import Tally
 from worldforge.warehouse.atomic import is_storage_full
-from worldforge.warehouse.duck import is_damage
 from worldforge.warehouse.layout import Warehouse
 
 if TYPE_CHECKING:
@@ -88,6 +87,8 @@ def user_errors() -> Iterator[None]:
         # warehouse.atomic.out_of_space): still one line, with the file the writer named
         if is_storage_full(exc):
             raise fail(f"no space left on the device: {_first_line(exc)} (free space, or write elsewhere, and run again)") from None
+        from worldforge.warehouse.duck import is_damage  # here: DuckDB and polars load only when a command needs them
+
         if is_damage(exc):  # a damaged block read where no reader named its file: still one line, and where to look
             raise fail(f"a warehouse file is damaged (DuckDB: {str(exc).splitlines()[0]}): `worldforge doctor` "
                        "finds which one and --quarantine moves it aside") from None

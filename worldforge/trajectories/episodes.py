@@ -172,7 +172,7 @@ _ID_COLUMN = {"trajectories": "trajectory_id", "turns": "trajectory_id", "episod
 _SCHEMAS = {"trajectories": TRAJECTORY_SCHEMA, "turns": TURN_SCHEMA, "episodes": EPISODE_SCHEMA, "steps": STEP_SCHEMA}
 MERGE_PARTS = 16
 """Parts a world may hold before its newest small ones are merged into one (:func:`record_episodes`)."""
-MERGE_PART_BYTES = 32 << 20
+MERGE_PART_BYTES = 16 << 20
 """A part whose rows take at least this much uncompressed is never merged again: a merge rewrites only
 the newest small parts."""
 MERGE_MEMORY = "128MB"
@@ -223,9 +223,10 @@ def record_episodes(warehouse: WarehouseLike, episodes: list[Episode]) -> Path:
 
 
 def _merge_newest(root: Path, world: str, parts: list[Path]) -> None:
-    """Merge the world's newest parts into one, under its lock: as many of the newest as hold
-    :data:`MERGE_PART_BYTES` of rows together (uncompressed, :func:`~worldforge.warehouse.parts.parts_data_bytes`),
-    so a merged part is at most that large and a merge reads at most that much.
+    """Merge the world's newest parts into one, under its lock: the newest parts each holding under
+    :data:`MERGE_PART_BYTES` of rows (uncompressed, :func:`~worldforge.warehouse.parts.parts_data_bytes`), as many
+    as hold twice that together, so a merge reads at most twice that much; a merged part of at least
+    :data:`MERGE_PART_BYTES` is not merged again, and two parts just under it still merge (the parts stay few).
 
     The rows are streamed from the parts into the new part's files by DuckDB (``COPY ... TO``, at
     most :data:`MERGE_MEMORY` of memory), never held whole in this process: a merge of parts that
@@ -237,7 +238,7 @@ def _merge_newest(root: Path, world: str, parts: list[Path]) -> None:
     small: list[Path] = []
     total = 0
     for p, size in zip(reversed(newest), reversed(parts_data_bytes(newest))):
-        if size >= MERGE_PART_BYTES or total + size > MERGE_PART_BYTES:
+        if size >= MERGE_PART_BYTES or total + size > 2 * MERGE_PART_BYTES:
             break
         small.append(p)
         total += size
@@ -271,8 +272,10 @@ def _episode_views(con: duckdb.DuckDBPyConnection, parts: list[Path], full: bool
         for t in EPISODE_TABLES:
             con.execute(table_ddl(t, _SCHEMAS[t]))
         return
+    if full:
+        check_parts_whole(parts)  # every byte of every part hashed once, not once per table
     for t in EPISODE_TABLES:
-        files = ", ".join(quote_str(f) for f in table_files(parts, t, full=full))
+        files = ", ".join(quote_str(f) for f in table_files(parts, t))
         con.execute(f"CREATE TEMP VIEW _all_{t} AS SELECT * EXCLUDE (filename), "
                     f"regexp_extract(filename, '(p-[0-9]{{20}}-[A-Za-z0-9_-]+)[/\\\\][a-z_]+[.]parquet$', 1) AS _part "
                     f"FROM read_parquet([{files}], filename = true, union_by_name = true)")

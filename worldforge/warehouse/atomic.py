@@ -14,6 +14,7 @@ import contextlib
 import errno
 import json
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -109,8 +110,30 @@ def is_storage_full(exc: BaseException) -> bool:
             return True
         if any(t in str(exc) for t in _FULL_TEXTS):
             return True
-        exc = exc.__cause__ or exc.__context__
+        exc = exc.__cause__ or (None if exc.__suppress_context__ else exc.__context__)  # ``raise ... from None`` ends the chain
     return False
+
+
+_QUOTED_PATH = re.compile(r'"(/[^"]+)"')
+"""A path in a writer's message (DuckDB: ``Could not write file "PATH": No space left on device``)."""
+
+
+def _full_path(exc: BaseException) -> Path | None:
+    """The file the failing write named (``OSError.filename``, or a quoted absolute path in the message), if any."""
+    while exc is not None:
+        if isinstance(exc, OSError) and isinstance(exc.filename, str):
+            return Path(exc.filename)
+        if m := _QUOTED_PATH.search(str(exc)):
+            return Path(m.group(1))
+        exc = exc.__cause__ or (None if exc.__suppress_context__ else exc.__context__)
+    return None
+
+
+def _device(path: Path) -> int | None:
+    """The device of ``path``'s nearest existing ancestor (itself included), or None."""
+    with contextlib.suppress(OSError, StopIteration):
+        return next(a for a in [path, *path.parents] if a.exists()).stat().st_dev
+    return None
 
 
 def _bytes_in(paths: Iterable[Path]) -> int:
@@ -131,14 +154,16 @@ def out_of_space(target: str | Path, tmp: str | Path | None = None) -> Iterator[
     :class:`~worldforge.errors.StorageFullError` naming ``target``, the bytes the write had used and
     the space free once ``tmp`` (and what writers put beside it) is removed.
 
-    Any other exception passes through unchanged.
+    When the write ran out of space on another file system than ``target``'s (the file the error names:
+    DuckDB spilling to the temporary folder), the error names that file and its file system's free space.
+    Any other exception, and ``KeyboardInterrupt``, pass through unchanged.
 
     Raises:
         StorageFullError: the block raised an error :func:`is_storage_full` recognises.
     """
     try:
         yield
-    except BaseException as exc:
+    except Exception as exc:  # KeyboardInterrupt and the like pass through as they are
         if isinstance(exc, StorageFullError) or not is_storage_full(exc):
             raise
         target = Path(target)
@@ -147,10 +172,13 @@ def out_of_space(target: str | Path, tmp: str | Path | None = None) -> Iterator[
             tmp = Path(tmp)
             written = _bytes_in([tmp, *(tmp.with_name(tmp.name + s) for s in _SIBLINGS)])
             remove_temporary(tmp)
+        full = _full_path(exc)
+        elsewhere = full if full is not None and _device(full) not in (None, _device(target.parent)) else None
+        where = elsewhere if elsewhere is not None else target.parent  # e.g. DuckDB spilling to the temporary folder
         free = None
-        with contextlib.suppress(OSError):
-            free = shutil.disk_usage(next(a for a in [target.parent, *target.parents] if a.exists())).free
-        raise StorageFullError(str(target), written, free) from exc
+        with contextlib.suppress(OSError, StopIteration):
+            free = shutil.disk_usage(next(a for a in [where, *where.parents] if a.exists())).free
+        raise StorageFullError(str(target), written, free, elsewhere=None if elsewhere is None else str(elsewhere)) from exc
 
 
 def make_parent(target: Path) -> None:

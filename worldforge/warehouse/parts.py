@@ -25,6 +25,7 @@ of such immutable files for the same reason); here the folder listing is the log
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -181,15 +182,20 @@ def verify_part(part: str | Path, full: bool = False) -> list[tuple[Path, str]]:
 
     A part without a manifest (written by an earlier version) has nothing to compare: ``[]``. A manifest
     that cannot be read is itself a problem.
+
+    Raises:
+        FileNotFoundError: the part is gone (merged away while it was checked; list the parts again).
     """
     part = Path(part)
     manifest = part / MANIFEST
     if not manifest.is_file():
+        _still_there(part)
         return []
     try:
         recorded = json.loads(manifest.read_text(encoding="utf-8"))
         items = [(str(name), int(v["bytes"]), str(v["sha256"])) for name, v in recorded.items()]
     except (ValueError, TypeError, KeyError, AttributeError, OSError) as exc:
+        _still_there(part)
         return [(manifest, f"unreadable manifest ({exc})")]
     problems = []
     for name, size, sha in items:
@@ -202,7 +208,16 @@ def verify_part(part: str | Path, full: bool = False) -> list[tuple[Path, str]]:
             problems.append((f, f"{got:,} bytes, written as {size:,} (truncated or overwritten)"))
         elif full and _sha256(f) != sha:
             problems.append((f, "its SHA-256 differs from the one recorded when it was written (bytes overwritten)"))
+    if problems:
+        _still_there(part)
     return problems
+
+
+def _still_there(part: Path) -> None:
+    """Raise ``FileNotFoundError`` when ``part`` is gone (a merge took it away while it was checked): the
+    reader lists the parts again (:func:`read_parts`) instead of calling a sound part damaged."""
+    if not part.is_dir():
+        raise FileNotFoundError(errno.ENOENT, "the part was merged away while it was checked", str(part))
 
 
 def damaged_part_error(file: Path, problem: str) -> WarehouseError:
@@ -276,6 +291,9 @@ def parts_data_bytes(parts: list[Path]) -> list[int]:
         WarehouseError: a file's footer cannot be read (:func:`damaged_part_error`).
     """
     todo = [str(p) for p in parts if str(p) not in _DATA_BYTES]
+    if len(_DATA_BYTES) + len(todo) > 4096:  # bounded: start afresh, before this call counts on any entry
+        _DATA_BYTES.clear()
+        todo = [str(p) for p in parts]
     if todo:
         con = duckdb.connect(config={"threads": 1})
         try:
@@ -288,8 +306,6 @@ def parts_data_bytes(parts: list[Path]) -> list[int]:
                     except duckdb.Error as exc:
                         raise damaged_part_error(f, f"its footer cannot be read: {str(exc).splitlines()[0]}") from None
                     total += int(n)
-                if len(_DATA_BYTES) >= 4096:
-                    _DATA_BYTES.clear()
                 _DATA_BYTES[part] = total
         finally:
             con.close()

@@ -258,12 +258,13 @@ def read_world(path: str | Path) -> WorldFile:
     return WorldFile(p, spec, meta, tables, declared, scenarios, ("main", "_scenarios") in present)
 
 
-def check_world_file(path: str | Path) -> tuple[WorldFile, list[Violation]]:
+def check_world_file(path: str | Path, every_block: bool = True) -> tuple[WorldFile, list[Violation]]:
     """Re-check a world file: the spec's invariants plus the DDL constraints DuckDB declares.
 
-    Every block of the file is read first (:func:`~worldforge.warehouse.duck.read_every_block`: every column of
-    every table, corpus and tasks included, and each key's index), so damage DuckDB's checksums see is an error,
-    not a file that checks clean.
+    With ``every_block`` (the default, ``worldforge world check``), every block of the file is read first
+    (:func:`~worldforge.warehouse.duck.read_every_block`: every column of every table, corpus and tasks included,
+    and each key's index), so damage DuckDB's checksums see is an error, not a file that checks clean. The
+    build's own checks of a file it has just written pass ``False`` (about 0.2 s per check of a 8 MB world).
 
     Returns:
         The world read back and every violation found (empty when consistent).
@@ -271,7 +272,8 @@ def check_world_file(path: str | Path) -> tuple[WorldFile, list[Violation]]:
     Raises:
         WarehouseError: the file is missing, not a worldforge world, or damaged (one line naming it and what to do).
     """
-    read_every_block(path)
+    if every_block:
+        read_every_block(path)
     wf = read_world(path)
     declared = {(r["schema_name"], r["table_name"], r["constraint_type"], r["columns"]): r for r in wf.declared.iter_rows(named=True)}
 
