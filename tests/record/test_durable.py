@@ -205,6 +205,30 @@ def test_a_streamed_answer_ends_only_after_its_exchange_is_in_the_segment(tmp_pa
     assert event["reply"] == {"role": "assistant", "content": "hello"}
 
 
+def test_a_done_split_over_three_chunks_is_held_until_the_exchange_is_in_the_segment(tmp_path):
+    """The ``[DONE]`` marker over three chunks (``data: [D``, ``O``, ``NE]``): it used to be looked for in the
+    last chunk's tail and this chunk only, so it was missed and reached the client before the exchange was
+    appended. The stream the client has read must hold ``[DONE]`` only after the append."""
+    app = _app(tmp_path, [*_sse("hel", "lo")[:-1], b"data: [D", b"O", b"NE]\n\n"])
+    sent: list = []
+    real = app.state.sink.segments.append
+    app.state.sink.segments.append = lambda sid, event: (sent.append(("append", event["event"])), real(sid, event))[1]
+    asyncio.run(_asgi_post(app, {"model": "m", "messages": [{"role": "user", "content": "q"}], "stream": True}, sent))
+    appended = next(i for i, (kind, what) in enumerate(sent) if kind == "append" and what == "exchange")
+    streamed, done_at = b"", None
+    for i, (kind, m) in enumerate(sent):
+        if kind == "send" and m["type"] == "http.response.body":
+            streamed += m.get("body", b"")
+            if done_at is None and b"[DONE]" in streamed:
+                done_at = i
+    assert streamed.endswith(b"data: [DONE]\n\n") and done_at is not None
+    assert appended < done_at
+    end_at = next(i for i, (kind, m) in enumerate(sent) if kind == "send" and m["type"] == "http.response.body" and not m.get("more_body"))
+    assert appended < end_at
+    [event] = [e for e in app.state.sink.segments.events(app.state.sink.segments.open_sessions()[0]) if e["event"] == "exchange"]
+    assert event["reply"] == {"role": "assistant", "content": "hello"}
+
+
 def _failing_exchanges(app) -> None:
     real = app.state.sink.segments.append
 

@@ -59,6 +59,53 @@ def test_torn_last_line_is_skipped(tmp_path):
     assert seg.torn["s"] == 1
 
 
+def test_an_append_onto_a_torn_line_is_read_back(tmp_path):
+    """A restarted writer's next event is not glued onto the torn line a kill -9 left."""
+    seg = SegmentLog(tmp_path)
+    seg.append("s", {"event": "start"})
+    with open(tmp_path / "s.jsonl", "a") as fh:
+        fh.write('{"event": "exchange", "k": 1, "request": {"mess')  # killed mid-write
+    seg.append("s", {"event": "exchange", "k": 2})
+    assert [e.get("k") for e in seg.events("s")] == [None, 2]
+    assert seg.torn["s"] == 1
+
+
+@pytest.mark.parametrize("fails", ["write", "fsync"])
+def test_a_full_disk_leaves_the_segment_as_it_was(tmp_path, monkeypatch, fails):
+    """A write that ENOSPC cut short (or an fsync that failed) is taken back: nothing of the failed
+    event stays, and once space returns the next event is read back (it used to be appended onto
+    the torn fragment and skipped as not JSON)."""
+    import errno
+
+    import worldforge.record.segments as segments
+
+    seg = SegmentLog(tmp_path)
+    seg.append("s", {"event": "start"})
+    path = tmp_path / "s.jsonl"
+    before = path.read_bytes()
+    real_write, real_fsync = os.write, os.fsync
+
+    def short_write(fd, data):  # half the line reaches the disk, then it is full
+        real_write(fd, bytes(data[: len(data) // 2]))
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    def full_fsync(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    if fails == "write":
+        monkeypatch.setattr(segments.os, "write", short_write)
+    else:
+        monkeypatch.setattr(segments.os, "fsync", full_fsync)
+    with pytest.raises(OSError, match="No space left"):
+        seg.append("s", {"event": "exchange", "k": 1, "text": "x" * 200})
+    monkeypatch.setattr(segments.os, "write", real_write)
+    monkeypatch.setattr(segments.os, "fsync", real_fsync)
+    assert path.read_bytes() == before
+    seg.append("s", {"event": "exchange", "k": 2})
+    assert [e.get("k") for e in seg.events("s")] == [None, 2]
+    assert seg.torn["s"] == 0
+
+
 def test_close_renames_and_unsafe_ids_are_refused(tmp_path):
     seg = SegmentLog(tmp_path)
     seg.append("a", {"event": "start"})

@@ -252,6 +252,74 @@ def test_a_close_the_log_cannot_take_is_503_and_retried(wh, monkeypatch):
     assert read_episodes(wh)["episode_id"].to_list() == [sid]
 
 
+def _failing_log(monkeypatch):
+    """Make the episode log refuse every write (ENOSPC); returns a function that makes it take them again."""
+    import errno
+
+    import worldforge.simenv.server as server
+    import worldforge.trajectories.episodes as episodes
+
+    real = episodes._append_durably
+    monkeypatch.setattr(server, "FLUSH_INTERVAL_S", 3600.0)  # no background flush: the retried close is what logs the episode
+    monkeypatch.setattr(episodes, "_append_durably", lambda *a: (_ for _ in ()).throw(OSError(errno.ENOSPC, "No space left on device")))
+    return lambda: monkeypatch.setattr(episodes, "_append_durably", real)
+
+
+def test_a_retried_close_is_503_until_its_episode_is_logged(wh, monkeypatch):
+    """A close answered 503 took the session out of the registry: a retried ``DELETE`` must not
+    find "no session" and pass (404 here, a success for MCP) while the episode is only in memory;
+    it logs the kept episode again and is a success only once the episode is in the log."""
+    app = create_app(WORLD, wh, mcp=False)
+    with TestClient(app) as c:
+        sid = c.post("/sessions", json={}).json()["session_id"]
+        c.post(f"/sessions/{sid}/step", json={"name": "web_search", "arguments": {"query": "Titans"}})
+        recover = _failing_log(monkeypatch)
+        assert c.delete(f"/sessions/{sid}").status_code == 503
+        r = c.delete(f"/sessions/{sid}")  # the retry the 503 invites, while the log still fails
+        assert r.status_code == 503 and "kept and retried" in r.json()["error"]
+        batch = c.post("/batch", json={"calls": [{"op": "close", "session_id": sid}]}).json()["results"]
+        assert [x["status"] for x in batch] == [503]
+        assert [e.session_id for e in app.state.sessions.finished] == [sid]  # kept once, not once per try
+        recover()
+        assert c.delete(f"/sessions/{sid}").status_code == 204
+        assert not app.state.sessions.finished and not app.state.sessions.unlogged
+        assert c.delete(f"/sessions/{sid}").status_code == 404  # logged: now there is no such session
+        assert [json.loads(line)["episode_id"] for line in _log_lines(wh)] == [sid]
+        assert app.state.sessions.flush() == 1
+    assert read_episodes(wh)["episode_id"].to_list() == [sid]
+
+
+def test_a_retried_mcp_session_end_is_503_until_its_episode_is_logged(wh, monkeypatch):
+    """The MCP session end: the first ``DELETE`` is 503, so is the retry while the log fails (it
+    used to find no session and reach the transport: 200 for an episode only in memory); once the
+    log takes the episode the ``DELETE`` ends the session, and the store holds the episode once."""
+    headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+    app = create_app(WORLD, wh)
+    with TestClient(app, base_url="http://127.0.0.1:8000") as c:  # the transport checks the Host header (a port)
+        init = c.post("/mcp", headers=headers, json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}})
+        assert init.status_code == 200
+        headers["mcp-session-id"] = key = init.headers["mcp-session-id"]
+        c.post("/mcp", headers=headers, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+        call = c.post("/mcp", headers=headers, json={"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                                                     "params": {"name": "web_search", "arguments": {"query": "Titans"}}})
+        assert call.status_code == 200 and "[1] " in call.text
+        mcp_sessions = app.state.mcp_sessions
+        assert len(mcp_sessions) == 1
+        recover = _failing_log(monkeypatch)
+        assert c.delete("/mcp", headers=headers).status_code == 503
+        r = c.delete("/mcp", headers=headers)
+        assert r.status_code == 503 and "kept and retried" in r.json()["error"]
+        assert len(mcp_sessions.finished) == 1 and list(mcp_sessions.unlogged) == [key]
+        recover()
+        assert c.delete("/mcp", headers=headers).status_code == 200  # logged, then the transport ends the session
+        assert not mcp_sessions.finished and not mcp_sessions.unlogged
+        assert len(_log_lines(wh)) == 1
+        assert mcp_sessions.flush() == 1
+    got = read_episodes(wh)
+    assert got.height == 1 and got["agent"].to_list() == ["mcp"]
+
+
 def test_an_acknowledged_close_survives_kill_9(wh):
     s = Server(wh)
     try:

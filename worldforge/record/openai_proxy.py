@@ -56,6 +56,8 @@ HOP_HEADERS = {"host", "content-length", "connection", "keep-alive", "transfer-e
 DEFAULT_IDLE_S = 300.0
 DEFAULT_MAX_SESSIONS = 10_000
 """Recording sessions a proxy keeps open at most; a request that needs one more is answered 503."""
+_DONE = b"[DONE]"
+"""The end of an OpenAI stream (``data: [DONE]``): from the chunk that completes it on, a stream waits for its exchange's fsync."""
 
 
 @dataclass
@@ -394,15 +396,15 @@ def create_openai_proxy(upstream: str, warehouse: WarehouseLike, idle_timeout: f
             # ``data: [DONE]`` on, they wait until the exchange is in the fsync-ed segment, and the body
             # ends after that too. A client that saw the end of the stream saw a durable exchange.
             held: list[bytes] = []
-            tail = b""
+            tail = b""  # the last bytes seen, fewer than the marker's: a [DONE] split over any number of chunks is found
             try:
                 async for chunk in resp.aiter_bytes():  # decoded: the content-encoding header is not passed on
                     acc.feed(chunk)
-                    if held or b"[DONE]" in tail + chunk:
+                    if held or _DONE in tail + chunk:
                         held.append(chunk)
                     else:
                         yield chunk
-                    tail = chunk[-8:]
+                    tail = (tail + chunk)[-(len(_DONE) - 1):]
             except BaseException:  # the client went away, or the upstream broke: record what was seen
                 try:
                     finish()

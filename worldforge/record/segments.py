@@ -5,13 +5,14 @@ One file per session, ``<root>/<session_id>.jsonl`` (the sink uses
 :meth:`SegmentLog.append` writes one whole line, flushes and ``os.fsync``'s it; the folder is
 fsync'd when a file is created, so a new segment survives a power loss too. A process killed
 mid-write (``kill -9``) leaves at most a torn last line, which :meth:`SegmentLog.events` skips
-(and counts). Once the session's recording is stored, :meth:`SegmentLog.close` renames the
+(and counts); the next append ends it first. A write that fails (a full disk) is cut back off. Once the session's recording is stored, :meth:`SegmentLog.close` renames the
 segment to ``<session_id>.jsonl.closed`` (kept for audit); segments still named ``*.jsonl`` are
 *open*: a restarted proxy stores them (:meth:`worldforge.record.sink.RecordingSink.recover`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -65,22 +66,37 @@ class SegmentLog:
     def append(self, session_id: str, event: dict) -> None:
         """Append ``event`` as one JSON line to the session's segment, flushed and fsync'd before returning.
 
-        Creates the segment (and fsyncs the folder) on the first event of a session.
+        Creates the segment (and fsyncs the folder) on the first event of a session. A write that
+        fails (a full disk) is taken back: the segment is left as it was, with no torn line.
 
         Raises:
             ValueError: unsafe session id; TypeError: the event is not JSON-serializable.
             OSError: the file cannot be written.
         """
-        line = json.dumps(event, ensure_ascii=False, default=str) + "\n"
+        data = (json.dumps(event, ensure_ascii=False, default=str) + "\n").encode("utf-8", errors="surrogatepass")
         path = self.path(session_id)
         with self._lock:
             new = not path.exists()
             if new:
                 self.root.mkdir(parents=True, exist_ok=True)
-            with open(path, "a", encoding="utf-8", errors="surrogatepass") as fh:
-                fh.write(line)
-                fh.flush()
-                os.fsync(fh.fileno())
+            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                size = os.fstat(fd).st_size
+                if size and os.pread(fd, 1, size - 1) != b"\n":
+                    data = b"\n" + data  # a kill -9 tore the last line: end it, so it is skipped alone and this event is read
+                view = memoryview(data)
+                try:
+                    while view:
+                        view = view[os.write(fd, view):]
+                    os.fsync(fd)
+                except OSError:
+                    # a full disk took part of the line (or the fsync failed): take it back, so the failed
+                    # append leaves nothing, and the next one is not written onto a torn fragment
+                    with contextlib.suppress(OSError):
+                        os.ftruncate(fd, size)
+                    raise
+            finally:
+                os.close(fd)
             if new:
                 fsync_dir(self.root)
 

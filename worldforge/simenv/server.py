@@ -134,13 +134,20 @@ class Sessions:
         self._lock = threading.Lock()
         self.finished: list[SearchEnv] = []
         """Closed sessions whose episode could not be logged yet (retried by :meth:`flush`)."""
+        self.unlogged: dict[str, SearchEnv] = {}
+        """The sessions of :attr:`finished` that a close answered 503, by the id the close named: a
+        close of that id again is no success until the episode is logged (:meth:`take_closing`)."""
         self.log_problem: str | None = None
         """Why the last write of the episode log failed (one line naming the path); ``None`` once one succeeds."""
         self.log_full: bool | None = None
         """Whether that failure was a lack of space (``ENOSPC``, a quota)."""
 
-    def retire(self, envs: list[SearchEnv]) -> None:
+    def retire(self, envs: list[SearchEnv], keys: dict[str, list[SearchEnv]] | None = None) -> None:
         """Log the episodes of closed sessions, all with one ``fsync`` (called without the lock held).
+
+        ``keys``: the ids whose close is answered by this call, each with its sessions among ``envs``;
+        when the log fails they are remembered in :attr:`unlogged`, so that a close of the same id
+        again is answered 503 until the episode is logged, never as a success.
 
         Raises:
             EpisodeNotLogged: the log could not be written; the sessions wait in :attr:`finished`.
@@ -157,8 +164,17 @@ class Sessions:
             log.error("%d episode(s) not logged, kept for the next flush: %s", len(envs), problem)
             with self._lock:
                 self.finished.extend(envs)
+                for key, closed in (keys or {}).items():
+                    for env in closed:
+                        if self.loggable(env):
+                            self.unlogged[key] = env
             raise EpisodeNotLogged(f"the episode could not be stored: {problem}; it is kept and retried") from None
         self.log_problem = self.log_full = None
+        if self.unlogged:
+            logged = {id(env) for env in envs}
+            with self._lock:
+                for key in [k for k, env in self.unlogged.items() if id(env) in logged]:
+                    del self.unlogged[key]
 
     def _log_failed(self, exc: Exception) -> str:
         """Note why the episode log could not be written (for ``/health``) and return it as one line."""
@@ -252,19 +268,37 @@ class Sessions:
         with session.lock:  # a step in flight finishes first, so the episode is complete
             return session.value
 
+    def take_closing(self, sid: str) -> list[SearchEnv]:
+        """What a close of ``sid`` must log before it is answered: the open session :meth:`take`
+        takes out, and the episode of an earlier close of ``sid`` that was answered 503 and still
+        waits in :attr:`finished` (taken out of it, so the caller's :meth:`retire` logs it now or
+        puts it back). Empty when there is no such session and nothing of it waits."""
+        envs = []
+        with self._lock:
+            waiting = self.unlogged.get(sid)
+            if waiting is not None:  # not in finished: a flush is logging it right now; logging it twice is harmless (one per episode id in the store)
+                self.finished = [env for env in self.finished if env is not waiting]
+                envs.append(waiting)
+        env = self.take(sid)
+        if env is not None:
+            envs.append(env)
+        return envs
+
     def close(self, sid: str) -> bool:
         """Close session ``sid``; when it took a step its episode is in the episode log on return.
+        A close of a session whose earlier close was answered 503 logs that episode again: it is
+        a success only once the episode is in the log.
 
         Returns:
-            ``False`` when there is no such session.
+            ``False`` when there is no such session (and no episode of it waits to be logged).
 
         Raises:
             EpisodeNotLogged: the log could not be written (the episode is kept and retried).
         """
-        env = self.take(sid)
-        if env is None:
+        envs = self.take_closing(sid)
+        if not envs:
             return False
-        self.retire([env])
+        self.retire(envs, {sid: envs})
         return True
 
     def close_all(self) -> int:
@@ -419,7 +453,9 @@ class McpSessionEnd:
     ``fsync``-ed episode log, *before* the request goes on to the MCP transport: a session end
     that was answered is durable. When the log cannot take the episode the ``DELETE`` is answered
     503 with the reason (the episode is kept in memory and retried; the MCP session stays, so the
-    client may send its ``DELETE`` again)."""
+    client may send its ``DELETE`` again). That ``DELETE`` logs the kept episode again, and is
+    answered 503 again while the log still fails: it reaches the transport (a success) only once
+    the episode is in the log."""
 
     def __init__(self, app: Any, sessions: Sessions):
         self.app, self.sessions = app, sessions
@@ -627,7 +663,7 @@ def create_app(
                 raise RequestError(409, str(exc)) from None
             return {"reward": result.value, "info": result.info, "done": True, "turn": env.turn}
 
-    def batch_call(call: Any, closing: list[tuple[int, SearchEnv]], i: int) -> dict:
+    def batch_call(call: Any, closing: list[tuple[int, str, SearchEnv]], i: int) -> dict:
         """One call of a ``/batch``: its result (``status`` and the single endpoint's fields); a close is
         taken out at once (later calls on it get 404) and logged with the batch's other closes."""
         if not isinstance(call, dict):
@@ -641,10 +677,10 @@ def create_app(
         if not isinstance(sid, str):
             raise RequestError(422, f"a {op!r} call needs a 'session_id' string")
         if op == "close":
-            env = sessions.take(sid)
-            if env is None:
+            envs = sessions.take_closing(sid)
+            if not envs:
                 raise RequestError(404, f"no session {sid!r}")
-            closing.append((i, env))
+            closing.extend((i, sid, env) for env in envs)
             return {"status": 204}
         with session(sid) as item:
             if op == "submit":
@@ -662,7 +698,7 @@ def create_app(
         if len(calls) > MAX_BATCH_CALLS:
             raise RequestError(422, f"the batch has {len(calls)} calls; at most {MAX_BATCH_CALLS} are accepted")
         results: list[dict] = []
-        closing: list[tuple[int, SearchEnv]] = []
+        closing: list[tuple[int, str, SearchEnv]] = []
         try:
             for i, call in enumerate(calls):
                 try:
@@ -670,10 +706,13 @@ def create_app(
                 except RequestError as exc:
                     results.append({"status": exc.status, "error": storable(exc.message)})
         finally:  # the sessions taken out are logged whatever happened after (nothing is lost)
+            keys: dict[str, list[SearchEnv]] = {}
+            for _, sid, env in closing:
+                keys.setdefault(sid, []).append(env)
             try:
-                sessions.retire([env for _, env in closing])  # every closed episode in the log, one fsync, before the reply
+                sessions.retire([env for _, _, env in closing], keys)  # every closed episode in the log, one fsync, before the reply
             except EpisodeNotLogged as exc:  # kept in memory and retried by the flush, as a single close's
-                for i, env in closing:
+                for i, _, env in closing:
                     if sessions.loggable(env):  # a session with nothing to log closed (204), as DELETE says
                         results[i] = {"status": 503, "error": str(exc)}
         return {"results": results}
