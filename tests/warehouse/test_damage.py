@@ -18,9 +18,11 @@ from tests.conftest_worlds import built_world
 from worldforge.catalog.build import CatalogRow, write_row
 from worldforge.errors import WarehouseError
 from worldforge.simenv.env import Observation
-from worldforge.trajectories.episodes import Episode, iter_episode_trajectories, read_episodes, record_episodes
+from worldforge.trajectories.episodes import Episode, drain_episode_log, episode_line, iter_episode_trajectories, log_episodes, read_episodes, record_episodes
+from worldforge.warehouse import doctor as doctor_module
 from worldforge.warehouse.doctor import diagnose, quarantine
 from worldforge.warehouse.duck import open_readonly, query_readonly
+from worldforge.warehouse.layout import repair_hint
 from worldforge.warehouse.parts import MANIFEST, list_parts
 from worldforge.warehouse.worlds import check_world_file, content_digests
 
@@ -180,3 +182,70 @@ def test_a_catalog_row_pointing_at_a_missing_world(tmp_path):
     assert quarantine(tmp_path, [found]) == []  # a row is not a file: nothing moved, the next catalog build rebuilds it
     proc = _cli("doctor", str(tmp_path))
     assert proc.returncode == 1 and "missing" in proc.stdout and "catalog build" in proc.stdout
+
+
+def test_a_file_that_cannot_be_read_is_an_unreadable_row_not_a_traceback(pristine, tmp_path, monkeypatch):
+    """An I/O error DuckDB does not call damage, a permission refused on a part's stat: one row each, the doctor goes on."""
+    wh = tmp_path / "wh"
+    world = _copy(pristine, wh)
+    record_episodes(wh, [_episode("e-1")])
+    (part,) = list_parts(wh / "episodes")
+
+    def io_error(path):
+        raise duckdb.IOException(f'IO Error: Could not read from file "{path}": Input/output error')
+
+    def refused(part, full=False):
+        raise PermissionError(13, "Permission denied", str(part / "turns.parquet"))
+
+    monkeypatch.setattr(doctor_module, "read_every_block", io_error)
+    monkeypatch.setattr(doctor_module, "verify_part", refused)
+    found = {f.path: f for f in diagnose(wh)}
+    for path in (world, part):
+        assert found[path].state == "unreadable" and found[path].failed and not found[path].movable, found[path]
+    assert "Input/output error" in found[world].detail and "PermissionError" in found[part].detail
+    assert quarantine(wh, list(found.values())) == [] and world.exists() and part.exists()  # not damage: nothing moved
+
+
+def test_a_torn_line_closed_off_by_a_later_append_is_torn_as_the_drain_treats_it(tmp_path):
+    """The next append starts a new line after a torn one: the drain sets that line aside and records the rest, so
+    the doctor says ``torn`` (not a failure), and ``--quarantine`` never moves the log and its pending sessions."""
+    log = tmp_path / "episodes.log.jsonl"
+    log.write_text(episode_line(_episode("before")) + '{"episode_id": "cut off mid-wri', encoding="ascii")
+    log_episodes(tmp_path, [_episode("after")])  # starts a new line after the torn one
+    (found,) = diagnose(tmp_path)
+    assert found.kind == "log" and found.state == "torn" and not found.failed and not found.movable, found
+    assert "line 2" in found.detail and "rejected" in found.action
+    assert quarantine(tmp_path, [found]) == [] and log.exists()
+    proc = _cli("doctor", str(tmp_path), "--quarantine")
+    assert proc.returncode == 0 and "torn" in proc.stdout and log.exists(), proc.stdout + proc.stderr
+    drained = drain_episode_log(tmp_path)  # what the doctor said: one line set aside, the others recorded
+    assert (drained.recorded, drained.rejected) == (2, 1)
+    assert (tmp_path / "episodes.log.rejected.jsonl").is_file()
+    assert sorted(read_episodes(tmp_path)["episode_id"].to_list()) == ["after", "before"]
+
+
+def test_the_doctor_reads_the_episode_log_line_by_line(tmp_path):
+    import tracemalloc
+
+    line = episode_line(_episode("e-0"))
+    log = tmp_path / "episodes.log.jsonl"
+    log.write_text(line * ((16 << 20) // len(line)), encoding="ascii")  # 16 MiB of log
+    tracemalloc.start()
+    try:
+        (found,) = diagnose(tmp_path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert found.state == "ok"
+    assert peak < 4 << 20, f"{peak:,} bytes at the peak for a {log.stat().st_size:,}-byte log"
+
+
+def test_a_damaged_episode_part_file_says_quarantine(tmp_path):
+    """The episode store's files are three levels under it (``episodes/<world>/<part>/<file>``)."""
+    for path in (tmp_path / "episodes" / SPEC / "p-0001" / "turns.parquet", tmp_path / "episodes" / SPEC / "p-0001" / MANIFEST):
+        assert "worldforge doctor --quarantine" in repair_hint(path), path
+    record_episodes(tmp_path, [_episode("e-1")])
+    (part,) = list_parts(tmp_path / "episodes")
+    (part / "steps.parquet").write_bytes((part / "steps.parquet").read_bytes()[:100])
+    (found,) = [f for f in diagnose(tmp_path) if f.kind == "part"]
+    assert found.state == "damaged" and "worldforge doctor --quarantine" in found.action, found

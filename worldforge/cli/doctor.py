@@ -11,7 +11,7 @@ from rich.table import Table
 
 from worldforge.cli._common import WarehouseOpt, out, user_errors, warehouse_of
 
-_STYLE = {"ok": "green", "damaged": "bold red", "missing": "red", "torn": "yellow"}
+_STYLE = {"ok": "green", "damaged": "bold red", "missing": "red", "unreadable": "red", "torn": "yellow"}
 
 
 def doctor(
@@ -21,7 +21,7 @@ def doctor(
     all_files: Annotated[bool, typer.Option("--all", help="List sound files too (default: only what needs attention).")] = False,
 ) -> None:
     """Read every world file, store, Parquet part, dataset file, the episode log and the catalog of a warehouse
-    whole; print what is damaged, missing or torn and what to do. Exit 1 when anything is damaged or missing."""
+    whole; print what is damaged, missing, unreadable or torn and what to do. Exit 1 when anything is damaged, missing or unreadable."""
     from worldforge.warehouse.doctor import diagnose, quarantine
 
     with user_errors():
@@ -42,7 +42,7 @@ def doctor(
         out.print(f"moved {escape(str(src))} → {escape(str(dst))}", soft_wrap=True)
     failed = [f for f in findings if f.failed]
     summary = f"{len(findings)} checked: {sum(f.state == 'ok' for f in findings)} ok"
-    counts = {s: sum(f.state == s for f in findings) for s in ("damaged", "missing", "torn")}
+    counts = {s: sum(f.state == s for f in findings) for s in ("damaged", "missing", "unreadable", "torn")}
     summary += "".join(f", {n} {s}" for s, n in counts.items() if n)
     if moved:
         summary += f"; {len(moved)} moved to quarantine (run the builds again to write them anew)"

@@ -10,11 +10,16 @@ part       each part of the episode store: sizes and SHA-256 against its manifes
            (:data:`~worldforge.warehouse.parts.MANIFEST`), then every Parquet file decoded (pyarrow)
 parquet    ``trajectories/<source>.parquet`` and the datasets' Parquet files: decoded whole (pyarrow); Parquet
            has no mandatory checksum, so bytes overwritten inside a page of these files may decode silently
-log        ``episodes.log.jsonl``: every line a JSON object; a torn last line (a writer cut off) is ``torn``,
-           passed over by the drain and not damage; a bad line before it is ``damaged``
+log        ``episodes.log.jsonl`` (read line by line): every line a JSON object; a line that is not (a writer cut
+           off mid-line, the next append starting a new line after it) is ``torn``, as the drain treats it: the
+           drain sets such lines aside into ``episodes.log.rejected.jsonl`` and goes on; never moved to quarantine
+           (the log holds the sessions not yet drained)
 catalog    each ``built`` row of ``catalog.duckdb`` whose world file is missing: ``missing`` (the next
            ``worldforge catalog build`` rebuilds it: a spec is skipped only while its world file exists)
 ========== ======================================================================================
+
+A file that cannot be read at all (an I/O error, a permission, a DuckDB error that does not say the file is
+damaged) is ``unreadable``: named with the error, the doctor goes on with the other files.
 
 :func:`quarantine` moves damaged files (a damaged part: its whole folder) to
 ``<warehouse>/quarantine/<UTC timestamp>/<same relative path>``: readers stop tripping on them, nothing is
@@ -29,6 +34,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+import duckdb
 import pyarrow.parquet as pq
 
 from worldforge.errors import WarehouseError
@@ -41,9 +47,13 @@ __all__ = ["Finding", "diagnose", "quarantine", "QUARANTINE"]
 QUARANTINE = "quarantine"
 """The folder of a warehouse that damaged files are moved into (``<warehouse>/quarantine/<timestamp>/``)."""
 
-STATES = ("ok", "damaged", "missing", "torn")
+STATES = ("ok", "damaged", "missing", "unreadable", "torn")
 """What a finding says of its file: sound; damaged (exit 1); a file something points at is gone (exit 1);
-a log whose last line was cut off while written (passed over by its reader: not a failure)."""
+a file that could not be read (an I/O error, a permission: exit 1, not moved); a log with lines cut off while
+written (set aside by its reader: not a failure)."""
+
+_UNREADABLE_ACTION = ("check the disk (`dmesg`) and the file's owner and permissions, then run `worldforge doctor` again; "
+                      "not moved to quarantine")
 
 
 @dataclass(frozen=True)
@@ -66,13 +76,19 @@ class Finding:
 
     @property
     def failed(self) -> bool:
-        """``damaged`` or ``missing``: the doctor exits 1."""
-        return self.state in ("damaged", "missing")
+        """``damaged``, ``missing`` or ``unreadable``: the doctor exits 1."""
+        return self.state in ("damaged", "missing", "unreadable")
 
     @property
     def movable(self) -> bool:
-        """A damaged file that :func:`quarantine` moves aside (a catalog row is not a file of its own)."""
-        return self.state == "damaged" and self.kind != "catalog" and self.path.exists()
+        """A damaged file that :func:`quarantine` moves aside (a catalog row is not a file of its own; the
+        episode log is never moved: it holds the sessions not yet drained)."""
+        return self.state == "damaged" and self.kind not in ("catalog", "log") and self.path.exists()
+
+
+def _unreadable(path: Path, kind: str, exc: BaseException) -> Finding:
+    first = str(exc).splitlines()[0] if str(exc) else ""
+    return Finding(path, kind, "unreadable", f"cannot be read ({type(exc).__name__}: {first})", _UNREADABLE_ACTION)
 
 
 def _duckdb(path: Path, kind: str) -> Finding:
@@ -82,6 +98,8 @@ def _duckdb(path: Path, kind: str) -> Finding:
         text = str(exc)
         detail = text.split(" is damaged (", 1)[1].split("): ", 1)[0] if " is damaged (" in text else text.removeprefix(f"{path}: ")
         return Finding(path, kind, "damaged", detail, repair_hint(path))
+    except (duckdb.Error, OSError) as exc:  # not damage DuckDB recognises (an I/O error, a permission): named, not a traceback
+        return _unreadable(path, kind, exc)
     return Finding(path, kind, "ok")
 
 
@@ -95,7 +113,10 @@ def _decode(path: Path) -> str | None:
 
 
 def _part(part: Path) -> Finding:
-    problems = verify_part(part, full=True)
+    try:
+        problems = verify_part(part, full=True)
+    except OSError as exc:  # a stat or a read refused (a permission, an I/O error)
+        return _unreadable(part, "part", exc)
     if not problems:
         problems = [(f, why) for f in sorted(part.glob("*.parquet")) if (why := _decode(f)) is not None]
     if problems:
@@ -110,25 +131,31 @@ def _parquet(path: Path) -> Finding:
 
 
 def _log(path: Path) -> Finding:
-    data = path.read_bytes()
-    lines = data.split(b"\n")
-    complete, last = lines[:-1], lines[-1]  # last: what follows the final newline (empty when the file ends with one)
-    for n, line in enumerate(complete, 1):
-        if not line.strip():
-            continue
-        try:
-            if not isinstance(json.loads(line), dict):
-                raise ValueError("not a JSON object")
-        except ValueError as exc:
-            return Finding(path, "log", "damaged", f"line {n} is not a JSON object ({str(exc).splitlines()[0]})",
-                           "restore the file from a copy, or quarantine it (the sessions it holds are lost)")
-    if last.strip():
-        try:
-            json.loads(last)
-        except ValueError:
-            return Finding(path, "log", "torn", f"its last line ({len(last):,} bytes, line {len(complete) + 1}) was cut off while written",
-                           "nothing: the drain passes over a torn last line (that one session is lost)")
-    return Finding(path, "log", "ok")
+    """The episode log, read line by line (its memory does not grow with the log). A line that is not a JSON object
+    is what the drain sets aside (``episodes.log.rejected.jsonl``): ``torn``, as the drain treats it, never damage
+    of the whole log; an unfinished last line waits for the next append, which starts a new line after it."""
+    torn: list[int] = []
+    n = 0
+    try:
+        with open(path, "rb") as fh:
+            for n, line in enumerate(fh, 1):  # noqa: B007 - n is the line count after the loop
+                if not line.strip():
+                    continue
+                try:
+                    if not isinstance(json.loads(line), dict):
+                        raise ValueError("not a JSON object")
+                except ValueError:
+                    torn.append(n)
+    except OSError as exc:
+        return _unreadable(path, "log", exc)
+    if not torn:
+        return Finding(path, "log", "ok")
+    where = ", ".join(map(str, torn[:5])) + (f" and {len(torn) - 5:,} more" if len(torn) > 5 else "")
+    detail = (f"{len(torn):,} line{'s' if len(torn) > 1 else ''} cut off while written or not a JSON object (line "
+              f"{where} of {n:,})")
+    return Finding(path, "log", "torn", detail,
+                   "nothing: the drain sets such lines aside into episodes.log.rejected.jsonl (those sessions are lost) "
+                   "and records the others; the log is never quarantined (it holds the sessions not yet drained)")
 
 
 def _catalog_rows(wh: Warehouse) -> list[Finding]:

@@ -199,7 +199,8 @@ def repair_hint(path: Path) -> str:
         return "move it aside and run `worldforge catalog build` again (it rebuilds every row)"
     if name == EPISODE_LOG:
         return "a torn last line is a session cut off while written and is passed over; other lines: restore the file from a copy"
-    if path.parent.parent.name == EPISODE_STORE or parent == EPISODE_STORE or LEGACY_EPISODE_STORE == name:
+    # the episode store: <store>/<world>/<part>/<file>, a part's folder <store>/<world>/<part>, earlier flat parts
+    if EPISODE_STORE in (parent, path.parent.parent.name, path.parent.parent.parent.name) or LEGACY_EPISODE_STORE == name:
         return "quarantine the part with `worldforge doctor --quarantine` and run the world's episodes again (`worldforge world run SPEC`)"
     if "datasets" in path.parts:
         return "build the dataset again (`worldforge datasets ...`)"
