@@ -58,3 +58,34 @@ def paused_gc() -> Iterator[None]:
     finally:
         if was:
             gc.enable()
+
+
+M_MMAP_THRESHOLD = -3
+"""glibc's ``mallopt`` parameter for the size from which ``malloc`` maps a block of its own (``malloc.h``)."""
+SERVER_MMAP_THRESHOLD = 512 << 10
+"""Bytes from which a server's blocks get their own memory map (:func:`return_large_blocks`)."""
+
+
+def return_large_blocks(threshold: int = SERVER_MMAP_THRESHOLD) -> bool:
+    """Have glibc's ``malloc`` give every block of at least ``threshold`` bytes its own memory map, handed back to
+    the OS the moment it is freed (``mallopt(M_MMAP_THRESHOLD, threshold)``); a no-op returning ``False`` where
+    the C library is not glibc. Called once as a server starts (``serve search | retrieve | openenv``, the
+    recording proxies).
+
+    Why: glibc starts at 128 KiB but raises the threshold to the size of each mapped block freed (up to
+    32 MiB). After the first closed session's 2 MiB episode was freed, every later 2 MiB text (a session's
+    ``dict_memory`` values, an episode's log line and its JSON, a drain's batch) came from the heaps of the
+    per-thread arenas of the server's worker threads, where freed blocks between live ones stay resident:
+    300 closed sessions of 2 MiB left ``serve search`` 300 MiB larger (``bench/memory.py``), whatever
+    ``malloc_trim`` was called, and how much depended on which thread freed what, and when. A fixed
+    threshold turns the adjustment off; blocks under it are small enough for the arenas to reuse.
+    """
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        return False
+    return bool(mallopt(M_MMAP_THRESHOLD, int(threshold)))

@@ -31,6 +31,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from worldforge.record.sink import RecordingSink, now_iso
+from worldforge.runtime import return_large_blocks
 from worldforge.serving.sessions import SessionRegistry
 from worldforge.warehouse.layout import WarehouseLike
 
@@ -300,6 +301,7 @@ def serve_mcp_proxy(upstream: str | None, command: str | None, warehouse: Wareho
     app = Starlette(routes=[Route("/health", health), Mount("/", app=mcp_app)], lifespan=lifespan)
     if on_ready is not None:
         on_ready(f"http://{host}:{port}/mcp")
+    return_large_blocks()  # freed large blocks go back to the OS at once (see worldforge.runtime)
     uvicorn.run(app, host=host, port=port, log_level="warning")
 
 

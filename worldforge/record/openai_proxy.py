@@ -43,6 +43,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 
 from worldforge.record.sink import RecordingSink, is_prefix, merge_conversation
+from worldforge.runtime import return_large_blocks
 from worldforge.serving.sessions import Session as RegistryEntry
 from worldforge.serving.sessions import SessionLimit, SessionRegistry
 from worldforge.warehouse.layout import WarehouseLike
@@ -464,4 +465,5 @@ def serve_openai_proxy(upstream: str, warehouse: WarehouseLike, host: str | None
     api = create_openai_proxy(upstream, warehouse, idle_timeout)
     if on_ready is not None:
         on_ready(f"http://{host}:{port}/v1")
+    return_large_blocks()  # freed large blocks go back to the OS at once (see worldforge.runtime)
     uvicorn.run(api, host=host, port=port, log_level="warning")

@@ -49,7 +49,7 @@ from pydantic import Field
 from worldforge.errors import WorldforgeError
 from worldforge.rl.env import EpisodeOver, RewardConfig, SearchWorldEnv, check_family, world_tasks
 from worldforge.rl.trl import SUBMITTED, TRLTools
-from worldforge.runtime import relaxed_gc
+from worldforge.runtime import relaxed_gc, return_large_blocks
 from worldforge.settings import get_settings
 from worldforge.simenv.tools import EPISODE_TOOLS
 from worldforge.warehouse.layout import WarehouseLike
@@ -354,6 +354,7 @@ def serve(world: str | None, warehouse: WarehouseLike, host: str | None = None, 
 
     # no permessage-deflate: compressing each observation cost the server a tenth of its time, for a
     # link that is loopback or a data-centre network
+    return_large_blocks()  # freed large blocks go back to the OS at once (see worldforge.runtime)
     with relaxed_gc():  # the collector walks the open worlds' objects: 7% of the server's CPU at CPython's default
         _Server(uvicorn.Config(api, host=host, port=port, log_level="warning", ws_per_message_deflate=False)).run()
 

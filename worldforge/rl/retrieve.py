@@ -81,7 +81,7 @@ from starlette.concurrency import run_in_threadpool
 from worldforge.corpus.pages import page_markdown
 from worldforge.errors import WorldforgeError, validation_problems
 from worldforge.rl.env import parse_perturbations, world_tasks
-from worldforge.runtime import relaxed_gc
+from worldforge.runtime import relaxed_gc, return_large_blocks
 from worldforge.serving.http import MAX_BODY_BYTES, BodyLimit, RequestError, SafeJSONResponse, error, json_errors, parse_body
 from worldforge.serving.sessions import Session as RegistryEntry
 from worldforge.serving.sessions import SessionLimit, SessionRegistry
@@ -333,5 +333,6 @@ def serve_retrieve(world: str, warehouse: WarehouseLike, host: str | None = None
     api = create_retrieve_app(world, warehouse, perturbations, seed, scenario, contents, topk_max)
     if on_ready is not None:
         on_ready(f"http://{host}:{port}/retrieve")
+    return_large_blocks()  # freed large blocks go back to the OS at once (see worldforge.runtime)
     with relaxed_gc():  # the collector walks the open world's objects: see worldforge.runtime
         uvicorn.run(api, host=host, port=port, log_level="warning")

@@ -73,7 +73,7 @@ from pydantic import Field, ValidationError
 from starlette.concurrency import run_in_threadpool
 
 from worldforge.errors import WorldforgeError, validation_problems
-from worldforge.runtime import relaxed_gc
+from worldforge.runtime import relaxed_gc, return_large_blocks
 from worldforge.serving.http import (
     MAX_BODY_BYTES,
     MAX_JSON_DEPTH,
@@ -774,5 +774,6 @@ def serve(world: str, warehouse: WarehouseLike, host: str | None = None, port: i
     api = create_app(world, warehouse, idle_timeout=idle_timeout, record=record)
     if on_ready is not None:
         on_ready(f"http://{host}:{port}")
+    return_large_blocks()  # freed large blocks go back to the OS at once (see worldforge.runtime)
     with relaxed_gc():  # the collector walks the open worlds' objects: 7% of a busy server's CPU at CPython's default
         uvicorn.run(api, host=host, port=port, log_level="warning")
