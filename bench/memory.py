@@ -187,8 +187,8 @@ def main() -> None:
     ap.add_argument("--timeline", action="store_true", help="print the RSS every 5 s after the closes")
     ap.add_argument("--small", action="store_true", help="a check that the bench runs (20 sessions), not the figures")
     args = ap.parse_args()
-    if args.small:
-        args.sessions, args.settle = 20, 3.0
+    if args.small:  # a check that it runs: this tree only (a clone may lack the baseline's commit), no burner
+        args.sessions, args.settle, args.baseline_rev, args.burn = 20, 3.0, "", 0
     with tempfile.TemporaryDirectory() as tmp:
         warehouse = Path(args.warehouse) if args.warehouse else Path(tmp)
         ensure_world(warehouse)

@@ -27,6 +27,7 @@ BENCHES = {
     "rl": ["--small"],
     "retrieval": ["--small"],
     "soak": ["--short"],
+    "memory": ["--small", "--kinds", "mcp,http"],
 }
 STRICT = {"soak"}  # its short mode's checks are the test: a MISS (exit 1) fails it
 NEEDS_A_WORLD = {"simenv", "rl"}  # given the warehouse of the fixture below (load builds its own)
