@@ -110,3 +110,14 @@ def test_not_a_duckdb_file_is_one_line(tmp_path):
     with pytest.raises(WarehouseError, match=r"bad.duckdb: cannot open as DuckDB \("):
         open_readonly(bad)
     assert set(_attached()) == before
+
+
+def test_relations_of_a_reader_join_and_show_as_duckdbs_own(tmp_path):
+    path = tmp_path / "a.duckdb"
+    with atomic_duckdb(path) as con:
+        con.execute("CREATE TABLE t AS SELECT range AS x, range * 2 AS y FROM range(3)")
+    with open_readonly(path) as ro:
+        a, b = ro.sql("SELECT x FROM t"), ro.sql("SELECT x, y FROM t")
+        assert sorted(a.join(b, "x").fetchall()) == [(0, 0), (1, 2), (2, 4)]  # a relation argument is DuckDB's own
+        assert sorted(a.union(ro.sql("SELECT 7")).fetchall()) == [(0,), (1,), (2,), (7,)]
+        assert "x" in repr(a) and "2" in str(a)  # the rows, as DuckDB prints them

@@ -305,12 +305,27 @@ class _Guarded:
     def __len__(self) -> int:
         return len(self._obj)
 
+    def __repr__(self) -> str:
+        with damage_guard(self._path):
+            return repr(self._obj)
+
+    def __str__(self) -> str:
+        with damage_guard(self._path):
+            return str(self._obj)
+
+
+def _plain(value: object) -> object:
+    """The DuckDB object a :class:`_Guarded` wraps (DuckDB's own methods, ``rel.join(other)``, want it), else ``value``."""
+    return value._obj if isinstance(value, _Guarded) else value
+
 
 def _guard_attr(attr: object, path: Path) -> object:
     if not callable(attr):
         return attr
 
     def call(*args, **kwargs):
+        args = tuple(_plain(a) for a in args)
+        kwargs = {k: _plain(v) for k, v in kwargs.items()}
         with damage_guard(path):
             res = attr(*args, **kwargs)
         return _Guarded(res, path) if isinstance(res, (duckdb.DuckDBPyConnection, duckdb.DuckDBPyRelation)) else res
