@@ -6,13 +6,14 @@ Starts a real ``worldforge serve search`` on loopback (setsid, stopped by PID), 
 the RSS until it settles. With ``--burn`` CPU burner processes run beside it (a busy machine).
 
 Each kind (``mcp``: official ``mcp`` SDK client, legacy streamable HTTP, closed by its DELETE;
-``http``: ``POST /sessions`` … ``DELETE``) is measured twice in the same run: this tree's server,
+``http``: ``POST /sessions`` … ``DELETE``; ``openenv``: ``worldforge serve openenv`` and OpenEnv's
+WebSocket client, reset … close) is measured twice in the same run: this tree's server,
 and the server of ``--baseline-rev`` (default ``4bc33ca``, before the fix: its ``worldforge``
 package taken with ``git archive`` into a temporary folder, nothing else of the repository
 touched). Sessions are recorded (``--no-record`` to leave the episode log out). Target: RSS after
 the closes under +100 MiB over the RSS at rest.
 
-Usage: python bench/memory.py [--warehouse DIR] [--sessions 300] [--mib 2] [--burn 1] [--kinds mcp,http] [--baseline-rev REV]
+Usage: python bench/memory.py [--warehouse DIR] [--sessions 300] [--mib 2] [--burn 1] [--kinds mcp,http,openenv] [--baseline-rev REV]
 """
 
 from __future__ import annotations
@@ -52,18 +53,22 @@ def burner() -> None:
 
 
 def ensure_world(warehouse: Path) -> None:
-    """Build esports_2031 in ``warehouse`` unless it is there (about 5 s)."""
-    if (warehouse / f"{WORLD}.duckdb").is_file():
-        return
-    from worldforge.corpus import build_corpus
-    from worldforge.scenarios import build_scenarios
-    from worldforge.spec import load_spec
-    from worldforge.synth import build_world
-    from worldforge.warehouse import write_world
+    """Build esports_2031 with its corpus and tasks (OpenEnv serves a world's tasks) in ``warehouse`` unless
+    they are there (about 10 s)."""
+    from worldforge.tasks.store import build_tasks
 
-    spec = load_spec(ROOT / "world_specs" / f"{WORLD}.yaml")
-    tables = build_world(spec, None)
-    build_corpus(write_world(spec, tables, warehouse, None, build_scenarios(spec, tables)))
+    path = warehouse / f"{WORLD}.duckdb"
+    if not path.is_file():
+        from worldforge.corpus import build_corpus
+        from worldforge.scenarios import build_scenarios
+        from worldforge.spec import load_spec
+        from worldforge.synth import build_world
+        from worldforge.warehouse import write_world
+
+        spec = load_spec(ROOT / "world_specs" / f"{WORLD}.yaml")
+        tables = build_world(spec, None)
+        build_corpus(write_world(spec, tables, warehouse, None, build_scenarios(spec, tables)))
+    build_tasks(path)
 
 
 def baseline_tree(rev: str, into: Path) -> Path:
@@ -74,11 +79,14 @@ def baseline_tree(rev: str, into: Path) -> Path:
     return into
 
 
-def start(warehouse: Path, tree: Path, record: bool) -> tuple[subprocess.Popen, str]:
+def start(warehouse: Path, tree: Path, record: bool, server: str = "search") -> tuple[subprocess.Popen, str]:
+    """``worldforge serve <server>`` (``search`` or ``openenv``) of ``tree`` on a free loopback port, once it answers."""
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(tree)}
-    argv = [sys.executable, "-m", "worldforge.cli", "serve", "search", "--world", WORLD, "--warehouse", str(warehouse),
+    argv = [sys.executable, "-m", "worldforge.cli", "serve", server, "--world", WORLD, "--warehouse", str(warehouse),
             "--idle-timeout", "600", "--record" if record else "--no-record", "--port", str(port)]
+    if server == "openenv":  # its default bound (64) is below the burst
+        argv += ["--max-sessions", "1000"]
     proc = subprocess.Popen(argv, cwd=tree, env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 90
@@ -124,6 +132,26 @@ async def mcp_sessions(url: str, count: int, mib: float, concurrency: int) -> No
     await asyncio.gather(*(one(n) for n in range(count)))
 
 
+async def openenv_sessions(url: str, count: int, mib: float, concurrency: int) -> None:
+    """OpenEnv sessions (``SearchWorldClient``: one WebSocket each): reset, three ``dict_memory`` writes, close."""
+    from worldforge.rl.openenv import SearchAction, SearchWorldClient
+
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(n: int) -> None:
+        async with gate:
+            client = SearchWorldClient(base_url=url, message_timeout_s=120)
+            await client.connect()
+            try:
+                await client.reset(seed=n)
+                for args in payloads(mib, n):
+                    await client.step(SearchAction(tool="dict_memory", arguments=args))
+            finally:
+                await client.close()
+
+    await asyncio.gather(*(one(n) for n in range(count)))
+
+
 async def http_sessions(url: str, count: int, mib: float, concurrency: int) -> None:
     gate = asyncio.Semaphore(concurrency)
     async with httpx.AsyncClient(base_url=url, timeout=120) as c:
@@ -141,12 +169,12 @@ async def http_sessions(url: str, count: int, mib: float, concurrency: int) -> N
 def measure(warehouse: Path, kind: str, tree: Path, args: argparse.Namespace) -> dict:
     """One server (the ``worldforge`` of ``tree``): its RSS at rest, at the peak of the burst, and
     after the closes settle (MiB)."""
-    proc, url = start(warehouse, tree, args.record)
+    proc, url = start(warehouse, tree, args.record, "openenv" if kind == "openenv" else "search")
     try:
         time.sleep(1.5)
         base = rss_mib(proc.pid)
         peak = base
-        run = mcp_sessions if kind == "mcp" else http_sessions
+        run = {"mcp": mcp_sessions, "http": http_sessions, "openenv": openenv_sessions}[kind]
         t0 = time.monotonic()
 
         async def burst() -> None:
@@ -159,7 +187,7 @@ def measure(warehouse: Path, kind: str, tree: Path, args: argparse.Namespace) ->
 
         asyncio.run(burst())
         burst_s = time.monotonic() - t0
-        health = httpx.get(url + "/health", timeout=10).json()
+        health = httpx.get(url + "/health", timeout=10).json() if kind != "openenv" else {}
         samples = []
         for _ in range(int(args.settle / 0.5)):  # the RSS over the next seconds
             time.sleep(0.5)
@@ -180,7 +208,7 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=300, help="sessions open at once (default: all)")
     ap.add_argument("--burn", type=int, default=1, help="CPU burner processes beside the server")
     ap.add_argument("--settle", type=float, default=120.0, help="seconds sampled after the closes")
-    ap.add_argument("--kinds", default="mcp,http")
+    ap.add_argument("--kinds", default="mcp,http,openenv")
     ap.add_argument("--baseline-rev", default="4bc33ca", help="the commit to compare with ('' : this tree only)")
     ap.add_argument("--record", action=argparse.BooleanOptionalAction, default=True,
                     help="record the episodes (2 MiB each into the episode log and store)")
