@@ -12,12 +12,13 @@ segment to ``<session_id>.jsonl.closed`` (kept for audit); segments still named 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
 import threading
 from pathlib import Path
+
+from worldforge.warehouse.atomic import append_lines
 
 SEGMENT_SUFFIX = ".jsonl"
 CLOSED_SUFFIX = ".jsonl.closed"
@@ -79,24 +80,7 @@ class SegmentLog:
             new = not path.exists()
             if new:
                 self.root.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
-            try:
-                size = os.fstat(fd).st_size
-                if size and os.pread(fd, 1, size - 1) != b"\n":
-                    data = b"\n" + data  # a kill -9 tore the last line: end it, so it is skipped alone and this event is read
-                view = memoryview(data)
-                try:
-                    while view:
-                        view = view[os.write(fd, view):]
-                    os.fsync(fd)
-                except OSError:
-                    # a full disk took part of the line (or the fsync failed): take it back, so the failed
-                    # append leaves nothing, and the next one is not written onto a torn fragment
-                    with contextlib.suppress(OSError):
-                        os.ftruncate(fd, size)
-                    raise
-            finally:
-                os.close(fd)
+            append_lines(path, data)  # a torn last line ended first; a failed write taken back
             if new:
                 fsync_dir(self.root)
 

@@ -62,7 +62,7 @@ from worldforge.errors import WarehouseError
 from worldforge.trajectories.mask import MaskConfig, mask_turns
 from worldforge.trajectories.model import StoredTrajectory, storable_row, tool_call_text
 from worldforge.trajectories.store import TRAJECTORY_SCHEMA, TURN_SCHEMA, trajectories_from_batches
-from worldforge.warehouse.atomic import file_lock
+from worldforge.warehouse.atomic import append_lines, file_lock
 from worldforge.warehouse.duck import open_sandboxed_views, quote_ident, quote_str, read_table, reading_store, table_ddl
 from worldforge.warehouse.layout import Warehouse, WarehouseLike
 from worldforge.warehouse.parts import (
@@ -563,23 +563,9 @@ def _lines(episodes: list[Episode]) -> bytes:
 
 
 def _append_durably(path: Path, data: bytes) -> None:
-    """Append ``data`` (whole log lines) to ``path`` and ``fsync`` it; the caller holds the log's lock."""
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        size = os.fstat(fd).st_size
-        if size and os.pread(fd, 1, size - 1) != b"\n":
-            data = b"\n" + data  # a crash tore the last line: end it, so it is rejected alone
-        view = memoryview(data)
-        try:
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
-        except OSError:
-            with contextlib.suppress(OSError):  # a full disk took part of the lines: take them back, nothing half-written stays
-                os.ftruncate(fd, size)
-            raise
-    finally:
-        os.close(fd)
+    """Append ``data`` (whole log lines) to ``path`` and ``fsync`` it; the caller holds the log's lock
+    (:func:`~worldforge.warehouse.atomic.append_lines`: a torn last line ended, a failed write taken back)."""
+    append_lines(path, data)
 
 
 @dataclass(frozen=True)

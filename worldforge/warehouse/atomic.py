@@ -280,6 +280,33 @@ def write_jsonl_atomic(path: str | Path, rows: Iterable[dict]) -> Path:
     return path
 
 
+def append_lines(path: str | Path, data: bytes) -> None:
+    """Append ``data`` (whole lines, ending in ``\n``) to ``path`` (created when missing) and ``fsync`` it; the
+    caller serialises the appends (a lock). A last line torn by a crash is first ended with ``\n``, so a reader
+    skips it alone and reads the new lines; a write or ``fsync`` that fails (a full disk) is taken back with
+    ``ftruncate``, so a failed append leaves the file as it was.
+
+    Raises:
+        OSError: the append failed; nothing of ``data`` stays in the file.
+    """
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            data = b"\n" + data
+        view = memoryview(data)
+        try:
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, size)
+            raise
+    finally:
+        os.close(fd)
+
+
 @contextlib.contextmanager
 def file_lock(path: str | Path) -> Iterator[None]:
     """Hold an exclusive ``flock`` on ``PATH.lock`` (beside ``path``, its folder created) for the block:
