@@ -68,13 +68,15 @@ class StorageFullError(WarehouseError):
                          f"{Path(target).name} is unchanged. Free space there, or write elsewhere, and run again")
 
 
-def _size(n: int) -> str:
-    """``n`` bytes as ``"12.3 MiB"`` (binary units; bytes below 1 KiB)."""
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n} B" if unit == "B" else f"{n:.1f} {unit}"
+def _size(n: float) -> str:
+    """``n`` bytes as ``"12.3 MiB"`` (binary units up to GiB; whole bytes below 1 KiB)."""
+    if n < 1024:
+        return f"{int(n)} B"
+    for unit in ("KiB", "MiB", "GiB"):
         n /= 1024
-    return f"{n:.1f} TiB"
+        if n < 1024 or unit == "GiB":
+            break
+    return f"{n:.1f} {unit}"
 
 
 def validation_problems(exc: Any, limit: int = 5, root: str = "") -> str:
