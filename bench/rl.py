@@ -61,8 +61,8 @@ from worldforge.corpus import open_index  # noqa: E402
 from worldforge.errors import WarehouseError  # noqa: E402
 from worldforge.net import free_port  # noqa: E402
 from worldforge.rl import SearchWorldEnv, world_tasks  # noqa: E402
+from worldforge.serving.episodes import world_names  # noqa: E402
 from worldforge.settings import get_settings  # noqa: E402
-from worldforge.simenv.server import world_names  # noqa: E402
 from worldforge.tasks.scorer import render_markdown_table  # noqa: E402
 from worldforge.warehouse import Warehouse  # noqa: E402
 

@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 from tests.conftest_worlds import built_world
 from tests.fuzz.budget import bounded, fuzz
 from tests.fuzz.strategies import json_values
-from worldforge.simenv.server import MAX_JSON_DEPTH, create_app, scenario_names
+from worldforge.serving.episodes import scenario_names
+from worldforge.serving.search import MAX_JSON_DEPTH, create_app
 from worldforge.tasks.store import build_tasks, read_tasks
 from worldforge.warehouse import Warehouse
 

@@ -11,7 +11,7 @@ from tests.rl.conftest import WORLD
 from worldforge.errors import WarehouseError, WorldforgeError
 from worldforge.rl import EpisodeOver, RewardConfig, SearchWorldEnv, parse_perturbations, world_tasks
 from worldforge.rl.env import scripted_answer
-from worldforge.simenv.server import create_app
+from worldforge.serving.search import create_app
 from worldforge.trajectories.episodes import read_episodes
 
 

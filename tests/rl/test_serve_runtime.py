@@ -18,7 +18,7 @@ def _serve(which: str, warehouse) -> None:
 
         serve(WORLD, warehouse, port=free_port())
     elif which == "search":
-        from worldforge.simenv.server import serve
+        from worldforge.serving.search import serve
 
         serve(WORLD, warehouse, port=free_port())
     else:

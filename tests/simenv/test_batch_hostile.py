@@ -23,7 +23,7 @@ import pytest
 
 from tests.servers import SearchServer
 from worldforge.serving.http import MAX_BODY_BYTES, MAX_JSON_DEPTH
-from worldforge.simenv.server import MAX_BATCH_CALLS
+from worldforge.serving.search import MAX_BATCH_CALLS
 from worldforge.tasks.store import build_tasks
 from worldforge.trajectories.episodes import read_episode_tables, read_episodes
 

@@ -17,8 +17,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from tests.servers import SearchServer as Server
+from worldforge.serving.episodes import EpisodeService
+from worldforge.serving.search import create_app
 from worldforge.simenv.env import Observation, SearchEnv
-from worldforge.simenv.server import Sessions, create_app
 from worldforge.trajectories.episodes import DRAIN_ATTEMPTS, Episode, drain_episode_log, episode_from_line, episode_line, log_episodes, read_episodes
 
 WORLD = "esports_2031"
@@ -201,7 +202,7 @@ def test_a_failed_group_write_fails_every_caller_in_it_and_the_next_write_goes_t
 
 
 def test_expired_sessions_are_logged_when_they_expire(wh):
-    sessions = Sessions(idle_timeout=0.05, max_sessions=10, warehouse=wh)
+    sessions = EpisodeService(wh, agent="http", idle_timeout=0.05, max_sessions=10)
     env = SearchEnv(WORLD, warehouse=wh, session_id="idle-1")
     env.step({"name": "web_search", "arguments": {"query": "Titans"}})
     sessions.add(env)
@@ -212,7 +213,7 @@ def test_expired_sessions_are_logged_when_they_expire(wh):
 
 
 def test_a_session_with_a_step_in_flight_never_expires(wh):
-    sessions = Sessions(idle_timeout=0.05, max_sessions=10, warehouse=wh)
+    sessions = EpisodeService(wh, agent="http", idle_timeout=0.05, max_sessions=10)
     sessions.add(SearchEnv(WORLD, warehouse=wh, session_id="busy"))
     step_lock = sessions.registry.get("busy").lock
     with step_lock:  # a step slower than the idle timeout
@@ -256,7 +257,7 @@ def _failing_log(monkeypatch):
     """Make the episode log refuse every write (ENOSPC); returns a function that makes it take them again."""
     import errno
 
-    import worldforge.simenv.server as server
+    import worldforge.serving.search as server
     import worldforge.trajectories.episodes as episodes
 
     real = episodes._append_durably

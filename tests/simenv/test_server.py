@@ -45,7 +45,7 @@ def test_http_batch_answers_as_the_single_endpoints(server, warehouse):
     """``POST /batch`` carries many sessions' calls: each is answered as its single endpoint answers it
     (same observation for the same seed and call), in order (a step after its session's close is 404),
     with its own status; the batch's closes are in the episode store."""
-    from worldforge.simenv.server import MAX_BATCH_CALLS
+    from worldforge.serving.search import MAX_BATCH_CALLS
     from worldforge.trajectories.episodes import read_episodes
 
     c = httpx.Client(base_url=server.url)

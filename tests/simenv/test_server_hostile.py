@@ -15,9 +15,10 @@ import pytest
 from fastapi.testclient import TestClient
 
 from tests.servers import SearchServer as Server
+from worldforge.serving.episodes import EpisodeService
+from worldforge.serving.search import MAX_BODY_BYTES, MAX_JSON_DEPTH, create_app
 from worldforge.simenv.env import SearchEnv
 from worldforge.simenv.perturbations import MAX_INSTRUCTION_CHARS, from_instruction
-from worldforge.simenv.server import MAX_BODY_BYTES, MAX_JSON_DEPTH, Sessions, create_app
 from worldforge.trajectories.episodes import Episode, read_episode_tables, read_episodes, record_episodes
 from worldforge.trajectories.model import storable
 
@@ -225,7 +226,7 @@ def test_episode_text_is_storable(tmp_path, warehouse):
 def test_flush_keeps_the_log_when_the_store_fails(tmp_path, warehouse, monkeypatch, caplog):
     import worldforge.trajectories.episodes as episodes
 
-    sessions = Sessions(idle_timeout=600, max_sessions=10, warehouse=tmp_path)
+    sessions = EpisodeService(tmp_path, agent="http", idle_timeout=600, max_sessions=10)
     env = SearchEnv(WORLD, warehouse=warehouse, session_id="kept-1")
     env.step({"name": "web_search", "arguments": {"query": "Titans"}})
     sessions.add(env)
@@ -248,7 +249,7 @@ def test_flush_keeps_the_log_when_the_store_fails(tmp_path, warehouse, monkeypat
 def test_a_poison_episode_does_not_block_the_others(tmp_path, warehouse, monkeypatch):
     import worldforge.trajectories.episodes as episodes
 
-    sessions = Sessions(idle_timeout=600, max_sessions=10, warehouse=tmp_path)
+    sessions = EpisodeService(tmp_path, agent="http", idle_timeout=600, max_sessions=10)
     for sid in ("good-1", "poison", "good-2"):
         env = SearchEnv(WORLD, warehouse=warehouse, session_id=sid)
         env.step({"name": "web_search", "arguments": {"query": "Titans"}})

@@ -12,9 +12,11 @@ from worldforge.rl.env import SUBMIT_SCHEMA, SearchWorldEnv
 from worldforge.rl.openenv import TOOLS as OPENENV_TOOLS
 from worldforge.rl.openenv import RemoteSearchWorld, SearchAction
 from worldforge.rl.trl import SearchWorldToolEnv, TRLTools
+from worldforge.serving.episodes import EpisodeService
+from worldforge.serving.search import build_mcp
 from worldforge.simenv.env import TOOL_SCHEMAS, TOOLS
-from worldforge.simenv.server import build_mcp
 from worldforge.simenv.tools import EPISODE_TOOLS, SEARCH_TOOLS, SUBMIT, Param, Tool
+from worldforge.warehouse.layout import Warehouse
 
 DECLARED = {t.name: t for t in EPISODE_TOOLS}
 
@@ -64,7 +66,7 @@ def test_the_core_env_methods_take_the_declared_arguments():
 
 
 def test_the_mcp_tools_are_the_declared_ones_plus_the_stateless_session_id(tmp_path: Path):
-    listed = asyncio.run(build_mcp("any", tmp_path).list_tools())
+    listed = asyncio.run(build_mcp("any", EpisodeService(Warehouse.of(tmp_path), agent="mcp")).list_tools())
     assert [t.name for t in listed] == list(TOOLS)
     for t in listed:
         props, required = t.input_schema["properties"], set(t.input_schema.get("required", []))

@@ -21,7 +21,7 @@ def search(
     warehouse: WarehouseOpt = None,
 ) -> None:
     """Serve the simulated search environment: HTTP sessions at /sessions, MCP at /mcp."""
-    from worldforge.simenv.server import serve
+    from worldforge.serving.search import serve
 
     with user_errors():
         serve(world, warehouse_of(warehouse), host, port, idle_timeout=idle_timeout, record=record,

@@ -19,17 +19,15 @@ process can sample episodes across a whole catalog.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping
-from types import MappingProxyType
+from collections.abc import Callable
 from typing import Any
 
-from worldforge.errors import WarehouseError, WorldforgeError
+from worldforge.serving.episodes import FAMILIES, EpisodeService, check_family, is_deep, world_tasks
 from worldforge.simenv.env import EpisodeOver, Observation, SearchEnv
 from worldforge.simenv.perturbations import PerturbationConfig, parse_perturbations
 from worldforge.simenv.reward import RewardConfig
 from worldforge.simenv.tools import EPISODE_TOOLS, SEARCH_TOOLS, SUBMIT
 from worldforge.tasks.io import Task
-from worldforge.tasks.store import tasks_by_id
 from worldforge.warehouse.layout import Warehouse, WarehouseLike
 
 __all__ = ["FAMILIES", "EpisodeOver", "RewardConfig", "check_family", "is_deep", "submit_hint", "SUBMIT_SCHEMA", "SearchWorldEnv", "parse_perturbations", "scripted_answer", "world_tasks"]
@@ -39,69 +37,15 @@ SUBMIT_SCHEMA: dict = SUBMIT.openai_schema()
 :mod:`worldforge.simenv.tools`)."""
 
 
-FAMILIES = ("wide", "deep", "both")
-"""The task families an RL entry point can draw from: ``wide`` (WideSearch-style tables, rewarded by item-F1), ``deep``
-(BrowseComp-style questions with one answer, :mod:`worldforge.tasks.deep`, rewarded by correctness), or ``both``."""
-
-
-def check_family(family: str) -> str:
-    """``family`` normalised (stripped, lower case).
-
-    Raises:
-        WorldforgeError: it is not one of :data:`FAMILIES`.
-    """
-    name = (family or "").strip().lower()
-    if name not in FAMILIES:
-        raise WorldforgeError(f"unknown task family {family!r}: use one of {', '.join(FAMILIES)}")
-    return name
-
-
-def world_tasks(world: str, warehouse: WarehouseLike, family: str = "wide") -> Mapping[str, Task]:
-    """A world's tasks by id (its scenarios' included), cached while the world file is unchanged
-    (:func:`~worldforge.tasks.store.tasks_by_id`, :func:`~worldforge.tasks.store.deep_by_id`; read-only: shared by every caller).
-
-    Args:
-        world: the world name.
-        warehouse: the warehouse, or its folder.
-        family: ``wide`` (the tables, by ``instance_id``), ``deep`` (the deep questions as tasks, ``extra["kind"] == "deep"``,
-            by question id) or ``both`` (a world built before deep questions then has its wide tasks only).
-
-    Raises:
-        WarehouseError: the world file does not exist, or has no tasks of the family.
-        WorldforgeError: an unknown family.
-    """
-    from worldforge.tasks.store import deep_by_id
-
-    family = check_family(family)
-    path = Warehouse.of(warehouse).world(world)
-    if not path.is_file():
-        raise WarehouseError(f"{path}: no such world (build it with `worldforge world build`, `corpus build` and `tasks export`)")
-    if family == "wide":
-        tasks = tasks_by_id(path)
-    elif family == "deep":
-        tasks = deep_by_id(path)
-        if not tasks:
-            raise WarehouseError(f"world {world!r} has no deep questions (a world built before them: rebuild its tasks with "
-                                 "`worldforge tasks export --world WORLD DIR`)")
-    else:
-        wide, deep = tasks_by_id(path), deep_by_id(path)
-        tasks = MappingProxyType({**wide, **deep}) if deep else wide
-    if not tasks:
-        raise WarehouseError(f"world {world!r} has no {'' if family == 'both' else family + ' '}tasks "
-                             "(build them with `worldforge tasks export --world WORLD DIR`)")
-    return tasks
-
-
-def is_deep(task: Task) -> bool:
-    """Whether ``task`` is a deep question (:func:`~worldforge.tasks.deep.as_task`) rather than a wide table."""
-    return task.extra.get("kind") == "deep"
-
-
 def submit_hint(task: Task) -> str:
     """How an episode of ``task`` ends: the table, or the Explanation / Exact Answer / Confidence response, through ``submit``."""
     if is_deep(task):
         return "Submit your response, in that format, with the submit tool; that ends the episode."
     return "Submit the table with the submit tool; that ends the episode."
+
+
+_KEY = "episode"
+"""The key of a :class:`SearchWorldEnv`'s one open episode in its service (the episode id may change under it)."""
 
 
 class SearchWorldEnv:
@@ -138,6 +82,8 @@ class SearchWorldEnv:
         self.warehouse = Warehouse.configured(warehouse)
         self.reward_config = reward or RewardConfig()
         self.record, self.agent, self.max_tool_calls = record, agent, max_tool_calls
+        self.episodes = EpisodeService(self.warehouse, agent=agent, max_sessions=1, record=record)
+        """The episode service that opens, steps, rewards and logs this env's episodes (one open at a time)."""
         self.session: SearchEnv | None = None
         self.task: Task | None = None
         self.done = True
@@ -168,19 +114,12 @@ class SearchWorldEnv:
             WorldforgeError: no such task or scenario, or invalid perturbations.
         """
         self._finish()
-        tasks = world_tasks(world, self.warehouse, "both")
-        found = tasks.get(task)
-        if found is None:
-            shown = ", ".join(sorted(tasks)[:5])
-            raise WorldforgeError(f"world {world!r} has no task {task!r} (it has {len(tasks)}: {shown}{', ...' if len(tasks) > 5 else ''})")
-        config = parse_perturbations(perturbations)
-        scenario = scenario or found.extra.get("scenario")
-        session = SearchEnv(world, scenario, found, config, seed, warehouse=self.warehouse, session_id=episode_id or f"rl-{uuid.uuid4().hex}",
-                            max_tool_calls=self.max_tool_calls)
-        if scenario is not None and not session.corpus.pages:
-            raise WorldforgeError(f"world {world!r} has no scenario {scenario!r} with a corpus")
+        world_tasks(world, self.warehouse, "both")  # a missing world, or one without tasks: WarehouseError
+        session = self.episodes.environment(world, task=task, scenario=scenario, seed=seed, perturbations=perturbations,
+                                            session_id=episode_id or f"rl-{uuid.uuid4().hex}", max_tool_calls=self.max_tool_calls)
+        self.episodes.add(session, _KEY)
         self.session = session
-        self.task, self.done = found, False
+        self.task, self.done = session.task, False
         return self.initial_observation()
 
     def initial_observation(self, tools: bool = True) -> str:
@@ -230,7 +169,7 @@ class SearchWorldEnv:
         """
         if self.done or self.session is None:
             raise EpisodeOver("the episode is over: call reset(world=..., task=...) to start another")
-        return self.session.step({"name": name, "arguments": arguments or {}})
+        return self.episodes.step(_KEY, {"name": name, "arguments": arguments or {}})
 
     # web_search, web_extractor, dict_memory: generated from their declaration below the class
 
@@ -245,9 +184,9 @@ class SearchWorldEnv:
         """
         if self.done or self.session is None or self.task is None:
             raise EpisodeOver("the episode is over: call reset(world=..., task=...) to start another")
-        result = self.session.submit(answer, self.reward_config)
+        result = self.episodes.submit(_KEY, answer, self.reward_config)
         self.done = True
-        self._log(finished=True)
+        self.episodes.close(_KEY)  # logged, finished
         return result.value
 
     def close(self) -> None:
@@ -256,17 +195,10 @@ class SearchWorldEnv:
 
     # -- recording ------------------------------------------------------------------------
     def _finish(self) -> None:
-        if not self.done and self.session is not None and self.session.history:
-            self._log(finished=False)
+        """End the running episode: closed through the service, logged unfinished when it took a step."""
+        if not self.done and self.session is not None:
+            self.episodes.close(_KEY)
         self.done = True
-
-    def _log(self, finished: bool) -> None:
-        if not self.record or self.session is None:
-            return
-        from worldforge.simenv.env import episode_of
-        from worldforge.trajectories.episodes import log_episodes
-
-        log_episodes(self.warehouse, [episode_of(self.session, self.agent, finished)])
 
 
 for _tool in SEARCH_TOOLS:  # the search tools' methods: the declared signature and docstring, answered by step()

@@ -82,9 +82,10 @@ from worldforge.corpus.pages import page_markdown
 from worldforge.errors import WorldforgeError, validation_problems
 from worldforge.rl.env import parse_perturbations, world_tasks
 from worldforge.runtime import relaxed_gc, return_large_blocks
+from worldforge.serving.episodes import EpisodeService, UnknownTarget
 from worldforge.serving.http import MAX_BODY_BYTES, BodyLimit, RequestError, SafeJSONResponse, error, json_errors, parse_body
 from worldforge.serving.sessions import Session as RegistryEntry
-from worldforge.serving.sessions import SessionLimit, SessionRegistry
+from worldforge.serving.sessions import SessionLimit
 from worldforge.settings import get_settings
 from worldforge.simenv.env import MAX_QUERY_CHARS, Observation, SearchEnv, SearchResult
 from worldforge.simenv.perturbations import PerturbationConfig
@@ -164,23 +165,23 @@ class Retriever:
         self.world, self.warehouse, self.seed, self.scenario = world, Warehouse.of(warehouse), seed, scenario
         self.perturbations = parse_perturbations(perturbations)
         self.contents, self.topk_max = contents, topk_max
-        probe = self._new("default", None)  # fail now, with a clear error, if the world cannot be searched
-        if scenario is not None and not probe.corpus.pages:
-            raise WorldforgeError(f"world {world!r} has no scenario {scenario!r} with a corpus")
-        self._sessions: SessionRegistry[SearchEnv] = SessionRegistry(max_sessions, evict=True)
-        self._sessions.open("default", probe)
+        self.episodes = EpisodeService(self.warehouse, agent="retrieve", max_sessions=max_sessions, evict=True, record=False)
+        """The sessions (never logged: the protocol has no session end, see the module docstring)."""
+        if not self.warehouse.world(world).is_file():
+            SearchEnv(world, warehouse=self.warehouse)  # the missing world's WarehouseError, with its hint
+        try:
+            probe = self._new("default", None)  # fail now, with a clear error, if the world cannot be searched
+        except UnknownTarget as exc:
+            raise WorldforgeError(str(exc)) from None
+        self.episodes.add(probe, "default")
 
     def _new(self, session_id: str, task_id: str | None) -> SearchEnv:
-        task = None
-        if task_id is not None:
-            task = world_tasks(self.world, self.warehouse, "both").get(task_id)
-            if task is None:
-                raise RequestError(422, f"world {self.world!r} has no task {task_id!r}")
-        return SearchEnv(self.world, self.scenario, task, self.perturbations, self.seed, warehouse=self.warehouse, session_id=f"retrieve:{session_id}")
+        return self.episodes.environment(self.world, task=task_id, scenario=self.scenario, seed=self.seed, perturbations=self.perturbations,
+                                         session_id=f"retrieve:{session_id}")
 
     def __len__(self) -> int:
         """Sessions open."""
-        return len(self._sessions)
+        return len(self.episodes)
 
     def session(self, session_id: str | None = None, task_id: str | None = None) -> tuple[SearchEnv, threading.Lock]:
         """The session ``session_id`` (default: the default session) and its lock, created on first use.
@@ -190,7 +191,7 @@ class Retriever:
                 a new session is needed while all ``max_sessions`` are answering (503).
         """
         entry = self._acquire(session_id, task_id)
-        self._sessions.release(entry)
+        self.episodes.release(entry)
         return entry.value, entry.lock
 
     def _acquire(self, session_id: str | None, task_id: str | None) -> RegistryEntry[SearchEnv]:
@@ -211,9 +212,9 @@ class Retriever:
                 raise RequestError(422, str(exc)) from None
 
         try:
-            return self._sessions.acquire(key, make)[0]  # an evicted session holds nothing to store
+            return self.episodes.acquire(key, make)  # an evicted session is closed as any other (nothing logged: record is off)
         except SessionLimit:
-            raise RequestError(503, f"all {self._sessions.max_sessions} sessions are answering; retry") from None
+            raise RequestError(503, f"all {self.episodes.registry.max_sessions} sessions are answering; retry") from None
 
     def request(self, body: Any) -> RetrieveRequest:
         """A request body (parsed JSON) checked against the protocol.
@@ -267,7 +268,7 @@ class Retriever:
                     docs = [(self.document(env, r), float(r.score)) for r in page.results[:topk]]
                     result.append([{"document": d, "score": s} for d, s in docs] if req.return_scores else [d for d, _ in docs])
         finally:
-            self._sessions.release(entry)
+            self.episodes.release(entry)
         return {"result": result}
 
 

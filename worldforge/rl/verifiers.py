@@ -40,10 +40,8 @@ whose packages come from the package index once, then from uv's cache.
 from __future__ import annotations
 
 import asyncio
-import threading
 from typing import Any, Literal
 
-from cachetools import LRUCache
 from pydantic import Field, field_validator
 
 from worldforge.errors import WorldforgeError
@@ -55,6 +53,8 @@ except ImportError:  # pragma: no cover - depends on the install
                           "`make verifiers`, then run .venv-verifiers/bin/vf-eval") from None
 from worldforge.rl.env import check_family, parse_perturbations, world_tasks
 from worldforge.rl.trl import SEARCH_INTRO, prompt_rows
+from worldforge.serving.episodes import EpisodeService
+from worldforge.simenv.env import SearchEnv
 from worldforge.simenv.tools import SEARCH_TOOLS
 from worldforge.warehouse.layout import Warehouse
 
@@ -98,62 +98,82 @@ class WorldToolsetConfig(vf.SharedToolsetConfig):
 
     Attributes:
         warehouse: the warehouse folder, absolute (set from the taskset's: the server runs in its own working folder).
-        max_sessions: episodes the server keeps (the least recently used is dropped beyond it; the server cannot tell
-            when a rollout ends). Keep it above the rollouts in flight (``vf-eval -c``, 128 by default): a dropped
-            episode that calls again starts over, its notes and step count lost.
+        max_sessions: episodes the server keeps open; beyond it the least recently used idle one is closed and
+            logged (the server cannot tell when a rollout ends). Keep it above the rollouts in flight (``vf-eval -c``,
+            128 by default): a closed episode that calls again starts over, its notes and step count lost.
+        idle_s: seconds after a rollout's last tool call before its episode is closed and logged (a rollout ends
+            with a reply without a tool call, which the tool server never sees).
+        record: log the rollouts' episodes in the episode store (agent ``verifiers``).
     """
 
     warehouse: str = ""
     max_sessions: int = Field(512, ge=1)
+    idle_s: float = Field(120.0, gt=0)
+    record: bool = True
+
+
+REAP_EVERY_S = 5.0
+"""How often the tool server closes and logs the episodes idle for ``idle_s`` (seconds)."""
 
 
 class WorldToolset(vf.Toolset[WorldToolsetConfig, EpisodeState]):
-    """The search tools of every rollout of one environment worker: one MCP server, a
-    :class:`~worldforge.simenv.env.SearchEnv` session per episode (kept in a bounded LRU, created on
-    the episode's first call). The tools' names, arguments and descriptions are their declaration's
+    """The search tools of every rollout of one environment worker: one MCP server over one
+    :class:`~worldforge.serving.episodes.EpisodeService` (agent ``verifiers``), an episode per rollout,
+    opened on the rollout's first call. The tools' names, arguments and descriptions are their declaration's
     (:data:`~worldforge.simenv.tools.SEARCH_TOOLS`), unprefixed, as in every other entry point.
     A tool error (unknown URL, malformed call, an injected fault) is an observation starting ``Error``.
 
     A call runs in a worker thread (the server's event loop keeps serving the other rollouts); one
-    episode's calls run one at a time, in arrival order."""
+    episode's calls run one at a time, in arrival order. An episode is closed and logged to the
+    episode store when it has been idle for ``idle_s``, when it is evicted, and when the server stops
+    cleanly; the logged episodes are recorded in the store every :data:`REAP_EVERY_S` seconds."""
 
     TOOL_PREFIX = None
 
     async def setup(self) -> None:
-        """Open the warehouse (the worlds themselves open lazily, on their first episode)."""
+        """Open the warehouse and the episode service (the worlds open lazily, on their first episode);
+        start the reaper, and close every episode when the server stops."""
         self.warehouse = Warehouse.configured(self.config.warehouse or None)
-        self.sessions: LRUCache = LRUCache(self.config.max_sessions)
-        self.lock = threading.Lock()
+        self.episodes = EpisodeService(self.warehouse, agent="verifiers", idle_timeout=self.config.idle_s,
+                                       max_sessions=self.config.max_sessions, evict=True, record=self.config.record)
 
-    def session(self, st: EpisodeState) -> tuple[Any, threading.Lock]:
-        """The rollout ``st``'s :class:`~worldforge.simenv.env.SearchEnv` and its lock, created on its first call.
+        async def reaper() -> None:
+            while True:
+                await asyncio.sleep(REAP_EVERY_S)
+                await asyncio.to_thread(self.reap)
+
+        task = asyncio.get_running_loop().create_task(reaper())
+        self._exit_stack.callback(self.stop)
+        self._exit_stack.callback(task.cancel)
+
+    def reap(self) -> int:
+        """Close and log the idle episodes, then record the episode log in the store; returns how many closed. Never raises."""
+        closed = self.episodes.reap()
+        self.episodes.flush()
+        return closed
+
+    def stop(self) -> None:
+        """Close and log every open episode and record them in the store (the server stopping)."""
+        self.episodes.close_all()
+        self.episodes.flush()
+
+    def _open(self, st: EpisodeState) -> SearchEnv:
+        """The rollout ``st``'s new episode (its first call).
 
         Raises:
-            WorldforgeError: the state names no episode, or a task the world does not have.
+            WorldforgeError: a world, task or scenario the warehouse does not have, invalid perturbations.
         """
-        from worldforge.simenv.env import SearchEnv
-
-        if not st.session or not st.world or not st.task:
-            raise WorldforgeError("this rollout has no episode (its task did not set world, task and session)")
-        with self.lock:
-            entry = self.sessions.get(st.session)
-            if entry is None:
-                task = world_tasks(st.world, self.warehouse, "both").get(st.task)
-                if task is None:
-                    raise WorldforgeError(f"world {st.world!r} has no task {st.task!r}")
-                env = SearchEnv(st.world, st.scenario or task.extra.get("scenario"), task, parse_perturbations(st.perturbations), st.seed,
-                                warehouse=self.warehouse, session_id=f"verifiers:{st.session}")
-                entry = self.sessions[st.session] = (env, threading.Lock())
-        return entry
+        return self.episodes.environment(st.world, task=st.task, scenario=st.scenario, seed=st.seed, perturbations=st.perturbations,
+                                         session_id=f"verifiers:{st.session}")
 
     def answer(self, st: EpisodeState, name: str, arguments: dict[str, Any]) -> str:
         """One tool call of the rollout ``st``: the observation's text (a problem is an observation starting ``Error``)."""
+        if not st.session or not st.world or not st.task:
+            return "Error: this rollout has no episode (its task did not set world, task and session)"
         try:
-            env, lock = self.session(st)
+            return self.episodes.step(st.session, {"name": name, "arguments": arguments}, lambda: self._open(st)).text
         except WorldforgeError as exc:
             return f"Error: {exc}"
-        with lock:
-            return env.step({"name": name, "arguments": arguments}).text
 
 
 def _install_tools() -> None:
