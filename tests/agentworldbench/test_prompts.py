@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from worldforge.agentworldbench import BENCHMARK_DOMAINS, JUDGE_RUBRICS, SYSTEM_PROMPTS, PromptSet, benchmark_domain, judge_rubric, load_prompts, system_prompt
-from worldforge.agentworldbench.prompts import CONTRACT, GENERIC_RUBRIC, GENERIC_SYSTEM_PROMPT
 from worldforge.errors import WorldforgeError
 from worldforge.trajectories.model import DOMAINS
+from worldforge.worldmodel.prompts import CONTRACT, GENERIC_RUBRIC, GENERIC_SYSTEM_PROMPT
 
 DIMENSIONS = ("format", "factuality", "consistency", "realism", "quality")
 

@@ -2,7 +2,7 @@
 inference, judging and scoring of world models (Qwen-AgentWorld, arXiv 2606.24597).
 
 * :mod:`~worldforge.agentworldbench.records` — the ``<domain>_test.jsonl`` record and how turns become records;
-* :mod:`~worldforge.agentworldbench.prompts` — the per-domain system prompts and judge rubrics, and a loader
+* :mod:`~worldforge.worldmodel.prompts` — the per-domain system prompts and judge rubrics, and a loader
   for the reference's prompt files;
 * :mod:`~worldforge.agentworldbench.messages` — the chat messages a world model is sent;
 * :mod:`~worldforge.agentworldbench.parsing` — ``<think>`` / ``<predicted_observation>`` replies;
@@ -16,7 +16,8 @@ It depends on the world-model backends (:mod:`worldforge.llm`) and on nothing ab
 
 from worldforge.agentworldbench.messages import build_messages
 from worldforge.agentworldbench.parsing import PREDICTION_SCHEMA, ParseFailure, Prediction, format_prediction, parse_prediction
-from worldforge.agentworldbench.prompts import (
+from worldforge.agentworldbench.records import AgentWorldBenchRecord, read_records, records_from_turns, write_records
+from worldforge.worldmodel.prompts import (
     BENCHMARK_DOMAINS,
     JUDGE_RUBRICS,
     SYSTEM_PROMPTS,
@@ -26,7 +27,6 @@ from worldforge.agentworldbench.prompts import (
     load_prompts,
     system_prompt,
 )
-from worldforge.agentworldbench.records import AgentWorldBenchRecord, read_records, records_from_turns, write_records
 
 __all__ = [
     "BENCHMARK_DOMAINS", "JUDGE_RUBRICS", "PREDICTION_SCHEMA", "SYSTEM_PROMPTS", "AgentWorldBenchRecord", "ParseFailure", "Prediction",

@@ -27,7 +27,6 @@ from pathlib import Path
 
 from worldforge.agentworldbench.messages import MessageStyle, build_messages
 from worldforge.agentworldbench.parsing import ParseFailure, parse_prediction
-from worldforge.agentworldbench.prompts import PromptSet
 from worldforge.agentworldbench.records import AgentWorldBenchRecord, read_records
 from worldforge.agentworldbench.score import NOT_COVERED
 from worldforge.errors import WorldforgeError
@@ -35,6 +34,7 @@ from worldforge.llm.base import Failure, GenerationParams, WorldModelBackend, Wo
 from worldforge.llm.cache import generate_cached
 from worldforge.tally import Tally
 from worldforge.warehouse.atomic import write_jsonl_atomic
+from worldforge.worldmodel.prompts import PromptSet
 
 MAX_TOKENS = 1024
 """Tokens per world-model reply at most, by default (``eval infer`` and the evaluation of an export)."""

@@ -28,8 +28,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator, model_validator
 
-from worldforge.agentworldbench.prompts import BENCHMARK_DOMAINS, benchmark_domain, system_prompt
 from worldforge.warehouse.atomic import write_jsonl_atomic
+from worldforge.worldmodel.prompts import BENCHMARK_DOMAINS, benchmark_domain, system_prompt
 
 OBSERVATION_HEADER = "**Environment Observation:**"
 ACTION_HEADER = "**Action:**"
@@ -85,8 +85,8 @@ class AgentWorldBenchRecord(BaseModel):
 
 def domain_of(task: str, domain: object = None) -> str:
     """The benchmark domain of a record or judged line: ``task``'s last ``/`` part (the reference's
-    ``get_subtask``) when it names one of :data:`~worldforge.agentworldbench.prompts.BENCHMARK_DOMAINS`,
-    else ``domain`` mapped by :func:`~worldforge.agentworldbench.prompts.benchmark_domain` (exports
+    ``get_subtask``) when it names one of :data:`~worldforge.worldmodel.prompts.BENCHMARK_DOMAINS`,
+    else ``domain`` mapped by :func:`~worldforge.worldmodel.prompts.benchmark_domain` (exports
     written before ``task`` held the domain), else that last part as it is."""
     sub = task.split("/")[-1]
     if sub in BENCHMARK_DOMAINS:
@@ -126,7 +126,7 @@ def records_from_turns(
     Args:
         trajectory_id: used for the record ids (``<trajectory_id>:<turn_idx>``).
         domain: a trajectory domain; mapped to the benchmark's
-            (:func:`~worldforge.agentworldbench.prompts.benchmark_domain`: ``tool`` → ``mcp``), which
+            (:func:`~worldforge.worldmodel.prompts.benchmark_domain`: ``tool`` → ``mcp``), which
             becomes ``task`` and ``domain`` and selects the system prompt.
         instruction: the agent's instruction (the ``instruction`` field).
         turns: ``(action, observation)`` pairs in order.

@@ -31,7 +31,7 @@ JudgeStructuredOpt = Annotated[bool, typer.Option("--judge-structured", help="Co
 
 
 def _prompts(folder: Path | None):
-    from worldforge.agentworldbench.prompts import load_prompts
+    from worldforge.worldmodel.prompts import load_prompts
 
     return load_prompts(folder)
 

@@ -29,7 +29,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from worldforge.agentworldbench.parsing import PREDICTION_SCHEMA, ParseFailure, parse_prediction
-from worldforge.agentworldbench.prompts import system_prompt
 from worldforge.agentworldbench.records import action_prompt, observation_text
 from worldforge.corpus.quantity import render_value
 from worldforge.corpus.store import stored_hash
@@ -37,6 +36,7 @@ from worldforge.corpus.vocab import table_info
 from worldforge.llm.base import GenerationParams, WorldModelBackend, WorldModelRequest
 from worldforge.llm.cache import KVCache
 from worldforge.simenv.verify import FactVerifier, verifier_for
+from worldforge.worldmodel.prompts import system_prompt
 
 if TYPE_CHECKING:
     from worldforge.simenv.env import Observation, SearchEnv

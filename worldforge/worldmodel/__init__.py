@@ -1,0 +1,1 @@
+"""The world model: its per-domain system prompts (:mod:`~worldforge.worldmodel.prompts`)."""
