@@ -3,19 +3,9 @@ import json
 import pytest
 
 from tests.conftest import TRAJECTORIES
-from worldforge.agentworldbench import (
-    AgentWorldBenchRecord,
-    ParseFailure,
-    Prediction,
-    build_messages,
-    format_prediction,
-    parse_prediction,
-    read_records,
-    records_from_turns,
-    system_prompt,
-    write_records,
-)
+from worldforge.agentworldbench import AgentWorldBenchRecord, build_messages, read_records, records_from_turns, write_records
 from worldforge.trajectories.readers import read_path
+from worldforge.worldmodel import ParseFailure, Prediction, format_prediction, parse_prediction, system_prompt
 
 
 @pytest.fixture(scope="module")

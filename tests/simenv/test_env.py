@@ -5,9 +5,9 @@ import pytest
 
 from tests.conftest import BUNDLED
 from tests.conftest_worlds import built_world
+from worldforge.agents.oracle import oracle_episode, solve
 from worldforge.errors import WorldforgeError
 from worldforge.simenv import DEFAULT_MIX, Perturbation, PerturbationConfig, SearchEnv, from_instruction
-from worldforge.simenv.oracle import oracle_episode, solve
 from worldforge.tasks.store import build_tasks
 from worldforge.trajectories.episodes import read_episode_tables, read_episodes, record_episodes
 from worldforge.trajectories.store import Store, apply_masks
@@ -175,7 +175,7 @@ def test_leakage_probe(world):
 
 
 def test_naive_baselines_stay_far_below_the_oracle(world):
-    from worldforge.simenv.baselines import BASELINES, run_baseline
+    from worldforge.agents.baselines import BASELINES, run_baseline
 
     wh, tasks = world
     for b in BASELINES:

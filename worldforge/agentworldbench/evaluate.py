@@ -19,12 +19,12 @@ from pathlib import Path
 from worldforge.agentworldbench.infer import MAX_TOKENS, infer_file
 from worldforge.agentworldbench.judge import JUDGE_ATTEMPTS, JudgeReport, judge_file
 from worldforge.agentworldbench.messages import MessageStyle
+from worldforge.agentworldbench.rubrics import PromptSet
 from worldforge.agentworldbench.score import score_file
 from worldforge.errors import WorldforgeError
 from worldforge.llm.base import GenerationParams, WorldModelBackend
 from worldforge.tally import Tally
 from worldforge.warehouse.atomic import atomic_file
-from worldforge.worldmodel.prompts import PromptSet
 
 
 @dataclass

@@ -17,22 +17,20 @@ An AgentWorldBench record (Qwen-AgentWorld, arXiv 2606.24597; one JSONL file per
 The reference's own records are read as they are: only ``prompt`` and ``turn_idx`` are required
 (``task`` defaults to ``mcp`` as in the reference, ``current_prompt`` to ``prompt[turn_idx - 1]``,
 ``total_turns`` to the number of prompts); a ``prompt`` or ``response`` given as one string is one
-turn.
+turn. The action and observation layouts are the world model's (:mod:`worldforge.worldmodel.formats`).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator, model_validator
 
 from worldforge.warehouse.atomic import write_jsonl_atomic
+from worldforge.worldmodel.formats import action_prompt, observation_text, strip_observation_header
 from worldforge.worldmodel.prompts import BENCHMARK_DOMAINS, benchmark_domain, system_prompt
 
-OBSERVATION_HEADER = "**Environment Observation:**"
-ACTION_HEADER = "**Action:**"
 
 class AgentWorldBenchRecord(BaseModel):
     """One line of an AgentWorldBench ``<domain>_test.jsonl`` file (fields as published; extra fields kept).
@@ -92,26 +90,6 @@ def domain_of(task: str, domain: object = None) -> str:
     if sub in BENCHMARK_DOMAINS:
         return sub
     return benchmark_domain(domain) if isinstance(domain, str) and domain else sub
-
-
-def action_prompt(turn: int, action: str) -> str:
-    """``### Turn N`` / ``**Action:**`` and the action: a json block when it is JSON, else the text."""
-    try:
-        body = "```json\n" + json.dumps(json.loads(action), ensure_ascii=False) + "\n```"
-    except (json.JSONDecodeError, TypeError):
-        body = action
-    return f"### Turn {turn}\n{ACTION_HEADER}\n{body}"
-
-
-def observation_text(observation: str) -> str:
-    """An observation as a ``response`` entry: the ``**Environment Observation:**`` header, a newline, then the text."""
-    return f"{OBSERVATION_HEADER}\n{observation}"
-
-
-def strip_observation_header(text: str) -> str:
-    """The observation without its leading ``**Environment Observation:**`` header, surrounding whitespace stripped."""
-    text = text.strip()
-    return text[len(OBSERVATION_HEADER):].strip() if text.startswith(OBSERVATION_HEADER) else text
 
 
 def records_from_turns(
