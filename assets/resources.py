@@ -85,7 +85,7 @@ class WorldModelResource(ConfigurableResource):
 
     def backend(self, warehouse: Warehouse):
         """The configured :class:`worldforge.llm.WorldModelBackend` (not loaded yet); a ``grounded`` one replays ``warehouse``."""
-        from worldforge.backends import world_model
+        from worldforge.worldmodel.backends import world_model
 
         return world_model(self.kind or None, base_url=self.base_url or None, model=self.model or None, warehouse=str(warehouse))
 

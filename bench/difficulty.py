@@ -2,7 +2,7 @@
 
 For every bundled world (and its scenarios): build the world, its corpus and its tasks, then
 run, per task and through the simulated environment, the oracle agent (executes the task's
-plan: item-F1 must be 1.0) and the two naive baselines of :mod:`worldforge.simenv.baselines`
+plan: item-F1 must be 1.0) and the two naive baselines of :mod:`worldforge.agents.baselines`
 (one search with the question, answer from the snippets; the same search, then read the top 3
 pages). Prints, per task kind: tasks, median gold rows x columns, hops (:func:`~worldforge.tasks.plans.plan_hops`),
 the oracle's median number of tool calls, and the mean item-F1 of each agent, with the oracle's as the ceiling
@@ -10,7 +10,7 @@ the oracle's median number of tool calls, and the mean item-F1 of each agent, wi
 Hops and calls are a curriculum's axes: the task records carry both (``hops``, ``oracle_calls``).
 
 Deep questions (:mod:`worldforge.tasks.deep`, one answer each) get the same three agents: the oracle answers in
-BrowseComp's format (:func:`~worldforge.simenv.oracle.answer_deep`), each baseline fills the question's one-cell
+BrowseComp's format (:func:`~worldforge.agents.oracle.answer_deep`), each baseline fills the question's one-cell
 table (its item-F1 is then 1 for the right answer, else 0); per pattern: questions, hops, the oracle's median
 tool calls and each agent's accuracy (BrowseComp's best agents reach about 0.5; a search engine alone, near 0).
 
@@ -31,10 +31,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from worldforge.agents.baselines import BASELINES, run_baseline  # noqa: E402
+from worldforge.agents.oracle import answer_deep, solve  # noqa: E402
 from worldforge.corpus import build_checked_corpus  # noqa: E402
-from worldforge.simenv.baselines import BASELINES, run_baseline  # noqa: E402
 from worldforge.simenv.env import SearchEnv  # noqa: E402
-from worldforge.simenv.oracle import answer_deep, solve  # noqa: E402
 from worldforge.simenv.perturbations import DEFAULT_MIX  # noqa: E402
 from worldforge.spec import discover_specs  # noqa: E402
 from worldforge.tasks.deep import as_task  # noqa: E402

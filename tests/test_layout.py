@@ -5,6 +5,7 @@
 * no module imports another in a circle, even through imports deferred into a function or under
   ``TYPE_CHECKING``;
 * the library never imports ``dagster`` or the code location (``assets``);
+* ``simenv/`` never imports ``agentworldbench/``, directly, deferred or through what it imports;
 * every public module, function, class and method has a docstring;
 * ``ruff`` (pyflakes and import order, configured in pyproject.toml) finds nothing.
 """
@@ -184,6 +185,29 @@ def test_datasets_read_the_stores_and_write_no_sql():
     bad = [f"{m} imports {n}" for m in _modules() if _part(m) == "datasets" for n, _ in _imports(m) if n.split(".")[0] == "duckdb"]
     sql = [str(p.relative_to(ROOT)) for p in (LIB / "datasets").rglob("*.py") if re.search(r"\bSELECT\b.*\bFROM\b", p.read_text(encoding="utf-8"))]
     assert not bad and not sql, bad + sql
+
+
+def _reachable(start: str) -> dict[str, list[str]]:
+    """Every library module ``start`` reaches through its imports (deferred ones included): ``{module: the chain to it}``."""
+    chains, todo = {start: [start]}, [start]
+    while todo:
+        m = todo.pop()
+        for name, _ in _imports(m):
+            t = _resolve(name)
+            if t and t not in chains:
+                chains[t] = chains[m] + [t]
+                todo.append(t)
+    return chains
+
+
+def test_simenv_never_imports_agentworldbench():
+    """simenv/ is the environment alone: neither it nor anything it imports (directly, deferred into a
+    function or under ``TYPE_CHECKING``) reaches the benchmark; the world model's contract is
+    ``worldmodel/``, which sits above the environment."""
+    assert "agentworldbench" not in _closure("simenv"), "the Layout table lets simenv import agentworldbench"
+    bad = sorted({" -> ".join(chain) for m in _modules() if _part(m) == "simenv"
+                  for t, chain in _reachable(m).items() if _part(t) == "agentworldbench"})
+    assert not bad, "simenv reaches agentworldbench:\n" + "\n".join(bad)
 
 
 def _missing_docstrings(folder: Path) -> list[str]:

@@ -312,7 +312,7 @@ def _search_tasks(run: WorldRun) -> StepResult:
 
 
 def _oracle_episodes(run: WorldRun) -> StepResult:
-    from worldforge.simenv.oracle import run_oracle_suite
+    from worldforge.agents.oracle import run_oracle_suite
 
     suite = run_oracle_suite(run.world, run.warehouse)
     clean, noisy = suite.clean, suite.perturbed

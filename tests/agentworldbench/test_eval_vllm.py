@@ -65,9 +65,9 @@ def test_infer_judge_score_against_vllm_serve(small_wh, vllm_server, tmp_path):
 
 
 def test_sft_rejection_sampling_with_the_served_model(small_wh, vllm_server, tiny_model, tmp_path):
-    from worldforge.backends import make_backend
     from worldforge.datasets.sft import SFTConfig, build_sft
     from worldforge.datasets.sources import iter_split_trajectories
+    from worldforge.worldmodel.backends import make_backend
 
     trajs = [t for t in iter_split_trajectories(small_wh) if t.split == "train"][:3]
     backend = make_backend("openai", base_url=vllm_server.base_url)

@@ -20,11 +20,11 @@ import pytest
 from typer.testing import CliRunner
 
 from worldforge.agentworldbench.infer import infer_file
-from worldforge.agentworldbench.parsing import format_prediction
 from worldforge.agentworldbench.records import records_from_turns, write_records
 from worldforge.cli import app
 from worldforge.llm import GenerationParams, OpenAIBackend
 from worldforge.net import free_port
+from worldforge.worldmodel.parsing import format_prediction
 
 MODEL = "fake-world-model"
 PARAMS = GenerationParams(max_tokens=64, temperature=0.0, seed=1)

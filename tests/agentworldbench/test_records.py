@@ -3,19 +3,9 @@ import json
 import pytest
 
 from tests.conftest import TRAJECTORIES
-from worldforge.agentworldbench import (
-    AgentWorldBenchRecord,
-    ParseFailure,
-    Prediction,
-    build_messages,
-    format_prediction,
-    parse_prediction,
-    read_records,
-    records_from_turns,
-    system_prompt,
-    write_records,
-)
+from worldforge.agentworldbench import AgentWorldBenchRecord, build_messages, read_records, records_from_turns, write_records
 from worldforge.trajectories.readers import read_path
+from worldforge.worldmodel import system_prompt
 
 
 @pytest.fixture(scope="module")
@@ -99,38 +89,6 @@ def test_a_line_that_is_not_utf8_fails_alone(tau_trajectory, tmp_path):
     read = list(read_records(path))
     assert [r for _, r in read if not isinstance(r, str)] == recs  # every other line is read
     assert [(n, r) for n, r in read if isinstance(r, str)] == [(2, "not UTF-8 text (byte 31 of the line: invalid continuation byte)")]
-
-
-@pytest.mark.parametrize("text,think,obs", [
-    ("<think>look up</think>\n<predicted_observation>\n**Environment Observation:**\nok: 3 rows\n</predicted_observation>", "look up", "ok: 3 rows"),
-    ("<predicted_observation>plain</predicted_observation>", None, "plain"),
-    ("<think>a <predicted_observation>draft</predicted_observation></think><predicted_observation>final</predicted_observation>", None, "final"),
-    ('{"think": "t", "predicted_observation": "from json"}', "t", "from json"),
-    ("<think>prints nothing</think><predicted_observation>\n\n</predicted_observation>", "prints nothing", ""),
-    ("<predicted_observation>**Environment Observation:**\n</predicted_observation>", None, ""),
-    ('{"think": "t", "predicted_observation": ""}', "t", ""),
-])
-def test_parse_prediction(text, think, obs):
-    p = parse_prediction(text)
-    assert isinstance(p, Prediction) and p.observation == obs
-    if think is not None:
-        assert p.think == think
-
-
-@pytest.mark.parametrize("text,reason", [
-    ("", "empty reply"),
-    ("the file has 3 lines", "missing <predicted_observation> tag"),
-    ("<think>x</think><predicted_observation>cut off here", "unclosed <predicted_observation> tag (truncated reply?)"),
-    ("<think>never closed <predicted_observation>x</predicted_observation>", "unclosed <think> tag"),
-])
-def test_parse_failures_have_reasons(text, reason):
-    p = parse_prediction(text)
-    assert isinstance(p, ParseFailure) and p.reason == reason
-
-
-def test_format_and_parse_are_inverse():
-    p = parse_prediction(format_prediction("line 1\nline 2", "why"))
-    assert p == Prediction("why", "line 1\nline 2")
 
 
 def test_record_model_rejects_bad_turn_index():

@@ -124,9 +124,9 @@ def test_every_entry_point_searches_with_the_corpus_retriever(dense_world):
     solves every task and deep question through them, perturbed episodes and leakage probes included."""
     from fastapi.testclient import TestClient
 
+    from worldforge.agents.oracle import run_oracle_suite
     from worldforge.rl.retrieve import create_retrieve_app
     from worldforge.simenv.env import SearchEnv
-    from worldforge.simenv.oracle import run_oracle_suite
     from worldforge.tasks.store import build_tasks
 
     wh, path, model_dir, _ = dense_world

@@ -8,11 +8,11 @@ import duckdb
 import pyarrow.parquet as pq
 import pytest
 
-from worldforge.agentworldbench.parsing import format_prediction, parse_prediction
-from worldforge.agentworldbench.prompts import system_prompt
 from worldforge.datasets.sft import SFTConfig, build_sft
 from worldforge.llm.base import Completion, Failure, GenerationResult, WorldModelBackend, record
 from worldforge.trajectories.model import DOMAINS
+from worldforge.worldmodel.parsing import format_prediction, parse_prediction
+from worldforge.worldmodel.prompts import system_prompt
 
 
 class ScriptedWorldModel(WorldModelBackend):

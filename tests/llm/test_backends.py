@@ -5,10 +5,10 @@ import json
 import pytest
 
 from tests.conftest_models import HAS_VLLM
-from worldforge.agentworldbench.parsing import parse_prediction
-from worldforge.backends import make_backend
 from worldforge.llm import BackendError, GenerationParams, OpenAIBackend, TransformersBackend, VLLMBackend, WorldModelRequest
-from worldforge.simenv.grounded import GroundedBackend
+from worldforge.worldmodel.backends import make_backend
+from worldforge.worldmodel.grounded import GroundedBackend
+from worldforge.worldmodel.parsing import parse_prediction
 
 pytestmark = pytest.mark.vllm
 

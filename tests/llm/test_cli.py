@@ -4,11 +4,11 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.conftest_models import needs_torch
+from worldforge.agents.oracle import solve
 from worldforge.agentworldbench.records import records_from_turns, write_records
 from worldforge.cli import app
 from worldforge.net import free_port
 from worldforge.simenv import SearchEnv
-from worldforge.simenv.oracle import solve
 from worldforge.tasks.store import build_tasks
 from worldforge.warehouse import Warehouse
 

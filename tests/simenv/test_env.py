@@ -3,14 +3,10 @@ import re
 
 import pytest
 
-from tests.conftest import BUNDLED
 from tests.conftest_worlds import built_world
 from worldforge.errors import WorldforgeError
 from worldforge.simenv import DEFAULT_MIX, Perturbation, PerturbationConfig, SearchEnv, from_instruction
-from worldforge.simenv.oracle import oracle_episode, solve
 from worldforge.tasks.store import build_tasks
-from worldforge.trajectories.episodes import read_episode_tables, read_episodes, record_episodes
-from worldforge.trajectories.store import Store, apply_masks
 
 BLOCK = re.compile(r"^\[(\d+)\] (https://\S+)\nTitle: .+\nSnippet: .*\nDate: (N/A|[A-Z][a-z]{2} \d{2}, \d{4})$", re.M)
 
@@ -137,32 +133,6 @@ def test_no_leakage_on_unrelated_queries(world):
     assert leaked_without_control > 0  # the control has something to block
 
 
-@pytest.mark.parametrize("name", BUNDLED)
-def test_oracle_solves_every_task(specs, tmp_path, name):
-    path = built_world(specs[name], tmp_path)
-    tasks = build_tasks(path).tasks
-    for i, task in enumerate(tasks):
-        clean = solve(SearchEnv(name, task.extra["scenario"], task, warehouse=tmp_path, seed=1), task)
-        assert clean.score.f1_by_item == 1.0 and clean.score.f1_by_row == 1.0, (task.instance_id, clean.failed)
-        noisy = solve(SearchEnv(name, task.extra["scenario"], task, DEFAULT_MIX, seed=i, warehouse=tmp_path), task)
-        assert noisy.failed is None, (task.instance_id, noisy.failed)
-
-
-def test_episodes_are_recorded_in_the_trajectory_shape(world):
-    wh, tasks = world
-    eps = [oracle_episode("esports_2031", t, wh, DEFAULT_MIX, seed=2) for t in tasks[:2]]
-    record_episodes(wh, eps)
-    record_episodes(wh, eps[:1])  # re-recording replaces, never duplicates
-    got = read_episodes(wh)
-    assert sorted(got["episode_id"]) == sorted(e.episode_id for e in eps) and got["finished"].all()
-    tables = read_episode_tables(wh)
-    store = apply_masks(Store(tables["trajectories"], tables["turns"]))
-    assert store.trajectories["source"].unique().to_list() == ["simenv"]
-    assert store.turns.height == sum(len(e.steps) for e in eps)
-    first = json.loads(store.turns.sort("trajectory_id", "turn_idx")["action"][0])
-    assert set(first) == {"name", "arguments"}
-
-
 def test_leakage_probe(world):
     from worldforge.simenv.env import leakage_probe
 
@@ -172,15 +142,3 @@ def test_leakage_probe(world):
         assert sent > 0 and leaked == 0
     with pytest.raises(ValueError):
         leakage_probe(env(wh))
-
-
-def test_naive_baselines_stay_far_below_the_oracle(world):
-    from worldforge.simenv.baselines import BASELINES, run_baseline
-
-    wh, tasks = world
-    for b in BASELINES:
-        runs = [run_baseline(SearchEnv("esports_2031", t.extra["scenario"], t, warehouse=wh), t, b) for t in tasks]
-        assert all(r.calls >= 1 for r in runs)
-        assert sum(r.score.f1_by_item for r in runs) / len(runs) < 0.5
-    with pytest.raises(ValueError, match="unknown baseline"):
-        run_baseline(env(wh, task=tasks[0]), tasks[0], "psychic")

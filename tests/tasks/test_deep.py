@@ -10,9 +10,9 @@ import pytest
 
 from tests.conftest import BUNDLED
 from tests.conftest_worlds import built_world
+from worldforge.agents.oracle import answer_deep
 from worldforge.corpus import index_corpora, read_corpus
 from worldforge.simenv.env import SearchEnv
-from worldforge.simenv.oracle import answer_deep
 from worldforge.tasks.deep import (
     ANSWER_FORMAT,
     PATTERNS,

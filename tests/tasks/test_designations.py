@@ -7,11 +7,11 @@ import re
 import pytest
 
 from tests.conftest_worlds import built_world
+from worldforge.agents.oracle import solve
 from worldforge.corpus import read_corpus
 from worldforge.corpus.vocab import row_labels, table_info
 from worldforge.errors import SpecError
 from worldforge.simenv import SearchEnv
-from worldforge.simenv.oracle import solve
 from worldforge.spec import spec_from_dict
 from worldforge.tasks.store import build_tasks
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from worldforge.agentworldbench.infer import MAX_TOKENS, infer_file
 from worldforge.agentworldbench.judge import JUDGE_ATTEMPTS, JudgeReport, judge_file
 from worldforge.agentworldbench.messages import MessageStyle
-from worldforge.agentworldbench.prompts import PromptSet
+from worldforge.agentworldbench.rubrics import PromptSet
 from worldforge.agentworldbench.score import score_file
 from worldforge.errors import WorldforgeError
 from worldforge.llm.base import GenerationParams, WorldModelBackend

@@ -26,15 +26,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from worldforge.agentworldbench.messages import MessageStyle, build_messages
-from worldforge.agentworldbench.parsing import ParseFailure, parse_prediction
-from worldforge.agentworldbench.prompts import PromptSet
 from worldforge.agentworldbench.records import AgentWorldBenchRecord, read_records
+from worldforge.agentworldbench.rubrics import PromptSet
 from worldforge.agentworldbench.score import NOT_COVERED
 from worldforge.errors import WorldforgeError
 from worldforge.llm.base import Failure, GenerationParams, WorldModelBackend, WorldModelRequest
 from worldforge.llm.cache import generate_cached
 from worldforge.tally import Tally
 from worldforge.warehouse.atomic import write_jsonl_atomic
+from worldforge.worldmodel.parsing import ParseFailure, parse_prediction
 
 MAX_TOKENS = 1024
 """Tokens per world-model reply at most, by default (``eval infer`` and the evaluation of an export)."""

@@ -11,7 +11,7 @@ block, or the reply without its ``<think>`` blocks when it has none).
 does not apply). A failed prediction scores 0 on every applicable metric.
 
 **Judge** (optional; any backend, normally an OpenAI-compatible server): the system message is
-the domain's rubric (:func:`~worldforge.agentworldbench.prompts.judge_rubric`, or the user's files
+the domain's rubric (:func:`~worldforge.agentworldbench.rubrics.judge_rubric`, or the user's files
 with ``--prompts DIR``), the user message (:data:`JUDGE_USER_TEMPLATE`) gives the earlier turns,
 the current action, the simulated and the real observation, and asks for reasoning and then a
 ``<final_evaluation>`` block holding ``{"strengths", "weaknesses", "scores": {format, factuality,
@@ -42,15 +42,17 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from worldforge.agentworldbench.parsing import ParseFailure, parse_prediction
-from worldforge.agentworldbench.prompts import PromptSet, benchmark_domain, load_prompts
-from worldforge.agentworldbench.records import AgentWorldBenchRecord, strip_observation_header
+from worldforge.agentworldbench.records import AgentWorldBenchRecord
+from worldforge.agentworldbench.rubrics import PromptSet, load_prompts
 from worldforge.agentworldbench.verifiers import score
 from worldforge.errors import WorldforgeError
 from worldforge.llm.base import Failure, GenerationParams, WorldModelBackend, WorldModelRequest
 from worldforge.llm.cache import generate_cached
 from worldforge.tally import Tally
 from worldforge.warehouse.atomic import write_jsonl_atomic
+from worldforge.worldmodel.formats import strip_observation_header
+from worldforge.worldmodel.parsing import ParseFailure, parse_prediction
+from worldforge.worldmodel.prompts import benchmark_domain
 
 JUDGE_DIMENSIONS = ("format", "factuality", "consistency", "realism", "quality")
 """The five judge dimensions of AgentWorldBench, each scored 1–5."""
@@ -355,7 +357,7 @@ def judge_file(
         cache_path: the judge reply cache (default ``<output>.cache.sqlite``); a re-run asks only
             what has no readable reply yet.
         progress: called with ``(done, total)`` as judge requests finish.
-        prompts: the rubrics (default: worldforge's, :func:`~worldforge.agentworldbench.prompts.load_prompts`).
+        prompts: the rubrics (default: worldforge's, :func:`~worldforge.agentworldbench.rubrics.load_prompts`).
         attempts: tries per prediction whose reply cannot be read (≥ 1).
         structured: constrain the reply to :data:`VERDICT_SCHEMA` (no reasoning; for small
             judges that cannot keep the reply format; the backend must support structured output).

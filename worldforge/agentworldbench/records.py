@@ -17,22 +17,20 @@ An AgentWorldBench record (Qwen-AgentWorld, arXiv 2606.24597; one JSONL file per
 The reference's own records are read as they are: only ``prompt`` and ``turn_idx`` are required
 (``task`` defaults to ``mcp`` as in the reference, ``current_prompt`` to ``prompt[turn_idx - 1]``,
 ``total_turns`` to the number of prompts); a ``prompt`` or ``response`` given as one string is one
-turn.
+turn. The action and observation layouts are the world model's (:mod:`worldforge.worldmodel.formats`).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator, model_validator
 
-from worldforge.agentworldbench.prompts import BENCHMARK_DOMAINS, benchmark_domain, system_prompt
 from worldforge.warehouse.atomic import write_jsonl_atomic
+from worldforge.worldmodel.formats import action_prompt, observation_text, strip_observation_header
+from worldforge.worldmodel.prompts import BENCHMARK_DOMAINS, benchmark_domain, system_prompt
 
-OBSERVATION_HEADER = "**Environment Observation:**"
-ACTION_HEADER = "**Action:**"
 
 class AgentWorldBenchRecord(BaseModel):
     """One line of an AgentWorldBench ``<domain>_test.jsonl`` file (fields as published; extra fields kept).
@@ -85,33 +83,13 @@ class AgentWorldBenchRecord(BaseModel):
 
 def domain_of(task: str, domain: object = None) -> str:
     """The benchmark domain of a record or judged line: ``task``'s last ``/`` part (the reference's
-    ``get_subtask``) when it names one of :data:`~worldforge.agentworldbench.prompts.BENCHMARK_DOMAINS`,
-    else ``domain`` mapped by :func:`~worldforge.agentworldbench.prompts.benchmark_domain` (exports
+    ``get_subtask``) when it names one of :data:`~worldforge.worldmodel.prompts.BENCHMARK_DOMAINS`,
+    else ``domain`` mapped by :func:`~worldforge.worldmodel.prompts.benchmark_domain` (exports
     written before ``task`` held the domain), else that last part as it is."""
     sub = task.split("/")[-1]
     if sub in BENCHMARK_DOMAINS:
         return sub
     return benchmark_domain(domain) if isinstance(domain, str) and domain else sub
-
-
-def action_prompt(turn: int, action: str) -> str:
-    """``### Turn N`` / ``**Action:**`` and the action: a json block when it is JSON, else the text."""
-    try:
-        body = "```json\n" + json.dumps(json.loads(action), ensure_ascii=False) + "\n```"
-    except (json.JSONDecodeError, TypeError):
-        body = action
-    return f"### Turn {turn}\n{ACTION_HEADER}\n{body}"
-
-
-def observation_text(observation: str) -> str:
-    """An observation as a ``response`` entry: the ``**Environment Observation:**`` header, a newline, then the text."""
-    return f"{OBSERVATION_HEADER}\n{observation}"
-
-
-def strip_observation_header(text: str) -> str:
-    """The observation without its leading ``**Environment Observation:**`` header, surrounding whitespace stripped."""
-    text = text.strip()
-    return text[len(OBSERVATION_HEADER):].strip() if text.startswith(OBSERVATION_HEADER) else text
 
 
 def records_from_turns(
@@ -126,7 +104,7 @@ def records_from_turns(
     Args:
         trajectory_id: used for the record ids (``<trajectory_id>:<turn_idx>``).
         domain: a trajectory domain; mapped to the benchmark's
-            (:func:`~worldforge.agentworldbench.prompts.benchmark_domain`: ``tool`` → ``mcp``), which
+            (:func:`~worldforge.worldmodel.prompts.benchmark_domain`: ``tool`` → ``mcp``), which
             becomes ``task`` and ``domain`` and selects the system prompt.
         instruction: the agent's instruction (the ``instruction`` field).
         turns: ``(action, observation)`` pairs in order.

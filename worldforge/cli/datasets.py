@@ -70,9 +70,9 @@ def sft(
     test_fraction: TestFractionOpt = default(SplitConfig, "test_fraction"),
 ) -> None:
     """SFT samples: next-state prediction, targets selected by rejection sampling (or the real observation without a backend)."""
-    from worldforge.backends import world_model
     from worldforge.datasets.sft import build_sft
     from worldforge.errors import WorldforgeError
+    from worldforge.worldmodel.backends import world_model
 
     with user_errors():
         wh = warehouse_of(warehouse)

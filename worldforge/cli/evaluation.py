@@ -31,15 +31,15 @@ JudgeStructuredOpt = Annotated[bool, typer.Option("--judge-structured", help="Co
 
 
 def _prompts(folder: Path | None):
-    from worldforge.agentworldbench.prompts import load_prompts
+    from worldforge.agentworldbench.rubrics import load_prompts
 
     return load_prompts(folder)
 
 
 def _judge_backend(judge: str | None, base_url: str | None, model: str | None, concurrency: int | None, warehouse: Path | None):
     """A judge backend from ``--judge`` (a kind, or a URL meaning ``openai`` there), or ``None``."""
-    from worldforge.backends import make_backend
     from worldforge.errors import WorldforgeError
+    from worldforge.worldmodel.backends import make_backend
 
     if judge is None:
         if base_url or model:
@@ -70,10 +70,10 @@ def infer(
     """Predict the observation of every record with a world model; failures are recorded, not fatal."""
     from worldforge.agentworldbench.infer import infer_file
     from worldforge.agentworldbench.messages import MESSAGE_STYLES
-    from worldforge.agentworldbench.parsing import PREDICTION_SCHEMA
-    from worldforge.backends import world_model
     from worldforge.errors import WorldforgeError
     from worldforge.llm import GenerationParams
+    from worldforge.worldmodel.backends import world_model
+    from worldforge.worldmodel.parsing import PREDICTION_SCHEMA
 
     with user_errors():
         if messages not in MESSAGE_STYLES:
@@ -218,9 +218,9 @@ def run(
     """infer -> judge -> score in one command; a re-run redoes only failed or missing records."""
     from worldforge.agentworldbench.evaluate import evaluate_export
     from worldforge.agentworldbench.messages import MESSAGE_STYLES
-    from worldforge.backends import world_model
     from worldforge.errors import WorldforgeError
     from worldforge.llm import GenerationParams
+    from worldforge.worldmodel.backends import world_model
 
     with user_errors():
         wh = warehouse_of(warehouse)

@@ -45,11 +45,11 @@ def score(
     warehouse: WarehouseOpt = None,
 ) -> None:
     """Score ANSWER against a WideSearch-format task; prints one JSON object."""
-    from worldforge.backends import make_backend
     from worldforge.errors import WorldforgeError
     from worldforge.tasks import score_answer
     from worldforge.tasks.judge import LLMJudge
     from worldforge.tasks.scorer import check_rules
+    from worldforge.worldmodel.backends import make_backend
 
     with user_errors():
         check_rules(rules)

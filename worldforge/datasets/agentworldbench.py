@@ -22,7 +22,6 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from worldforge.agentworldbench.prompts import benchmark_domain
 from worldforge.agentworldbench.records import records_from_turns
 from worldforge.datasets.card import md_table, render_card
 from worldforge.datasets.config import ExportConfig
@@ -30,6 +29,7 @@ from worldforge.datasets.output import BuildReport, JsonlSink, ParquetSink, git_
 from worldforge.datasets.sources import DatasetTrajectory, iter_split_trajectories
 from worldforge.warehouse.atomic import atomic_dir
 from worldforge.warehouse.layout import Warehouse, WarehouseLike
+from worldforge.worldmodel.prompts import benchmark_domain
 
 SCHEMA = pa.schema([
     ("id", pa.string()), ("task", pa.string()), ("instruction", pa.string()), ("domain", pa.string()), ("source", pa.string()),

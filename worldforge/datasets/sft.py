@@ -46,7 +46,6 @@ import pyarrow as pa
 
 from worldforge.agentworldbench.infer import grounding_of
 from worldforge.agentworldbench.messages import build_messages
-from worldforge.agentworldbench.parsing import ParseFailure, format_prediction, parse_prediction
 from worldforge.agentworldbench.records import AgentWorldBenchRecord, records_from_turns
 from worldforge.agentworldbench.verifiers import PASS_AT, VERIFIERS, Scores, score
 from worldforge.datasets.card import md_table, render_card
@@ -57,6 +56,7 @@ from worldforge.datasets.tokenizer import has_chat_template, load_tokenizer, res
 from worldforge.llm.base import Failure, GenerationParams, WorldModelBackend, WorldModelRequest
 from worldforge.warehouse.atomic import atomic_dir
 from worldforge.warehouse.layout import WarehouseLike
+from worldforge.worldmodel.parsing import ParseFailure, format_prediction, parse_prediction
 
 log = logging.getLogger(__name__)
 

@@ -2,9 +2,9 @@
 
 Backends: :class:`OpenAIBackend` (any OpenAI-compatible server, first of all ``vllm serve``),
 :class:`VLLMBackend` (in-process ``vllm.LLM``), :class:`TransformersBackend`
-(``AutoModelForCausalLM``); the ``grounded`` backend lives with the environment it replays
-(:mod:`worldforge.simenv.grounded`), and the registry of kinds, ``make_backend`` and the
-configured world model are in :mod:`worldforge.backends`. Heavy packages are imported only
+(``AutoModelForCausalLM``); the ``grounded`` backend (:mod:`worldforge.worldmodel.grounded`, which replays the search
+environment), and the registry of kinds, ``make_backend`` and the
+configured world model are in :mod:`worldforge.worldmodel.backends`. Heavy packages are imported only
 when a backend loads.
 """
 

@@ -206,7 +206,7 @@ for _tool in SEARCH_TOOLS:  # the search tools' methods: the declared signature 
 
 
 class _ToolSession:
-    """What :class:`~worldforge.simenv.oracle.Oracle` steps: any ``call(name, arguments) -> text``."""
+    """What :class:`~worldforge.agents.oracle.Oracle` steps: any ``call(name, arguments) -> text``."""
 
     def __init__(self, call: Callable[[str, dict], str]):
         self.call = call
@@ -220,7 +220,7 @@ class _ToolSession:
 def scripted_answer(task: Task, call: Callable[[str, dict], str], retries: int = 8) -> str:
     """The scripted oracle's answer to ``task``, found through any tool interface.
 
-    The oracle (:func:`~worldforge.simenv.oracle.solve`) executes the task's plan with
+    The oracle (:func:`~worldforge.agents.oracle.solve`) executes the task's plan with
     ``web_search`` / ``web_extractor`` calls made through ``call`` — an in-process env, a TRL
     tool method, an OpenEnv client or an HTTP session — so every entry point is checked with
     the same agent. Error observations (text starting ``Error``) are retried.
@@ -233,9 +233,9 @@ def scripted_answer(task: Task, call: Callable[[str, dict], str], retries: int =
     Returns:
         The answer as one Markdown table (the task's required columns), or a sentence saying
         the oracle could not find it; for a deep question (:func:`is_deep`), the BrowseComp-format
-        response (Explanation / Exact Answer / Confidence, :func:`~worldforge.simenv.oracle.answer_deep`).
+        response (Explanation / Exact Answer / Confidence, :func:`~worldforge.agents.oracle.answer_deep`).
     """
-    from worldforge.simenv.oracle import answer_deep, solve
+    from worldforge.agents.oracle import answer_deep, solve
 
     if is_deep(task):
         from worldforge.tasks.deep import question_of

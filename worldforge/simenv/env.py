@@ -139,7 +139,7 @@ def _date(iso: str | None) -> str:
 
 
 class ObservationRenderer(Protocol):
-    """What renders an observation through a world model (:class:`worldforge.simenv.render.LLMSearchRenderer`).
+    """What renders an observation through a world model (:class:`worldforge.worldmodel.render.LLMSearchRenderer`).
 
     ``render(env, call, grounded)`` may replace ``grounded.text`` (in place) with a verified
     rendering, and returns an object whose ``as_dict()`` describes the decision (kept on
@@ -164,7 +164,7 @@ class SearchEnv:
         session_id: a stable id (default: random); decisions depend on it.
         episode: the number of episodes run before (for scheduled rates).
         renderer: render ``web_search``/``web_extractor`` observations through a world model
-            (:class:`worldforge.simenv.render.LLMSearchRenderer`), verified against the world;
+            (:class:`worldforge.worldmodel.render.LLMSearchRenderer`), verified against the world;
             default: the grounded templates.
         max_tool_calls: tool calls an episode may make; later calls are error observations
             (counted and recorded; ``None``: no limit).

@@ -35,7 +35,7 @@ Hops count the chain's steps: resolving a description (or a named row), each tab
 the step that selects among several rows (the next, the highest, the odd one out), and the final read.
 
 Every question carries a *plan* in the wide tasks' plan language (one row, one column), which the
-oracle (:mod:`worldforge.simenv.oracle`) executes through the environment's tools alone, and a SQL query
+oracle (:mod:`worldforge.agents.oracle`) executes through the environment's tools alone, and a SQL query
 over the world file that :func:`verify_deep` runs in DuckDB: it must return exactly one row, the answer.
 Evidence pages are the pages whose ``corpus_facts`` state a cell of the chain; gold pages state the answer.
 
@@ -100,7 +100,7 @@ class DeepQuestion:
         evidence_urls: pages stating any cell of the chain (BrowseComp-Plus' evidence documents).
         gold_urls: pages stating the answer (its gold documents).
         oracle_calls: the tool calls the oracle made to answer it in a clean session (recorded by the oracle step,
-            :func:`~worldforge.simenv.oracle.run_oracle_suite`; ``None`` before it ran): a measure of its cost.
+            :func:`~worldforge.agents.oracle.run_oracle_suite`; ``None`` before it ran): a measure of its cost.
     """
 
     question_id: str

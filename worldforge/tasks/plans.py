@@ -1,7 +1,7 @@
 """What a task's plan says about the task itself: how many dependent lookups its answer takes (``hops``).
 
 A plan (``task.extra["plan"]``, :mod:`worldforge.tasks.generate`) says where an answer's rows come from and
-where each column is read; the oracle (:mod:`worldforge.simenv.oracle`) executes it. Its *hops* count the
+where each column is read; the oracle (:mod:`worldforge.agents.oracle`) executes it. Its *hops* count the
 lookups that each need the result of an earlier one, as the deep questions' hops do
 (:mod:`worldforge.tasks.deep`), so wide tasks and deep questions can be ranked on one scale for a curriculum.
 """

@@ -108,7 +108,7 @@ class Observation:
         revealed: facts stated by the snippets shown (``{"url", "table", "row_key", "column", "value"}``).
         leaks_blocked: snippets replaced by leakage control.
         rendering: with a world-model renderer, how the text was rendered
-            (:meth:`worldforge.simenv.render.Rendering.as_dict`).
+            (:meth:`worldforge.worldmodel.render.Rendering.as_dict`).
     """
 
     text: str

@@ -4,12 +4,12 @@ import re
 
 import pytest
 
-from worldforge.agentworldbench.parsing import format_prediction
 from worldforge.llm import GenerationParams, OpenAIBackend
 from worldforge.llm.base import Completion, GenerationResult, WorldModelBackend, record
 from worldforge.simenv import SearchEnv
-from worldforge.simenv.grounded import GroundedBackend
-from worldforge.simenv.render import LLMSearchRenderer
+from worldforge.worldmodel.grounded import GroundedBackend
+from worldforge.worldmodel.parsing import format_prediction
+from worldforge.worldmodel.render import LLMSearchRenderer
 
 
 class PlantingBackend(WorldModelBackend):

@@ -2,7 +2,7 @@
 
 WideSearch reports how far real agents are from a complete table (item-F1 ≈ 0.3–0.5 for the
 best). A generated task is hard in the same way when a shallow strategy fails on it while the
-oracle (:mod:`worldforge.simenv.oracle`) reaches 1.0. Two shallow strategies, both through the
+oracle (:mod:`worldforge.agents.oracle`) reaches 1.0. Two shallow strategies, both through the
 environment's tools and both reading pages with the oracle's own readers (so they lose only
 for lack of strategy, never for lack of parsing):
 
@@ -21,8 +21,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from worldforge.agents.oracle import Oracle, OracleFailed, cell_text, infobox, link, markdown_tables, read
 from worldforge.simenv.env import MAX_QUERY_CHARS, SearchEnv
-from worldforge.simenv.oracle import Oracle, OracleFailed, cell_text, infobox, link, markdown_tables, read
 from worldforge.tasks.io import Task
 from worldforge.tasks.scorer import Score, render_markdown_table, score_table
 

@@ -1,4 +1,4 @@
-"""The per-domain system prompts and judge rubrics, and the loader of the reference's prompt files."""
+"""The per-domain judge rubrics, and the loader of the reference's prompt files."""
 
 import hashlib
 import os
@@ -6,23 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from worldforge.agentworldbench import BENCHMARK_DOMAINS, JUDGE_RUBRICS, SYSTEM_PROMPTS, PromptSet, benchmark_domain, judge_rubric, load_prompts, system_prompt
-from worldforge.agentworldbench.prompts import CONTRACT, GENERIC_RUBRIC, GENERIC_SYSTEM_PROMPT
+from worldforge.agentworldbench.rubrics import GENERIC_RUBRIC, JUDGE_RUBRICS, PromptSet, judge_rubric, load_prompts
 from worldforge.errors import WorldforgeError
-from worldforge.trajectories.model import DOMAINS
+from worldforge.worldmodel.prompts import BENCHMARK_DOMAINS, GENERIC_SYSTEM_PROMPT, SYSTEM_PROMPTS
 
 DIMENSIONS = ("format", "factuality", "consistency", "realism", "quality")
 
-# words each domain's texts must use: what is particular to that environment
-SYSTEM_SPECIFICS = {
-    "terminal": ["stdout", "stderr", "exit", "command not found", "prompt", "empty"],
-    "swe": ["SWE-agent", "OpenHands", "str_replace", "pytest", "line numbers", "traceback"],
-    "search": ["web_search", "web_extractor", "dict_memory", "[n] <url>", "Title:", "Snippet:", "Date:", "Markdown"],
-    "mcp": ["MCP", "tools/call", "JSON", "error", "isError", "identifiers"],
-    "android": ["Android", "bounds", "keyboard", "navigate_back", "scroll", "dialog"],
-    "web": ["accessibility tree", "click(bid)", "fill(bid, value)", "URL", "goto(url)", "element id"],
-    "os": ["pyautogui", "accessibility tree", "window", "dialog", "shell command", "traceback"],
-}
 RUBRIC_SPECIFICS = {
     "terminal": ["prompt", "command echo", "exit", "error messages word for word", "silent", "working directory"],
     "swe": ["line numbers", "edit", "test", "traceback", "harness"],
@@ -32,45 +21,6 @@ RUBRIC_SPECIFICS = {
     "web": ["URL", "accessibility tree", "element ids", "page", "fill"],
     "os": ["window", "focused widget", "accessibility tree", "dialog", "printed output"],
 }
-
-
-def test_benchmark_domains_and_the_mapping_of_worldforge_domains():
-    assert BENCHMARK_DOMAINS == ("terminal", "swe", "search", "mcp", "android", "web", "os")
-    assert benchmark_domain("tool") == "mcp"
-    assert all(benchmark_domain(d) == d for d in BENCHMARK_DOMAINS)
-    assert {benchmark_domain(d) for d in DOMAINS} == set(BENCHMARK_DOMAINS)
-    assert benchmark_domain("  Tool ") == "mcp" and benchmark_domain(" Games ") == "games"
-
-
-def test_every_domain_has_its_own_substantial_system_prompt():
-    assert set(SYSTEM_PROMPTS) == set(BENCHMARK_DOMAINS)
-    texts = list(SYSTEM_PROMPTS.values())
-    assert len(set(texts)) == len(texts)
-    for domain, text in SYSTEM_PROMPTS.items():
-        assert len(text) > 3000 and text.count("\n\n") >= 10, domain
-        assert text.endswith(CONTRACT), domain
-        assert all(f"**{d}**" in text for d in DIMENSIONS), domain
-        missing = [w for w in SYSTEM_SPECIFICS[domain] if w not in text]
-        assert not missing, f"{domain} system prompt lacks {missing}"
-        # the domain's own paragraphs (those the generic prompt does not share) are substantial by themselves
-        shared = set(GENERIC_SYSTEM_PROMPT.split("\n\n"))
-        assert sum(len(p) for p in text.split("\n\n") if p not in shared) > 2500, domain
-
-
-def test_system_prompts_state_the_reply_layout():
-    for text in [*SYSTEM_PROMPTS.values(), GENERIC_SYSTEM_PROMPT]:
-        assert "<think>...</think>" in text and "<predicted_observation>...</predicted_observation>" in text
-        assert text.index("<think>") < text.index("<predicted_observation>")
-        assert "<predicted_observation></predicted_observation>" in text and "empty" in text
-        assert "### Turn N" in text and "**Environment Observation:**" in text  # the inputs are described
-
-
-def test_system_prompt_maps_through_benchmark_domain():
-    assert system_prompt("tool") == SYSTEM_PROMPTS["mcp"]
-    for d in BENCHMARK_DOMAINS:
-        assert system_prompt(d) == SYSTEM_PROMPTS[d] and system_prompt(d.upper()) == SYSTEM_PROMPTS[d]
-    assert system_prompt("games") == GENERIC_SYSTEM_PROMPT
-    assert all(system_prompt(d) in SYSTEM_PROMPTS.values() for d in DOMAINS)
 
 
 def test_every_domain_has_its_own_rubric_with_five_anchored_dimensions():

@@ -2,9 +2,9 @@
 
 The kinds: ``openai`` (any OpenAI-compatible server, first of all ``vllm serve``), ``vllm``
 (in-process ``vllm.LLM``), ``transformers`` (``AutoModelForCausalLM``) and ``grounded`` (no model:
-observations replayed from a world's corpus). The registry sits above both :mod:`worldforge.llm`
-(the protocol and the model backends) and :mod:`worldforge.simenv` (where the grounded backend
-lives, beside the environment it replays), so neither imports the other's layer.
+observations replayed from a world's corpus, :mod:`worldforge.worldmodel.grounded`). The registry sits
+with the world model, above both :mod:`worldforge.llm` (the protocol and the model backends) and
+:mod:`worldforge.simenv` (the environment the grounded backend replays), so neither imports the other.
 
 :func:`make_backend` builds any backend from explicit settings (a judge, a server under test);
 :func:`world_model` builds *the* world model, filling what is not given from the settings
@@ -18,7 +18,7 @@ from typing import Any
 
 from worldforge.llm import BackendError, OpenAIBackend, TransformersBackend, VLLMBackend, WorldModelBackend
 from worldforge.settings import get_settings
-from worldforge.simenv.grounded import GroundedBackend
+from worldforge.worldmodel.grounded import GroundedBackend
 
 BACKENDS: dict[str, type[WorldModelBackend]] = {
     "openai": OpenAIBackend,

@@ -3,8 +3,8 @@ import re
 import pytest
 
 from worldforge.corpus.store import read_corpus
-from worldforge.simenv.verify import _DATE, FactVerifier
 from worldforge.warehouse import Warehouse
+from worldforge.worldmodel.verify import _DATE, FactVerifier
 
 
 @pytest.fixture(scope="module")

@@ -2,8 +2,8 @@
 
 The default backend locally (``WORLDFORGE_ENV=local``), so every pipeline runs without a GPU.
 It implements the :class:`~worldforge.llm.WorldModelBackend` protocol and is registered under
-``grounded`` in :data:`worldforge.backends.BACKENDS`; it lives here because it replays a
-:class:`~worldforge.simenv.env.SearchEnv`. A request must carry a
+``grounded`` in :data:`worldforge.worldmodel.backends.BACKENDS`; it sits in the world model's package, above
+the environment it replays (a :class:`~worldforge.simenv.env.SearchEnv`). A request must carry a
 ``grounding`` with the world and the tool call (``{"world", "scenario"?, "warehouse"?,
 "history"?: [tool calls], "tool_call", "session_id"?}``): the calls in ``history`` are
 replayed in a fresh :class:`~worldforge.simenv.env.SearchEnv` (so result numbering and
@@ -17,10 +17,10 @@ recorded as a failure with that reason, never guessed.
 
 from __future__ import annotations
 
-from worldforge.agentworldbench.parsing import format_prediction
 from worldforge.errors import WorldforgeError
 from worldforge.llm.base import Completion, Failure, GenerationParams, GenerationResult, OnResult, WorldModelBackend, WorldModelRequest, record
 from worldforge.simenv.env import SearchEnv
+from worldforge.worldmodel.parsing import format_prediction
 
 
 class GroundedBackend(WorldModelBackend):
@@ -28,7 +28,7 @@ class GroundedBackend(WorldModelBackend):
 
     Attributes:
         warehouse: the warehouse folder, unless a request's grounding names one (required: the
-            library does not read it from settings; :func:`worldforge.backends.world_model` callers pass it).
+            library does not read it from settings; :func:`worldforge.worldmodel.backends.world_model` callers pass it).
     """
 
     kind = "grounded"

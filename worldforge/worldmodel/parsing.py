@@ -14,7 +14,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from worldforge.agentworldbench.records import strip_observation_header
+from worldforge.worldmodel.formats import strip_observation_header
 
 PREDICTION_SCHEMA: dict = {
     "type": "object",

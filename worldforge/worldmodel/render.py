@@ -8,7 +8,7 @@ extracted), the result list itself, and, with a task attached, the target query 
 reference facts of its gold rows — so the model writes about entities that exist only in the
 world (Qwen-AgentWorld's fictional-world search).
 
-Every rendering goes through :class:`~worldforge.simenv.verify.FactVerifier`. A reply that does
+Every rendering goes through :class:`~worldforge.worldmodel.verify.FactVerifier`. A reply that does
 not parse, or that contradicts a world fact, is rejected: with ``on_reject="regenerate"`` the
 model is asked again (another seed) up to ``max_attempts`` times; with ``on_reject="grounded"``
 (or when the attempts run out) the template rendering is served. Each decision is logged and
@@ -28,15 +28,15 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-from worldforge.agentworldbench.parsing import PREDICTION_SCHEMA, ParseFailure, parse_prediction
-from worldforge.agentworldbench.prompts import system_prompt
-from worldforge.agentworldbench.records import action_prompt, observation_text
 from worldforge.corpus.quantity import render_value
 from worldforge.corpus.store import stored_hash
 from worldforge.corpus.vocab import table_info
 from worldforge.llm.base import GenerationParams, WorldModelBackend, WorldModelRequest
 from worldforge.llm.cache import KVCache
-from worldforge.simenv.verify import FactVerifier, verifier_for
+from worldforge.worldmodel.formats import action_prompt, observation_text
+from worldforge.worldmodel.parsing import PREDICTION_SCHEMA, ParseFailure, parse_prediction
+from worldforge.worldmodel.prompts import system_prompt
+from worldforge.worldmodel.verify import FactVerifier, verifier_for
 
 if TYPE_CHECKING:
     from worldforge.simenv.env import Observation, SearchEnv
