@@ -238,7 +238,7 @@ def _broken(hits: list, what: str) -> str:
 
 def _world_tables(run: WorldRun) -> StepResult:
     from worldforge.spec import spec_hash
-    from worldforge.warehouse import build_world_file, check_world_file
+    from worldforge.world import build_world_file, check_world_file
 
     if run.spec_path is None:
         raise StepFailed("world_tables", "world_tables needs the spec file")
@@ -265,7 +265,8 @@ def _world_tables(run: WorldRun) -> StepResult:
 
 def _scenario_tables(run: WorldRun) -> StepResult:
     from worldforge.scenarios import build_scenarios
-    from worldforge.warehouse import check_world_file, read_world, write_scenarios
+    from worldforge.warehouse import read_world, write_scenarios
+    from worldforge.world import check_world_file
 
     if run.spec is None or run.tables is None:
         wf = read_world(run.path)

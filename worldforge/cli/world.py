@@ -162,7 +162,7 @@ def build(
 @app.command("check")
 def check(path: Annotated[Path, typer.Argument(help="A world file, WAREHOUSE/<world>.duckdb.")]) -> None:
     """Re-check a world file: keys, foreign keys, declared constraints, row budget. Exit 1 on any violation."""
-    from worldforge.warehouse import check_world_file
+    from worldforge.world import check_world_file
 
     with user_errors():
         wf, violations = check_world_file(path)
