@@ -40,7 +40,7 @@ from worldforge.spec import discover_specs  # noqa: E402
 from worldforge.tasks.deep import as_task  # noqa: E402
 from worldforge.tasks.plans import plan_hops  # noqa: E402
 from worldforge.tasks.store import build_tasks  # noqa: E402
-from worldforge.warehouse import build_world_file  # noqa: E402
+from worldforge.world import build_world_file  # noqa: E402
 
 
 def main() -> None:

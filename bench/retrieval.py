@@ -55,7 +55,7 @@ from worldforge.retrieval.tiny import build_tiny_embedding_model  # noqa: E402
 from worldforge.retrieval.train import train_embedding_model  # noqa: E402
 from worldforge.tasks.deep import read_deep_questions  # noqa: E402
 from worldforge.tasks.store import build_tasks, read_tasks  # noqa: E402
-from worldforge.warehouse import build_world_file  # noqa: E402
+from worldforge.world import build_world_file  # noqa: E402
 
 MEASURES = {"recall.10", "recall.100", "ndcg_cut.10"}
 COLUMNS = (("recall_10", "R@10"), ("recall_100", "R@100"), ("ndcg_cut_10", "nDCG@10"))

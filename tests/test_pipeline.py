@@ -140,3 +140,27 @@ def test_a_step_runs_with_the_collector_relaxed_and_the_thresholds_come_back_eve
     assert gc.get_threshold() == before
     assert seen == [(max(GC_GEN0, before[0]), *before[1:])] * 2
     assert gc.isenabled()
+
+
+def test_select_steps_keeps_the_steps_order_and_refuses_unknown_names():
+    from worldforge.errors import WorldforgeError
+    from worldforge.pipeline import select_steps
+
+    assert select_steps(None) == WORLD_STEPS
+    assert [s.name for s in select_steps("search_index, search_corpus,search_corpus")] == ["search_corpus", "search_index"]
+    assert [s.name for s in select_steps(["search_tasks"])] == ["search_tasks"]
+    with pytest.raises(WorldforgeError, match="unknown step 'corpus' \\(the steps: world_tables, "):
+        select_steps("corpus")
+    with pytest.raises(WorldforgeError, match="no step selected"):
+        select_steps(" , ")
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--steps", "bogus"], "unknown step 'bogus'"),
+    (["--steps", "world_tables"], "world_tables needs the spec file"),
+    (["--steps", "search_corpus"], "nowhere_2030.duckdb: no such DuckDB file"),
+])
+def test_world_run_refuses_a_bad_selection_in_one_line(tmp_path, args, message):
+    out = CliRunner().invoke(app, ["world", "run", "nowhere_2030", *args, "--warehouse", str(tmp_path)])
+    assert out.exit_code == 2 and out.output.startswith("error:") and message in out.output, out.output
+    assert "Traceback" not in out.output and len(out.output.strip().splitlines()) == 1

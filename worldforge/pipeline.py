@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from worldforge.spec import WorldSpec
 
 __all__ = ["WORLD_STEPS", "Check", "CheckResult", "Json", "Markdown", "Step", "StepFailed", "StepResult", "WorldRun",
-           "frame_markdown", "run_world", "step_names"]
+           "frame_markdown", "run_world", "select_steps", "step_names"]
 
 
 class Markdown(str):
@@ -99,6 +99,9 @@ class StepResult:
         tally: its records balance (records in = kept + dropped by reason), when it reads records.
         figures: the counts the catalog keeps per world (``rows``, ``pages``, ``tasks`` ...).
         seconds: wall-clock time of the step.
+        value: the library's own result (:class:`~worldforge.world.WorldBuild`,
+            :class:`~worldforge.corpus.CorpusBuild`, the index builds, the task build, the oracle suite), for a
+            caller that shows it as the per-step commands do; ``None`` when the step has none.
     """
 
     step: str
@@ -107,6 +110,7 @@ class StepResult:
     tally: Tally | None = None
     figures: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
+    value: Any = None
 
     @property
     def failed_checks(self) -> list[CheckResult]:
@@ -122,11 +126,14 @@ class StepFailed(WorldforgeError):
         step: the step's name.
         metadata: what it found (shown with the failure).
         figures: what it counted before failing (``rows`` ...), as :attr:`StepResult.figures`.
+        value: the library's own result as far as it got (``world_tables``: the :class:`~worldforge.world.WorldBuild`
+            whose violations stopped it), as :attr:`StepResult.value`.
     """
 
-    def __init__(self, step: str, message: str, metadata: dict[str, Any] | None = None, figures: dict[str, Any] | None = None):
+    def __init__(self, step: str, message: str, metadata: dict[str, Any] | None = None, figures: dict[str, Any] | None = None,
+                 value: Any = None):
         super().__init__(message)
-        self.step, self.metadata, self.figures = step, metadata or {}, figures or {}
+        self.step, self.metadata, self.figures, self.value = step, metadata or {}, figures or {}, value
 
 
 @dataclass
@@ -146,6 +153,14 @@ class WorldRun:
             indexed dense or hybrid before keeps its retriever and model (its changed pages embedded again).
         spec: the validated spec (set by :func:`run_world`; a step run alone reads it from the world file).
         tables: the generated tables, likewise.
+        seed: ``world_tables``' seed (``None``: the spec's).
+        tasks_dir: where ``search_tasks`` writes the WideSearch files when ``export_tasks`` (``None``:
+            ``<warehouse>/tasks/<world>/``).
+        on_page: the corpus writer's progress, ``(pages done, pages in)``.
+        scenarios_with_world: ``world_tables`` also builds the scenarios and writes them with the world in one atomic
+            write (nothing is written when a scenario breaks an invariant); ``scenario_tables`` then checks them
+            without building them again. :func:`run_world` sets it when it runs both steps.
+        scenarios: the scenarios ``world_tables`` wrote with the world (``None``: not built yet).
     """
 
     world: str
@@ -157,6 +172,11 @@ class WorldRun:
     retriever: RetrieverConfig | None = None
     spec: WorldSpec | None = None
     tables: dict[str, pl.DataFrame] | None = None
+    seed: int | None = None
+    tasks_dir: Path | None = None
+    on_page: Callable[[int, int], None] | None = None
+    scenarios_with_world: bool = False
+    scenarios: dict[str, dict[str, pl.DataFrame]] | None = None
 
     @property
     def path(self) -> Path:
@@ -218,49 +238,55 @@ def _broken(hits: list, what: str) -> str:
 
 def _world_tables(run: WorldRun) -> StepResult:
     from worldforge.spec import spec_hash
-    from worldforge.warehouse import build_world_file, check_world_file
+    from worldforge.world import build_world_file, check_world_file
 
     if run.spec_path is None:
         raise StepFailed("world_tables", "world_tables needs the spec file")
-    built = build_world_file(run.spec or run.spec_path, run.warehouse, with_scenarios=False)
+    built = build_world_file(run.spec or run.spec_path, run.warehouse, run.seed, with_scenarios=run.scenarios_with_world)
     if built.violations:
         raise StepFailed("world_tables", f"world {built.spec.world} breaks {len(built.violations)} invariant(s): "
                          + "; ".join(map(str, built.violations[:5])) + "; the previous file is untouched",
                          {"violations": Markdown("\n".join(f"- {v}" for v in built.violations))},
-                         {"rows": sum(f.height for f in built.tables.values())})
+                         {"rows": sum(f.height for f in built.tables.values())}, value=built)
     run.spec, run.tables = built.spec, built.tables
+    if run.scenarios_with_world:
+        run.scenarios = built.scenarios
     _, found = check_world_file(built.path, every_block=False)  # re-read from DuckDB: the file itself is what is checked
     checks = [CheckResult(name, not hits, {"violations": len(hits), "details": Markdown("\n".join(f"- {v}" for v in hits) or "none")},
-                          _broken(hits, "the written file")) for name, kinds in _WORLD_CHECKS.items() for hits in [_violations(found, kinds)]]
+                          _broken(hits, "the written file")) for name, kinds in _WORLD_CHECKS.items()
+              for hits in [_violations(found, kinds, scenario=False)]]
     total = sum(f.height for f in built.tables.values())
     preview = "\n\n".join(f"**{t}** ({f.height} rows)\n\n" + frame_markdown(f, 5) for t, f in built.tables.items())
     return StepResult("world_tables", metadata={
         "path": built.path, "seed": built.seed, "spec_hash": spec_hash(built.spec), "total_rows": total,
         "rows_by_table": Json({t: f.height for t, f in built.tables.items()}), "preview": Markdown(preview),
-    }, checks=checks, figures={"rows": total})
+    }, checks=checks, figures={"rows": total}, value=built)
 
 
 def _scenario_tables(run: WorldRun) -> StepResult:
     from worldforge.scenarios import build_scenarios
-    from worldforge.warehouse import check_world_file, read_world, write_scenarios
+    from worldforge.warehouse import read_world, write_scenarios
+    from worldforge.world import check_world_file
 
     if run.spec is None or run.tables is None:
         wf = read_world(run.path)
         run.spec, run.tables = wf.spec, wf.tables
-    scenarios = build_scenarios(run.spec, run.tables)
-    write_scenarios(run.path, run.spec, scenarios)
+    scenarios = run.scenarios
+    if scenarios is None:  # not written with the world (run.scenarios_with_world): built and written here
+        scenarios = build_scenarios(run.spec, run.tables)
+        write_scenarios(run.path, run.spec, scenarios)
     _, found = check_world_file(run.path, every_block=False)  # the whole file, world and scenarios
     hits = _violations(found, scenario=True)  # the world's own tables are world_tables' checks
     return StepResult("scenario_tables", metadata={"scenarios": Json({n: sum(f.height for f in t.values()) for n, t in scenarios.items()})},
                       checks=[CheckResult("scenario_invariants", not hits, {"violations": Markdown("\n".join(f"- {v}" for v in hits) or "none")},
                                           _broken(hits, "the written scenarios"))],
-                      figures={"scenarios": len(scenarios)})
+                      figures={"scenarios": len(scenarios)}, value=scenarios)
 
 
 def _search_corpus(run: WorldRun) -> StepResult:
     from worldforge.corpus import build_checked_corpus
 
-    built = build_checked_corpus(run.path, writer=run.writer)
+    built = build_checked_corpus(run.path, writer=run.writer, on_page=run.on_page)
     bad = built.contradictions
     written = {} if built.writer is None else {"writer": Json(built.writer.to_dict()), "writer_balance": built.writer.summary()}
     return StepResult("search_corpus", metadata={"pages": Json({s or "(world)": n for s, n in built.report.pages.items()}),
@@ -268,7 +294,8 @@ def _search_corpus(run: WorldRun) -> StepResult:
                       checks=[CheckResult("no_contradicted_fact", bad.height == 0, {"contradicted": bad.height, "examples": frame_markdown(bad, 10)},
                                           f"{bad.height} contradicted fact(s), e.g. {bad.row(0, named=True)}" if bad.height else "")],
                       tally=built.tally,
-                      figures={"pages": sum(built.report.pages.values()), "facts": built.report.facts, "contradictions": bad.height})
+                      figures={"pages": sum(built.report.pages.values()), "facts": built.report.facts, "contradictions": bad.height},
+                      value=built)
 
 
 def _search_index(run: WorldRun) -> StepResult:
@@ -280,14 +307,14 @@ def _search_index(run: WorldRun) -> StepResult:
         "indexes": Json([str(d) for _, d, _ in built]), "retriever": (run.retriever.retriever if run.retriever else ("dense/hybrid" if dense else "bm25")),
         **({"dense_indexes": Json([str(d.folder) for d in dense]), "vectors": sum(d.vectors for d in dense),
             "embedded": sum(d.embedded for d in dense), "dense_bytes": sum(d.bytes for d in dense)} if dense else {}),
-    }, figures={"vectors": sum(d.vectors for d in dense)} if dense else {})
+    }, figures={"vectors": sum(d.vectors for d in dense)} if dense else {}, value=built)
 
 
 def _search_tasks(run: WorldRun) -> StepResult:
     from worldforge.tasks.store import build_and_export_tasks, build_tasks
-    out = run.warehouse.tasks(run.world)
+    out = run.tasks_dir or run.warehouse.tasks(run.world)
     built = build_and_export_tasks(run.path, out) if run.export_tasks else build_tasks(run.path)
-    if not run.export_tasks and out.is_dir():  # an export of an earlier build: no longer this world's tasks
+    if not run.export_tasks and run.tasks_dir is None and out.is_dir():  # an export of an earlier build: no longer this world's tasks
         shutil.rmtree(out)
     kept = built.kept
     kinds = (pl.DataFrame({"kind": [t.extra["kind"] for t in kept], "rows": [len(t.gold) for t in kept],
@@ -308,7 +335,7 @@ def _search_tasks(run: WorldRun) -> StepResult:
                       checks=[CheckResult("every_task_solvable", bool(kept), {"tasks": len(kept), "unsolvable": Json(built.unsolvable)}, summary),
                               CheckResult("deep_answers_unique", not deep_bad, {"deep_questions": len(built.deep), "problems": Json(deep_bad)},
                                           deep_summary)],
-                      tally=built.tally, figures={"tasks": len(kept)})
+                      tally=built.tally, figures={"tasks": len(kept)}, value=built)
 
 
 def _oracle_episodes(run: WorldRun) -> StepResult:
@@ -331,7 +358,7 @@ def _oracle_episodes(run: WorldRun) -> StepResult:
         CheckResult("oracle_answers_every_deep_question", not suite.deep_wrong, {"deep_questions": suite.deep, "wrong": Json(suite.deep_wrong)},
                     "" if not suite.deep_wrong else f"oracle: {len(suite.deep_wrong)} of {suite.deep} deep question(s) answered wrong, e.g. "
                     f"{next(iter(suite.deep_wrong.items()))}"),
-    ], figures={"oracle_f1_min": min((e.f1_by_item or 0.0 for e in clean), default=0.0)})
+    ], figures={"oracle_f1_min": min((e.f1_by_item or 0.0 for e in clean), default=0.0)}, value=suite)
 
 
 WORLD_STEPS: tuple[Step, ...] = (
@@ -369,24 +396,57 @@ def step_names(steps: Sequence[Step] = WORLD_STEPS) -> list[str]:
     return [s.name for s in steps]
 
 
-def run_world(spec_path: str | Path, warehouse: WarehouseLike, writer: WriterConfig | None = None,
-              steps: Sequence[Step] = WORLD_STEPS, progress: Callable[[str], None] | None = None,
-              on_result: Callable[[StepResult], None] | None = None, spec: WorldSpec | None = None,
-              export_tasks: bool = True, retriever: RetrieverConfig | None = None) -> list[StepResult]:
-    """Run a world's steps for one spec file, in order, stopping after the first step that fails a check.
-
-    The spec is read and compiled once (here, or by the caller: ``spec``) and travels with the run.
+def select_steps(names: str | Sequence[str] | None) -> tuple[Step, ...]:
+    """The steps ``names`` selects, in :data:`WORLD_STEPS`' order (``world run --steps``).
 
     Args:
-        spec_path: the world spec (YAML).
+        names: step names, a sequence or one comma-separated string (``"search_corpus,search_index"``); repeats and
+            blanks are ignored. ``None``: every step.
+
+    Returns:
+        The selected steps, in the order they run (whatever the order given).
+
+    Raises:
+        WorldforgeError: a name is not a step, or nothing is selected (the message lists the steps).
+    """
+    if names is None:
+        return WORLD_STEPS
+    wanted = [n.strip() for part in ([names] if isinstance(names, str) else names) for n in part.split(",") if n.strip()]
+    known = step_names()
+    unknown = [n for n in wanted if n not in known]
+    if unknown or not wanted:
+        what = f"unknown step {unknown[0]!r}" if unknown else "no step selected"
+        raise WorldforgeError(f"{what} (the steps: {', '.join(known)})")
+    return tuple(s for s in WORLD_STEPS if s.name in wanted)
+
+
+def run_world(spec_path: str | Path | None, warehouse: WarehouseLike, writer: WriterConfig | None = None,
+              steps: Sequence[Step] = WORLD_STEPS, progress: Callable[[str], None] | None = None,
+              on_result: Callable[[StepResult], None] | None = None, spec: WorldSpec | None = None,
+              export_tasks: bool = True, retriever: RetrieverConfig | None = None, *, world: str | None = None,
+              seed: int | None = None, tasks_dir: Path | None = None,
+              on_page: Callable[[int, int], None] | None = None) -> list[StepResult]:
+    """Run a world's steps for one spec file (or one built world), in order, stopping after the first step that fails a check.
+
+    The spec is read and compiled once (here, or by the caller: ``spec``) and travels with the run. When the
+    steps include both ``world_tables`` and ``scenario_tables``, the scenarios are written with the world in one
+    atomic write (:attr:`WorldRun.scenarios_with_world`): a scenario that breaks an invariant leaves nothing written.
+
+    Args:
+        spec_path: the world spec (YAML); ``None`` with ``world``: the steps read the spec from the world file
+            (a selection without ``world_tables``).
         warehouse: the warehouse, or its folder.
         writer: the corpus writer (``None``: template pages).
-        steps: the steps to run (default: all six).
+        steps: the steps to run (default: all six; :func:`select_steps` picks some by name).
         progress: called with each step's name as it starts.
         on_result: called with each step's result as it finishes (what a caller keeps when a later step raises).
         spec: ``spec_path`` already loaded (:func:`~worldforge.spec.load_spec`); ``None``: loaded here.
-        export_tasks: also write the tasks' WideSearch files to ``<warehouse>/tasks/<world>/`` (:class:`WorldRun`).
+        export_tasks: also write the tasks' WideSearch files (:class:`WorldRun`).
         retriever: how the corpora are indexed (:class:`WorldRun`).
+        world: the world's name when there is no ``spec_path`` (its file ``<warehouse>/<world>.duckdb``).
+        seed: ``world_tables``' seed (``None``: the spec's).
+        tasks_dir: where the WideSearch files go (``None``: ``<warehouse>/tasks/<world>/``).
+        on_page: the corpus writer's progress, ``(pages done, pages in)``.
 
     Returns:
         The results of the steps that ran; the last one has failed checks when the run stopped early.
@@ -394,13 +454,26 @@ def run_world(spec_path: str | Path, warehouse: WarehouseLike, writer: WriterCon
     Raises:
         StepFailed: a step could not write its output.
         SpecError: the spec is invalid (nothing is written).
-        WorldforgeError: what a step's library call raises (no corpus, no tasks ...).
+        WorldforgeError: neither a spec nor a world, ``world_tables`` without a spec, or what a step's library call
+            raises (no corpus, no tasks ...).
+        WarehouseError: ``world`` names one of the warehouse's stores, not a world.
     """
     from worldforge.spec import load_spec
 
-    spec = spec if spec is not None else load_spec(spec_path)
-    run = WorldRun(spec.world, Warehouse.of(warehouse), Path(spec_path), writer, progress or (lambda _: None),
-                   export_tasks=export_tasks, retriever=retriever, spec=spec)
+    wh = Warehouse.of(warehouse)
+    names = step_names(steps)
+    if spec_path is None:
+        if world is None:
+            raise WorldforgeError("a run needs a spec file or a built world's name")
+        if "world_tables" in names:
+            raise WorldforgeError("world_tables needs the spec file (a world's name runs the steps after it)")
+        wh.world(world)  # a store's name is refused here, before any step
+    else:
+        spec = spec if spec is not None else load_spec(spec_path)
+        world = spec.world
+    run = WorldRun(world, wh, None if spec_path is None else Path(spec_path), writer, progress or (lambda _: None),
+                   export_tasks=export_tasks, retriever=retriever, spec=spec, seed=seed, tasks_dir=tasks_dir, on_page=on_page,
+                   scenarios_with_world={"world_tables", "scenario_tables"} <= set(names))
     results: list[StepResult] = []
     for step in steps:
         run.progress(step.name)

@@ -12,7 +12,8 @@ from worldforge.cli import app
 from worldforge.scenarios import ScenarioError, build_scenarios, scenario_spec, shift_world
 from worldforge.spec.models import ScenarioSpec
 from worldforge.synth import build_world, check_world
-from worldforge.warehouse import check_world_file, write_world
+from worldforge.warehouse import write_world
+from worldforge.world import check_world_file
 
 
 @pytest.fixture(scope="module")

@@ -24,7 +24,8 @@ from worldforge.warehouse.doctor import diagnose, quarantine
 from worldforge.warehouse.duck import open_readonly, query_readonly
 from worldforge.warehouse.layout import repair_hint
 from worldforge.warehouse.parts import MANIFEST, list_parts
-from worldforge.warehouse.worlds import check_world_file, content_digests
+from worldforge.warehouse.worlds import content_digests
+from worldforge.world import check_world_file
 
 SPEC = "smartphones_2029"
 REPO = Path(__file__).resolve().parents[2]

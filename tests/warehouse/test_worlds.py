@@ -6,7 +6,8 @@ from tests.conftest import BUNDLED
 from worldforge.errors import WarehouseError
 from worldforge.spec import spec_hash
 from worldforge.synth import build_world
-from worldforge.warehouse import check_world_file, duck, read_world, write_world
+from worldforge.warehouse import duck, read_world, write_world
+from worldforge.world import check_world_file
 
 
 @pytest.mark.parametrize("name", BUNDLED)

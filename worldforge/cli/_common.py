@@ -47,6 +47,22 @@ err = _console(stderr=True)
 
 WarehouseOpt = Annotated[Optional[Path], typer.Option("--warehouse", "-w", help="Warehouse folder (default: WORLDFORGE_WAREHOUSE, see `worldforge settings`).", show_default=False)]
 """The ``--warehouse`` option of every command that reads or writes a warehouse; ``None``: the configured one."""
+WriterOpt = Annotated[str, typer.Option(help="Who writes the prose pages (news, press releases, forum, rumors): template, or openai "
+                                        "(a model behind an OpenAI-compatible server rewrites them; a page is kept only when every value checks out).")]
+"""``--writer``: the corpus writer of the commands that build a corpus (``world run``, ``corpus build``)."""
+WriterUrlOpt = Annotated[Optional[str], typer.Option(help="--writer openai: the server's API root (default: WORLDFORGE_VLLM_URL).", show_default=False)]
+"""``--base-url`` of the corpus writer."""
+WriterModelOpt = Annotated[Optional[str], typer.Option(help="--writer openai: the served model (default: WORLDFORGE_VLLM_MODEL, else the first one served).",
+                                                       show_default=False)]
+"""``--model`` of the corpus writer."""
+WriterKeyOpt = Annotated[Optional[str], typer.Option(help="--writer openai: bearer token for the server.", show_default=False)]
+"""``--api-key`` of the corpus writer."""
+WriterRoundsOpt = Annotated[int, typer.Option(min=1, help="--writer openai: requests per page at most (the first and the repairs).")]
+"""``--max-rounds`` of the corpus writer (default 2)."""
+WriterConcurrencyOpt = Annotated[int, typer.Option(min=1, help="--writer openai: requests in flight at most.")]
+"""``--concurrency`` of the corpus writer (default 8)."""
+WriterLimitOpt = Annotated[Optional[int], typer.Option(min=0, help="--writer openai: rewrite at most this many prose pages.", show_default=False)]
+"""``--limit`` of the corpus writer."""
 HostOpt = Annotated[Optional[str], typer.Option(help="Interface to bind (default: WORLDFORGE_HOST, loopback).", show_default=False)]
 """The ``--host`` of every server command."""
 

@@ -10,7 +10,22 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from worldforge.cli._common import WarehouseOpt, out, print_frame, print_tally, progress, user_errors, warehouse_of
+from worldforge.cli._common import (
+    WarehouseOpt,
+    WriterConcurrencyOpt,
+    WriterKeyOpt,
+    WriterLimitOpt,
+    WriterModelOpt,
+    WriterOpt,
+    WriterRoundsOpt,
+    WriterUrlOpt,
+    out,
+    print_frame,
+    print_tally,
+    progress,
+    user_errors,
+    warehouse_of,
+)
 
 app = typer.Typer(help="Search corpora of worlds: build, check, index, search.", no_args_is_help=True)
 
@@ -20,31 +35,29 @@ app = typer.Typer(help="Search corpora of worlds: build, check, index, search.",
 def build(
     world: Annotated[str, typer.Argument(help="World name (WAREHOUSE/<world>.duckdb, built with `world build`).")],
     warehouse: WarehouseOpt = None,
-    writer: Annotated[str, typer.Option(help="Who writes the prose pages (news, press releases, forum, rumors): template, or openai "
-                                             "(a model behind an OpenAI-compatible server rewrites them; a page is kept only when every value checks out).")] = "template",
-    base_url: Annotated[Optional[str], typer.Option(help="--writer openai: the server's API root (default: WORLDFORGE_VLLM_URL).", show_default=False)] = None,
-    model: Annotated[Optional[str], typer.Option(help="--writer openai: the served model (default: WORLDFORGE_VLLM_MODEL, else the first one served).",
-                                                 show_default=False)] = None,
-    api_key: Annotated[Optional[str], typer.Option(help="--writer openai: bearer token for the server.", show_default=False)] = None,
-    max_rounds: Annotated[int, typer.Option(min=1, help="--writer openai: requests per page at most (the first and the repairs).")] = 2,
-    concurrency: Annotated[int, typer.Option(min=1, help="--writer openai: requests in flight at most.")] = 8,
-    limit: Annotated[Optional[int], typer.Option(min=0, help="--writer openai: rewrite at most this many prose pages.", show_default=False)] = None,
+    writer: WriterOpt = "template",
+    base_url: WriterUrlOpt = None,
+    model: WriterModelOpt = None,
+    api_key: WriterKeyOpt = None,
+    max_rounds: WriterRoundsOpt = 2,
+    concurrency: WriterConcurrencyOpt = 8,
+    limit: WriterLimitOpt = None,
 ) -> None:
-    """Generate the search corpus of WORLD and its scenarios, check every stated fact, and index it."""
-    from worldforge.corpus import publish_corpus, writer_config
+    """Generate the search corpus of WORLD and its scenarios, check every stated fact, and index it
+    (`world run WORLD --steps search_corpus,search_index`, showing the corpus; contradicted facts: exit 1, not indexed)."""
+    from worldforge.cli.world import run_steps, writer_of
+
+    config = writer_of(writer, base_url=base_url, model=model, api_key=api_key, max_rounds=max_rounds, concurrency=concurrency, limit=limit)
     with user_errors():
         path = warehouse_of(warehouse).world(world)
-        config = writer_config(writer, base_url=base_url, model=model, api_key=api_key, max_rounds=max_rounds, concurrency=concurrency, limit=limit)
-    with user_errors(), progress() as bar:
-        task = bar.add_task("generating pages", total=2)
-        pages = bar.add_task("writing pages", total=None, visible=config is not None)
-        built = publish_corpus(path, progress=lambda step: bar.update(task, advance=1, description=step), writer=config,
-                               on_page=lambda done, total: bar.update(pages, completed=done, total=total))
+    results = run_steps(world, warehouse, "search_corpus,search_index", writer=config)
+    built = results[0].value
+    indexes = [bm25 for _, bm25, _ in results[1].value] if len(results) > 1 else []
     table = Table(title=f"corpus of {world} → {path}")
     for col in ("corpus", "pages", "index"):
         table.add_column(col)
-    for (scen, n), d in zip(built.report.pages.items(), built.indexes):
-        table.add_row(escape(scen or "(world)"), str(n), str(d))
+    for i, (scen, n) in enumerate(built.report.pages.items()):
+        table.add_row(escape(scen or "(world)"), str(n), str(indexes[i]) if i < len(indexes) else "-")
     out.print(table)
     out.print(f"facts stated: {built.report.facts} (derived claims: {built.report.claims}); contradicted: {built.tally.dropped_total}")
     print_tally(built.tally)

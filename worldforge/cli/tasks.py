@@ -20,10 +20,11 @@ def export(
     world: Annotated[str, typer.Option("--world", help="World name.")],
     warehouse: WarehouseOpt = None,
 ) -> None:
-    """Generate WORLD's tasks (world and scenarios), keep those solvable in its corpus, and export them (exit 1: none is)."""
-    from worldforge.tasks.store import build_and_export_tasks
-    with user_errors():
-        built = build_and_export_tasks(warehouse_of(warehouse).world(world), out_dir)
+    """Generate WORLD's tasks (world and scenarios), keep those solvable in its corpus, and export them (exit 1: none is)
+    (`world run WORLD --steps search_tasks --tasks-out OUT_DIR`, listing the rejected tasks)."""
+    from worldforge.cli.world import run_steps
+
+    built = run_steps(world, warehouse, "search_tasks", tasks_dir=out_dir)[0].value
     out.print(f"{len(built.kept)} tasks → {out_dir / 'tasks.jsonl'} (+ {out_dir / 'tables'}/<instance_id>.csv)")
     print_tally(built.tally)
     for iid, problems in built.unsolvable.items():  # rejected: not stored, not exported

@@ -1,15 +1,40 @@
-"""``worldforge world build | check | run | steps``: generate a world from its spec, re-check a world file, run a world's steps end to end."""
+"""``worldforge world run | build | check | steps``: run a world's steps (all, or a selection), re-check a world file, list the steps.
+
+``world run`` is the one way into the steps (:data:`worldforge.pipeline.WORLD_STEPS`); ``world build``, ``corpus build``
+and ``tasks export`` are aliases of selections of it, showing their results as they always have.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from worldforge.cli._common import WarehouseOpt, out, print_frame, progress, settings_retriever, user_errors, warehouse_of
+from worldforge.cli._common import (
+    WarehouseOpt,
+    WriterConcurrencyOpt,
+    WriterKeyOpt,
+    WriterLimitOpt,
+    WriterModelOpt,
+    WriterOpt,
+    WriterRoundsOpt,
+    WriterUrlOpt,
+    out,
+    print_frame,
+    progress,
+    settings_retriever,
+    user_errors,
+    warehouse_of,
+)
+
+if TYPE_CHECKING:
+    from worldforge.corpus import RetrieverConfig
+    from worldforge.corpus.writer import WriterConfig
+    from worldforge.pipeline import StepResult
 
 app = typer.Typer(help="Build and check fictional worlds.", no_args_is_help=True)
 
@@ -21,22 +46,103 @@ def _print_violations(violations) -> None:
     print_frame(pl.DataFrame(rows, schema=["table", "check", "rows", "detail"], orient="row"), f"{len(violations)} violation(s)")
 
 
+def run_steps(target: str | Path, warehouse: Path | None, steps: str | Sequence[str] | None = None, *, seed: int | None = None,
+              writer: WriterConfig | None = None, retriever: RetrieverConfig | None = None, tasks_dir: Path | None = None) -> list[StepResult]:
+    """Run the selected steps for one spec file or built world, with a progress bar: what ``world run`` and its aliases share.
+
+    Args:
+        target: a spec file (``*.yaml``/``*.yml``, or any existing file), else a built world's name (the selection
+            must then skip ``world_tables``).
+        warehouse: the ``--warehouse`` option.
+        steps: step names (:func:`~worldforge.pipeline.select_steps`); ``None``: every step.
+        seed, writer, retriever, tasks_dir: :func:`~worldforge.pipeline.run_world`'s.
+
+    Returns:
+        The steps' results (the last one has failed checks when the run stopped early).
+
+    Raises:
+        typer.Exit: 2 on a user error (one line, :func:`user_errors`); 1 when the world's tables break an invariant
+            (their list is printed, nothing was written).
+    """
+    from worldforge.pipeline import StepFailed, run_world, select_steps
+
+    path = Path(target)
+    spec, world = (path, None) if path.suffix in (".yaml", ".yml") or path.is_file() else (None, str(target))
+    with user_errors():
+        chosen = select_steps(steps)
+        try:
+            with progress() as bar:
+                task = bar.add_task("starting", total=len(chosen))
+                pages = bar.add_task("writing pages", total=None, visible=writer is not None)
+                return run_world(spec, warehouse_of(warehouse), writer=writer, steps=chosen, retriever=retriever, world=world, seed=seed,
+                                 tasks_dir=tasks_dir, progress=lambda name: bar.update(task, advance=1, description=name),
+                                 on_page=lambda done, total: bar.update(pages, completed=done, total=total))
+        except StepFailed as exc:
+            built = exc.value
+            if exc.step != "world_tables" or built is None or not built.violations:
+                raise
+            _print_violations(built.violations)
+            out.print(f"[red]not written[/]: {len(built.violations)} violation(s); the previous file (if any) is untouched")
+            raise typer.Exit(1) from None
+
+
+def writer_of(writer: str, **options) -> WriterConfig | None:
+    """:func:`~worldforge.corpus.writer.writer_config` of the ``--writer`` options (``None``: template pages); a bad one exits 2."""
+    from worldforge.corpus import writer_config
+
+    with user_errors():
+        return writer_config(writer, **options)
+
+
+@app.command("run")
+def run(
+    target: Annotated[str, typer.Argument(metavar="SPEC_OR_WORLD", help="World spec YAML file; or, when --steps skips world_tables, "
+                                                                        "a built world's name (WAREHOUSE/<world>.duckdb).")],
+    steps: Annotated[Optional[str], typer.Option("--steps", help="Run only these steps, comma-separated (`worldforge world steps`), "
+                                                                 "in the steps' order; default: all.", show_default=False)] = None,
+    seed: Annotated[Optional[int], typer.Option(help="world_tables: the seed (default: the spec's).", show_default=False)] = None,
+    tasks_out: Annotated[Optional[Path], typer.Option("--tasks-out", help="search_tasks: write the WideSearch files (tasks.jsonl, "
+                                                      "tables/) here (default: WAREHOUSE/tasks/<world>/).", show_default=False)] = None,
+    warehouse: WarehouseOpt = None,
+    writer: WriterOpt = "template",
+    base_url: WriterUrlOpt = None,
+    model: WriterModelOpt = None,
+    api_key: WriterKeyOpt = None,
+    max_rounds: WriterRoundsOpt = 2,
+    concurrency: WriterConcurrencyOpt = 8,
+    limit: WriterLimitOpt = None,
+) -> None:
+    """Run SPEC's world steps, as its Dagster assets do: tables, scenarios, corpus, index, tasks, oracle episodes (or --steps' selection).
+
+    Prints each step's checks; exits 1 when a check fails (the later steps do not run), 2 on a user error.
+    The search index uses the retriever of the settings (WORLDFORGE_RETRIEVER).
+    """
+    config = writer_of(writer, base_url=base_url, model=model, api_key=api_key, max_rounds=max_rounds, concurrency=concurrency, limit=limit)
+    with user_errors():
+        retriever = settings_retriever()
+    results = run_steps(target, warehouse, steps, seed=seed, writer=config, retriever=retriever, tasks_dir=tasks_out)
+    failed = False
+    for result in results:
+        verdicts = ", ".join(f"{c.name} {'[green]passed[/]' if c.passed else '[red]FAILED[/]'}" for c in result.checks) or "no check"
+        figures = ", ".join(f"{k} {v:,}" if isinstance(v, int) else f"{k} {v}" for k, v in result.figures.items())
+        out.print(f"{result.step:<16} {result.seconds:6.1f} s  {verdicts}" + (f"  ({escape(figures)})" if figures else ""), soft_wrap=True)
+        for c in result.failed_checks:
+            failed = True
+            out.print(f"  [red]{escape(c.name)}[/]: {escape(c.summary)}", soft_wrap=True)
+    if failed:
+        raise typer.Exit(1)
+
+
 @app.command("build")
 def build(
     spec: Annotated[Path, typer.Argument(help="World spec YAML file.")],
     seed: Annotated[int | None, typer.Option(help="Seed (default: the spec's).")] = None,
     warehouse: WarehouseOpt = None,
 ) -> None:
-    """Generate a world from SPEC and its scenarios, check their invariants and write WAREHOUSE/<world>.duckdb."""
-    from worldforge.warehouse import build_world_file
-
-    with user_errors(), progress() as bar:
-        task = bar.add_task("validating spec", total=5)
-        built = build_world_file(spec, warehouse_of(warehouse), seed, progress=lambda step: bar.update(task, advance=1, description=step))
-    if built.violations:
-        _print_violations(built.violations)
-        out.print(f"[red]not written[/]: {len(built.violations)} violation(s); the previous file (if any) is untouched")
-        raise typer.Exit(1)
+    """Generate a world from SPEC and its scenarios, check their invariants and write WAREHOUSE/<world>.duckdb
+    (`world run SPEC --steps world_tables,scenario_tables`, showing the tables)."""
+    results = run_steps(spec, warehouse, "world_tables,scenario_tables", seed=seed)
+    built = results[0].value
     table = Table(title=f"{built.spec.world} (seed {built.seed}) → {built.path}")
     for col, justify in (("table", "left"), ("rows", "right"), ("columns", "right")):
         table.add_column(col, justify=justify)
@@ -46,12 +152,17 @@ def build(
     out.print(table)
     for name, tables in built.scenarios.items():
         out.print(f"scenario {escape(name)}: schema scenario_{escape(name)}, {sum(f.height for f in tables.values())} rows")
+    for result in results:
+        for c in result.failed_checks:  # the file as read back breaks what the generated tables did not: never expected
+            out.print(f"[red]{escape(c.name)}[/]: {escape(c.summary)}", soft_wrap=True)
+    if any(r.failed_checks for r in results):
+        raise typer.Exit(1)
 
 
 @app.command("check")
 def check(path: Annotated[Path, typer.Argument(help="A world file, WAREHOUSE/<world>.duckdb.")]) -> None:
     """Re-check a world file: keys, foreign keys, declared constraints, row budget. Exit 1 on any violation."""
-    from worldforge.warehouse import check_world_file
+    from worldforge.world import check_world_file
 
     with user_errors():
         wf, violations = check_world_file(path)
@@ -64,7 +175,7 @@ def check(path: Annotated[Path, typer.Argument(help="A world file, WAREHOUSE/<wo
 
 @app.command("steps")
 def steps(select: Annotated[bool, typer.Option("--select", help="One line, comma-separated (dagster asset materialize --select).")] = False) -> None:
-    """List a world's steps in order (the Dagster world assets have the same names)."""
+    """List a world's steps in order (the Dagster world assets have the same names; `world run --steps` takes them)."""
     from worldforge.pipeline import WORLD_STEPS
 
     if select:
@@ -73,30 +184,3 @@ def steps(select: Annotated[bool, typer.Option("--select", help="One line, comma
     for s in WORLD_STEPS:
         checks = ", ".join(c.name for c in s.checks) or "-"
         out.print(f"{s.name:<16} after {', '.join(s.after) or '-':<28} checks {checks}", soft_wrap=True, markup=False)
-
-
-@app.command("run")
-def run(
-    spec: Annotated[Path, typer.Argument(help="World spec YAML file.")],
-    warehouse: WarehouseOpt = None,
-) -> None:
-    """Build SPEC's world end to end, as its Dagster assets do: tables, scenarios, corpus, index, tasks, oracle episodes.
-
-    Prints each step's checks; exits 1 when a check fails (the later steps do not run).
-    """
-    from worldforge.pipeline import WORLD_STEPS, run_world
-
-    with user_errors(), progress() as bar:
-        task = bar.add_task("starting", total=len(WORLD_STEPS))
-        results = run_world(spec, warehouse_of(warehouse), progress=lambda name: bar.update(task, advance=1, description=name),
-                            retriever=settings_retriever())
-    failed = False
-    for result in results:
-        verdicts = ", ".join(f"{c.name} {'[green]passed[/]' if c.passed else '[red]FAILED[/]'}" for c in result.checks) or "no check"
-        figures = ", ".join(f"{k} {v:,}" if isinstance(v, int) else f"{k} {v}" for k, v in result.figures.items())
-        out.print(f"{result.step:<16} {result.seconds:6.1f} s  {verdicts}" + (f"  ({escape(figures)})" if figures else ""), soft_wrap=True)
-        for c in result.failed_checks:
-            failed = True
-            out.print(f"  [red]{escape(c.name)}[/]: {escape(c.summary)}", soft_wrap=True)
-    if failed:
-        raise typer.Exit(1)

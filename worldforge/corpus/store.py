@@ -35,7 +35,7 @@ from worldforge.corpus.quantity import denotes, render_value
 from worldforge.corpus.vocab import table_info
 from worldforge.errors import WarehouseError
 from worldforge.runtime import paused_gc
-from worldforge.scenarios import scenario_spec
+from worldforge.spec.scenario import scenario_spec
 from worldforge.tally import Tally
 from worldforge.warehouse import WorldFile, read_world
 from worldforge.warehouse.duck import atomic_duckdb, count_rows, insert_frame, open_readonly, rows_per_group

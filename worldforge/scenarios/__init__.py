@@ -16,8 +16,8 @@ from __future__ import annotations
 import polars as pl
 
 from worldforge.errors import WorldforgeError
-from worldforge.spec.dates import resolve_date
 from worldforge.spec.models import ScenarioSpec, WorldSpec
+from worldforge.spec.scenario import scenario_spec, shift_year
 from worldforge.synth import Violation, check_world, rederive
 
 __all__ = ["ScenarioError", "scenario_spec", "shift_world", "build_scenarios"]
@@ -31,20 +31,6 @@ class ScenarioError(WorldforgeError):
         lines = [f"scenario '{scenario}' of world '{world}' breaks {len(violations)} invariant(s); nothing written:"]
         lines += [f"  {v}" for v in violations[:10]]
         super().__init__("\n".join(lines))
-
-
-def _shift_year(d, years: int):
-    try:
-        return d.replace(year=d.year + years)
-    except ValueError:  # Feb 29 in a non-leap year
-        return d.replace(year=d.year + years, day=28)
-
-
-def scenario_spec(spec: WorldSpec, scenario: ScenarioSpec) -> WorldSpec:
-    """The spec a scenario's tables satisfy: target year and as-of date moved."""
-    year = spec.target_year + scenario.shift_years
-    as_of = resolve_date(scenario.as_of, year) if scenario.as_of else _shift_year(spec.as_of_date, scenario.shift_years)
-    return spec.model_copy(update={"target_year": year, "as_of": as_of.isoformat(), "scenarios": []})
 
 
 def shift_world(spec: WorldSpec, tables: dict[str, pl.DataFrame], scenario: ScenarioSpec) -> dict[str, pl.DataFrame]:
@@ -67,7 +53,7 @@ def shift_world(spec: WorldSpec, tables: dict[str, pl.DataFrame], scenario: Scen
         dates = [c for c, col in spec.tables[tname].columns.items() if col.kind == "date"]
         if scenario.shift_years and dates:
             frame = frame.with_columns(
-                pl.col(c).map_elements(lambda d: _shift_year(d, scenario.shift_years), return_dtype=pl.Date) for c in dates
+                pl.col(c).map_elements(lambda d: shift_year(d, scenario.shift_years), return_dtype=pl.Date) for c in dates
             )
         shifted[tname] = frame
     out = rederive(sspec, shifted)

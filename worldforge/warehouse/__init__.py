@@ -1,7 +1,8 @@
 """The DuckDB warehouse: its layout, world files, atomic writes, read-only inspection.
 
 * :mod:`~worldforge.warehouse.layout` — :class:`Warehouse`: where every file and folder of a warehouse lives;
-* :mod:`~worldforge.warehouse.worlds` — world files (tables with keys, scenarios, ``_world``);
+* :mod:`~worldforge.warehouse.worlds` — world files (tables with keys, scenarios, ``_world``), stored and read
+  (generated and checked by :mod:`worldforge.world`, above it);
 * :mod:`~worldforge.warehouse.duck` — DuckDB connections, atomic DuckDB writes, quoting;
 * :mod:`~worldforge.warehouse.atomic` — atomic writes of plain files and folders;
 * :mod:`~worldforge.warehouse.cache` — bounded caches of what world files hold, valid while a file is unchanged.
@@ -15,10 +16,7 @@ from typing import Any
 _EXPORTS = {
     "Warehouse": "worldforge.warehouse.layout",
     "WarehouseLike": "worldforge.warehouse.layout",
-    "WorldBuild": "worldforge.warehouse.worlds",
     "WorldFile": "worldforge.warehouse.worlds",
-    "build_world_file": "worldforge.warehouse.worlds",
-    "check_world_file": "worldforge.warehouse.worlds",
     "read_world": "worldforge.warehouse.worlds",
     "scenario_schema": "worldforge.warehouse.worlds",
     "write_scenarios": "worldforge.warehouse.worlds",
