@@ -28,9 +28,10 @@ BENCHES = {
     "retrieval": ["--small"],
     "soak": ["--short"],
     "memory": ["--small", "--kinds", "mcp,http"],
+    "step_path": ["--small"],
 }
 STRICT = {"soak"}  # its short mode's checks are the test: a MISS (exit 1) fails it
-NEEDS_A_WORLD = {"simenv", "rl"}  # given the warehouse of the fixture below (load builds its own)
+NEEDS_A_WORLD = {"simenv", "rl", "step_path"}  # given the warehouse of the fixture below (load builds its own)
 
 
 @pytest.fixture(scope="module")

@@ -16,6 +16,7 @@ import ast
 import re
 import shutil
 import subprocess
+import sys
 from functools import cache
 from pathlib import Path
 
@@ -296,3 +297,45 @@ def test_the_edge_check_sees_each_way_of_reading_the_setting(tmp_path):
                    "def ok(warehouse, host=None): return get_settings().host\n")
     assert [hit.split(" ", 1)[1] for hit in _warehouse_from_settings(mod)] == [
         "f(warehouse=None)", "g(warehouse=None)", "settings.warehouse", "settings.warehouse", "Warehouse.configured"]
+
+
+SESSION_STORE_OWNERS = {
+    "worldforge.record.openai_proxy": "sessions of live upstream traffic being recorded, not agent episodes; a serving.SessionRegistry",
+    "worldforge.record.mcp_proxy": "the same, for MCP upstreams",
+}
+"""Modules outside ``serving/`` that may construct a ``SessionRegistry``, with the reason."""
+
+
+def _session_stores(path: Path) -> list[str]:
+    """Where a module keeps sessions of its own: a ``SessionRegistry(...)``, a ``cachetools`` cache, or an
+    environment (``SearchEnv(...)``) built by a protocol adapter instead of the episode service."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
+            if name in ("SessionRegistry", "LRUCache", "TTLCache", "SearchEnv"):
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno} {name}(...)")
+    return found
+
+
+def test_no_session_store_outside_serving():
+    """Every episode is opened, kept, expired and logged by ``serving.episodes.EpisodeService``: outside
+    ``serving/`` no adapter (``rl/``: TRL, OpenEnv, verifiers, ``/retrieve``) builds an environment or keeps
+    sessions itself. Below serving, ``simenv/`` defines the environment and ``agents/`` and ``worldmodel/``
+    run their own in-process episodes (the oracle, the grounded backend's replay); ``warehouse.cache`` keeps
+    world files, not sessions; the recording proxies are listed in :data:`SESSION_STORE_OWNERS`."""
+    below = ("worldforge.serving", "worldforge.simenv", "worldforge.agents", "worldforge.worldmodel", "worldforge.warehouse.cache")
+    bad = [hit for m, p in _modules().items() if not m.startswith(below)
+           for hit in _session_stores(p)
+           if not (m in SESSION_STORE_OWNERS and "SessionRegistry" in hit)]
+    assert not bad, "sessions kept outside serving/ (use serving.episodes.EpisodeService):\n" + "\n".join(bad)
+
+
+def test_the_session_store_check_sees_each_kind(tmp_path):
+    mod = tmp_path / "m.py"
+    mod.write_text("from cachetools import LRUCache\nsessions = LRUCache(8)\nregistry = SessionRegistry(8)\n"
+                   "def f(w): return SearchEnv(w, warehouse=None)\ndef ok(): return EpisodeService(None, agent='x')\n")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sys.modules[__name__], "ROOT", tmp_path)
+        assert [h.split(" ", 1)[1] for h in _session_stores(mod)] == ["LRUCache(...)", "SessionRegistry(...)", "SearchEnv(...)"]

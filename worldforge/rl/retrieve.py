@@ -167,8 +167,6 @@ class Retriever:
         self.contents, self.topk_max = contents, topk_max
         self.episodes = EpisodeService(self.warehouse, agent="retrieve", max_sessions=max_sessions, evict=True, record=False)
         """The sessions (never logged: the protocol has no session end, see the module docstring)."""
-        if not self.warehouse.world(world).is_file():
-            SearchEnv(world, warehouse=self.warehouse)  # the missing world's WarehouseError, with its hint
         try:
             probe = self._new("default", None)  # fail now, with a clear error, if the world cannot be searched
         except UnknownTarget as exc:
