@@ -113,7 +113,8 @@ dev: $(STAMP)
 	@host="$$($(WF) settings host)" && port="$$($(WF) settings ui_port)" && \
 	exec $(BIN)/dagster dev -m assets.definitions -h "$$host" -p "$$port"
 
-## The reference documentation (docs/, mkdocs.yml) as a site in site/; strict: a broken link or anchor fails the build.
+## The documentation (docs/, mkdocs.yml; the API reference from the docstrings) as a site in site/; strict: a broken
+## link or anchor, or a public name without a docstring, fails the build.
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 

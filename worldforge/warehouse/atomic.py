@@ -207,8 +207,8 @@ def atomic_dir(target: str | Path) -> Iterator[Path]:
 
     Raises:
         StorageFullError: the file system ran out of space (:func:`out_of_space`).
-        Whatever else the block (or the swap) raises, ``KeyboardInterrupt`` included; the temporary
-        folder is removed and ``target`` is untouched.
+        Exception: whatever else the block (or the swap) raises, ``KeyboardInterrupt`` included; the temporary
+            folder is removed and ``target`` is untouched.
     """
     target = Path(target)
     if target.is_file():
@@ -246,9 +246,9 @@ def atomic_file(target: str | Path) -> Iterator[Path]:
 
     Raises:
         StorageFullError: the file system ran out of space (:func:`out_of_space`).
-        Whatever else the block (or the rename) raises, ``KeyboardInterrupt`` included; the temporary
-        file (and anything a writer put beside it under its name) is removed and ``target`` is
-        untouched.
+        Exception: whatever else the block (or the rename) raises, ``KeyboardInterrupt`` included; the temporary
+            file (and anything a writer put beside it under its name) is removed and ``target`` is
+            untouched.
     """
     target = Path(target)
     if target.is_dir():  # checked before anything is written: one clear line, no temporary file

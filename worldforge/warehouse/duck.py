@@ -174,8 +174,8 @@ def atomic_duckdb(path: str | Path, update: bool = False, block_size: int | None
         WarehouseError: ``update`` and ``path`` does not exist, or is damaged (:func:`damaged_error`).
         StorageFullError: the file system ran out of space, in the copy, the block, ``COMMIT`` or the checkpoint
             (:func:`~worldforge.warehouse.atomic.out_of_space`).
-        Whatever else the block, the copy, ``COMMIT``, ``DETACH`` or the rename raises (``KeyboardInterrupt``
-        included); the temporary file and its write-ahead log are removed and ``path`` is untouched.
+        Exception: whatever else the block, the copy, ``COMMIT``, ``DETACH`` or the rename raises (``KeyboardInterrupt``
+            included); the temporary file and its write-ahead log are removed and ``path`` is untouched.
     """
     target = Path(path)
     if target.is_dir():  # checked before anything is written: nothing to clean up, one clear line
@@ -543,7 +543,7 @@ def open_sandboxed_views(
     SELECT-like statements on it (:func:`query_readonly`), so nothing is written under ``allowed``.
 
     Raises:
-        Whatever ``setup`` raises (the connection is closed).
+        Exception: whatever ``setup`` raises (the connection is closed).
     """
     con = duckdb.connect(":memory:", config=_sandbox_config(memory_limit, threads))
     try:
