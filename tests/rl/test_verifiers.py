@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 
+import polars as pl
 import pytest
 
 from tests.conftest import ROOT
@@ -194,6 +195,17 @@ def test_vf_eval_runs_the_scripted_oracle_to_reward_one(rl_wh, rl_tasks, tmp_pat
         assert trace["rewards"]["reward"]["score"] == expected, (entry["id"], trace["rewards"], trace["metrics"])
         assert trace["metrics"]["tool_calls"] == len(entry["calls"]) and trace["metrics"]["format_ok"] == 1.0
         assert trace["stop_condition"] == "agent_completed"
+    # the tool server's episode service logged every rollout, as every other entry point does (agent verifiers), when vf-eval stopped it
+    from worldforge.trajectories.episodes import read_episode_tables, settle_episode_log
+
+    settle_episode_log(rl_wh)
+    tables = read_episode_tables(rl_wh)
+    logged = tables["episodes"].filter(pl.col("agent") == "verifiers")
+    assert sorted(logged["task_id"].to_list()) == sorted(e["id"] for e in script)
+    assert all(eid.startswith("verifiers:") for eid in logged["episode_id"].to_list())
+    per_episode = dict(tables["steps"].group_by("episode_id").len().iter_rows())
+    steps = {task: per_episode.get(eid, 0) for task, eid in zip(logged["task_id"].to_list(), logged["episode_id"].to_list(), strict=True)}
+    assert steps == {e["id"]: len(e["calls"]) for e in script}
     # every model request saw exactly the declared tools, and every tool call's result came back before the next turn
     assert seen and all(sorted(r["tools"]) == sorted(t.name for t in SEARCH_TOOLS) for r in seen)
     assert sum(len(e["calls"]) + 1 for e in script) == len(seen)

@@ -40,6 +40,8 @@ whose packages come from the package index once, then from uv's cache.
 from __future__ import annotations
 
 import asyncio
+import signal
+import threading
 from typing import Any, Literal
 
 from pydantic import Field, field_validator
@@ -145,6 +147,24 @@ class WorldToolset(vf.Toolset[WorldToolsetConfig, EpisodeState]):
         task = asyncio.get_running_loop().create_task(reaper())
         self._exit_stack.callback(self.stop)
         self._exit_stack.callback(task.cancel)
+        if threading.current_thread() is threading.main_thread():  # the tool server's process (not an in-process test)
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                self._stop_on(sig)
+
+    def _stop_on(self, sig: signal.Signals) -> None:
+        """Log every open episode when ``sig`` ends the server. verifiers stops its tool server with SIGTERM;
+        uvicorn shuts down, puts this handler back and raises the signal again, so it runs once the last
+        call is answered; it then passes the signal on (the process ends as it would have)."""
+        previous = signal.getsignal(sig)
+
+        def handler(signum: int, frame: Any) -> None:
+            try:
+                self.stop()
+            finally:
+                signal.signal(signum, previous if previous is not None else signal.SIG_DFL)
+                signal.raise_signal(signum)
+
+        signal.signal(sig, handler)
 
     def reap(self) -> int:
         """Close and log the idle episodes, then record the episode log in the store; returns how many closed. Never raises."""
