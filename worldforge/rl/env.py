@@ -22,7 +22,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from worldforge.serving.episodes import FAMILIES, EpisodeService, check_family, is_deep, world_tasks
+from worldforge.serving.episodes import FAMILIES, EpisodeService, check_family, find_task, is_deep, world_tasks
 from worldforge.simenv.env import EpisodeOver, Observation, SearchEnv
 from worldforge.simenv.perturbations import PerturbationConfig, parse_perturbations
 from worldforge.simenv.reward import RewardConfig
@@ -114,8 +114,8 @@ class SearchWorldEnv:
             WorldforgeError: no such task or scenario, or invalid perturbations.
         """
         self._finish()
-        world_tasks(world, self.warehouse, "both")  # a missing world, or one without tasks: WarehouseError
-        session = self.episodes.environment(world, task=task, scenario=scenario, seed=seed, perturbations=perturbations,
+        found = find_task(world, world_tasks(world, self.warehouse, "both"), task)  # a missing world, or one without tasks: WarehouseError
+        session = self.episodes.environment(world, task=found, scenario=scenario, seed=seed, perturbations=perturbations,
                                             session_id=episode_id or f"rl-{uuid.uuid4().hex}", max_tool_calls=self.max_tool_calls)
         self.episodes.add(session, _KEY)
         self.session = session

@@ -50,7 +50,7 @@ from worldforge.warehouse.layout import Warehouse
 
 log = logging.getLogger(__name__)
 
-__all__ = ["FAMILIES", "EpisodeNotLogged", "EpisodeService", "NoSuchSession", "UnknownTarget", "check_family", "is_deep",
+__all__ = ["FAMILIES", "EpisodeNotLogged", "EpisodeService", "NoSuchSession", "UnknownTarget", "check_family", "find_task", "is_deep",
            "scenario_names", "world_names", "world_tasks"]
 
 FAMILIES = ("wide", "deep", "both")
@@ -109,12 +109,31 @@ def world_tasks(world: str, warehouse: Warehouse, family: str = "wide") -> Mappi
             raise WarehouseError(f"world {world!r} has no deep questions (a world built before them: rebuild its tasks with "
                                  "`worldforge world run --steps search_tasks`)")
     else:
-        wide, deep = tasks_by_id(path), deep_by_id(path)
-        tasks = MappingProxyType({**wide, **deep}) if deep else wide
+        def both() -> Mapping[str, Task]:
+            wide, deep = tasks_by_id(path), deep_by_id(path)
+            return MappingProxyType({**wide, **deep}) if deep else wide
+
+        tasks = _BOTH.get(path, "both", both)
     if not tasks:
         raise WarehouseError(f"world {world!r} has no {'' if family == 'both' else family + ' '}tasks "
                              "(build them with `worldforge world run --steps search_tasks`)")
     return tasks
+
+
+_BOTH: FileCache[Mapping[str, Task]] = FileCache()
+
+
+def find_task(world: str, tasks: Mapping[str, Task], task_id: str) -> Task:
+    """The task ``task_id`` among a world's ``tasks`` (:func:`world_tasks`).
+
+    Raises:
+        UnknownTarget: the world has no such task (the message lists a few it has).
+    """
+    found = tasks.get(task_id)
+    if found is None:
+        shown = ", ".join(sorted(tasks)[:5])
+        raise UnknownTarget(f"world {world!r} has no task {task_id!r} (it has {len(tasks)}: {shown}{', ...' if len(tasks) > 5 else ''})")
+    return found
 
 
 def is_deep(task: Task) -> bool:
@@ -227,10 +246,7 @@ class EpisodeService:
                 tasks = world_tasks(world, self.warehouse, "both")
             except WarehouseError as exc:
                 raise UnknownTarget(f"world {world!r} has no task {task!r} ({exc})") from None
-            found = tasks.get(task)
-            if found is None:
-                shown = ", ".join(sorted(tasks)[:5])
-                raise UnknownTarget(f"world {world!r} has no task {task!r} (it has {len(tasks)}: {shown}{', ...' if len(tasks) > 5 else ''})")
+            found = find_task(world, tasks, task)
         else:
             found = task
         scenario = scenario or (found.extra.get("scenario") if found is not None else None)
