@@ -300,15 +300,25 @@ def test_the_edge_check_sees_each_way_of_reading_the_setting(tmp_path):
 
 
 SESSION_STORE_OWNERS = {
-    "worldforge.record.openai_proxy": "sessions of live upstream traffic being recorded, not agent episodes; a serving.SessionRegistry",
-    "worldforge.record.mcp_proxy": "the same, for MCP upstreams",
+    "worldforge.record.openai_proxy": ("SessionRegistry", "sessions of live upstream traffic being recorded, not agent episodes"),
+    "worldforge.record.mcp_proxy": ("SessionRegistry", "the same, for MCP upstreams"),
+    "worldforge.warehouse.cache": ("LRUCache", "world files' contents, not sessions"),
 }
-"""Modules outside ``serving/`` that may construct a ``SessionRegistry``, with the reason."""
+"""Modules outside ``serving/`` that may construct one kind of store, with the reason."""
+
+ENVIRONMENT_OWNERS = ("worldforge.simenv", "worldforge.agents", "worldforge.worldmodel")
+"""Where a ``SearchEnv`` may be built outside ``serving/``: the environment itself, and agents and the grounded
+backend that run their own in-process episodes (the oracle, the world model's replay)."""
+
+
+def _within(module: str, packages: tuple[str, ...]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in packages)
 
 
 def _session_stores(path: Path) -> list[str]:
-    """Where a module keeps sessions of its own: a ``SessionRegistry(...)``, a ``cachetools`` cache, or an
-    environment (``SearchEnv(...)``) built by a protocol adapter instead of the episode service."""
+    """Where a module keeps sessions of its own: a ``SessionRegistry(...)`` or a ``cachetools`` cache, an environment
+    (``SearchEnv(...)``) built by a protocol adapter instead of the episode service, or an adapter reaching into the
+    service's registry (``x.registry.open(...)``: past its logging) other than to read ``max_sessions``."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     found = []
     for node in ast.walk(tree):
@@ -316,26 +326,42 @@ def _session_stores(path: Path) -> list[str]:
             name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
             if name in ("SessionRegistry", "LRUCache", "TTLCache", "SearchEnv"):
                 found.append(f"{path.relative_to(ROOT)}:{node.lineno} {name}(...)")
+        elif (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute) and node.value.attr == "registry"
+              and node.attr != "max_sessions"):
+            found.append(f"{path.relative_to(ROOT)}:{node.lineno} registry.{node.attr}")
     return found
+
+
+def _allowed(module: str, hit: str) -> bool:
+    kind = hit.split(" ", 1)[1]
+    if kind == "SearchEnv(...)":
+        return _within(module, ENVIRONMENT_OWNERS)
+    owner = SESSION_STORE_OWNERS.get(module)
+    if owner is not None and owner[0] == "SessionRegistry" and kind.startswith("registry."):
+        return True  # a registry's owner works its own registry
+    return owner is not None and kind == f"{owner[0]}(...)"
 
 
 def test_no_session_store_outside_serving():
     """Every episode is opened, kept, expired and logged by ``serving.episodes.EpisodeService``: outside
-    ``serving/`` no adapter (``rl/``: TRL, OpenEnv, verifiers, ``/retrieve``) builds an environment or keeps
-    sessions itself. Below serving, ``simenv/`` defines the environment and ``agents/`` and ``worldmodel/``
-    run their own in-process episodes (the oracle, the grounded backend's replay); ``warehouse.cache`` keeps
-    world files, not sessions; the recording proxies are listed in :data:`SESSION_STORE_OWNERS`."""
-    below = ("worldforge.serving", "worldforge.simenv", "worldforge.agents", "worldforge.worldmodel", "worldforge.warehouse.cache")
-    bad = [hit for m, p in _modules().items() if not m.startswith(below)
-           for hit in _session_stores(p)
-           if not (m in SESSION_STORE_OWNERS and "SessionRegistry" in hit)]
+    ``serving/`` no adapter (``rl/``: TRL, OpenEnv, verifiers, ``/retrieve``) builds an environment, keeps
+    sessions itself or works the service's registry past it (:data:`ENVIRONMENT_OWNERS`,
+    :data:`SESSION_STORE_OWNERS` name the exceptions, with their reasons)."""
+    bad = [hit for m, p in _modules().items() if not _within(m, ("worldforge.serving",))
+           for hit in _session_stores(p) if not _allowed(m, hit)]
     assert not bad, "sessions kept outside serving/ (use serving.episodes.EpisodeService):\n" + "\n".join(bad)
 
 
 def test_the_session_store_check_sees_each_kind(tmp_path):
     mod = tmp_path / "m.py"
     mod.write_text("from cachetools import LRUCache\nsessions = LRUCache(8)\nregistry = SessionRegistry(8)\n"
-                   "def f(w): return SearchEnv(w, warehouse=None)\ndef ok(): return EpisodeService(None, agent='x')\n")
+                   "def f(w): return SearchEnv(w, warehouse=None)\ndef ok(): return EpisodeService(None, agent='x')\n"
+                   "def g(s): s.episodes.registry.open('k', 1); return s.episodes.registry.max_sessions\n")
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(sys.modules[__name__], "ROOT", tmp_path)
-        assert [h.split(" ", 1)[1] for h in _session_stores(mod)] == ["LRUCache(...)", "SessionRegistry(...)", "SearchEnv(...)"]
+        hits = [h.split(" ", 1)[1] for h in _session_stores(mod)]
+    assert hits == ["LRUCache(...)", "SessionRegistry(...)", "SearchEnv(...)", "registry.open"]
+    assert not _allowed("worldforge.simenv.server", "x SessionRegistry(...)")  # simenv may build environments, not keep sessions
+    assert _allowed("worldforge.simenv.env", "x SearchEnv(...)") and not _allowed("worldforge.simenvx", "x SearchEnv(...)")
+    assert not _allowed("worldforge.rl.verifiers", "x LRUCache(...)") and _allowed("worldforge.warehouse.cache", "x LRUCache(...)")
+    assert not _allowed("worldforge.rl.retrieve", "x registry.acquire") and _allowed("worldforge.record.mcp_proxy", "x registry.pop")

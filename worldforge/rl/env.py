@@ -1,7 +1,9 @@
-"""One reinforcement-learning environment over the simulated search sessions.
+"""One reinforcement-learning environment over the episode service.
 
-:class:`SearchWorldEnv` is the core every RL entry point wraps (TRL's ``environment_factory``,
-the OpenEnv server, the Search-R1 ``/retrieve`` endpoint use the same session machinery): an
+:class:`SearchWorldEnv` is the in-process episode TRL's ``environment_factory`` and the OpenEnv server
+wrap; it opens, steps, rewards and logs its episodes through the one episode service
+(:class:`~worldforge.serving.episodes.EpisodeService`), as the HTTP and MCP sessions, Search-R1's
+``/retrieve`` and the ``verifiers`` tool server do: an
 episode is one task in one fictional world: a WideSearch-style table or a BrowseComp-style deep question
 (:mod:`worldforge.tasks.deep`; :data:`FAMILIES`). The policy calls ``web_search``,
 ``web_extractor`` and ``dict_memory`` (answered by :class:`~worldforge.simenv.env.SearchEnv`,
@@ -181,6 +183,8 @@ class SearchWorldEnv:
 
         Raises:
             EpisodeOver: no episode is running.
+            EpisodeNotLogged: the episode log cannot be written (the reward stays on :attr:`reward`;
+                the episode is kept and logged at the next reset or close).
         """
         if self.done or self.session is None or self.task is None:
             raise EpisodeOver("the episode is over: call reset(world=..., task=...) to start another")
@@ -195,10 +199,18 @@ class SearchWorldEnv:
 
     # -- recording ------------------------------------------------------------------------
     def _finish(self) -> None:
-        """End the running episode: closed through the service, logged unfinished when it took a step."""
-        if not self.done and self.session is not None:
-            self.episodes.close(_KEY)
-        self.done = True
+        """End the running episode: closed through the service, logged unfinished when it took a step. An
+        episode whose log write failed before is logged again here (the service keeps it until then).
+
+        Raises:
+            EpisodeNotLogged: the episode log cannot be written; the episode is kept and logged at the
+                next reset or close, and this env's episode is over either way.
+        """
+        try:
+            if (not self.done and self.session is not None) or self.episodes.unlogged:
+                self.episodes.close(_KEY)
+        finally:
+            self.done = True
 
 
 for _tool in SEARCH_TOOLS:  # the search tools' methods: the declared signature and docstring, answered by step()

@@ -43,8 +43,8 @@ that must work from snippets; snippet-level perturbations and leakage control ac
 :meth:`~worldforge.simenv.env.SearchEnv.search_page` — the same search, perturbations and
 leakage control as ``web_search``. A request without ``session_id`` is answered by the server's
 one default session; with one, by that session (created on first use, at most ``max_sessions``
-kept in a :class:`~worldforge.serving.sessions.SessionRegistry`: the least recently used session
-that is not answering is dropped to make room). The session id of the decisions is ``retrieve:<session_id>``
+kept by an evicting episode service, :class:`~worldforge.serving.episodes.EpisodeService`, that logs
+nothing: the least recently used session that is not answering is dropped to make room). The session id of the decisions is ``retrieve:<session_id>``
 (``retrieve:default``); its **turn** counts the requests it has answered (1, 2, ...; a request
 refused by a transient error counts too, so the client's retry is a new turn with fresh
 decisions); a query's **slot** is its position in ``queries``. Every perturbation decision is
@@ -151,8 +151,8 @@ class Retriever:
         max_sessions: sessions kept (the least recently used one not answering is dropped first).
 
     Raises:
-        WarehouseError: the world or its corpus is missing.
-        WorldforgeError: invalid perturbations, an unknown scenario or ``contents``, ``topk_max`` below 1.
+        WarehouseError: the world's corpus is missing.
+        WorldforgeError: no such world, invalid perturbations, an unknown scenario or ``contents``, ``topk_max`` below 1.
     """
 
     def __init__(self, world: str, warehouse: WarehouseLike, perturbations: str | dict | PerturbationConfig | None = None,
@@ -175,7 +175,7 @@ class Retriever:
 
     def _new(self, session_id: str, task_id: str | None) -> SearchEnv:
         return self.episodes.environment(self.world, task=task_id, scenario=self.scenario, seed=self.seed, perturbations=self.perturbations,
-                                         session_id=f"retrieve:{session_id}")
+                                         session_id=f"retrieve:{session_id}", task_scenario=False)  # the server's corpus, whatever the task's
 
     def __len__(self) -> int:
         """Sessions open."""

@@ -10,9 +10,11 @@ module's classes. The pieces:
   item-F1) and/or deep question (BrowseComp-style, one answer, rewarded by correctness) of the
   chosen worlds, one ``vf.Task`` each (:class:`WorldTask`);
 * :class:`WorldToolset` — the tools: ``web_search``, ``web_extractor`` and ``dict_memory``, generated
-  from their one declaration (:data:`~worldforge.simenv.tools.SEARCH_TOOLS`) and answered by a
-  :class:`~worldforge.simenv.env.SearchEnv` session per rollout (perturbations and leakage control
-  included). It is an MCP server shared by every rollout of an environment worker
+  from their one declaration (:data:`~worldforge.simenv.tools.SEARCH_TOOLS`) and answered by an episode
+  of the episode service (:class:`~worldforge.serving.episodes.EpisodeService`) per rollout (perturbations
+  and leakage control included), closed and logged to the episode store (agent ``verifiers``) when it has
+  been idle for ``idle_s``, when it is evicted, and when verifiers stops the server. It is an MCP server
+  shared by every rollout of an environment worker
   (``Taskset.toolsets``); each rollout's world, task, seed and perturbations reach it through the
   rollout's state (:class:`EpisodeState`, set by :meth:`WorldTask.setup`);
 * the rubric — :meth:`WorldTask.reward` grades the policy's final reply (no ``submit`` tool: the episode
@@ -40,6 +42,8 @@ whose packages come from the package index once, then from uv's cache.
 from __future__ import annotations
 
 import asyncio
+import logging
+import os
 import signal
 import threading
 from typing import Any, Literal
@@ -56,9 +60,12 @@ except ImportError:  # pragma: no cover - depends on the install
 from worldforge.rl.env import check_family, parse_perturbations, world_tasks
 from worldforge.rl.trl import SEARCH_INTRO, prompt_rows
 from worldforge.serving.episodes import EpisodeService
+from worldforge.serving.sessions import SessionLimit
 from worldforge.simenv.env import SearchEnv
 from worldforge.simenv.tools import SEARCH_TOOLS
 from worldforge.warehouse.layout import Warehouse
+
+log = logging.getLogger(__name__)
 
 __all__ = ["EpisodeState", "ENV_ID", "WorldTask", "WorldTaskConfig", "WorldTaskData", "WorldToolset", "WorldToolsetConfig",
            "WorldforgeEnv", "WorldforgeEnvConfig", "WorldforgeTaskset", "WorldforgeTasksetConfig", "load_environment"]
@@ -104,13 +111,14 @@ class WorldToolsetConfig(vf.SharedToolsetConfig):
             logged (the server cannot tell when a rollout ends). Keep it above the rollouts in flight (``vf-eval -c``,
             128 by default): a closed episode that calls again starts over, its notes and step count lost.
         idle_s: seconds after a rollout's last tool call before its episode is closed and logged (a rollout ends
-            with a reply without a tool call, which the tool server never sees).
+            with a reply without a tool call, which the tool server never sees); ``None``: ``WORLDFORGE_SESSION_IDLE_S``
+            (600 s), the expiry of every other entry point. A rollout that calls again after it has a new episode id.
         record: log the rollouts' episodes in the episode store (agent ``verifiers``).
     """
 
     warehouse: str = ""
     max_sessions: int = Field(512, ge=1)
-    idle_s: float = Field(120.0, gt=0)
+    idle_s: float | None = Field(None, gt=0)
     record: bool = True
 
 
@@ -135,9 +143,16 @@ class WorldToolset(vf.Toolset[WorldToolsetConfig, EpisodeState]):
     async def setup(self) -> None:
         """Open the warehouse and the episode service (the worlds open lazily, on their first episode);
         start the reaper, and close every episode when the server stops."""
+        from worldforge.settings import get_settings
+
         self.warehouse = Warehouse.configured(self.config.warehouse or None)
-        self.episodes = EpisodeService(self.warehouse, agent="verifiers", idle_timeout=self.config.idle_s,
-                                       max_sessions=self.config.max_sessions, evict=True, record=self.config.record)
+        record = self.config.record
+        if record and not os.access(self.warehouse.root, os.W_OK):
+            log.warning("the warehouse %s cannot be written: the rollouts' episodes are not logged", self.warehouse.root)
+            record = False
+        idle = self.config.idle_s if self.config.idle_s is not None else get_settings().session_idle_s
+        self.episodes = EpisodeService(self.warehouse, agent="verifiers", idle_timeout=idle,
+                                       max_sessions=self.config.max_sessions, evict=True, record=record)
 
         async def reaper() -> None:
             while True:
@@ -147,7 +162,8 @@ class WorldToolset(vf.Toolset[WorldToolsetConfig, EpisodeState]):
         task = asyncio.get_running_loop().create_task(reaper())
         self._exit_stack.callback(self.stop)
         self._exit_stack.callback(task.cancel)
-        if threading.current_thread() is threading.main_thread():  # the tool server's process (not an in-process test)
+        served = os.environ.get("MCP_PORT_FILE") or os.environ.get("MCP_PORT")  # verifiers' launcher started this process
+        if served and threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGTERM, signal.SIGINT):
                 self._stop_on(sig)
 
@@ -158,6 +174,8 @@ class WorldToolset(vf.Toolset[WorldToolsetConfig, EpisodeState]):
         previous = signal.getsignal(sig)
 
         def handler(signum: int, frame: Any) -> None:
+            for other in (signal.SIGTERM, signal.SIGINT):  # a second signal while the episodes are logged waits
+                signal.signal(other, signal.SIG_IGN)
             try:
                 self.stop()
             finally:
@@ -192,6 +210,8 @@ class WorldToolset(vf.Toolset[WorldToolsetConfig, EpisodeState]):
             return "Error: this rollout has no episode (its task did not set world, task and session)"
         try:
             return self.episodes.step(st.session, {"name": name, "arguments": arguments}, lambda: self._open(st)).text
+        except SessionLimit:
+            return f"Error: the search service is busy with {self.config.max_sessions} rollouts; retry in a few seconds."
         except WorldforgeError as exc:
             return f"Error: {exc}"
 

@@ -31,7 +31,9 @@ import errno
 import logging
 import os
 import threading
+import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from types import MappingProxyType
 from typing import Any
@@ -60,7 +62,7 @@ FAMILIES = ("wide", "deep", "both")
 
 class EpisodeNotLogged(Exception):
     """A closed episode could not be written to the episode log; it is kept in memory and retried
-    by :meth:`EpisodeService.flush` (an HTTP close is answered 503)."""
+    by :meth:`EpisodeService.flush` and by the next close of the same key (an HTTP close is answered 503)."""
 
 
 class UnknownTarget(WorldforgeError):
@@ -192,16 +194,20 @@ class EpisodeService:
             (:class:`~worldforge.serving.sessions.SessionLimit`, ``False``), or close and log the least
             recently used idle one (``True``: for protocols whose clients never say an episode ended).
         record: log closed episodes (``False``: load tests, and ``/retrieve``, see :mod:`worldforge.rl.retrieve`).
+        clock: the registry's time source (``time.monotonic``); tests pass their own.
 
     Raises:
         ValueError: ``max_sessions < 1`` or a negative ``idle_timeout``.
     """
 
     def __init__(self, warehouse: Warehouse, *, agent: str, idle_timeout: float | None = None, max_sessions: int = 10_000,
-                 evict: bool = False, record: bool = True):
+                 evict: bool = False, record: bool = True, clock: Callable[[], float] = time.monotonic):
         self.warehouse = Warehouse.of(warehouse)
         self.agent, self.record = agent, record
-        self.registry: SessionRegistry[SearchEnv] = SessionRegistry(max_sessions, idle_timeout, evict=evict)
+        self.registry: SessionRegistry[SearchEnv] = SessionRegistry(max_sessions, idle_timeout, evict=evict, clock=clock)
+        self._closed_keys: OrderedDict[str, int] = OrderedDict()
+        """How many episodes were closed under each recent key (at most ``4 * max_sessions`` keys): a key opened
+        again gets a new episode id, so the store never replaces an earlier episode of the same key."""
         self._lock = threading.Lock()
         self.finished: list[SearchEnv] = []
         """Closed episodes that could not be logged yet (retried by :meth:`flush`)."""
@@ -219,18 +225,20 @@ class EpisodeService:
     # -- opening ----------------------------------------------------------------------------
     def environment(self, world: str, *, task: str | Task | None = None, scenario: str | None = None, seed: int = 0,
                     perturbations: str | dict | PerturbationConfig | None = None, session_id: str | None = None,
-                    max_tool_calls: int | None = None) -> SearchEnv:
+                    max_tool_calls: int | None = None, task_scenario: bool = True) -> SearchEnv:
         """A new episode's environment, every part checked, not yet open (:meth:`add` opens it).
 
         Args:
             world: the world name (``<warehouse>/<world>.duckdb`` with its corpus).
             task: a task id (a wide task's ``instance_id`` or a deep question's id), a :class:`~worldforge.tasks.io.Task`,
                 or ``None`` (free search, nothing to submit).
-            scenario: search this scenario's corpus (default: the task's own scenario, if any).
+            scenario: search this scenario's corpus (default: the task's own scenario, if any, with ``task_scenario``).
             seed: seeds every perturbation decision.
             perturbations: :func:`~worldforge.simenv.perturbations.parse_perturbations` input (default: none).
             session_id: the episode's id in the episode store (default: random hex).
             max_tool_calls: tool calls the episode may make (``None``: no limit).
+            task_scenario: without ``scenario``, search the task's own scenario (``False``: the world's corpus,
+                as Search-R1's ``/retrieve`` does unless its server names a scenario).
 
         Raises:
             UnknownTarget: no such world, task or scenario.
@@ -249,7 +257,8 @@ class EpisodeService:
             found = find_task(world, tasks, task)
         else:
             found = task
-        scenario = scenario or (found.extra.get("scenario") if found is not None else None)
+        if scenario is None and task_scenario and found is not None:
+            scenario = found.extra.get("scenario")
         if scenario is not None and scenario not in scenario_names(self.warehouse, world):
             raise UnknownTarget(f"world {world!r} has no scenario {scenario!r} with a corpus")
         return SearchEnv(world, scenario, found, config, seed, warehouse=self.warehouse, session_id=session_id,
@@ -261,10 +270,29 @@ class EpisodeService:
 
         Raises:
             SessionLimit: the service does not evict and ``max_sessions`` episodes are open.
+            WorldforgeError: another episode is open under ``key``.
         """
         self.reap()
-        _, taken = self.registry.open(key or env.session_id, env)
+        key = key or env.session_id
+        session, taken = self.registry.open(key, env)
         self._retire_quietly(taken)
+        if session.value is not env:
+            raise WorldforgeError(f"an episode is already open under {key!r}; close it first")
+
+    def _renamed(self, key: str, env: SearchEnv) -> SearchEnv:
+        """``env``, its episode id suffixed ``-2``, ``-3``, ... when episodes were closed under ``key`` before."""
+        closed = self._closed_keys.get(key, 0)
+        if closed:
+            env.session_id = f"{env.session_id}-{closed + 1}"
+        return env
+
+    def _note_closed(self, keys: list[str]) -> None:
+        """Count an episode closed under each of ``keys`` (see :attr:`_closed_keys`)."""
+        with self._lock:
+            for key in keys:
+                self._closed_keys[key] = self._closed_keys.pop(key, 0) + 1
+            while len(self._closed_keys) > 4 * self.registry.max_sessions:
+                self._closed_keys.popitem(last=False)
 
     def open(self, world: str, key: str | None = None, **options: Any) -> SearchEnv:
         """:meth:`environment` then :meth:`add`: the new episode, open under ``key`` (default: its id).
@@ -280,7 +308,9 @@ class EpisodeService:
     def acquire(self, key: str, factory: Callable[[], SearchEnv] | None = None) -> Session[SearchEnv]:
         """The session ``key``, in use until :meth:`release` (it cannot expire or be evicted meanwhile);
         opened with ``factory()`` when there is none and a factory is given (an evicting service then
-        closes and logs the episode it evicts). For a use that does not fit one block; otherwise :meth:`using`.
+        closes and logs the episode it evicts). A key opened again this way, after an episode under it
+        was closed (an expiry, an eviction), gets a new episode id (``<id>-2``, ...) when the service logs
+        episodes, so the store keeps both. For a use that does not fit one block; otherwise :meth:`using`.
 
         Raises:
             NoSuchSession: no session ``key`` and no ``factory``.
@@ -288,7 +318,8 @@ class EpisodeService:
                 every episode is in use).
         """
         try:
-            item, taken = self.registry.acquire(key, factory)
+            renamed = factory if factory is None or not self.record else (lambda: self._renamed(key, factory()))  # ids matter to the store only
+            item, taken = self.registry.acquire(key, renamed)
         except KeyError:
             raise NoSuchSession(f"no session {key!r} (closed or expired)") from None
         self._retire_quietly(taken)
@@ -426,6 +457,7 @@ class EpisodeService:
     def _retire_quietly(self, taken: list[Session[SearchEnv]]) -> None:
         """Log what an eviction or an expiry took out; a failure keeps the episodes for :meth:`flush`."""
         if taken:
+            self._note_closed([s.key for s in taken])
             with contextlib.suppress(EpisodeNotLogged):
                 self.retire([s.value for s in taken])
 
@@ -476,6 +508,7 @@ class EpisodeService:
         session = self.registry.pop(key)
         if session is None:
             return None
+        self._note_closed([key])
         with session.lock:  # a call in flight finishes first, so the episode is complete
             return session.value
 
