@@ -1,10 +1,10 @@
-"""Simulated episodes as data: the episode store ``warehouse/episodes/``, one policy for every world,
+"""The episode store ``warehouse/episodes/``, one policy for every world,
 beside the trajectory store (:mod:`worldforge.trajectories.store`) whose tables it shares.
 
-The store holds what an environment returns (:class:`Observation`) and the episodes made of it
-(:class:`Episode`); it imports no environment, so the datasets, ``worldforge summary`` and
+The store holds what an environment returns (:class:`~worldforge.trajectories.episodes.model.Observation`) and the episodes made of it
+(:class:`~worldforge.trajectories.episodes.model.Episode`); it imports no environment, so the datasets, ``worldforge summary`` and
 ``worldforge sql episodes`` read it without loading the simulator. The search environment turns
-a session into an :class:`Episode` (:func:`worldforge.simenv.env.episode_of`).
+a session into an :class:`~worldforge.trajectories.episodes.model.Episode` (:func:`worldforge.simenv.env.episode_of`).
 
 Every world's episodes, bundled or catalog, recorded by the oracle step or by served sessions,
 go to one store of immutable zstd Parquet parts, ``episodes/<world>/<part>/<table>.parquet``
@@ -26,44 +26,32 @@ real ones. Two more tables keep what only a simulator knows:
   the perturbation decisions that fired and the facts each turn's snippets revealed.
 
 An episode id recorded again replaces the earlier one: readers keep each id's rows from its
-newest part (the SQL views of :func:`open_episode_sql` apply the same rule).
+newest part (the SQL views of :func:`~worldforge.trajectories.episodes.read.open_episode_sql` apply the same rule).
 
-The search server does not write the store when a session closes: it appends the episode to
-``<warehouse>/episodes.log.jsonl`` (:func:`log_episodes`: one JSON line, ASCII, ``fsync``-ed
-before the close is acknowledged), and :func:`drain_episode_log` fills the store from that log
-in batches: every second while serving, at start-up (a restart replays what a crash left) and
-before each reader below. An episode the store refuses on its own is moved to
-``episodes.log.rejected.jsonl`` with the reason (logged), so it cannot hold back the others;
-a line torn by a crash mid-append is moved there too. Readers get typed rows: :func:`read_episodes` (the
-``episodes`` table) and :func:`iter_episode_trajectories` (episodes as
-:class:`~worldforge.trajectories.model.StoredTrajectory`, with their loss-mask decisions).
+Episodes reach the store through the episode log (:mod:`worldforge.trajectories.episodes.log`), and
+readers read it through :mod:`worldforge.trajectories.episodes.read`, which drains that log first.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import hashlib
 import json
 import logging
 import os
 import shutil
-import threading
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TypeVar
 
 import duckdb
 import polars as pl
 
 from worldforge.errors import WarehouseError
-from worldforge.trajectories.mask import MaskConfig, mask_turns
-from worldforge.trajectories.model import StoredTrajectory, storable_row, tool_call_text
-from worldforge.trajectories.store import TRAJECTORY_SCHEMA, TURN_SCHEMA, trajectories_from_batches
-from worldforge.warehouse.atomic import append_lines, file_lock
-from worldforge.warehouse.duck import open_sandboxed_views, quote_ident, quote_str, read_table, reading_store, table_ddl
+from worldforge.trajectories.episodes.model import Episode
+from worldforge.trajectories.model import storable_row, tool_call_text
+from worldforge.trajectories.store import TRAJECTORY_SCHEMA, TURN_SCHEMA
+from worldforge.warehouse.atomic import file_lock
+from worldforge.warehouse.duck import quote_ident, quote_str, read_table, reading_store, table_ddl
 from worldforge.warehouse.layout import Warehouse, WarehouseLike
 from worldforge.warehouse.parts import (
     PARQUET_COMPRESSION,
@@ -76,14 +64,12 @@ from worldforge.warehouse.parts import (
     next_part_name,
     part_name,
     parts_data_bytes,
-    read_parts,
     sweep,
     table_files,
     write_part,
 )
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
 
 EPISODE_SCHEMA = {
     "episode_id": pl.String, "world": pl.String, "scenario": pl.String, "task_id": pl.String, "seed": pl.Int64,
@@ -95,48 +81,6 @@ STEP_SCHEMA = {
     "fired_json": pl.String, "revealed_json": pl.String, "leaks_blocked": pl.Int64,
 }
 
-
-@dataclass
-class Observation:
-    """What the environment returns for one tool call.
-
-    Attributes:
-        text: the observation as the agent sees it.
-        tool: the tool called (or the name given, for an unknown tool).
-        error: the call failed (malformed, or a perturbation).
-        fired: perturbation decisions that fired this turn (``{"kind", "detail"}``).
-        revealed: facts stated by the snippets shown (``{"url", "table", "row_key", "column", "value"}``).
-        leaks_blocked: snippets replaced by leakage control.
-        rendering: with a world-model renderer, how the text was rendered
-            (:meth:`worldforge.worldmodel.render.Rendering.as_dict`).
-    """
-
-    text: str
-    tool: str
-    error: bool = False
-    fired: list[dict] = field(default_factory=list)
-    revealed: list[dict] = field(default_factory=list)
-    leaks_blocked: int = 0
-    rendering: dict | None = None
-
-
-@dataclass
-class Episode:
-    """One agent episode in the simulated environment."""
-
-    episode_id: str
-    world: str
-    scenario: str | None
-    task_id: str | None
-    question: str
-    seed: int
-    perturbations_json: str
-    agent: str
-    steps: list[tuple[dict, Observation]] = field(default_factory=list)
-    answer: str = ""
-    finished: bool = False
-    f1_by_row: float | None = None
-    f1_by_item: float | None = None
 
 
 def _action_text(call: dict) -> str:
@@ -286,69 +230,6 @@ def _episode_views(con: duckdb.DuckDBPyConnection, parts: list[Path], full: bool
                     f"ON a.{_ID_COLUMN[t]} = n.episode_id AND a._part = n._part")
 
 
-def _read_store(warehouse: WarehouseLike, read: Callable[[duckdb.DuckDBPyConnection], T], verify: bool = False) -> T:
-    """``read`` on an in-memory connection with the store's views (:func:`_episode_views`), after
-    the legacy stores and the episode log were settled; listed again when a merge removed a part.
-    ``verify``: every part's files are compared with the SHA-256 of its manifest first (a dataset build:
-    bytes overwritten inside a page would otherwise decode into other rows without an error).
-
-    Raises:
-        WarehouseError: a part is damaged or cannot be read (its path and what is wrong).
-    """
-    settle_episode_log(warehouse)
-
-    def run(parts: list[Path]) -> T:
-        con = duckdb.connect()
-        try:
-            _episode_views(con, parts, full=verify)
-            return read(con)
-        finally:
-            con.close()
-
-    root = Warehouse.of(warehouse).episode_store
-    try:
-        return read_parts(root, run)
-    except (duckdb.Error, pl.exceptions.PolarsError) as exc:
-        raise WarehouseError(f"{root}: a part of the episode store cannot be read ({str(exc).splitlines()[0]}); "
-                             "`worldforge doctor` names the damaged part and --quarantine moves it aside") from None
-
-
-def read_episode_tables(warehouse: WarehouseLike) -> dict[str, pl.DataFrame]:
-    """The store's four tables (:data:`EPISODE_TABLES`), one row per episode id; the log is drained first."""
-    return _read_store(warehouse, lambda con: {t: con.sql(f"SELECT * FROM {t}").pl() for t in EPISODE_TABLES})
-
-
-def open_episode_sql(warehouse: WarehouseLike) -> duckdb.DuckDBPyConnection:
-    """A sandboxed connection for ``worldforge sql episodes``: the store's four tables as views, no
-    other file reachable (:func:`~worldforge.warehouse.duck.open_sandboxed_views`).
-
-    Raises:
-        WarehouseError: no episode store in ``warehouse``.
-    """
-    settle_episode_log(warehouse)
-    root = Warehouse.of(warehouse).episode_store
-    if not root.is_dir():
-        raise WarehouseError(f"{root}: no episode store (episodes are recorded by the oracle step and by served sessions)")
-
-    def views(con: duckdb.DuckDBPyConnection) -> None:
-        def check(parts: list[Path]) -> None:  # every part readable now, else listed again (a merge) or refused
-            probe = duckdb.connect()
-            try:
-                _episode_views(probe, parts)
-                probe.sql("SELECT count(*) FROM steps JOIN turns ON steps.episode_id = turns.trajectory_id").fetchall()
-            finally:
-                probe.close()
-            _episode_views(con, parts)
-
-        try:
-            read_parts(root, check)
-        except (duckdb.Error, pl.exceptions.PolarsError) as exc:
-            raise WarehouseError(f"{root}: a part of the episode store cannot be read ({str(exc).splitlines()[0]}); "
-                                 "`worldforge doctor` names the damaged part and --quarantine moves it aside") from None
-
-    return open_sandboxed_views(root, views)
-
-
 # -- stores of earlier versions -------------------------------------------------------------
 
 
@@ -405,394 +286,3 @@ def _migrate(root: Path, path: Path) -> int:
         os.replace(path, _free_name(path, ".migrated"))
         log.info("moved %d episodes of %s into %s", frames["episodes"].height, path, root)
         return frames["episodes"].height
-
-
-
-# -- the append-only episode log ---------------------------------------------------------
-
-_FIELDS = ("episode_id", "world", "scenario", "task_id", "question", "seed", "perturbations_json", "agent",
-           "answer", "finished", "f1_by_row", "f1_by_item")
-_OBS_ORDER = tuple(f.name for f in dataclasses.fields(Observation))
-_OBS_FIELDS = frozenset(_OBS_ORDER)
-
-
-def _step_json(call: dict, obs: Observation) -> list:
-    try:
-        json.dumps(call, allow_nan=False)
-    except (TypeError, ValueError, RecursionError):  # a caller's own object, or nested too deep
-        call = {"name": str(call.get("name") if isinstance(call, dict) else "?"), "arguments": {"raw": repr(call)[:2000]}}
-    return [call, {name: getattr(obs, name) for name in _OBS_ORDER}]  # a shallow dict: json.dumps walks the nesting
-
-
-def episode_line(episode: Episode) -> str:
-    """One log line for ``episode``: JSON (ASCII: lone surrogates escaped) ending in ``\n``.
-
-    Shape: ``{"episode_id", "world", ..., "steps": [[call, observation], ...]}`` with the
-    :class:`Episode` fields and each observation as the fields of
-    :class:`Observation`.
-    """
-    row = {f: getattr(episode, f) for f in _FIELDS}
-    row["steps"] = [_step_json(call, obs) for call, obs in episode.steps]
-    return json.dumps(row, ensure_ascii=True, default=repr) + "\n"
-
-
-def episode_from_line(line: str) -> Episode:
-    """The :class:`Episode` of one log line (:func:`episode_line`).
-
-    Raises:
-        ValueError: not JSON, or not the shape of an episode line.
-    """
-    row = json.loads(line)
-    if not isinstance(row, dict) or not isinstance(row.get("episode_id"), str) or not isinstance(row.get("steps"), list):
-        raise ValueError("not an episode line (episode_id or steps missing)")
-    try:
-        steps = [(call, Observation(**{k: v for k, v in obs.items() if k in _OBS_FIELDS})) for call, obs in row["steps"]]
-        return Episode(**{f: row[f] for f in _FIELDS if f in row}, steps=steps)
-    except (TypeError, AttributeError, ValueError) as exc:
-        raise ValueError(f"not an episode line ({exc})") from None
-
-
-def _rejected(log_path: Path) -> Path:
-    return log_path.with_name(log_path.name.removesuffix(".jsonl") + ".rejected.jsonl")
-
-
-class _Commit:
-    """One group commit of the episode log: the lines of every thread that joined it, written with
-    one ``write`` and one ``fsync``; ``done`` once they are durable (or ``error`` says why not)."""
-
-    __slots__ = ("data", "done", "error")
-
-    def __init__(self) -> None:
-        self.data: list[bytes] = []
-        self.done = False
-        self.error: BaseException | None = None
-
-
-class _GroupCommitLog:
-    """The episode log of one path, appended by any number of threads of this process with group
-    commit (as a database's write-ahead log): a thread that finds no write under way writes every
-    line queued so far, itself included, under the log's file lock with one ``fsync``; threads that
-    arrive meanwhile queue their lines for the next write and wait. Each caller returns once its own
-    lines are durable, as with a write of its own, but 64 sessions closing together cost one lock
-    and one ``fsync`` instead of 64. Other processes still take turns through the file lock."""
-
-    def __init__(self, path: Path):
-        self.path = path
-        self._cond = threading.Condition()
-        self._open = _Commit()
-        self._writing = False
-
-    def append(self, data: bytes) -> None:
-        """Append ``data`` (whole log lines) durably: written and ``fsync``-ed, by this thread or by the one writing
-        the group it joined, before returning.
-
-        Raises:
-            OSError: the group's write failed (every caller in that group gets it; the next group writes again).
-        """
-        with self._cond:
-            commit = self._open
-            commit.data.append(data)
-            while self._writing and not commit.done:
-                self._cond.wait()
-            if commit.done:  # another thread wrote it
-                if commit.error is not None:
-                    raise OSError(getattr(commit.error, "errno", None), f"episode log {self.path}: {commit.error}") from commit.error
-                return
-            self._writing, self._open = True, _Commit()  # this thread writes `commit`; later lines queue for the next write
-        try:
-            with file_lock(self.path):
-                _append_durably(self.path, b"".join(commit.data))
-        except BaseException as e:
-            commit.error = e
-            raise
-        finally:
-            with self._cond:
-                commit.done, self._writing = True, False
-                self._cond.notify_all()
-
-
-_group_logs: dict[Path, _GroupCommitLog] = {}
-_group_logs_lock = threading.Lock()
-
-
-def _forget_group_logs() -> None:  # a forked child has none of its parent's threads: a write under way there never ends here
-    global _group_logs_lock
-    _group_logs.clear()
-    _group_logs_lock = threading.Lock()
-
-
-os.register_at_fork(after_in_child=_forget_group_logs)
-
-
-def log_episodes(warehouse: WarehouseLike, episodes: list[Episode]) -> Path:
-    """Append ``episodes`` to ``<warehouse>/episodes.log.jsonl`` durably (written and ``fsync``-ed
-    under the log's file lock before returning), for :func:`drain_episode_log` to record.
-
-    Threads of one process that log at the same time share one write and one ``fsync`` (group
-    commit: :class:`_GroupCommitLog`); each returns once its own episodes are durable. A line left
-    unfinished by a crash is closed first, so it cannot swallow the next one.
-
-    Returns:
-        The log's path.
-
-    Raises:
-        OSError: the log cannot be written (nothing half-written is left as a valid line).
-    """
-    path = Warehouse.of(warehouse).episode_log
-    if episodes:
-        with _group_logs_lock:
-            log = _group_logs.get(path)
-            if log is None:
-                log = _group_logs[path] = _GroupCommitLog(path)
-        log.append(_lines(episodes))
-    return path
-
-
-def log_episodes_unlocked(path: Path, episodes: list[Episode]) -> None:
-    """Append ``episodes`` to the log file ``path`` and ``fsync`` it; the caller holds the log's lock.
-
-    Raises:
-        OSError: the log cannot be written.
-    """
-    if episodes:
-        _append_durably(path, _lines(episodes))
-
-
-def _lines(episodes: list[Episode]) -> bytes:
-    return "".join(episode_line(e) for e in episodes).encode("ascii")
-
-
-def _append_durably(path: Path, data: bytes) -> None:
-    """Append ``data`` (whole log lines) to ``path`` and ``fsync`` it; the caller holds the log's lock
-    (:func:`~worldforge.warehouse.atomic.append_lines`: a torn last line ended, a failed write taken back)."""
-    append_lines(path, data)
-
-
-@dataclass(frozen=True)
-class LogDrain:
-    """What one :func:`drain_episode_log` did: episodes recorded in the store, and log lines
-    rejected (moved to ``episodes.log.rejected.jsonl``)."""
-
-    recorded: int = 0
-    rejected: int = 0
-
-
-DRAIN_ATTEMPTS = 5
-"""Drains an episode may fail (alone, with every other episode failing too) before it is rejected."""
-_failed_drains: dict[str, int] = {}
-
-
-DRAIN_BATCH_BYTES = 4 << 20
-"""Log bytes recorded per store update (at least one whole line): bounds a drain's memory."""
-
-
-def _take(path: Path, offset: int = 0, limit: int | None = None) -> tuple[bytes, int]:
-    """The first complete lines of the log from byte ``offset``, about ``limit`` bytes of them
-    (default :data:`DRAIN_BATCH_BYTES`; at least one line), and their byte count; an unfinished
-    last line stays for later."""
-    limit = limit or DRAIN_BATCH_BYTES
-    with file_lock(path):
-        if not path.exists():
-            return b"", 0
-        with open(path, "rb") as fh:
-            fh.seek(offset)
-            data = fh.read(limit)
-            while data and b"\n" not in data:  # one line longer than the limit: read to its end
-                more = fh.read(limit)
-                if not more:
-                    break
-                data += more
-    end = data.rfind(b"\n") + 1
-    return data[:end], end
-
-
-def _cut(path: Path, taken: int) -> None:
-    """Remove the first ``taken`` bytes of the log (what was just recorded), keeping what was
-    appended since; the rest is copied in 1 MiB chunks (memory does not grow with the log)."""
-    with file_lock(path):
-        for left in path.parent.glob(f".{path.name}.tmp-*"):  # a cut killed mid-copy (one cutter at a time: the lock)
-            left.unlink(missing_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-        try:
-            with open(path, "rb") as src:
-                src.seek(taken)
-                first = src.read(1 << 20)
-                if not first:
-                    path.unlink()
-                    return
-                with open(tmp, "wb") as dst:
-                    dst.write(first)
-                    while chunk := src.read(1 << 20):
-                        dst.write(chunk)
-            os.replace(tmp, path)
-        finally:
-            tmp.unlink(missing_ok=True)
-
-
-def _reject(path: Path, lines: list[tuple[str, str]]) -> None:
-    if not lines:
-        return
-    with open(_rejected(path), "a", encoding="ascii", errors="backslashreplace") as fh:
-        for line, reason in lines:
-            log.error("episode log line rejected (%s): %.200s", reason, line)
-            fh.write(json.dumps({"reason": reason, "line": line}, ensure_ascii=True) + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-
-
-def drain_episode_log(warehouse: WarehouseLike) -> LogDrain:
-    """Record the episodes of ``<warehouse>/episodes.log.jsonl`` in the episode store and take
-    them out of the log (one drainer at a time; appends go on meanwhile).
-
-    The batch is recorded with one :func:`record_episodes` (a part per world). When it fails, each episode is tried alone:
-    those the store refuses while others succeed are poison and are moved to
-    ``episodes.log.rejected.jsonl`` with the reason; when every one fails (a full disk, a
-    locked store) nothing is taken out and the error is raised, unless an episode has failed
-    so :data:`DRAIN_ATTEMPTS` times in this process: it is rejected then, so a lone poison
-    episode cannot block the log forever. Recording is idempotent (an episode id seen before
-    is replaced), so a crash between the store write and the log cut records nothing twice.
-
-    Returns:
-        The counts (:class:`LogDrain`).
-
-    Raises:
-        OSError, WarehouseError, polars errors: the store cannot be written at all; the log is untouched.
-    """
-    path = Warehouse.of(warehouse).episode_log
-    if not path.exists():
-        return LogDrain()
-    recorded = rejected = offset = 0
-    with file_lock(path.with_name(path.name + ".drain")):
-        try:
-            while True:  # a batch of lines at a time; what was recorded is cut from the log once, at the end
-                done = _drain_batch(warehouse, path, offset)
-                if done is None:
-                    return LogDrain(recorded, rejected)
-                recorded, rejected, offset = recorded + done[0], rejected + done[1], offset + done[2]
-                if not done[0]:  # nothing recorded: the rest waits for the next drain
-                    return LogDrain(recorded, rejected)
-        finally:
-            if offset:
-                _cut(path, offset)
-
-
-def _drain_batch(warehouse: WarehouseLike, path: Path, offset: int) -> tuple[int, int, int] | None:
-    """Record the log's batch at byte ``offset`` (:data:`DRAIN_BATCH_BYTES`): ``(recorded, rejected,
-    bytes taken)``, or ``None`` when it has no complete line there. The caller cuts the taken bytes."""
-    data, taken = _take(path, offset)
-    if not taken:
-        return None
-    good: list[Episode] = []
-    bad: list[tuple[str, str]] = []
-    for raw in data.decode("ascii", "backslashreplace").splitlines():
-        if not raw.strip():
-            continue
-        try:
-            good.append(episode_from_line(raw))
-        except (ValueError, TypeError, KeyError) as exc:
-            bad.append((raw, f"unreadable line: {exc}"))
-    recorded = 0
-    if good:
-        try:
-            record_episodes(warehouse, good)
-            recorded = len(good)
-        except Exception:
-            failed: list[tuple[Episode, Exception]] = []
-            for e in good:
-                try:
-                    record_episodes(warehouse, [e])
-                    recorded += 1
-                    _failed_drains.pop(e.episode_id, None)
-                except Exception as exc:
-                    failed.append((e, exc))
-            if not recorded:  # the store, not the episodes: keep them, unless one failed too often
-                for e, _ in failed:
-                    _failed_drains[e.episode_id] = _failed_drains.get(e.episode_id, 0) + 1
-                if all(_failed_drains[e.episode_id] < DRAIN_ATTEMPTS for e, _ in failed):
-                    raise failed[0][1] from None
-                keep = [e for e, _ in failed if _failed_drains[e.episode_id] < DRAIN_ATTEMPTS]
-                failed = [(e, x) for e, x in failed if _failed_drains[e.episode_id] >= DRAIN_ATTEMPTS]
-                with file_lock(path):  # the kept ones go back to the log's end
-                    log_episodes_unlocked(path, keep)
-            for e, exc in failed:
-                _failed_drains.pop(e.episode_id, None)
-                bad.append((episode_line(e).rstrip("\n"), f"{type(exc).__name__}: {exc}"))
-    _reject(path, bad)
-    return recorded, len(bad), taken
-
-
-def settle_episode_log(warehouse: WarehouseLike) -> None:
-    """Move legacy stores in (:func:`migrate_legacy_stores`) and drain the episode log before
-    reading the store; never raises (a read-only warehouse, a store that cannot be written: the
-    readers then see what the store holds, and it is logged)."""
-    migrate_legacy_stores(warehouse)  # never raises: a file it cannot move is logged
-    try:
-        if Warehouse.of(warehouse).episode_log.exists():
-            drain_episode_log(warehouse)
-    except Exception as exc:  # a warning, not a traceback: the reader goes on
-        log.warning("the episode log of %s could not be drained (%s: %s); reading the store as it is", warehouse, type(exc).__name__, exc)
-
-
-def read_episodes(warehouse: WarehouseLike) -> pl.DataFrame:
-    """The ``episodes`` table, one row per episode id (empty frame when nothing was recorded); the
-    episode log is drained first.
-
-    Raises:
-        WarehouseError: a part of the store cannot be read.
-    """
-    return _read_store(warehouse, lambda con: con.sql("SELECT * FROM episodes").pl())
-
-
-@dataclass(frozen=True)
-class EpisodeCounts:
-    """What the episode store holds: episodes, by agent (sorted), finished, and solved (item F1 = 1.0)."""
-
-    episodes: int = 0
-    by_agent: list[tuple[str, int]] = field(default_factory=list)
-    finished: int = 0
-    solved: int = 0
-
-
-def episode_counts(warehouse: WarehouseLike) -> EpisodeCounts:
-    """Count the recorded episodes in SQL (all zero without an episode store).
-
-    Raises:
-        WarehouseError: a part of the store cannot be read.
-    """
-    def count(con: duckdb.DuckDBPyConnection) -> EpisodeCounts:
-        n, finished, solved = con.execute("SELECT count(*), count(*) FILTER (WHERE finished), count(*) FILTER (WHERE f1_by_item = 1.0) FROM episodes").fetchone()
-        by_agent = [tuple(r) for r in con.execute("SELECT agent, count(*) FROM episodes GROUP BY 1 ORDER BY 1").fetchall()]
-        return EpisodeCounts(n, by_agent, finished, solved)
-
-    return _read_store(warehouse, count)
-
-
-def iter_episode_trajectories(warehouse: WarehouseLike, config: MaskConfig = MaskConfig(), batch_rows: int = 8192) -> Iterator[StoredTrajectory]:
-    """Every recorded episode as a trajectory (origin ``simulated``), with its loss-mask decisions.
-
-    Episode turns carry no statistics when recorded; their decisions are computed here over
-    the whole episode store with the same rule as real turns
-    (:func:`worldforge.trajectories.mask.mask_turns`, thresholds from the episodes' own
-    corpus). :attr:`StoredTrajectory.extra` holds the episode's ``world`` and ``scenario``.
-
-    Args:
-        warehouse: the warehouse, or its folder; a missing episode store yields nothing.
-        config: the mask thresholds.
-        batch_rows: turns per batch.
-
-    Raises:
-        WarehouseError: a part of the store is damaged (its SHA-256 differs from the one recorded when it
-            was written) or cannot be read: one line naming it; nothing is yielded.
-    """
-    def read(con: duckdb.DuckDBPyConnection) -> tuple[pl.DataFrame, dict, pl.DataFrame]:
-        turns = con.sql("SELECT u.trajectory_id, u.turn_idx, u.action, u.observation, t.domain FROM turns u JOIN trajectories t USING (trajectory_id)").pl()
-        extra = {r[0]: {"world": r[1], **({"scenario": r[2]} if r[2] else {})} for r in con.sql("SELECT episode_id, world, scenario FROM episodes").fetchall()}
-        meta = con.sql("SELECT trajectory_id, source, domain, coalesce(task, '') AS task FROM trajectories").pl()
-        return turns, extra, meta
-
-    turns, extra, meta = _read_store(warehouse, read, verify=True)  # what a dataset is built from: every byte checked
-    if turns.height == 0:
-        return
-    masked, _ = mask_turns(turns, config)
-    frame = masked.join(meta, on="trajectory_id").sort("trajectory_id", "turn_idx")
-    yield from trajectories_from_batches(frame.to_arrow().to_batches(batch_rows), "simulated", extra)
