@@ -87,7 +87,7 @@ class WorldModelResource(ConfigurableResource):
         """The configured :class:`worldforge.llm.WorldModelBackend` (not loaded yet); a ``grounded`` one replays ``warehouse``."""
         from worldforge.worldmodel.backends import world_model
 
-        return world_model(self.kind or None, base_url=self.base_url or None, model=self.model or None, warehouse=str(warehouse))
+        return world_model(self.kind or None, base_url=self.base_url or None, model=self.model or None, warehouse=str(warehouse), settings=get_settings())
 
 
 class DatasetsResource(ConfigurableResource):

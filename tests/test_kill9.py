@@ -225,9 +225,9 @@ def test_a_killed_ingest_leaves_the_previous_store_or_the_new_one(tmp_path):
 N_EPISODES = 240
 DRAIN = """
 import sys
-import worldforge.trajectories.episodes as episodes
-episodes.DRAIN_BATCH_BYTES = 6_000  # small batches: a kill finds some recorded and the log not yet cut
-episodes.drain_episode_log(sys.argv[1])
+import worldforge.trajectories.episodes.log as episode_log
+episode_log.DRAIN_BATCH_BYTES = 6_000  # small batches: a kill finds some recorded and the log not yet cut
+episode_log.drain_episode_log(sys.argv[1])
 """
 
 

@@ -6,6 +6,7 @@
   ``TYPE_CHECKING``;
 * the library never imports ``dagster`` or the code location (``assets``);
 * ``simenv/`` never imports ``agentworldbench/``, directly, deferred or through what it imports;
+* only the edges read ``worldforge.settings`` (:data:`SETTINGS_EDGES`; the reads still to move are listed);
 * every public module, function, class and method has a docstring;
 * ``ruff`` (pyflakes and import order, configured in pyproject.toml) finds nothing.
 """
@@ -365,3 +366,83 @@ def test_the_session_store_check_sees_each_kind(tmp_path):
     assert _allowed("worldforge.simenv.env", "x SearchEnv(...)") and not _allowed("worldforge.simenvx", "x SearchEnv(...)")
     assert not _allowed("worldforge.rl.verifiers", "x LRUCache(...)") and _allowed("worldforge.warehouse.cache", "x LRUCache(...)")
     assert not _allowed("worldforge.rl.retrieve", "x registry.acquire") and _allowed("worldforge.record.mcp_proxy", "x registry.pop")
+
+
+SETTINGS_EDGES = {
+    "worldforge.warehouse.layout:Warehouse.configured": "the configured warehouse itself (only edges call it: the warehouse rule above)",
+    "worldforge.serving.search:serve": "the search server's entry point (`worldforge serve search`)",
+    "worldforge.rl.retrieve:serve_retrieve": "the /retrieve server's entry point",
+    "worldforge.rl.openenv:serve": "the OpenEnv server's entry point",
+    "worldforge.record.mcp_proxy:serve_mcp_proxy": "the recording MCP proxy's entry point",
+    "worldforge.record.openai_proxy:serve_openai_proxy": "the recording OpenAI proxy's entry point",
+    "worldforge.llm.server:VLLMServer.__init__": "the vLLM server launcher (host and model cache of the machine it starts on)",
+    "worldforge.rl.env:SearchWorldEnv.__init__": "trainers construct it with no arguments",
+    "worldforge.rl.verifiers:WorldforgeTaskset.load": "vf-eval and prime-rl build the taskset from flags, the warehouse optional",
+    "worldforge.rl.verifiers:WorldforgeTaskset.toolsets": "as load: the taskset's tool servers, built by the verifiers runtime",
+    "worldforge.rl.verifiers:WorldToolset.setup": "the verifiers tool server, set up by the verifiers runtime with no warehouse",
+    "worldforge.rl.verifiers:WorldTask._graded": "grading inside the verifiers runtime, which passes no warehouse",
+}
+"""Functions of the library allowed to read ``worldforge.settings`` (``get_settings``, ``Settings(``,
+``.configured(``), ``module:qualified name`` → why it is an edge; besides ``worldforge.cli`` (the
+options) and ``worldforge.settings`` itself. ``assets/`` (the Dagster resources) is outside the library."""
+
+SETTINGS_READS_TO_MOVE = {
+    "worldforge.serving.search:create_app": "the idle timeout should come from serve() (serving/ is being edited elsewhere)",
+    "worldforge.rl.openenv:create_openenv_app": "the idle timeout should come from serve() (rl/ is being edited elsewhere)",
+    "worldforge.catalog.author:author_spec": "the authoring model's endpoint should come from the CLI",
+    "worldforge.catalog.build:default_workers": "the worker count should come from the CLI / the catalog asset",
+    "worldforge.corpus.writer:writer_config": "the writer's endpoint defaults should come from the CLI / assets",
+    "worldforge.datasets.tokenizer:resolve_tokenizer": "WORLDFORGE_TOKENIZER should be resolved by the CLI / assets",
+    "worldforge.llm.openai_backend:OpenAIBackend": "base_url's default should be given by whoever builds the backend",
+    "worldforge.trajectories.readers:_cap_bytes": "max_record_mb should come from the ingest caller",
+    "worldforge.trajectories.store:memory_limited": "store_memory_mb should come from the caller",
+    "worldforge.warehouse.cache:FileCache._cache": "open_worlds should be given to the cache by the server that owns it",
+}
+"""Settings reads found below the edges when the rule was written, each to be turned into an argument
+from its caller (issue 50); listed so that the rule catches every new one. Remove an entry once fixed."""
+
+
+def _settings_reads(path: Path) -> set[str]:
+    """``qualified name`` of each function or class (``<module>`` at top level) that calls ``get_settings``,
+    ``Settings(...)`` or ``<anything>.configured(...)``."""
+    found: set[str] = set()
+
+    def visit(node: ast.AST, scope: list[str]) -> None:
+        for child in ast.iter_child_nodes(node):
+            inner = scope + [child.name] if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else scope
+            if isinstance(child, ast.Call):
+                f = child.func
+                if (isinstance(f, ast.Name) and f.id in ("get_settings", "Settings")) or (
+                        isinstance(f, ast.Attribute) and f.attr in ("get_settings", "Settings", "configured")):
+                    found.add(".".join(scope) or "<module>")
+            visit(child, inner)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")), [])
+    return found
+
+
+def _settings_readers() -> set[str]:
+    return {f"{m}:{q}" for m, p in _modules().items() if not m.startswith("worldforge.cli") and m != "worldforge.settings"
+            for q in _settings_reads(p)}
+
+
+def test_settings_are_read_only_at_the_edges():
+    """Below the edges (CLI, server entry points, the constructors trainers call with no arguments) the library
+    takes every setting as an argument from its caller; a new reader anywhere else fails here."""
+    readers = _settings_readers()
+    new = sorted(readers - SETTINGS_EDGES.keys() - SETTINGS_READS_TO_MOVE.keys())
+    assert not new, "settings read below the edges (take the value as an argument, or name a new edge):\n" + "\n".join(new)
+    stale = sorted((SETTINGS_EDGES.keys() | SETTINGS_READS_TO_MOVE.keys()) - readers)
+    assert not stale, "listed as reading settings but no longer does (remove them):\n" + "\n".join(stale)
+
+
+def test_the_settings_check_sees_each_way_of_reading_them(tmp_path):
+    mod = tmp_path / "m.py"
+    mod.write_text("from worldforge.settings import Settings, get_settings\n"
+                   "import worldforge.settings as ws\n"
+                   "def f(): return get_settings().host\n"
+                   "class C:\n    def m(self): return Settings()\n"
+                   "    x = ws.get_settings()\n"
+                   "def g(): return Warehouse.configured(None)\n"
+                   "def ok(host): return host\n")
+    assert _settings_reads(mod) == {"f", "C.m", "C", "g"}

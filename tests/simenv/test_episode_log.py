@@ -78,10 +78,10 @@ def test_an_unfinished_last_line_waits_for_its_end(wh):
 
 
 def test_a_lone_poison_episode_is_set_aside_after_a_few_drains(wh, monkeypatch):
-    import worldforge.trajectories.episodes as episodes
+    import worldforge.trajectories.episodes.log as episode_log
 
     log_episodes(wh, [_episode("poison-only")])
-    monkeypatch.setattr(episodes, "record_episodes", lambda *a, **k: (_ for _ in ()).throw(ValueError("bad row")))
+    monkeypatch.setattr(episode_log, "record_episodes", lambda *a, **k: (_ for _ in ()).throw(ValueError("bad row")))
     for _ in range(DRAIN_ATTEMPTS - 1):
         with pytest.raises(ValueError):
             drain_episode_log(wh)
@@ -119,11 +119,11 @@ def _wait(done, what: str, timeout: float = 60.0) -> None:
 
 def _group_write_held(path, thread):
     """Start ``thread``, whose log write the test holds, and wait until it is under way; returns the path's group log."""
-    import worldforge.trajectories.episodes as episodes
+    import worldforge.trajectories.episodes.log as episode_log
 
     thread.start()
-    _wait(lambda: path in episodes._group_logs and episodes._group_logs[path]._writing, "the first write")
-    return episodes._group_logs[path]
+    _wait(lambda: path in episode_log._group_logs and episode_log._group_logs[path]._writing, "the first write")
+    return episode_log._group_logs[path]
 
 
 def _queued(log, threads: list) -> None:
@@ -136,9 +136,9 @@ def _queued(log, threads: list) -> None:
 def test_threads_logging_together_share_one_write_and_each_returns_once_its_episode_is_durable(wh, monkeypatch):
     import threading
 
-    import worldforge.trajectories.episodes as episodes
+    import worldforge.trajectories.episodes.log as episode_log
 
-    real, writes, first_held = episodes._append_durably, [], threading.Event()
+    real, writes, first_held = episode_log._append_durably, [], threading.Event()
 
     def append(path, data):
         if not writes:
@@ -146,7 +146,7 @@ def test_threads_logging_together_share_one_write_and_each_returns_once_its_epis
         real(path, data)
         writes.append(data)
 
-    monkeypatch.setattr(episodes, "_append_durably", append)
+    monkeypatch.setattr(episode_log, "_append_durably", append)
     returned_before_durable = []
 
     def close(i: int) -> None:
@@ -167,9 +167,9 @@ def test_threads_logging_together_share_one_write_and_each_returns_once_its_epis
 def test_a_failed_group_write_fails_every_caller_in_it_and_the_next_write_goes_through(wh, monkeypatch):
     import threading
 
-    import worldforge.trajectories.episodes as episodes
+    import worldforge.trajectories.episodes.log as episode_log
 
-    real, held, calls = episodes._append_durably, threading.Event(), []
+    real, held, calls = episode_log._append_durably, threading.Event(), []
 
     def append(path, data):
         calls.append(data)
@@ -181,7 +181,7 @@ def test_a_failed_group_write_fails_every_caller_in_it_and_the_next_write_goes_t
         else:
             real(path, data)
 
-    monkeypatch.setattr(episodes, "_append_durably", append)
+    monkeypatch.setattr(episode_log, "_append_durably", append)
     errors: dict[str, str] = {}
 
     def close(eid: str) -> None:
@@ -237,18 +237,18 @@ def test_a_restart_replays_the_log_and_shutdown_records_open_sessions(wh):
 
 
 def test_a_close_the_log_cannot_take_is_503_and_retried(wh, monkeypatch):
-    import worldforge.trajectories.episodes as episodes
+    import worldforge.trajectories.episodes.log as episode_log
 
     app = create_app(WORLD, wh, mcp=False)
-    real = episodes._append_durably
+    real = episode_log._append_durably
     with TestClient(app) as c:
         sid = c.post("/sessions", json={}).json()["session_id"]
         c.post(f"/sessions/{sid}/step", json={"name": "web_search", "arguments": {"query": "Titans"}})
-        monkeypatch.setattr(episodes, "_append_durably", lambda *a: (_ for _ in ()).throw(OSError(28, "No space left on device")))
+        monkeypatch.setattr(episode_log, "_append_durably", lambda *a: (_ for _ in ()).throw(OSError(28, "No space left on device")))
         r = c.delete(f"/sessions/{sid}")
         assert r.status_code == 503 and "kept and retried" in r.json()["error"]
         assert [e.session_id for e in app.state.sessions.finished] == [sid]
-        monkeypatch.setattr(episodes, "_append_durably", real)
+        monkeypatch.setattr(episode_log, "_append_durably", real)
         assert app.state.sessions.flush() == 1
     assert read_episodes(wh)["episode_id"].to_list() == [sid]
 
@@ -258,12 +258,12 @@ def _failing_log(monkeypatch):
     import errno
 
     import worldforge.serving.search as server
-    import worldforge.trajectories.episodes as episodes
+    import worldforge.trajectories.episodes.log as episode_log
 
-    real = episodes._append_durably
+    real = episode_log._append_durably
     monkeypatch.setattr(server, "FLUSH_INTERVAL_S", 3600.0)  # no background flush: the retried close is what logs the episode
-    monkeypatch.setattr(episodes, "_append_durably", lambda *a: (_ for _ in ()).throw(OSError(errno.ENOSPC, "No space left on device")))
-    return lambda: monkeypatch.setattr(episodes, "_append_durably", real)
+    monkeypatch.setattr(episode_log, "_append_durably", lambda *a: (_ for _ in ()).throw(OSError(errno.ENOSPC, "No space left on device")))
+    return lambda: monkeypatch.setattr(episode_log, "_append_durably", real)
 
 
 def test_a_retried_close_is_503_until_its_episode_is_logged(wh, monkeypatch):
@@ -367,12 +367,12 @@ def test_mcp_sessions_are_recorded_on_delete_and_expire_when_idle(wh):
 
 
 def test_a_long_log_is_drained_in_bounded_batches(wh, monkeypatch):
-    import worldforge.trajectories.episodes as episodes
+    import worldforge.trajectories.episodes.log as episode_log
 
     batches: list[int] = []
-    real = episodes.record_episodes
-    monkeypatch.setattr(episodes, "DRAIN_BATCH_BYTES", 2_000)
-    monkeypatch.setattr(episodes, "record_episodes", lambda w, eps: (batches.append(len(eps)), real(w, eps))[1])
+    real = episode_log.record_episodes
+    monkeypatch.setattr(episode_log, "DRAIN_BATCH_BYTES", 2_000)
+    monkeypatch.setattr(episode_log, "record_episodes", lambda w, eps: (batches.append(len(eps)), real(w, eps))[1])
     log_episodes(wh, [_episode(f"b{i}", n=2) for i in range(12)] + [_episode("long", n=40, text="x" * 100)])
     assert drain_episode_log(wh).recorded == 13
     assert len(batches) > 3 and max(batches) <= 4  # a line is about 600 bytes; the long one (> 2,000) alone
@@ -383,18 +383,18 @@ def test_a_drain_cuts_the_log_once_and_keeps_what_is_appended_meanwhile(wh, monk
     """Issue 33: each batch used to rewrite the rest of the log (quadratic in its length: 80 s and
     twice the log in memory for 200 MiB of 2 MiB episodes); now the recorded bytes are cut once,
     streamed, and an episode appended while the drain runs stays for the next one."""
-    import worldforge.trajectories.episodes as episodes
+    import worldforge.trajectories.episodes.log as episode_log
 
     cuts: list[int] = []
-    real_cut, real_record = episodes._cut, episodes.record_episodes
-    monkeypatch.setattr(episodes, "DRAIN_BATCH_BYTES", 2_000)
-    monkeypatch.setattr(episodes, "_cut", lambda p, n: (cuts.append(n), real_cut(p, n))[1])
+    real_cut, real_record = episode_log._cut, episode_log.record_episodes
+    monkeypatch.setattr(episode_log, "DRAIN_BATCH_BYTES", 2_000)
+    monkeypatch.setattr(episode_log, "_cut", lambda p, n: (cuts.append(n), real_cut(p, n))[1])
 
     def record_and_append(w, eps):
         if eps[0].episode_id == "c0":  # a session closes while the first batch is recorded
             log_episodes(w, [_episode("late")])
         return real_record(w, eps)
-    monkeypatch.setattr(episodes, "record_episodes", record_and_append)
+    monkeypatch.setattr(episode_log, "record_episodes", record_and_append)
     log_episodes(wh, [_episode(f"c{i}") for i in range(12)])
     assert drain_episode_log(wh).recorded == 13  # "late" was appended behind the batches and read in the same drain
     assert len(cuts) == 1 and not _log_lines(wh)
@@ -414,14 +414,14 @@ def test_a_full_episode_log_keeps_reads_refuses_closes_with_the_path_and_recover
     once space comes back the kept episode is logged and recorded without a restart."""
     import errno
 
-    import worldforge.trajectories.episodes as episodes
+    import worldforge.trajectories.episodes.log as episode_log
 
-    real = episodes._append_durably
+    real = episode_log._append_durably
     app = create_app(WORLD, wh, mcp=False)
     with TestClient(app) as c:
         sid = c.post("/sessions", json={}).json()["session_id"]
         c.post(f"/sessions/{sid}/step", json={"name": "web_search", "arguments": {"query": "Titans"}})
-        monkeypatch.setattr(episodes, "_append_durably", lambda *a: (_ for _ in ()).throw(OSError(errno.ENOSPC, "No space left on device")))
+        monkeypatch.setattr(episode_log, "_append_durably", lambda *a: (_ for _ in ()).throw(OSError(errno.ENOSPC, "No space left on device")))
         r = c.delete(f"/sessions/{sid}")
         message = r.json()["error"]
         assert r.status_code == 503 and str(wh / "episodes.log.jsonl") in message and "No space left on device" in message
@@ -435,7 +435,7 @@ def test_a_full_episode_log_keeps_reads_refuses_closes_with_the_path_and_recover
         url = step.json()["revealed"][0]["url"] if step.json()["revealed"] else None
         if url:
             assert c.post(f"/sessions/{other}/step", json={"name": "web_extractor", "arguments": {"url": url}}).status_code == 200
-        monkeypatch.setattr(episodes, "_append_durably", real)  # space comes back
+        monkeypatch.setattr(episode_log, "_append_durably", real)  # space comes back
         deadline = time.monotonic() + 30
         while c.get("/health").json()["episode_log"] != "ok" and time.monotonic() < deadline:
             time.sleep(0.2)
@@ -449,7 +449,7 @@ def test_a_full_disk_leaves_no_half_written_line(wh, monkeypatch):
     """A write that ENOSPC cut short is taken back: the log holds whole lines only."""
     import errno
 
-    import worldforge.trajectories.episodes as episodes
+    import worldforge.trajectories.episodes.log as episode_log
 
     log_episodes(wh, [_episode("before")])
     size = (wh / "episodes.log.jsonl").stat().st_size
@@ -461,10 +461,10 @@ def test_a_full_disk_leaves_no_half_written_line(wh, monkeypatch):
             raise OSError(errno.ENOSPC, "No space left on device")
         return real_write(fd, data)
 
-    monkeypatch.setattr(episodes.os, "write", short_write)
+    monkeypatch.setattr(episode_log.os, "write", short_write)
     with pytest.raises(OSError, match="No space left"):
         log_episodes(wh, [_episode("cut", n=5)])
-    monkeypatch.setattr(episodes.os, "write", real_write)
+    monkeypatch.setattr(episode_log.os, "write", real_write)
     assert (wh / "episodes.log.jsonl").stat().st_size == size
     assert [json.loads(line)["episode_id"] for line in _log_lines(wh)] == ["before"]
 

@@ -224,7 +224,7 @@ def test_episode_text_is_storable(tmp_path, warehouse):
 
 
 def test_flush_keeps_the_log_when_the_store_fails(tmp_path, warehouse, monkeypatch, caplog):
-    import worldforge.trajectories.episodes as episodes
+    import worldforge.trajectories.episodes.log as episode_log
 
     sessions = EpisodeService(tmp_path, agent="http", idle_timeout=600, max_sessions=10)
     env = SearchEnv(WORLD, warehouse=warehouse, session_id="kept-1")
@@ -232,22 +232,22 @@ def test_flush_keeps_the_log_when_the_store_fails(tmp_path, warehouse, monkeypat
     sessions.add(env)
     assert sessions.close(env.session_id)
     assert '"kept-1"' in (tmp_path / "episodes.log.jsonl").read_text()  # durable before the close returns
-    real = episodes.record_episodes
+    real = episode_log.record_episodes
 
     def broken(*a, **k):
         raise OSError("disk full")
 
-    monkeypatch.setattr(episodes, "record_episodes", broken)
+    monkeypatch.setattr(episode_log, "record_episodes", broken)
     assert sessions.flush() == 0 and sessions.flush() == 0  # never raises: logged, the log kept
     assert '"kept-1"' in (tmp_path / "episodes.log.jsonl").read_text() and "disk full" in caplog.text
-    monkeypatch.setattr(episodes, "record_episodes", real)
+    monkeypatch.setattr(episode_log, "record_episodes", real)
     assert sessions.flush() == 1
     assert read_episodes(tmp_path)["episode_id"].to_list() == ["kept-1"]
     assert not (tmp_path / "episodes.log.jsonl").exists()
 
 
 def test_a_poison_episode_does_not_block_the_others(tmp_path, warehouse, monkeypatch):
-    import worldforge.trajectories.episodes as episodes
+    import worldforge.trajectories.episodes.log as episode_log
 
     sessions = EpisodeService(tmp_path, agent="http", idle_timeout=600, max_sessions=10)
     for sid in ("good-1", "poison", "good-2"):
@@ -255,14 +255,14 @@ def test_a_poison_episode_does_not_block_the_others(tmp_path, warehouse, monkeyp
         env.step({"name": "web_search", "arguments": {"query": "Titans"}})
         sessions.add(env)
         sessions.close(sid)
-    real = episodes.record_episodes
+    real = episode_log.record_episodes
 
     def picky(wh, eps):
         if any(e.episode_id == "poison" for e in eps):
             raise ValueError("cannot store this one")
         return real(wh, eps)
 
-    monkeypatch.setattr(episodes, "record_episodes", picky)
+    monkeypatch.setattr(episode_log, "record_episodes", picky)
     assert sessions.flush() == 2
     assert sorted(read_episodes(tmp_path)["episode_id"].to_list()) == ["good-1", "good-2"]
     rejected = [json.loads(line) for line in (tmp_path / "episodes.log.rejected.jsonl").read_text().splitlines()]

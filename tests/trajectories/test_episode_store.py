@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 import worldforge.trajectories.episodes as episodes
+import worldforge.trajectories.episodes.store as episode_store
 from worldforge.cli import app
 from worldforge.errors import WarehouseError
 from worldforge.simenv.env import Observation
@@ -90,7 +91,7 @@ def test_a_world_name_that_is_a_path_is_refused(tmp_path):
 
 def _legacy(path, eps: list[Episode]) -> None:
     """A store as earlier versions wrote it: one DuckDB file with the four tables."""
-    frames = episodes._frames(eps)
+    frames = episode_store._frames(eps)
     con = duckdb.connect(str(path))
     for t, f in frames.items():  # noqa: B007 - read by name in the SQL
         con.execute(f"CREATE TABLE {t} AS SELECT * FROM f")
@@ -228,7 +229,7 @@ def test_a_merge_reads_at_most_merge_part_bytes_of_rows_however_well_they_compre
     from worldforge.warehouse.parts import parts_data_bytes
 
     cap = 1 << 20
-    monkeypatch.setattr(episodes, "MERGE_PART_BYTES", cap)
+    monkeypatch.setattr(episode_store, "MERGE_PART_BYTES", cap)
     for i in range(60):  # 60 episodes of ~200 KiB of one repeated letter: ~12 MiB of rows, a few KiB on disk
         e = _episode(f"e{i}", n=1)
         e.steps[0][1].text = f"{i}-" + "x" * 200_000

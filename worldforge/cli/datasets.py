@@ -72,6 +72,7 @@ def sft(
     """SFT samples: next-state prediction, targets selected by rejection sampling (or the real observation without a backend)."""
     from worldforge.datasets.sft import build_sft
     from worldforge.errors import WorldforgeError
+    from worldforge.settings import get_settings
     from worldforge.worldmodel.backends import world_model
 
     with user_errors():
@@ -80,7 +81,7 @@ def sft(
             raise WorldforgeError("--base-url/--model need --backend (e.g. --backend openai)")
         config = SFTConfig(tokenizer=tokenizer, k=k, threshold=threshold, max_context_tokens=max_context_tokens,
                            targets="all" if all_turns else "informative", max_new_tokens=max_new_tokens, seed=seed, test_fraction=test_fraction)
-        wm = world_model(backend, base_url=base_url, model=model, warehouse=str(wh)) if backend else None
+        wm = world_model(backend, base_url=base_url, model=model, warehouse=str(wh), settings=get_settings()) if backend else None
         with progress() as bar:
             task = bar.add_task("sft", total=None)
             report = build_sft(wh, output or wh.dataset("sft"), config, wm, progress=lambda d: bar.update(task, completed=d))

@@ -72,6 +72,7 @@ def infer(
     from worldforge.agentworldbench.messages import MESSAGE_STYLES
     from worldforge.errors import WorldforgeError
     from worldforge.llm import GenerationParams
+    from worldforge.settings import get_settings
     from worldforge.worldmodel.backends import world_model
     from worldforge.worldmodel.parsing import PREDICTION_SCHEMA
 
@@ -79,7 +80,7 @@ def infer(
         if messages not in MESSAGE_STYLES:
             raise WorldforgeError(f"--messages must be one of: {', '.join(MESSAGE_STYLES)} (got {messages!r})")
         prompt_set = _prompts(prompts) if prompts else None
-        wm = world_model(backend, base_url=base_url, model=model, concurrency=concurrency, warehouse=str(warehouse_of(warehouse)))
+        wm = world_model(backend, base_url=base_url, model=model, concurrency=concurrency, warehouse=str(warehouse_of(warehouse)), settings=get_settings())
         params = GenerationParams(max_tokens=max_tokens, temperature=temperature, seed=seed, json_schema=PREDICTION_SCHEMA if structured else None)
         with progress() as bar:
             task = bar.add_task("world model", total=None)
@@ -220,6 +221,7 @@ def run(
     from worldforge.agentworldbench.messages import MESSAGE_STYLES
     from worldforge.errors import WorldforgeError
     from worldforge.llm import GenerationParams
+    from worldforge.settings import get_settings
     from worldforge.worldmodel.backends import world_model
 
     with user_errors():
@@ -227,7 +229,7 @@ def run(
         if messages not in MESSAGE_STYLES:
             raise WorldforgeError(f"--messages must be one of: {', '.join(MESSAGE_STYLES)} (got {messages!r})")
         kind, url = (("openai", model) if model and "://" in model else (model, None))
-        wm = world_model(kind, base_url=url, model=model_name, concurrency=concurrency, warehouse=str(wh))
+        wm = world_model(kind, base_url=url, model=model_name, concurrency=concurrency, warehouse=str(wh), settings=get_settings())
         jb = _judge_backend(judge, None, judge_model, concurrency, warehouse)
         folder = output or wh.dataset("eval")
         with progress() as bar:

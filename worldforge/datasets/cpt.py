@@ -39,18 +39,20 @@ import logging
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 
 import numpy as np
-import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from worldforge.datasets.card import md_table, render_card
 from worldforge.datasets.config import CPTConfig
-from worldforge.datasets.output import BuildReport, ParquetSink, git_revision, write_report
+from worldforge.datasets.output import BuildReport, NdjsonSink, ParquetSink, git_revision, write_report
+from worldforge.datasets.pipeline import Filter, batched, drain, expand, pipeline, transform
 from worldforge.datasets.sources import DatasetTrajectory, iter_pages, iter_split_trajectories
 from worldforge.datasets.tokenizer import load_tokenizer, resolve_tokenizer
+from worldforge.tally import Tally
 from worldforge.warehouse.atomic import atomic_dir
 from worldforge.warehouse.layout import Warehouse, WarehouseLike
 
@@ -216,6 +218,92 @@ def _table(rows: list[dict]) -> pa.Table:
     return pa.Table.from_pydict(cols, schema=SCHEMA)
 
 
+def read_trajectories(warehouse: WarehouseLike, config: CPTConfig, tally: Tally, sources: Counter,
+                      trajectories: Iterable[DatasetTrajectory] | None = None, progress: Callable[[], None] | None = None) -> Iterator[DatasetTrajectory]:
+    """The reader of trajectories: each stored one with its split (or ``trajectories``), counted in ``tally`` and by source.
+
+    ``progress`` is called once a trajectory has gone through the steps after the reader.
+    """
+    for traj in (trajectories if trajectories is not None else iter_split_trajectories(warehouse, config)):
+        tally.take()
+        sources[traj.source] += 1
+        yield traj
+        if progress:
+            progress()
+
+
+def read_pages(warehouse: WarehouseLike, tally: Tally, sources: Counter, progress: Callable[[], None] | None = None) -> Iterator[Rendered]:
+    """The reader of world corpus pages, each a unit with loss on every token, counted in ``tally`` and as source ``world``."""
+    for page in iter_pages(warehouse):
+        tally.take()
+        sources["world"] += 1
+        text = page.text
+        yield Rendered("page", "world", "world", "search", page.url if not page.scenario else f"{page.scenario}:{page.url}",
+                       text, [Segment("page", -1, 0, len(text), True)])
+        if progress:
+            progress()
+
+
+def trajectory_filters(tally: Tally) -> list[Filter]:
+    """The CPT filters of trajectories: the held-out (test split) ones, those without turns."""
+    return [Filter("held out for evaluation (test split)", lambda t: t.split == "test", tally),
+            Filter("no turns", lambda t: not t.turns, tally)]
+
+
+class _Tokenize:
+    """The batch step: tokenize a batch of units, cut each into parts; a unit with no part carrying loss is dropped.
+
+    Yields one Arrow table (:data:`SCHEMA`) per batch with at least one sample.
+    """
+
+    def __init__(self, backend, config: CPTConfig, group_stats: dict, report: BuildReport):
+        self.backend, self.config, self.group_stats, self.report = backend, config, group_stats, report
+
+    def __call__(self, batch: list[Rendered]) -> Iterator[pa.Table]:
+        encs = self.backend.encode_batch([u.text for u in batch], add_special_tokens=False)
+        rows: list[dict] = []
+        for unit, enc in zip(batch, encs):
+            parts = list(_samples(unit, enc, self.config.max_tokens, self.group_stats, self.report))
+            if not parts:
+                self.report.tally.drop("no token carries loss (every turn non-informative)" if len(enc) else "empty after tokenization")
+                continue
+            self.report.tally.keep()
+            for row in parts:
+                row["sample_id"] = f"{unit.ref}:{row['part']}"
+                row["n_parts"] = len(parts)
+            rows += parts
+        if rows:
+            yield _table(rows)
+
+
+class CPTWriter:
+    """The CPT writer: each Arrow table of samples into ``cpt.parquet``, ``text.jsonl`` and ``tokenized.jsonl`` under ``folder``."""
+
+    def __init__(self, folder: Path):
+        self.parquet = ParquetSink(folder / "cpt.parquet", SCHEMA)
+        self.text = NdjsonSink(folder / "text.jsonl", ["text"])
+        self.tokenized = NdjsonSink(folder / "tokenized.jsonl", ["input_ids", "labels"])
+        self.count = 0
+
+    def add_table(self, table: pa.Table) -> None:
+        """Write one table of samples (:data:`SCHEMA`) to every file."""
+        self.parquet.add_table(table)
+        self.text.add_table(table)
+        self.tokenized.add_table(table)
+        self.count += table.num_rows
+
+    def close(self) -> None:
+        """Finish every file."""
+        self.parquet.close()
+        self.text.close()
+        self.tokenized.close()
+
+    @property
+    def files(self) -> dict[str, int]:
+        """``{file name: rows}``."""
+        return {"cpt.parquet": self.parquet.count, "text.jsonl": self.text.count, "tokenized.jsonl": self.tokenized.count}
+
+
 def build_cpt(
     warehouse: WarehouseLike,
     out: str | Path,
@@ -224,6 +312,9 @@ def build_cpt(
     trajectories: Iterable[DatasetTrajectory] | None = None,
 ) -> BuildReport:
     """Build the CPT dataset from the warehouse's trajectories (train split) and corpus pages.
+
+    The steps: read trajectories → drop held-out / turnless ones → render; read pages → render;
+    tokenize in batches of ``config.batch_size`` → drop units with no loss → write (:class:`CPTWriter`).
 
     Args:
         warehouse: the warehouse, or its folder (``trajectories.duckdb``, the episode store ``episodes/``, world files).
@@ -241,78 +332,35 @@ def build_cpt(
     """
     config = config.model_copy(update={"tokenizer": resolve_tokenizer(config.tokenizer, warehouse)})
     tok = load_tokenizer(config.tokenizer)
-    backend = tok.backend_tokenizer
     report = BuildReport("cpt", Path(out), config=config.model_dump())
     group_stats: dict[str, _GroupStats] = defaultdict(_GroupStats)
     sources: Counter = Counter()
     turns_informative: Counter = Counter()
     turns_total: Counter = Counter()
     done = 0
+
+    def tick() -> None:
+        nonlocal done
+        done += 1
+        if progress:
+            progress(done)
+
+    def render(traj: DatasetTrajectory) -> Rendered:
+        for t in traj.turns:
+            turns_total[traj.domain] += 1
+            turns_informative[traj.domain] += t.informative
+        return render_trajectory(traj, config.mask_actions)
+
     with atomic_dir(out) as tmp:
-        parquet = ParquetSink(tmp / "cpt.parquet", SCHEMA)
-        text_fh, tok_fh = open(tmp / "text.jsonl", "wb"), open(tmp / "tokenized.jsonl", "wb")
-
-        def units() -> Iterator[Rendered]:
-            nonlocal done
-            for traj in (trajectories if trajectories is not None else iter_split_trajectories(warehouse, config)):
-                report.tally.take()
-                sources[traj.source] += 1
-                if traj.split == "test":
-                    report.tally.drop("held out for evaluation (test split)")
-                elif not traj.turns:
-                    report.tally.drop("no turns")
-                else:
-                    for t in traj.turns:
-                        turns_total[traj.domain] += 1
-                        turns_informative[traj.domain] += t.informative
-                    yield render_trajectory(traj, config.mask_actions)
-                done += 1
-                if progress:
-                    progress(done)
-            if config.include_pages and trajectories is None:
-                for page in iter_pages(warehouse):
-                    report.tally.take()
-                    sources["world"] += 1
-                    text = page.text
-                    yield Rendered("page", "world", "world", "search", page.url if not page.scenario else f"{page.scenario}:{page.url}",
-                                   text, [Segment("page", -1, 0, len(text), True)])
-                    done += 1
-                    if progress:
-                        progress(done)
-
-        def flush(batch: list[Rendered]) -> None:
-            encs = backend.encode_batch([u.text for u in batch], add_special_tokens=False)
-            rows: list[dict] = []
-            for unit, enc in zip(batch, encs):
-                parts = list(_samples(unit, enc, config.max_tokens, group_stats, report))
-                if not parts:
-                    report.tally.drop("no token carries loss (every turn non-informative)" if len(enc) else "empty after tokenization")
-                    continue
-                report.tally.keep()
-                for row in parts:
-                    row["sample_id"] = f"{unit.ref}:{row['part']}"
-                    row["n_parts"] = len(parts)
-                rows += parts
-            if not rows:
-                return
-            table = _table(rows)
-            parquet.add_table(table)
-            pl.from_arrow(table.select(["text"])).write_ndjson(text_fh)
-            pl.from_arrow(table.select(["input_ids", "labels"])).write_ndjson(tok_fh)
-            report.samples += len(rows)
-
-        batch: list[Rendered] = []
-        for unit in units():
-            batch.append(unit)
-            if len(batch) >= config.batch_size:
-                flush(batch)
-                batch = []
-        if batch:
-            flush(batch)
-        parquet.close()
-        text_fh.close()
-        tok_fh.close()
-        report.files = {"cpt.parquet": parquet.count, "text.jsonl": report.samples, "tokenized.jsonl": report.samples}
+        writer = CPTWriter(tmp)
+        units = pipeline(read_trajectories(warehouse, config, report.tally, sources, trajectories, tick),
+                         *trajectory_filters(report.tally), transform(render))
+        if config.include_pages and trajectories is None:
+            units = chain(units, read_pages(warehouse, report.tally, sources, tick))
+        drain(pipeline(units, batched(config.batch_size), expand(_Tokenize(tok.backend_tokenizer, config, group_stats, report))), writer.add_table)
+        writer.close()
+        report.samples = writer.count
+        report.files = writer.files
         all_ = group_stats["all"]
         report.stats.update({
             "sources": dict(sorted(sources.items())),
@@ -333,6 +381,8 @@ def build_cpt(
         write_report(tmp, report)
         (tmp / "README.md").write_text(_card(report, cfg), encoding="utf-8")
     return report
+
+
 
 
 def _card(report: BuildReport, config: dict) -> str:

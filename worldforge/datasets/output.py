@@ -14,6 +14,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -77,6 +78,24 @@ class JsonlSink:
         """Write one object as a JSON line (non-ASCII characters kept as they are)."""
         self._fh.write(json.dumps(obj, ensure_ascii=False) + "\n")
         self.count += 1
+
+    def close(self) -> None:
+        """Close the file."""
+        self._fh.close()
+
+
+class NdjsonSink:
+    """Columns of Arrow tables as JSON lines (written by polars: one object per row, the columns in the given order)."""
+
+    def __init__(self, path: Path, columns: list[str]):
+        self.path, self.columns = path, columns
+        self.count = 0
+        self._fh = open(path, "wb")
+
+    def add_table(self, table: pa.Table) -> None:
+        """Write the table's :attr:`columns` as one JSON line per row."""
+        pl.from_arrow(table.select(self.columns)).write_ndjson(self._fh)
+        self.count += table.num_rows
 
     def close(self) -> None:
         """Close the file."""

@@ -38,7 +38,7 @@ import contextlib
 import json
 import logging
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,9 +51,11 @@ from worldforge.agentworldbench.verifiers import PASS_AT, VERIFIERS, Scores, sco
 from worldforge.datasets.card import md_table, render_card
 from worldforge.datasets.config import SFTConfig
 from worldforge.datasets.output import BuildReport, JsonlSink, ParquetSink, git_revision, write_report
+from worldforge.datasets.pipeline import Filter, batched, drain, expand, pipeline
 from worldforge.datasets.sources import DatasetTrajectory, iter_split_trajectories
 from worldforge.datasets.tokenizer import has_chat_template, load_tokenizer, resolve_tokenizer
 from worldforge.llm.base import Failure, GenerationParams, WorldModelBackend, WorldModelRequest
+from worldforge.tally import Tally
 from worldforge.warehouse.atomic import atomic_dir
 from worldforge.warehouse.layout import WarehouseLike
 from worldforge.worldmodel.parsing import ParseFailure, format_prediction, parse_prediction
@@ -155,6 +157,161 @@ def _select(texts: list[str], reference: str, domain: str, stats: dict) -> tuple
     return best[1], best[2], ""
 
 
+@dataclass
+class _Targets:
+    """A trajectory with its target turns (the informative ones, or all)."""
+
+    traj: DatasetTrajectory
+    turns: list
+
+
+def read_targets(warehouse: WarehouseLike, config: SFTConfig, tally: Tally, sources: Counter,
+                 trajectories: Iterable[DatasetTrajectory] | None = None) -> Iterator[_Targets]:
+    """The SFT reader: each trajectory with its target turns, counted in ``tally`` (one unit per target turn) and by source.
+
+    A trajectory without a target turn stands for no unit and is not yielded.
+    """
+    for traj in (trajectories if trajectories is not None else iter_split_trajectories(warehouse, config)):
+        targets = [t for t in traj.turns if config.targets == "all" or t.informative]
+        sources[traj.source] += len(targets)
+        tally.take(len(targets))
+        if targets:
+            yield _Targets(traj, targets)
+
+
+class _Prompts:
+    """The step from a trajectory's targets to samples whose prompt fits the budget (:func:`_fit`); the others are dropped."""
+
+    def __init__(self, counter: _Counter, config: SFTConfig, thinking: bool, tally: Tally, per_domain: dict):
+        self.counter, self.config, self.thinking, self.tally, self.per_domain = counter, config, thinking, tally, per_domain
+
+    def __call__(self, item: _Targets) -> Iterator[_Pending]:
+        traj, counter = item.traj, self.counter
+        self.per_domain[traj.domain]["targets"] += len(item.turns)
+        recs = records_from_turns(traj.trajectory_id, traj.domain, traj.task, [(t.action, t.observation) for t in traj.turns], **traj.extra)
+        lengths = {
+            "system": counter.lengths([recs[0].system_str])[0],
+            "task": sum(counter.lengths([f"The agent's task: {traj.task}", "Understood. Send the agent's actions."])) if traj.task else 0,
+            "prompt": counter.lengths(recs[0].prompt),
+            "response": counter.lengths(recs[0].response),
+        }
+        wanted = {t.turn_idx for t in item.turns}
+        for t, rec in zip(traj.turns, recs):
+            if t.turn_idx not in wanted:
+                continue
+            fitted = _fit(rec, counter, lengths, self.config.max_context_tokens, format_prediction(rec.reference(), None),
+                          self.config.max_new_tokens // 2 if self.thinking else 0)
+            if fitted is None:
+                self.tally.drop("longer than the context budget even without context turns")
+                continue
+            messages, start = fitted
+            yield _Pending(traj, rec, messages, start)
+
+
+@dataclass
+class _Chosen:
+    """A sample with its target's reasoning (``None``: the non-thinking variant) and the candidates' scores."""
+
+    pending: _Pending
+    think: str | None
+    candidates: int
+    scores: Scores | None
+
+
+class _RejectionSampling:
+    """The batch step: one backend call for a batch of samples, ``k`` candidates each; a sample whose best
+    candidate fails (no parse, no reasoning, below the threshold, a failed request) is dropped by reason.
+    Without a backend every sample goes on as the non-thinking variant."""
+
+    def __init__(self, backend: WorldModelBackend | None, config: SFTConfig, tally: Tally, stats: dict, progress: Callable[[int], None] | None):
+        self.backend, self.config, self.tally, self.stats, self.progress = backend, config, tally, stats, progress
+        self.params = GenerationParams(temperature=config.temperature, max_tokens=config.max_new_tokens, seed=config.seed)
+        self.done = 0
+
+    def __call__(self, batch: list[_Pending]) -> Iterator[_Chosen]:
+        if self.backend is None:
+            for p in batch:
+                yield _Chosen(p, None, 0, None)
+        else:
+            reqs = [WorldModelRequest(id=p.record.id, messages=tuple(p.messages), grounding=grounding_of(p.record)) for p in batch]
+            result = self.backend.generate(reqs, self.config.k, self.params)
+            for p, req in zip(batch, reqs):
+                outcome = result.failures.get(req.id) or result.completions[req.id]
+                if isinstance(outcome, Failure):
+                    self.tally.drop(f"generation failed: {outcome.reason.split(':')[0][:60]}")
+                    continue
+                think, sc, why = _select([c.text for c in outcome], p.record.reference(), p.traj.domain, self.stats)
+                if think is None:
+                    self.tally.drop(why)
+                elif sc.aggregate < self.config.threshold:
+                    self.tally.drop("rejected: best candidate below the threshold")
+                else:
+                    yield _Chosen(p, think, len(outcome), sc)
+        self.done += len(batch)
+        if self.progress:
+            self.progress(self.done)
+
+
+class _Rows:
+    """The step from a chosen target to the ``sft.parquet`` row; one whose reasoning outgrew the budget is dropped."""
+
+    def __init__(self, counter: _Counter, config: SFTConfig, thinking: bool, tally: Tally, per_domain: dict):
+        self.counter, self.config, self.thinking, self.tally, self.per_domain = counter, config, thinking, tally, per_domain
+
+    def __call__(self, c: _Chosen) -> Iterator[dict]:
+        p, sc = c.pending, c.scores
+        target = format_prediction(p.record.reference(), c.think if self.thinking else None)
+        messages = p.messages + [{"role": "assistant", "content": target}]
+        n_tokens = self.counter.conversation(messages)
+        if n_tokens > self.config.max_context_tokens:  # the kept reasoning outgrew its allowance
+            self.tally.drop("longer than the context budget with its reasoning")
+            return
+        self.tally.keep()
+        self.per_domain[p.traj.domain]["accepted"] += 1
+        yield {
+            "sample_id": p.record.id, "trajectory_id": p.traj.trajectory_id, "turn_idx": p.record.turn_idx, "domain": p.traj.domain,
+            "source": p.traj.source, "origin": p.traj.origin, "variant": "thinking" if self.thinking else "non-thinking",
+            "messages": messages, "context_turns": p.record.turn_idx - 1 - p.dropped, "dropped_turns": p.dropped,
+            "n_tokens": n_tokens, "candidates": c.candidates,
+            "best_score": sc.aggregate if sc else None, "scores": json.dumps(sc.scores) if sc else None,
+        }
+
+
+class SFTWriter:
+    """The SFT writer: each row into ``sft.parquet`` and, by :func:`export_rows`, every trainer shape's JSONL under ``folder``."""
+
+    def __init__(self, folder: Path):
+        self.sinks = {
+            "parquet": ParquetSink(folder / "sft.parquet", SCHEMA),
+            "trl_messages": JsonlSink(folder / "trl_messages.jsonl"),
+            "trl_prompt_completion": JsonlSink(folder / "trl_prompt_completion.jsonl"),
+            "swift": JsonlSink(folder / "swift.jsonl"),
+            "sharegpt": JsonlSink(folder / "sharegpt.jsonl"),
+        }
+
+    def add(self, row: dict) -> None:
+        """Write one sample (a row of :data:`SCHEMA`; its last message is the target)."""
+        self.sinks["parquet"].add(row)
+        export_rows(row["messages"], self.sinks)
+
+    def close(self) -> None:
+        """Finish every file."""
+        for s in self.sinks.values():
+            s.close()
+
+    @property
+    def count(self) -> int:
+        """Samples written."""
+        return self.sinks["trl_messages"].count
+
+    @property
+    def files(self) -> dict[str, int]:
+        """``{file name: rows}``."""
+        names = {"parquet": "sft.parquet", "trl_messages": "trl_messages.jsonl", "trl_prompt_completion": "trl_prompt_completion.jsonl",
+                 "swift": "swift.jsonl", "sharegpt": "sharegpt.jsonl"}
+        return {names[k]: s.count for k, s in self.sinks.items()}
+
+
 def build_sft(
     warehouse: WarehouseLike,
     out: str | Path,
@@ -164,6 +321,10 @@ def build_sft(
     trajectories: Iterable[DatasetTrajectory] | None = None,
 ) -> BuildReport:
     """Build the SFT dataset from the train split of the warehouse's trajectories.
+
+    The steps: read trajectories' target turns → drop held-out ones → fit each prompt to the
+    budget → rejection sampling in batches of ``config.batch_size`` (one backend call a batch)
+    → drop targets whose reasoning outgrew the budget → write (:class:`SFTWriter`).
 
     Args:
         warehouse: the warehouse, or its folder.
@@ -197,105 +358,22 @@ def build_sft(
     stats = {"candidate_failures": Counter(), "verifiers": {v: Counter() for v in VERIFIERS}}
     per_domain: dict[str, Counter] = defaultdict(Counter)
     sources: Counter = Counter()
-    params = GenerationParams(temperature=config.temperature, max_tokens=config.max_new_tokens, seed=config.seed)
-    done = 0
+    tally = report.tally
 
     with atomic_dir(out) as tmp:
-        sinks = {
-            "parquet": ParquetSink(tmp / "sft.parquet", SCHEMA),
-            "trl_messages": JsonlSink(tmp / "trl_messages.jsonl"),
-            "trl_prompt_completion": JsonlSink(tmp / "trl_prompt_completion.jsonl"),
-            "swift": JsonlSink(tmp / "swift.jsonl"),
-            "sharegpt": JsonlSink(tmp / "sharegpt.jsonl"),
-        }
-
-        def write(p: _Pending, think: str | None, n_candidates: int, sc: Scores | None) -> None:
-            target = format_prediction(p.record.reference(), think if thinking else None)
-            messages = p.messages + [{"role": "assistant", "content": target}]
-            n_tokens = counter.conversation(messages)
-            if n_tokens > config.max_context_tokens:  # the kept reasoning outgrew its allowance
-                report.tally.drop("longer than the context budget with its reasoning")
-                return
-            row = {
-                "sample_id": p.record.id, "trajectory_id": p.traj.trajectory_id, "turn_idx": p.record.turn_idx, "domain": p.traj.domain,
-                "source": p.traj.source, "origin": p.traj.origin, "variant": "thinking" if thinking else "non-thinking",
-                "messages": messages, "context_turns": p.record.turn_idx - 1 - p.dropped, "dropped_turns": p.dropped,
-                "n_tokens": n_tokens, "candidates": n_candidates,
-                "best_score": sc.aggregate if sc else None, "scores": json.dumps(sc.scores) if sc else None,
-            }
-            sinks["parquet"].add(row)
-            export_rows(messages, sinks)
-            report.tally.keep()
-            report.samples += 1
-            per_domain[p.traj.domain]["accepted"] += 1
-
-        def settle(batch: list[_Pending]) -> None:
-            nonlocal done
-            if not thinking:
-                for p in batch:
-                    write(p, None, 0, None)
-            else:
-                reqs = [WorldModelRequest(id=p.record.id, messages=tuple(p.messages), grounding=grounding_of(p.record)) for p in batch]
-                result = backend.generate(reqs, config.k, params)
-                for p, req in zip(batch, reqs):
-                    outcome = result.failures.get(req.id) or result.completions[req.id]
-                    if isinstance(outcome, Failure):
-                        report.tally.drop(f"generation failed: {outcome.reason.split(':')[0][:60]}")
-                        continue
-                    think, sc, why = _select([c.text for c in outcome], p.record.reference(), p.traj.domain, stats)
-                    if think is None:
-                        report.tally.drop(why)
-                    elif sc.aggregate < config.threshold:
-                        report.tally.drop("rejected: best candidate below the threshold")
-                    else:
-                        write(p, think, len(outcome), sc)
-            done += len(batch)
-            if progress:
-                progress(done)
-
-        pending: list[_Pending] = []
+        writer = SFTWriter(tmp)
         with (backend if backend is not None else contextlib.nullcontext()):
-            for traj in (trajectories if trajectories is not None else iter_split_trajectories(warehouse, config)):
-                targets = [t for t in traj.turns if config.targets == "all" or t.informative]
-                sources[traj.source] += len(targets)
-                report.tally.take(len(targets))
-                if not targets:
-                    continue
-                if traj.split == "test":
-                    report.tally.drop("held out for evaluation (test split)", len(targets))
-                    continue
-                per_domain[traj.domain]["targets"] += len(targets)
-                recs = records_from_turns(traj.trajectory_id, traj.domain, traj.task, [(t.action, t.observation) for t in traj.turns], **traj.extra)
-                lengths = {
-                    "system": counter.lengths([recs[0].system_str])[0],
-                    "task": sum(counter.lengths([f"The agent's task: {traj.task}", "Understood. Send the agent's actions."])) if traj.task else 0,
-                    "prompt": counter.lengths(recs[0].prompt),
-                    "response": counter.lengths(recs[0].response),
-                }
-                wanted = {t.turn_idx for t in targets}
-                for t, rec in zip(traj.turns, recs):
-                    if t.turn_idx not in wanted:
-                        continue
-                    fitted = _fit(rec, counter, lengths, config.max_context_tokens, format_prediction(rec.reference(), None),
-                                  config.max_new_tokens // 2 if thinking else 0)
-                    if fitted is None:
-                        report.tally.drop("longer than the context budget even without context turns")
-                        continue
-                    messages, start = fitted
-                    pending.append(_Pending(traj, rec, messages, start))
-                    if len(pending) >= config.batch_size:
-                        settle(pending)
-                        pending = []
-            if pending:
-                settle(pending)
-
-        for s in sinks.values():
-            s.close()
-        report.files = {
-            "sft.parquet": sinks["parquet"].count, "trl_messages.jsonl": sinks["trl_messages"].count,
-            "trl_prompt_completion.jsonl": sinks["trl_prompt_completion"].count, "swift.jsonl": sinks["swift"].count,
-            "sharegpt.jsonl": sinks["sharegpt"].count,
-        }
+            drain(pipeline(
+                read_targets(warehouse, config, tally, sources, trajectories),
+                Filter("held out for evaluation (test split)", lambda item: item.traj.split == "test", tally, weight=lambda item: len(item.turns)),
+                expand(_Prompts(counter, config, thinking, tally, per_domain)),
+                batched(config.batch_size),
+                expand(_RejectionSampling(backend, config, tally, stats, progress)),
+                expand(_Rows(counter, config, thinking, tally, per_domain)),
+            ), writer.add)
+        writer.close()
+        report.samples = writer.count
+        report.files = writer.files
         acceptance = {d: {"targets": c["targets"], "accepted": c["accepted"], "rate": c["accepted"] / c["targets"] if c["targets"] else 0.0}
                       for d, c in sorted(per_domain.items())}
         report.stats.update({
@@ -310,6 +388,8 @@ def build_sft(
         write_report(tmp, report)
         (tmp / "README.md").write_text(_card(report, config.model_dump() | {"backend": backend.identity if backend else None}), encoding="utf-8")
     return report
+
+
 
 
 LLAMA_FACTORY_INFO = {

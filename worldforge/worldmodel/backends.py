@@ -14,11 +14,13 @@ world model replays is passed in (``warehouse=``), never read from the settings.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from worldforge.llm import BackendError, OpenAIBackend, TransformersBackend, VLLMBackend, WorldModelBackend
-from worldforge.settings import get_settings
 from worldforge.worldmodel.grounded import GroundedBackend
+
+if TYPE_CHECKING:
+    from worldforge.settings import Settings
 
 BACKENDS: dict[str, type[WorldModelBackend]] = {
     "openai": OpenAIBackend,
@@ -52,20 +54,21 @@ def make_backend(kind: str, **settings: Any) -> WorldModelBackend:
     return cls(**settings)
 
 
-def world_model(kind: str | None = None, base_url: str | None = None, model: str | None = None, **settings: Any) -> WorldModelBackend:
-    """The world model: :func:`make_backend` with what is not given taken from the settings.
+def world_model(kind: str | None = None, base_url: str | None = None, model: str | None = None, *, settings: Settings,
+                **options: Any) -> WorldModelBackend:
+    """The world model: :func:`make_backend` with what is not given taken from ``settings`` (the caller's, read at an edge).
 
-    ``kind`` defaults to the one ``WORLDFORGE_ENV`` selects (``grounded`` locally, ``openai`` on
-    ``gpu``); an ``openai`` world model defaults to ``WORLDFORGE_VLLM_URL`` and
-    ``WORLDFORGE_VLLM_MODEL`` (empty: the first model the server lists).
+    ``kind`` defaults to the one ``WORLDFORGE_ENV`` selects (``settings.world_model_kind``:
+    ``grounded`` locally, ``openai`` on ``gpu``); an ``openai`` world model defaults to
+    ``settings.vllm_url`` and ``settings.vllm_model`` (empty: the first model the server lists).
+    ``options`` go to the backend (``warehouse``, ``concurrency`` ...).
 
     Raises:
         BackendError: as :func:`make_backend`.
-        SettingsError: a ``WORLDFORGE_*`` variable holds a bad value.
     """
-    s = get_settings()
+    s = settings
     kind = kind or s.world_model_kind
     if kind == "openai":
         base_url = base_url or s.vllm_url
         model = model or s.vllm_model or None
-    return make_backend(kind, base_url=base_url, model=model, **settings)
+    return make_backend(kind, base_url=base_url, model=model, **options)
