@@ -387,8 +387,6 @@ SETTINGS_EDGES = {
 options) and ``worldforge.settings`` itself. ``assets/`` (the Dagster resources) is outside the library."""
 
 SETTINGS_READS_TO_MOVE = {
-    "worldforge.serving.search:create_app": "the idle timeout should come from serve() (serving/ is being edited elsewhere)",
-    "worldforge.rl.openenv:create_openenv_app": "the idle timeout should come from serve() (rl/ is being edited elsewhere)",
     "worldforge.catalog.author:author_spec": "the authoring model's endpoint should come from the CLI",
     "worldforge.catalog.build:default_workers": "the worker count should come from the CLI / the catalog asset",
     "worldforge.corpus.writer:writer_config": "the writer's endpoint defaults should come from the CLI / assets",

@@ -46,11 +46,11 @@ def _stored(wh: Warehouse) -> dict[str, int]:
 
 def _failing_log(monkeypatch):
     """Make the episode log refuse every write (ENOSPC); returns the function that mends it."""
-    import worldforge.trajectories.episodes as episodes
+    import worldforge.trajectories.episodes.log as episode_log
 
-    real = episodes._append_durably
-    monkeypatch.setattr(episodes, "_append_durably", lambda *a: (_ for _ in ()).throw(OSError(errno.ENOSPC, "No space left on device")))
-    return lambda: monkeypatch.setattr(episodes, "_append_durably", real)
+    real = episode_log._append_durably
+    monkeypatch.setattr(episode_log, "_append_durably", lambda *a: (_ for _ in ()).throw(OSError(errno.ENOSPC, "No space left on device")))
+    return lambda: monkeypatch.setattr(episode_log, "_append_durably", real)
 
 
 def test_opening_checks_world_task_and_scenario(wh):

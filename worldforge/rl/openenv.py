@@ -50,6 +50,7 @@ from worldforge.errors import WorldforgeError
 from worldforge.rl.env import EpisodeOver, RewardConfig, SearchWorldEnv, check_family, world_tasks
 from worldforge.rl.trl import SUBMITTED, TRLTools
 from worldforge.runtime import relaxed_gc, return_large_blocks
+from worldforge.serving.sessions import DEFAULT_IDLE_S
 from worldforge.settings import get_settings
 from worldforge.simenv.tools import EPISODE_TOOLS
 from worldforge.warehouse.layout import WarehouseLike
@@ -287,7 +288,7 @@ class _QuietDisconnect:
 
 
 def create_openenv_app(world: str | None, warehouse: WarehouseLike,
-                       max_sessions: int = DEFAULT_MAX_SESSIONS, idle_timeout: float | None = None,
+                       max_sessions: int = DEFAULT_MAX_SESSIONS, idle_timeout: float = DEFAULT_IDLE_S,
                        reward: RewardConfig | None = None, max_tool_calls: int | None = None, record: bool = True) -> FastAPI:
     """The FastAPI app built by OpenEnv's ``create_app`` over :class:`SearchWorldEnvironment`.
 
@@ -301,7 +302,7 @@ def create_openenv_app(world: str | None, warehouse: WarehouseLike,
         world: the default world of ``reset``.
         warehouse: the warehouse, or its folder.
         max_sessions: concurrent WebSocket sessions (one environment each).
-        idle_timeout: seconds before an idle session is closed (default: ``WORLDFORGE_SESSION_IDLE_S``).
+        idle_timeout: seconds before an idle session is closed.
         reward, max_tool_calls, record: as :class:`SearchWorldEnvironment`.
 
     Raises:
@@ -311,9 +312,8 @@ def create_openenv_app(world: str | None, warehouse: WarehouseLike,
         world_tasks(world, warehouse)  # fail before anything listens
     factory = functools.partial(SearchWorldEnvironment, world=world, warehouse=warehouse, reward=reward,
                                 max_tool_calls=max_tool_calls, record=record)
-    timeout = idle_timeout if idle_timeout is not None else get_settings().session_idle_s
     app = create_app(factory, SearchAction, SearchObservation, env_name="worldforge-search",
-                     concurrency_config=ConcurrencyConfig(max_concurrent_envs=max_sessions, session_timeout=timeout))
+                     concurrency_config=ConcurrencyConfig(max_concurrent_envs=max_sessions, session_timeout=idle_timeout))
     app.add_middleware(_QuietDisconnect)
 
     @app.exception_handler(WorldforgeError)
@@ -343,7 +343,8 @@ def serve(world: str | None, warehouse: WarehouseLike, host: str | None = None, 
 
     settings = get_settings()
     host, port = host or settings.host, port or settings.openenv_port
-    api = create_openenv_app(world, warehouse, max_sessions=max_sessions, idle_timeout=idle_timeout, record=record)
+    api = create_openenv_app(world, warehouse, max_sessions=max_sessions, record=record,
+                             idle_timeout=idle_timeout if idle_timeout is not None else settings.session_idle_s)
     url = f"http://{host}:{port}"
 
     class _Server(uvicorn.Server):

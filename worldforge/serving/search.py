@@ -83,7 +83,7 @@ from worldforge.serving.http import (
     parse_body,
     release_memory,
 )
-from worldforge.serving.sessions import Session
+from worldforge.serving.sessions import DEFAULT_IDLE_S, Session
 from worldforge.settings import get_settings
 from worldforge.simenv.env import TOOL_SCHEMAS, EpisodeOver, SearchEnv
 from worldforge.simenv.perturbations import MAX_INSTRUCTION_CHARS, PerturbationConfig, from_instruction, parse_perturbations
@@ -406,7 +406,7 @@ def session_routes(world: str, episodes: EpisodeService) -> APIRouter:
 def create_app(
     world: str,
     warehouse: Warehouse,
-    idle_timeout: float | None = None,
+    idle_timeout: float = DEFAULT_IDLE_S,
     max_sessions: int = 10_000,
     mcp: bool = True,
     record: bool = True,
@@ -422,7 +422,6 @@ def create_app(
     """
     wh = Warehouse.of(warehouse)
     SearchEnv(world, warehouse=wh)  # fail at start-up, with a clear error, if the world cannot be searched
-    idle_timeout = idle_timeout or get_settings().session_idle_s
     sessions = EpisodeService(wh, agent="http", idle_timeout=idle_timeout, max_sessions=max_sessions, record=record)
     mcp_sessions = EpisodeService(wh, agent="mcp", idle_timeout=idle_timeout, max_sessions=max_sessions, record=record)
     mcp_server = build_mcp(world, mcp_sessions) if mcp else None
@@ -502,7 +501,8 @@ def serve(world: str, warehouse: Warehouse, host: str | None = None, port: int |
     """Serve :func:`create_app` with uvicorn until interrupted (``worldforge serve search``).
 
     Args:
-        world, warehouse, idle_timeout, record: as :func:`create_app`.
+        world, warehouse, record: as :func:`create_app`.
+        idle_timeout: seconds before an idle session expires (default ``WORLDFORGE_SESSION_IDLE_S``).
         host, port: where to listen (default ``WORLDFORGE_HOST`` / ``WORLDFORGE_SEARCH_PORT``).
         on_ready: called with the base URL once the app is built, before serving.
 
@@ -513,7 +513,7 @@ def serve(world: str, warehouse: Warehouse, host: str | None = None, port: int |
 
     settings = get_settings()
     host, port = host or settings.host, port or settings.search_port
-    api = create_app(world, warehouse, idle_timeout=idle_timeout, record=record)
+    api = create_app(world, warehouse, idle_timeout=idle_timeout or settings.session_idle_s, record=record)
     if on_ready is not None:
         on_ready(f"http://{host}:{port}")
     return_large_blocks()  # freed large blocks go back to the OS at once (see worldforge.runtime)

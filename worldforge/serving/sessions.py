@@ -36,6 +36,10 @@ from typing import Generic, TypeVar
 
 from worldforge.errors import WorldforgeError
 
+DEFAULT_IDLE_S = 600.0
+"""Seconds an idle session lives when a caller names no timeout (the servers' entry points pass
+``WORLDFORGE_SESSION_IDLE_S``, whose default this is too)."""
+
 T = TypeVar("T")
 S = TypeVar("S", bound="Session | None")
 
