@@ -11,7 +11,7 @@
 * :mod:`~worldforge.corpus.build` — all of them for a world file.
 """
 
-from worldforge.corpus.build import CorpusBuild, build_checked_corpus, index_corpora, index_world, publish_corpus
+from worldforge.corpus.build import CorpusBuild, build_checked_corpus, index_corpora, index_world
 from worldforge.corpus.index import RETRIEVERS, RetrieverConfig, SearchHit, build_dense_index, build_index, dense_dir, index_dir, open_index, search
 from worldforge.corpus.pages import Fact, Page, build_pages, label_column
 from worldforge.corpus.quantity import render_value
@@ -21,6 +21,6 @@ from worldforge.corpus.writer import WriterConfig, WriterReport, write_pages, wr
 __all__ = [
     "RETRIEVERS", "RetrieverConfig", "build_dense_index", "dense_dir", "index_world",
     "CorpusBuild", "Fact", "Page", "SearchHit", "build_checked_corpus", "build_corpus", "build_index", "build_pages",
-    "check_corpus", "fact_tally", "index_corpora", "index_dir", "label_column", "open_index", "publish_corpus",
+    "check_corpus", "fact_tally", "index_corpora", "index_dir", "label_column", "open_index",
     "read_corpus", "render_value", "search", "write_corpus", "WriterConfig", "WriterReport", "write_pages", "writer_config",
 ]

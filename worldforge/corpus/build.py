@@ -2,8 +2,8 @@
 
 :func:`build_checked_corpus` writes the pages of the world and of each stored scenario and
 re-reads every stated fact against the tables; :func:`index_corpora` (re)builds one tantivy
-index per corpus, and a dense index with a dense or hybrid retriever; :func:`publish_corpus` does both (``worldforge corpus build``). The Dagster
-assets ``search_corpus`` and ``search_index`` call the first two as steps of their own. With a
+index per corpus, and a dense index with a dense or hybrid retriever. They are the world's steps ``search_corpus``
+and ``search_index`` (:data:`worldforge.pipeline.WORLD_STEPS`: ``world run``, ``corpus build`` and the Dagster assets). With a
 :class:`~worldforge.corpus.writer.WriterConfig` the prose pages are rewritten by a model first
 (:mod:`worldforge.corpus.writer`); the corpus is written once, after every page is settled.
 """
@@ -168,19 +168,3 @@ def _stored_corpora(path: str | Path) -> tuple[list[str], pl.DataFrame, dict[str
     if ("main", "corpus_pages") not in present:
         raise WarehouseError(f"{path}: no corpus yet (run `worldforge corpus build`)")
     return [n for n in names if any(s_ == scenario_schema(n) for s_, _ in present)], pages, hashes
-
-
-def publish_corpus(path: str | Path, progress: Callable[[str], None] | None = None, writer: WriterConfig | None = None,
-                   on_page: Callable[[int, int], None] | None = None) -> CorpusBuild:
-    """:func:`build_checked_corpus`, then :func:`index_corpora`; ``progress`` gets each step's name as it starts,
-    ``writer`` and ``on_page`` are :func:`build_checked_corpus`'s.
-
-    Raises:
-        WarehouseError: the file is not a world.
-        BackendError: the writer's server is unreachable or does not serve the model; nothing is written.
-    """
-    step = progress or (lambda _: None)
-    step("generating pages" + (", writing prose with the model" if writer is not None else "") + " and checking facts against the tables")
-    built = build_checked_corpus(path, writer=writer, on_page=on_page)
-    step("indexing")
-    return CorpusBuild(built.report, built.contradictions, built.tally, index_corpora(path), built.writer)
