@@ -20,6 +20,8 @@ class WarehouseResource(ConfigurableResource):
     Dagster edge where the :class:`~worldforge.warehouse.layout.Warehouse` is resolved, then passed down."""
 
     root: str = str(_SETTINGS.warehouse)
+    store_memory_mb: int = _SETTINGS.store_memory_mb  # DuckDB's memory limit (MiB) while the trajectory store is written
+    max_record_mb: int = _SETTINGS.max_record_mb  # the largest trajectory record read (MiB); a larger one is quarantined
 
     def get(self) -> Warehouse:
         """The warehouse at :attr:`root`."""

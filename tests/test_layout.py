@@ -392,8 +392,6 @@ SETTINGS_READS_TO_MOVE = {
     "worldforge.corpus.writer:writer_config": "the writer's endpoint defaults should come from the CLI / assets",
     "worldforge.datasets.tokenizer:resolve_tokenizer": "WORLDFORGE_TOKENIZER should be resolved by the CLI / assets",
     "worldforge.llm.openai_backend:OpenAIBackend": "base_url's default should be given by whoever builds the backend",
-    "worldforge.trajectories.readers:_cap_bytes": "max_record_mb should come from the ingest caller",
-    "worldforge.trajectories.store:memory_limited": "store_memory_mb should come from the caller",
     "worldforge.warehouse.cache:FileCache._cache": "open_worlds should be given to the cache by the server that owns it",
 }
 """Settings reads found below the edges when the rule was written, each to be turned into an argument
