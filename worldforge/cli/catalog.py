@@ -147,7 +147,7 @@ def build(
         if outcome == "failed" and bar.live.is_started:
             bar.console.print(f"[red]failed[/] {escape(row.world)}: {escape((row.error or '').splitlines()[0] if row.error else '')}", soft_wrap=True)
 
-    n = workers or default_workers()
+    n = workers or default_workers(get_settings().catalog_workers)
     with user_errors(), bar:
         where = f"Ray tasks ({address or 'local cluster'})" if engine == "ray" else "workers"
         task = bar.add_task(f"building {len(specs)} worlds on {n} {where}", total=len(specs), rate="")
