@@ -111,6 +111,10 @@ class DatasetsResource(ConfigurableResource):
     eval_max_records_per_source: int = 50  # records per source and domain in world_model_eval
 
 
+    def resolved_tokenizer(self) -> str | None:
+        """:attr:`tokenizer`, else ``WORLDFORGE_TOKENIZER`` as it is now; ``None``: the local stand-in (the library's default)."""
+        return self.tokenizer or get_settings().tokenizer or None
+
     def split(self) -> dict:
         """The held-out split every dataset asset shares: ``{"seed", "test_fraction"}``."""
         return {"seed": self.seed, "test_fraction": self.test_fraction}
