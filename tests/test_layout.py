@@ -389,7 +389,6 @@ options) and ``worldforge.settings`` itself. ``assets/`` (the Dagster resources)
 SETTINGS_READS_TO_MOVE = {
     "worldforge.catalog.author:author_spec": "the authoring model's endpoint should come from the CLI",
     "worldforge.corpus.writer:writer_config": "the writer's endpoint defaults should come from the CLI / assets",
-    "worldforge.llm.openai_backend:OpenAIBackend": "base_url's default should be given by whoever builds the backend",
     "worldforge.warehouse.cache:FileCache._cache": "open_worlds should be given to the cache by the server that owns it",
 }
 """Settings reads found below the edges when the rule was written, each to be turned into an argument
