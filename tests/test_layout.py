@@ -387,7 +387,6 @@ SETTINGS_EDGES = {
 options) and ``worldforge.settings`` itself. ``assets/`` (the Dagster resources) is outside the library."""
 
 SETTINGS_READS_TO_MOVE = {
-    "worldforge.catalog.author:author_spec": "the authoring model's endpoint should come from the CLI",
     "worldforge.corpus.writer:writer_config": "the writer's endpoint defaults should come from the CLI / assets",
     "worldforge.warehouse.cache:FileCache._cache": "open_worlds should be given to the cache by the server that owns it",
 }

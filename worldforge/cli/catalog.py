@@ -77,11 +77,13 @@ def author(
 ) -> None:
     """Ask a world model for a spec on TOPIC, validate it, send the problems back for repair (up to --max-rounds), write it."""
     from worldforge.catalog.author import author_spec
+    from worldforge.settings import get_settings
 
     if backend not in AUTHOR_BACKENDS:
         raise fail(f"--backend {backend!r} cannot author specs; use one of: {', '.join(AUTHOR_BACKENDS)} (an OpenAI-compatible server such as vllm serve)")
     with user_errors(), err.status("asking the world model for a spec", spinner="dots"):
-        authored = author_spec(topic, base_url=base_url, model=model, api_key=api_key, max_rounds=max_rounds, max_tokens=max_tokens,
+        settings = get_settings()
+        authored = author_spec(topic, base_url=base_url or settings.vllm_url, model=model if model is not None else settings.vllm_model, api_key=api_key, max_rounds=max_rounds, max_tokens=max_tokens,
                                temperature=temperature, timeout=timeout, seed=seed, out=output)
     for i, problems in enumerate(authored.problems, 1):
         out.print(f"round {i}: {len(problems)} problem(s), sent back for repair", highlight=False)
