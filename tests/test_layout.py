@@ -387,7 +387,6 @@ SETTINGS_EDGES = {
 options) and ``worldforge.settings`` itself. ``assets/`` (the Dagster resources) is outside the library."""
 
 SETTINGS_READS_TO_MOVE = {
-    "worldforge.corpus.writer:writer_config": "the writer's endpoint defaults should come from the CLI / assets",
     "worldforge.warehouse.cache:FileCache._cache": "open_worlds should be given to the cache by the server that owns it",
 }
 """Settings reads found below the edges when the rule was written, each to be turned into an argument

@@ -132,7 +132,8 @@ def build(
             raise WorldforgeError("--address goes with --engine ray")
         address = (address or get_settings().ray_address or None) if engine == "ray" else None
         specs = catalog_specs(spec_dir)
-        config = writer_config(writer, base_url=base_url, model=model)
+        config = writer_config(writer, base_url=base_url if base_url is not None else get_settings().vllm_url,
+                               model=model if model is not None else get_settings().vllm_model)
     if not specs:
         raise fail(f"{spec_dir}: no world specs (*.yaml, *.yml) in this folder")
     counts = {"built": 0, "failed": 0, "skipped": 0}
