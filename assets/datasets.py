@@ -36,7 +36,7 @@ def _counts(report) -> dict:
 def cpt_dataset(context: AssetExecutionContext, warehouse: WarehouseResource, datasets: DatasetsResource) -> MaterializeResult:
     """CPT samples: trajectories (train split) with turn-level loss masks and world pages, tokenized (WAREHOUSE/datasets/cpt)."""
     wh = warehouse.get()
-    config = CPTConfig(tokenizer=datasets.tokenizer or None, max_tokens=datasets.cpt_max_tokens, **datasets.split())
+    config = CPTConfig(tokenizer=datasets.resolved_tokenizer(), max_tokens=datasets.cpt_max_tokens, **datasets.split())
     report = build_cpt(wh, wh.dataset("cpt"), config)
     context.log.info("cpt: %s; %d samples", report.tally.summary(), report.samples)
     bad, checked = mask_mismatches(report.path / "cpt.parquet")
@@ -62,7 +62,7 @@ def cpt_dataset(context: AssetExecutionContext, warehouse: WarehouseResource, da
 def sft_dataset(context: AssetExecutionContext, warehouse: WarehouseResource, datasets: DatasetsResource, world_model: WorldModelResource) -> MaterializeResult:
     """SFT next-state prediction samples; with a world model (WORLDFORGE_ENV=gpu) targets come from rejection sampling (WAREHOUSE/datasets/sft)."""
     wh = warehouse.get()
-    config = SFTConfig(tokenizer=datasets.tokenizer or None, max_context_tokens=datasets.sft_max_context_tokens, k=datasets.sft_k,
+    config = SFTConfig(tokenizer=datasets.resolved_tokenizer(), max_context_tokens=datasets.sft_max_context_tokens, k=datasets.sft_k,
                        threshold=datasets.sft_threshold, **datasets.split())
     backend = world_model.backend(wh)
     # the grounded renderer has no reasoning to sample: locally the builder writes the non-thinking variant

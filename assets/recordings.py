@@ -12,6 +12,7 @@ from dagster import AssetSelection, DefaultSensorStatus, RunRequest, SensorEvalu
 
 from assets.resources import WarehouseResource
 from worldforge.record.sink import stored_recordings
+from worldforge.settings import get_settings
 from worldforge.trajectories.model import Trajectory
 from worldforge.trajectories.readers import read_file
 
@@ -23,7 +24,7 @@ recorded_sessions_job = define_asset_job(
 
 def _recording_tags(path) -> dict[str, str]:
     """``turns`` (0 when quarantined) and ``source`` or ``quarantined`` (the reason) of one recording file."""
-    for rec in read_file(path):
+    for rec in read_file(path, max_record_mb=get_settings().max_record_mb):
         if isinstance(rec, Trajectory):
             return {"turns": str(len(rec.turns)), "source": rec.source, "domain": rec.domain}
         return {"turns": "0", "quarantined": rec.reason[:200]}

@@ -20,6 +20,8 @@ class WarehouseResource(ConfigurableResource):
     Dagster edge where the :class:`~worldforge.warehouse.layout.Warehouse` is resolved, then passed down."""
 
     root: str = str(_SETTINGS.warehouse)
+    store_memory_mb: int = _SETTINGS.store_memory_mb  # DuckDB's memory limit (MiB) while the trajectory store is written
+    max_record_mb: int = _SETTINGS.max_record_mb  # the largest trajectory record read (MiB); a larger one is quarantined
 
     def get(self) -> Warehouse:
         """The warehouse at :attr:`root`."""
@@ -108,6 +110,10 @@ class DatasetsResource(ConfigurableResource):
     sft_threshold: float = default(SFTConfig, "threshold")
     eval_max_records_per_source: int = 50  # records per source and domain in world_model_eval
 
+
+    def resolved_tokenizer(self) -> str | None:
+        """:attr:`tokenizer`, else ``WORLDFORGE_TOKENIZER`` as it is now; ``None``: the local stand-in (the library's default)."""
+        return self.tokenizer or get_settings().tokenizer or None
 
     def split(self) -> dict:
         """The held-out split every dataset asset shares: ``{"seed", "test_fraction"}``."""

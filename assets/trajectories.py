@@ -25,7 +25,8 @@ def trajectory_turns(context: AssetExecutionContext, warehouse: WarehouseResourc
     """Real agent trajectories read from every source into WAREHOUSE/trajectories.duckdb (canonical turns)."""
     landing = warehouse.get().landing  # files dropped here (see the landing_trajectories sensor)
     paths = [*sources.trajectories, *([str(landing)] if landing.is_dir() and any(landing.iterdir()) else [])]
-    report = ingest(paths, warehouse.get(), compute_masks=False)  # turn_mask_stats computes them
+    report = ingest(paths, warehouse.get(), compute_masks=False, max_record_mb=warehouse.max_record_mb,
+                    store_memory_mb=warehouse.store_memory_mb)  # turn_mask_stats computes them
     new = [s for s in report.sources if not context.instance.has_dynamic_partition("trajectory_sources", s)]
     if new:
         context.instance.add_dynamic_partitions("trajectory_sources", new)
@@ -47,7 +48,7 @@ def trajectory_turns(context: AssetExecutionContext, warehouse: WarehouseResourc
 )
 def turn_mask_stats(context: AssetExecutionContext, warehouse: WarehouseResource) -> MaterializeResult:
     """The four loss-mask statistics and the informative/mask decision of every turn (DESIGN.md section 5)."""
-    masks = recompute_masks(warehouse.get())
+    masks = recompute_masks(warehouse.get(), store_memory_mb=warehouse.store_memory_mb)
     share = masks.informative_share
     plots = {}
     if masks.turns.height:

@@ -108,7 +108,8 @@ def world_asset(step: Step) -> AssetsDefinition:
         world, warehouse = context.partition_key, context.resources.warehouse
         try:
             writer = None if not isinstance(config, CorpusConfig) else writer_config(
-                config.writer, base_url=config.base_url or None, model=config.model or None, max_rounds=config.max_rounds,
+                config.writer, base_url=config.base_url or get_settings().vllm_url, model=config.model or get_settings().vllm_model,
+                max_rounds=config.max_rounds,
                 concurrency=config.concurrency, limit=config.limit)
             retriever = retriever_config(config) if isinstance(config, IndexConfig) else None
         except (ValueError, WorldforgeError) as exc:  # a bad writer or retriever in the run config: one line

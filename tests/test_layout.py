@@ -387,13 +387,6 @@ SETTINGS_EDGES = {
 options) and ``worldforge.settings`` itself. ``assets/`` (the Dagster resources) is outside the library."""
 
 SETTINGS_READS_TO_MOVE = {
-    "worldforge.catalog.author:author_spec": "the authoring model's endpoint should come from the CLI",
-    "worldforge.catalog.build:default_workers": "the worker count should come from the CLI / the catalog asset",
-    "worldforge.corpus.writer:writer_config": "the writer's endpoint defaults should come from the CLI / assets",
-    "worldforge.datasets.tokenizer:resolve_tokenizer": "WORLDFORGE_TOKENIZER should be resolved by the CLI / assets",
-    "worldforge.llm.openai_backend:OpenAIBackend": "base_url's default should be given by whoever builds the backend",
-    "worldforge.trajectories.readers:_cap_bytes": "max_record_mb should come from the ingest caller",
-    "worldforge.trajectories.store:memory_limited": "store_memory_mb should come from the caller",
     "worldforge.warehouse.cache:FileCache._cache": "open_worlds should be given to the cache by the server that owns it",
 }
 """Settings reads found below the edges when the rule was written, each to be turned into an argument

@@ -194,11 +194,13 @@ def test_the_size_cap_is_a_setting_and_an_option(tmp_path, monkeypatch):
     path.parent.mkdir()
     path.write_text(_chat_line("a", "x " * 300_000) + _chat_line("b", "fine"))
     assert [type(r).__name__ for r in read_file(path)] == ["Trajectory", "Trajectory"]  # 16 MiB by default
-    monkeypatch.setenv("WORLDFORGE_MAX_RECORD_MB", "1")
-    assert [type(r).__name__ for r in read_file(path)] == ["Trajectory", "Trajectory"]  # 0.6 MiB
+    assert [type(r).__name__ for r in read_file(path, max_record_mb=0.5)] == ["Quarantined", "Trajectory"]  # 0.6 MiB
+    monkeypatch.setenv("WORLDFORGE_MAX_RECORD_MB", "1")  # the CLI passes the setting down
+    result = CliRunner().invoke(app, ["trajectories", "ingest", str(path.parent), "--warehouse", str(tmp_path / "wh1")])
+    assert result.exit_code == 0 and "quarantined 0" in result.output and "trajectories 2" in result.output, result.output
     monkeypatch.setenv("WORLDFORGE_MAX_RECORD_MB", "0")
-    with pytest.raises(ValueError, match="WORLDFORGE_MAX_RECORD_MB"):
-        list(read_file(path))
+    result = CliRunner().invoke(app, ["trajectories", "ingest", str(path.parent), "--warehouse", str(tmp_path / "wh0")])
+    assert result.exit_code != 0 and "WORLDFORGE_MAX_RECORD_MB" in result.output, result.output
     monkeypatch.delenv("WORLDFORGE_MAX_RECORD_MB")
     result = CliRunner().invoke(app, ["trajectories", "ingest", str(path.parent), "--warehouse", str(tmp_path / "wh"), "--max-record-mb", "0.5"])
     assert result.exit_code == 0, result.output

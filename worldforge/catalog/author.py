@@ -37,8 +37,8 @@ from typing import Any
 
 from worldforge.errors import SpecError, WorldforgeError
 from worldforge.llm.base import BackendError, GenerationParams, WorldModelRequest
-from worldforge.llm.openai_backend import OpenAIBackend
-from worldforge.settings import PROJECT_ROOT, get_settings
+from worldforge.llm.openai_backend import DEFAULT_BASE_URL, OpenAIBackend
+from worldforge.settings import PROJECT_ROOT
 from worldforge.spec.expr import FUNCTIONS
 from worldforge.spec.load import load_spec, spec_from_dict, spec_hash, spec_yaml
 from worldforge.spec.models import ROW_BUDGET, WorldSpec
@@ -271,8 +271,9 @@ def author_spec(
 
     Args:
         topic: what the world is about ("a 2032 market of solid-state EV battery cells").
-        base_url: the OpenAI-compatible API root (default ``WORLDFORGE_VLLM_URL``).
-        model: the served model (default ``WORLDFORGE_VLLM_MODEL``; empty: the first the server lists).
+        base_url: the OpenAI-compatible API root (default
+            :data:`~worldforge.llm.openai_backend.DEFAULT_BASE_URL`; the CLI passes ``WORLDFORGE_VLLM_URL``).
+        model: the served model (empty or ``None``: the first the server lists; the CLI passes ``WORLDFORGE_VLLM_MODEL``).
         api_key: the bearer token (default ``EMPTY``; vLLM ignores it unless started with ``--api-key``).
         max_rounds: requests at most, the first included (at least 1).
         temperature: sampling temperature.
@@ -295,8 +296,7 @@ def author_spec(
         raise AuthorError(f"max_rounds must be at least 1, got {max_rounds}")
     if not topic.strip():
         raise AuthorError("the topic is empty: say what the world is about")
-    settings = get_settings()
-    backend = OpenAIBackend(base_url=base_url or settings.vllm_url, model=model if model is not None else settings.vllm_model,
+    backend = OpenAIBackend(base_url=base_url or DEFAULT_BASE_URL, model=model or "",
                             api_key=api_key or "EMPTY", timeout_s=timeout, max_retries=2)
     backend.load()  # BackendError naming the URL when it is unreachable
     schema = spec_json_schema()

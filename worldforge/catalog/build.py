@@ -36,7 +36,6 @@ from typing import TYPE_CHECKING
 import duckdb
 
 from worldforge.errors import WorldforgeError
-from worldforge.settings import get_settings
 from worldforge.warehouse.atomic import file_lock
 from worldforge.warehouse.layout import Warehouse, WarehouseLike
 
@@ -154,11 +153,11 @@ def content_hash(spec_path: str | Path) -> str:
     return hashlib.sha256(Path(spec_path).read_bytes()).hexdigest()
 
 
-def default_workers() -> int:
-    """``WORLDFORGE_CATALOG_WORKERS``, or one worker per CPU plus one when it is 0: a world waits on its
-    file writes part of the time (measured by bench/catalog.py on 2 cores: 28 worlds/min on 2 workers,
-    35.5 on 3)."""
-    return get_settings().catalog_workers or (os.cpu_count() or 1) + 1
+def default_workers(configured: int = 0) -> int:
+    """``configured`` (the edges pass ``WORLDFORGE_CATALOG_WORKERS``), or one worker per CPU plus one when it is 0:
+    a world waits on its file writes part of the time (measured by bench/catalog.py on 2 cores: 28 worlds/min on
+    2 workers, 35.5 on 3)."""
+    return configured or (os.cpu_count() or 1) + 1
 
 
 # -- one world ----------------------------------------------------------------------------------
@@ -399,7 +398,7 @@ def build_catalog(
     Args:
         spec_dir: the folder of world specs (``*.yaml``, ``*.yml``).
         warehouse: the warehouse, or its folder (created when missing).
-        workers: processes building worlds (default :func:`default_workers`); at most one per spec.
+        workers: processes building worlds (default :func:`default_workers` ``()``: one per CPU plus one); at most one per spec.
         progress: called in this process with each row and its outcome (``built``, ``failed`` or
             ``skipped``) as it comes; first with every skipped spec.
         recycle: worlds a worker builds before it is replaced by a fresh process.

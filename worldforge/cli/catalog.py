@@ -77,11 +77,13 @@ def author(
 ) -> None:
     """Ask a world model for a spec on TOPIC, validate it, send the problems back for repair (up to --max-rounds), write it."""
     from worldforge.catalog.author import author_spec
+    from worldforge.settings import get_settings
 
     if backend not in AUTHOR_BACKENDS:
         raise fail(f"--backend {backend!r} cannot author specs; use one of: {', '.join(AUTHOR_BACKENDS)} (an OpenAI-compatible server such as vllm serve)")
     with user_errors(), err.status("asking the world model for a spec", spinner="dots"):
-        authored = author_spec(topic, base_url=base_url, model=model, api_key=api_key, max_rounds=max_rounds, max_tokens=max_tokens,
+        settings = get_settings()
+        authored = author_spec(topic, base_url=base_url or settings.vllm_url, model=model if model is not None else settings.vllm_model, api_key=api_key, max_rounds=max_rounds, max_tokens=max_tokens,
                                temperature=temperature, timeout=timeout, seed=seed, out=output)
     for i, problems in enumerate(authored.problems, 1):
         out.print(f"round {i}: {len(problems)} problem(s), sent back for repair", highlight=False)
@@ -130,7 +132,8 @@ def build(
             raise WorldforgeError("--address goes with --engine ray")
         address = (address or get_settings().ray_address or None) if engine == "ray" else None
         specs = catalog_specs(spec_dir)
-        config = writer_config(writer, base_url=base_url, model=model)
+        config = writer_config(writer, base_url=base_url if base_url is not None else get_settings().vllm_url,
+                               model=model if model is not None else get_settings().vllm_model)
     if not specs:
         raise fail(f"{spec_dir}: no world specs (*.yaml, *.yml) in this folder")
     counts = {"built": 0, "failed": 0, "skipped": 0}
@@ -147,7 +150,7 @@ def build(
         if outcome == "failed" and bar.live.is_started:
             bar.console.print(f"[red]failed[/] {escape(row.world)}: {escape((row.error or '').splitlines()[0] if row.error else '')}", soft_wrap=True)
 
-    n = workers or default_workers()
+    n = workers or default_workers(get_settings().catalog_workers)
     with user_errors(), bar:
         where = f"Ray tasks ({address or 'local cluster'})" if engine == "ray" else "workers"
         task = bar.add_task(f"building {len(specs)} worlds on {n} {where}", total=len(specs), rate="")

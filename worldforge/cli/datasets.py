@@ -10,6 +10,7 @@ from rich.markup import escape
 
 from worldforge.cli._common import WarehouseOpt, out, print_tally, progress, user_errors, warehouse_of
 from worldforge.datasets.config import CPTConfig, ExportConfig, SFTConfig, SplitConfig, default
+from worldforge.settings import get_settings
 
 app = typer.Typer(help="Build CPT and SFT datasets and the AgentWorldBench export from the warehouse.", no_args_is_help=True)
 build_app = typer.Typer(help="Build one dataset under WAREHOUSE/datasets/.", no_args_is_help=True)
@@ -44,7 +45,7 @@ def cpt(
 
     with user_errors():
         wh = warehouse_of(warehouse)
-        config = CPTConfig(tokenizer=tokenizer, max_tokens=max_tokens, mask_actions=mask_actions,
+        config = CPTConfig(tokenizer=tokenizer or get_settings().tokenizer or None, max_tokens=max_tokens, mask_actions=mask_actions,
                            include_pages=pages, seed=seed, test_fraction=test_fraction)
         with progress() as bar:
             task = bar.add_task("cpt", total=None)
@@ -72,14 +73,13 @@ def sft(
     """SFT samples: next-state prediction, targets selected by rejection sampling (or the real observation without a backend)."""
     from worldforge.datasets.sft import build_sft
     from worldforge.errors import WorldforgeError
-    from worldforge.settings import get_settings
     from worldforge.worldmodel.backends import world_model
 
     with user_errors():
         wh = warehouse_of(warehouse)
         if backend is None and (base_url or model):
             raise WorldforgeError("--base-url/--model need --backend (e.g. --backend openai)")
-        config = SFTConfig(tokenizer=tokenizer, k=k, threshold=threshold, max_context_tokens=max_context_tokens,
+        config = SFTConfig(tokenizer=tokenizer or get_settings().tokenizer or None, k=k, threshold=threshold, max_context_tokens=max_context_tokens,
                            targets="all" if all_turns else "informative", max_new_tokens=max_new_tokens, seed=seed, test_fraction=test_fraction)
         wm = world_model(backend, base_url=base_url, model=model, warehouse=str(wh), settings=get_settings()) if backend else None
         with progress() as bar:

@@ -47,6 +47,10 @@ def _judge_backend(judge: str | None, base_url: str | None, model: str | None, c
         return None
     if "://" in judge:
         judge, base_url = "openai", judge
+    if judge == "openai" and not base_url:
+        from worldforge.settings import get_settings
+
+        base_url = get_settings().vllm_url  # WORLDFORGE_VLLM_URL
     return make_backend(judge, base_url=base_url, model=model, concurrency=concurrency if judge == "openai" else None, warehouse=str(warehouse_of(warehouse)))
 
 

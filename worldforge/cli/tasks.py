@@ -47,6 +47,7 @@ def score(
 ) -> None:
     """Score ANSWER against a WideSearch-format task; prints one JSON object."""
     from worldforge.errors import WorldforgeError
+    from worldforge.settings import get_settings
     from worldforge.tasks import score_answer
     from worldforge.tasks.judge import LLMJudge
     from worldforge.tasks.scorer import check_rules
@@ -56,6 +57,8 @@ def score(
         check_rules(rules)
         if judge is None and (base_url or model):
             raise WorldforgeError("--base-url/--model need --judge (e.g. --judge openai)")
+        if judge == "openai" and not base_url:
+            base_url = get_settings().vllm_url  # WORLDFORGE_VLLM_URL
         llm = LLMJudge(make_backend(judge, base_url=base_url, model=model), warehouse_of(warehouse).cache / "llm-judge.sqlite") if judge else None
         try:
             result = score_answer(answer, tasks, instance_id, llm, rules)

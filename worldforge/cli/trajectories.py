@@ -22,14 +22,17 @@ def ingest(
     max_record_mb: Annotated[Optional[float], typer.Option("--max-record-mb", min=0.001, help="Quarantine records larger than this (MiB); default: WORLDFORGE_MAX_RECORD_MB, 16.", show_default=False)] = None,
 ) -> None:
     """Read trajectory files of any supported format into WAREHOUSE/trajectories.duckdb."""
+    from worldforge.settings import get_settings
     from worldforge.trajectories import ingest as ingest_files
     from worldforge.trajectories.readers.mapping import load_mapping
 
     with user_errors():
         reader = load_mapping(mapping) if mapping is not None else None
+        settings = get_settings()
     with user_errors(), progress() as bar:
         task = bar.add_task("reading trajectories", total=None)
-        report = ingest_files(paths, warehouse_of(warehouse), mapping=reader, force=force, max_record_mb=max_record_mb,
+        report = ingest_files(paths, warehouse_of(warehouse), mapping=reader, force=force, store_memory_mb=settings.store_memory_mb,
+                              max_record_mb=max_record_mb if max_record_mb is not None else settings.max_record_mb,
                               progress=lambda done, total, rel: bar.update(task, completed=done, total=total, description=rel[-60:]))
     table = Table(title=f"ingested into {report.path}")
     for col in ("source", "trajectories", "turns"):

@@ -87,10 +87,17 @@ def run_steps(target: str | Path, warehouse: Path | None, steps: str | Sequence[
 
 
 def writer_of(writer: str, **options) -> WriterConfig | None:
-    """:func:`~worldforge.corpus.writer.writer_config` of the ``--writer`` options (``None``: template pages); a bad one exits 2."""
+    """:func:`~worldforge.corpus.writer.writer_config` of the ``--writer`` options (``None``: template pages); a bad one exits 2.
+    ``base_url`` and ``model`` not given: ``WORLDFORGE_VLLM_URL`` and ``WORLDFORGE_VLLM_MODEL``."""
     from worldforge.corpus import writer_config
+    from worldforge.settings import get_settings
 
     with user_errors():
+        settings = get_settings()
+        if options.get("base_url") is None:
+            options["base_url"] = settings.vllm_url
+        if options.get("model") is None:
+            options["model"] = settings.vllm_model
         return writer_config(writer, **options)
 
 

@@ -109,8 +109,9 @@ def writer_config(writer: str = "template", **options) -> WriterConfig | None:
 
     Args:
         writer: ``template`` or ``openai``.
-        **options: :class:`WriterConfig` fields; ``None`` values take the defaults (``base_url`` and
-            ``model`` from the settings).
+        **options: :class:`WriterConfig` fields; ``None`` values take the defaults (``base_url``:
+            :data:`~worldforge.llm.openai_backend.DEFAULT_BASE_URL`; ``model``: empty, the first one served). The
+            edges pass ``WORLDFORGE_VLLM_URL`` and ``WORLDFORGE_VLLM_MODEL``.
 
     Raises:
         ValueError: an unknown writer, or a bad option (pydantic's validation error is a ``ValueError``).
@@ -119,12 +120,10 @@ def writer_config(writer: str = "template", **options) -> WriterConfig | None:
         raise ValueError(f"unknown writer {writer!r}; use one of: {', '.join(WRITERS)}")
     if writer == "template":
         return None
-    from worldforge.settings import get_settings
+    from worldforge.llm.openai_backend import DEFAULT_BASE_URL
 
     options = {k: v for k, v in options.items() if v is not None}
-    settings = get_settings()
-    options.setdefault("base_url", settings.vllm_url)
-    options.setdefault("model", settings.vllm_model)
+    options.setdefault("base_url", DEFAULT_BASE_URL)
     return WriterConfig(**options)
 
 

@@ -30,8 +30,9 @@ class CPTConfig(SplitConfig):
     """How a CPT dataset is built.
 
     Attributes:
-        tokenizer: a Hugging Face tokenizer folder (or a cached hub id); ``None``: the configured one
-            (:func:`~worldforge.datasets.tokenizer.resolve_tokenizer`), resolved when the build starts.
+        tokenizer: a Hugging Face tokenizer folder (or a cached hub id); ``None``: the local stand-in
+            (:func:`~worldforge.datasets.tokenizer.resolve_tokenizer`), resolved when the build starts; the CLI and
+            the Dagster assets give ``--tokenizer`` or ``WORLDFORGE_TOKENIZER``.
         max_tokens: the token budget of one sample; longer trajectories are split.
         mask_actions: no loss on the agent's actions (they are the policy's, not the environment's).
         include_pages: add every world corpus page as a sample.
@@ -50,7 +51,7 @@ class SFTConfig(SplitConfig):
 
     Attributes:
         tokenizer: the Hugging Face tokenizer of the model to train (counts the budget); ``None``: the
-            configured one, resolved when the build starts.
+            local stand-in, resolved when the build starts (as :attr:`CPTConfig.tokenizer`).
         max_context_tokens: prompt + target budget per sample.
         targets: ``informative`` turns only, or ``all`` turns.
         k: candidates per sample (rejection sampling).

@@ -14,7 +14,6 @@ import logging
 from pathlib import Path
 
 from worldforge.errors import WorldforgeError
-from worldforge.settings import get_settings
 from worldforge.warehouse.layout import Warehouse, WarehouseLike
 
 log = logging.getLogger(__name__)
@@ -68,9 +67,10 @@ def default_tokenizer(warehouse: WarehouseLike) -> Path:
 
 
 def resolve_tokenizer(tokenizer: str | None, warehouse: WarehouseLike) -> str:
-    """The tokenizer a dataset is built with: ``tokenizer`` when given, else ``WORLDFORGE_TOKENIZER``,
-    else the local stand-in of :func:`default_tokenizer` (trained on first use)."""
-    return tokenizer or get_settings().tokenizer or str(default_tokenizer(warehouse))
+    """The tokenizer a dataset is built with: ``tokenizer`` when given (the CLI and the Dagster assets pass
+    ``--tokenizer`` or ``WORLDFORGE_TOKENIZER``), else the local stand-in of :func:`default_tokenizer` (trained on
+    first use)."""
+    return tokenizer or str(default_tokenizer(warehouse))
 
 
 def has_chat_template(tok) -> bool:

@@ -36,16 +36,19 @@ from worldforge.llm.base import (
     missing_extra,
     record,
 )
-from worldforge.settings import get_settings
 
 log = logging.getLogger(__name__)
+
+DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
+"""The OpenAI-compatible API root (a URL) when the caller gives none: ``vllm serve`` on this machine, its port 8000.
+The edges (the CLI, the Dagster resources, the servers) pass ``WORLDFORGE_VLLM_URL`` instead."""
 
 
 class OpenAIBackend(WorldModelBackend):
     """A client of an OpenAI-compatible server.
 
     Attributes:
-        base_url: e.g. ``http://127.0.0.1:8000/v1`` (default ``WORLDFORGE_VLLM_URL``).
+        base_url: e.g. ``http://127.0.0.1:8000/v1`` (default :data:`DEFAULT_BASE_URL`; the edges pass ``WORLDFORGE_VLLM_URL``).
         model: the served model name; empty means the first model ``/models`` lists.
         api_key: sent as a bearer token (vLLM ignores it unless started with ``--api-key``).
         concurrency: requests in flight at most.
@@ -57,7 +60,7 @@ class OpenAIBackend(WorldModelBackend):
     kind = "openai"
     supports_json_schema = True
 
-    base_url: str = Field(default_factory=lambda: get_settings().vllm_url)
+    base_url: str = DEFAULT_BASE_URL
     api_key: str = "EMPTY"
     concurrency: int = Field(32, ge=1)
     timeout_s: float = Field(120.0, gt=0)

@@ -256,7 +256,10 @@ def serve_mcp_proxy(upstream: str | None, command: str | None, warehouse: Wareho
         raise ValueError(f"--serve must be http or stdio, got {serve!r}")
     if idle_timeout <= 0:
         raise ValueError(f"--idle-timeout must be positive, got {idle_timeout}")
-    sink = RecordingSink(warehouse, "mcp")
+    from worldforge.settings import get_settings
+
+    settings = get_settings()
+    sink = RecordingSink(warehouse, "mcp", max_record_mb=settings.max_record_mb, store_memory_mb=settings.store_memory_mb)
     recorder = McpRecorder(target, sink, upstream or command or "")
     if serve == "stdio":
         asyncio.run(_serve_stdio(create_mcp_proxy(recorder, lambda ctx: "stdio"), recorder, on_ready))
@@ -267,9 +270,7 @@ def serve_mcp_proxy(upstream: str | None, command: str | None, warehouse: Wareho
     from starlette.responses import JSONResponse
     from starlette.routing import Mount, Route
 
-    from worldforge.settings import get_settings
-
-    host, port = host or get_settings().host, port or 8101
+    host, port = host or settings.host, port or 8101
     mcp_app = server.streamable_http_app(streamable_http_path="/mcp", session_idle_timeout=idle_timeout * 4)
     sweep = max(0.2, min(5.0, idle_timeout / 4))
 

@@ -240,7 +240,8 @@ def _error(status: int, message: str, kind: str) -> Any:
 
 def create_openai_proxy(upstream: str, warehouse: WarehouseLike, idle_timeout: float = DEFAULT_IDLE_S,
                         timeout_s: float = 600.0, sweep_s: float | None = None, transport: Any = None,
-                        max_sessions: int = DEFAULT_MAX_SESSIONS) -> Any:
+                        max_sessions: int = DEFAULT_MAX_SESSIONS, max_record_mb: float | None = None,
+                        store_memory_mb: int | None = None) -> Any:
     """The recording proxy as a FastAPI app (see the module docs).
 
     Args:
@@ -252,6 +253,8 @@ def create_openai_proxy(upstream: str, warehouse: WarehouseLike, idle_timeout: f
         transport: an ``httpx.AsyncBaseTransport`` to reach the upstream (tests pass a mock).
         max_sessions: recording sessions open at most; a request that needs one more is answered
             503 (``server_error``) until one closes.
+        max_record_mb, store_memory_mb: the trajectory store's limits while a recording is stored
+            (see :class:`~worldforge.record.sink.RecordingSink`; ``None``: the ingest's defaults).
 
     Returns:
         The app; ``app.state.table`` is its :class:`SessionTable`, ``app.state.sink`` its sink.
@@ -268,7 +271,7 @@ def create_openai_proxy(upstream: str, warehouse: WarehouseLike, idle_timeout: f
     if idle_timeout <= 0:
         raise ValueError(f"--idle-timeout must be positive, got {idle_timeout}")
     upstream = upstream.rstrip("/")
-    sink = RecordingSink(warehouse, "openai")
+    sink = RecordingSink(warehouse, "openai", max_record_mb=max_record_mb, store_memory_mb=store_memory_mb)
     table = SessionTable(sink, upstream, max_sessions)
     sweep = sweep_s if sweep_s is not None else max(0.2, min(5.0, idle_timeout / 4))
     client = httpx.AsyncClient(timeout=httpx.Timeout(timeout_s, connect=10.0), transport=transport)
@@ -461,8 +464,10 @@ def serve_openai_proxy(upstream: str, warehouse: WarehouseLike, host: str | None
 
     from worldforge.settings import get_settings
 
-    host, port = host or get_settings().host, port or 8100
-    api = create_openai_proxy(upstream, warehouse, idle_timeout)
+    settings = get_settings()
+    host, port = host or settings.host, port or 8100
+    api = create_openai_proxy(upstream, warehouse, idle_timeout, max_record_mb=settings.max_record_mb,
+                              store_memory_mb=settings.store_memory_mb)
     if on_ready is not None:
         on_ready(f"http://{host}:{port}/v1")
     return_large_blocks()  # freed large blocks go back to the OS at once (see worldforge.runtime)

@@ -190,12 +190,17 @@ class RecordingSink:
         warehouse: the warehouse, or its folder.
         kind: ``openai`` or ``mcp`` (or any kind given a ``build`` function).
         build: ``(session_id, events) -> document``; default :data:`BUILDERS` ``[kind]``.
+        max_record_mb: the largest record stored (MiB; a larger one is quarantined), as in
+            :func:`~worldforge.trajectories.store.ingest` (``None``: its default).
+        store_memory_mb: DuckDB's memory limit (MiB) while a recording is stored, as in
+            :func:`~worldforge.trajectories.store.ingest` (``None``: its default).
 
     Raises:
         ValueError: an unknown kind without a ``build`` function.
     """
 
-    def __init__(self, warehouse: WarehouseLike, kind: str, build: Callable[[str, list[dict]], dict] | None = None) -> None:
+    def __init__(self, warehouse: WarehouseLike, kind: str, build: Callable[[str, list[dict]], dict] | None = None,
+                 max_record_mb: float | None = None, store_memory_mb: int | None = None) -> None:
         if build is None and kind not in BUILDERS:
             raise ValueError(f"unknown recorder kind {kind!r} (known: {', '.join(BUILDERS)})")
         self.warehouse = Warehouse.of(warehouse)
@@ -204,6 +209,7 @@ class RecordingSink:
         self.segments = SegmentLog(segments_dir(self.warehouse, kind))
         self.out_dir = recordings_dir(self.warehouse, kind)
         self._close_lock = threading.Lock()
+        self._limits = {k: v for k, v in (("max_record_mb", max_record_mb), ("store_memory_mb", store_memory_mb)) if v is not None}
 
     def new_session_id(self, hint: str | None = None) -> str:
         """A fresh session id, unique in this warehouse: ``<hint>-<8 hex>`` (the hint made
@@ -252,7 +258,7 @@ class RecordingSink:
         other processes, another proxy or a CLI ingest, take turns)."""
         from worldforge.trajectories.store import ingest
 
-        return ingest([document], self.warehouse)
+        return ingest([document], self.warehouse, **self._limits)
 
     def recover(self) -> list[ClosedSession]:
         """Store every session whose segment is still open (left by a process that was killed).

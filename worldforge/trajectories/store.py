@@ -35,7 +35,7 @@ from worldforge.errors import WarehouseError
 from worldforge.tally import Tally
 from worldforge.trajectories.mask import DECISION_ORDER, STATISTICS, MaskConfig, compute_local_statistics, mask_turns
 from worldforge.trajectories.model import Quarantined, StoredTrajectory, StoredTurn, Trajectory, storable, storable_row
-from worldforge.trajectories.readers import discover, file_sha1, read_file
+from worldforge.trajectories.readers import DEFAULT_MAX_RECORD_MB, discover, file_sha1, read_file
 from worldforge.trajectories.readers.mapping import Mapping
 from worldforge.warehouse.atomic import atomic_file, file_lock
 from worldforge.warehouse.duck import atomic_duckdb, insert_frame, open_readonly, quote_str, read_table, reading_store, table_ddl
@@ -61,6 +61,10 @@ LOG_SCHEMA = {
 }
 
 STORE_KIND = "trajectory store"
+
+DEFAULT_STORE_MEMORY_MB = 512
+"""DuckDB's memory limit (MiB) while the store ingests or recomputes masks, when the caller gives none; beyond it
+DuckDB spills to disk. The CLI, the Dagster assets and the recording proxies pass ``WORLDFORGE_STORE_MEMORY_MB``."""
 
 STORE_DDL = ";\n".join([
     table_ddl("trajectories", TRAJECTORY_SCHEMA, primary_key=("trajectory_id",),
@@ -267,11 +271,13 @@ class MaskReport:
         return self.turns.group_by("mask_reason").len().sort("len", descending=True)
 
 
-def recompute_masks(warehouse: WarehouseLike, config: MaskConfig = MaskConfig()) -> MaskReport:
+def recompute_masks(warehouse: WarehouseLike, config: MaskConfig = MaskConfig(),
+                    store_memory_mb: int = DEFAULT_STORE_MEMORY_MB) -> MaskReport:
     """Recompute the four statistics and the mask decision of every stored turn and write the store.
 
     The corpus-wide part runs in DuckDB SQL (:func:`masks_in_sql`) in a copy of the store that
-    replaces it when done; the report holds the statistics and decisions (no text) of every turn.
+    replaces it when done, under DuckDB's memory limit ``store_memory_mb`` MiB (:func:`memory_limited`);
+    the report holds the statistics and decisions (no text) of every turn.
 
     Raises:
         WarehouseError: no store, or the store file is unreadable (nothing is written).
@@ -280,7 +286,7 @@ def recompute_masks(warehouse: WarehouseLike, config: MaskConfig = MaskConfig())
     with file_lock(path):
         with reading_store(path, STORE_KIND) as ro:
             ro.execute("SELECT batch FROM ingest_log LIMIT 0")
-        with atomic_duckdb(path, update=True) as con, memory_limited(con):
+        with atomic_duckdb(path, update=True) as con, memory_limited(con, store_memory_mb):
             masks_in_sql(con, config)
     with reading_store(path, STORE_KIND) as con:
         turns = con.sql("""SELECT u.trajectory_id, u.turn_idx, u.obs_tokens, u.compression_ratio, u.novelty, u.line_surprisal,
@@ -460,7 +466,8 @@ def ingest(
     mapping: Mapping | None = None,
     force: bool = False,
     chunk_turns: int = CHUNK_TURNS,
-    max_record_mb: float | None = None,
+    max_record_mb: float = DEFAULT_MAX_RECORD_MB,
+    store_memory_mb: int = DEFAULT_STORE_MEMORY_MB,
 ) -> IngestReport:
     """Read trajectory files into ``<warehouse>/trajectories.duckdb``, streaming.
 
@@ -489,10 +496,13 @@ def ingest(
             (:func:`~worldforge.trajectories.readers.mapping.load_mapping`) instead of detecting formats.
         force: read every file, even those already ingested unchanged.
         chunk_turns: turns buffered before they are written.
-        max_record_mb: records over this size (MiB) are quarantined with their size (default:
-            the ``max_record_mb`` setting, 16; see :func:`~worldforge.trajectories.readers.read_file`).
+        max_record_mb: records over this size (MiB) are quarantined with their size (default
+            :data:`~worldforge.trajectories.readers.DEFAULT_MAX_RECORD_MB`; the edges pass ``WORLDFORGE_MAX_RECORD_MB``;
+            see :func:`~worldforge.trajectories.readers.read_file`).
             A record under it costs about 11× its size in memory while its statistics are
             computed (``bench/ingest.py`` measures it; target ≤ 16×).
+        store_memory_mb: DuckDB's memory limit (MiB) while the batch is written and the masks computed (default
+            :data:`DEFAULT_STORE_MEMORY_MB`; the edges pass ``WORLDFORGE_STORE_MEMORY_MB``; see :func:`memory_limited`).
 
     Raises:
         FileNotFoundError: a path does not exist (nothing is written).
@@ -527,7 +537,8 @@ def ingest(
             writer = _Writer(None, 0)
         else:
             sources, share_row, writer = _write_batch(path, existed, todo, paths, len(files), unchanged, config, progress,
-                                                      compute_masks, mapping, chunk_turns, max_record_mb)
+                                                      compute_masks, mapping, chunk_turns, max_record_mb,
+                                                      store_memory_mb)
     share = (float(share_row[0]) if share_row and share_row[0] is not None else 0.0) if compute_masks else None
     tally = Tally.of(writer.records_in, writer.kept, dict(writer.reasons), unit="records", kept_as="trajectories", dropped_as="quarantined")
     return IngestReport(
@@ -539,9 +550,9 @@ def ingest(
 
 def _write_batch(path: Path, existed: bool, todo: list[tuple[Path, str, str | None]], paths: list[str], n_files: int, unchanged: int,
                  config: MaskConfig, progress: Callable[[int, int, str], None] | None, compute_masks: bool, mapping: Mapping | None,
-                 chunk_turns: int, max_record_mb: float | None = None) -> tuple[list[str], tuple | None, _Writer]:
+                 chunk_turns: int, max_record_mb: float, store_memory_mb: int) -> tuple[list[str], tuple | None, _Writer]:
     """The files of ``todo`` into a copy of the store that replaces it (see :func:`ingest`)."""
-    with atomic_duckdb(path, update=existed) as con, memory_limited(con):
+    with atomic_duckdb(path, update=existed) as con, memory_limited(con, store_memory_mb):
         if not existed:
             con.execute(STORE_DDL)
         batch_no = con.execute("SELECT coalesce(max(batch), 0) + 1 FROM ingest_log").fetchone()[0]
@@ -566,14 +577,12 @@ def _write_batch(path: Path, existed: bool, todo: list[tuple[Path, str, str | No
 
 
 @contextlib.contextmanager
-def memory_limited(con: Any, mb: int | None = None) -> Iterator[None]:
-    """DuckDB's ``memory_limit`` at ``mb`` MiB (default: the ``store_memory_mb`` setting) for the
+def memory_limited(con: Any, mb: int = DEFAULT_STORE_MEMORY_MB) -> Iterator[None]:
+    """DuckDB's ``memory_limit`` at ``mb`` MiB (default :data:`DEFAULT_STORE_MEMORY_MB`) for the
     block, then back as it was; beyond it DuckDB spills to its temporary directory (the writer
     instance's, under the system's temporary folder: :func:`worldforge.warehouse.duck.atomic_duckdb`)."""
-    from worldforge.settings import get_settings
-
     before = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
-    con.execute(f"SET memory_limit = '{int(mb or get_settings().store_memory_mb)}MiB'")
+    con.execute(f"SET memory_limit = '{int(mb)}MiB'")
     try:
         yield
     finally:

@@ -104,10 +104,13 @@ class RecordTooLarge(ValueError):
                          "raise WORLDFORGE_MAX_RECORD_MB to read it)")
 
 
-def _cap_bytes(max_record_mb: float | None) -> int:
-    from worldforge.settings import get_settings
+DEFAULT_MAX_RECORD_MB = 16
+"""The size cap of a trajectory record when the caller gives none (MiB of its JSON line, or mebi-characters of
+its text); the CLI and the Dagster assets pass ``WORLDFORGE_MAX_RECORD_MB`` (the ``max_record_mb`` setting)."""
 
-    return int((max_record_mb if max_record_mb is not None else get_settings().max_record_mb) * MIB)
+
+def _cap_bytes(max_record_mb: float) -> int:
+    return int(max_record_mb * MIB)
 
 
 def record_size(rec: Trajectory) -> int:
@@ -321,7 +324,7 @@ def file_sha1(path: str | Path) -> str:
 
 
 def read_file(path: str | Path, rel: str | None = None, mapping: Mapping | None = None,
-              max_record_mb: float | None = None) -> Iterator[Trajectory | Quarantined]:
+              max_record_mb: float = DEFAULT_MAX_RECORD_MB) -> Iterator[Trajectory | Quarantined]:
     """Read one trajectory file of any supported format; never raises for a bad file.
 
     ``.jsonl`` files are streamed line by line (memory: the largest line, or one trajectory
@@ -339,8 +342,8 @@ def read_file(path: str | Path, rel: str | None = None, mapping: Mapping | None 
         rel: the ``source_path`` to record (defaults to the file name).
         mapping: read the file with this declarative mapping
             (:func:`~worldforge.trajectories.readers.mapping.load_mapping`) instead of detecting its format.
-        max_record_mb: the size cap in MiB (default: the ``max_record_mb`` setting,
-            ``WORLDFORGE_MAX_RECORD_MB``, 16).
+        max_record_mb: the size cap in MiB (default :data:`DEFAULT_MAX_RECORD_MB`; the edges pass
+            ``WORLDFORGE_MAX_RECORD_MB``).
 
     Yields:
         A :class:`Trajectory` per readable record, a :class:`Quarantined` per other record,
@@ -464,7 +467,7 @@ def discover(paths: Iterable[str | Path]) -> tuple[list[tuple[Path, str]], list[
 
 
 def read_path(paths: Iterable[str | Path], mapping: Mapping | None = None,
-              max_record_mb: float | None = None) -> Iterator[Trajectory | Quarantined]:
+              max_record_mb: float = DEFAULT_MAX_RECORD_MB) -> Iterator[Trajectory | Quarantined]:
     """Read every data file under ``paths`` (see :func:`discover`), with ``mapping`` and the size
     cap when given (see :func:`read_file`)."""
     files, _ = discover(paths)
