@@ -437,3 +437,18 @@ def test_the_settings_check_sees_each_way_of_reading_them(tmp_path):
                    "def g(): return Warehouse.configured(None)\n"
                    "def ok(host): return host\n")
     assert _settings_reads(mod) == {"f", "C.m", "C", "g"}
+
+
+def test_the_library_defaults_match_the_settings_defaults():
+    """A value the library takes as an argument keeps a default of its own for callers that give none; it must
+    be the default of the setting the edges read, or the same run would behave differently by its entry point."""
+    from worldforge.llm.openai_backend import DEFAULT_BASE_URL
+    from worldforge.serving.sessions import DEFAULT_IDLE_S
+    from worldforge.settings import Settings
+    from worldforge.trajectories.readers import DEFAULT_MAX_RECORD_MB
+    from worldforge.trajectories.store import DEFAULT_STORE_MEMORY_MB
+
+    library = {"session_idle_s": DEFAULT_IDLE_S, "max_record_mb": DEFAULT_MAX_RECORD_MB,
+               "store_memory_mb": DEFAULT_STORE_MEMORY_MB, "vllm_url": DEFAULT_BASE_URL}
+    settings = {name: Settings.model_fields[name].default for name in library}
+    assert library == settings
