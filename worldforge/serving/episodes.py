@@ -247,7 +247,7 @@ class EpisodeService:
         """
         config = parse_perturbations(perturbations)
         if not is_world(self.warehouse, world):
-            raise UnknownTarget(f"no such world {world!r} in this warehouse (build it with `worldforge world run`)")
+            raise UnknownTarget(f"no world {world!r} in this warehouse (no such world file: build it with `worldforge world run`)")
         found: Task | None
         if isinstance(task, str):
             try:
