@@ -5,7 +5,7 @@ process) and the ``verifiers`` tool server (``WorldToolset``, in-process in the 
 one ``web_search`` step of an episode that is already open. A profiler (``threading.setprofile``)
 notes the module of every Python function called on the serving threads while that step is in
 flight, and the figure is the number of distinct ``worldforge.*`` modules among them: how many
-files a maintainer reads to follow a step. Each step is measured three times and the figure is
+files a maintainer reads to follow a step. Each step is measured three times (:data:`RUNS`) and the figure is
 the intersection (a background flush that ran during one of them does not count).
 
 It runs against whatever checkout it lives in, so the same file measures an older commit (copy it
@@ -21,17 +21,20 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
-import socket
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from worldforge.net import free_port  # noqa: E402
 
 _SEEN: set[str] = set()
 _ON = threading.Event()
@@ -44,24 +47,29 @@ def _profile(frame, event, arg):  # noqa: ANN001 - the profiler's signature
             _SEEN.add(name)
 
 
+RUNS = 3
+"""Steps measured per entry point; a module counts when every one of them ran it."""
+
+
+@contextlib.contextmanager
+def _recording() -> Iterator[None]:
+    """Note the worldforge modules called on the profiled threads for the block (into :data:`_SEEN`)."""
+    _SEEN.clear()
+    _ON.set()
+    try:
+        yield
+    finally:
+        _ON.clear()
+
+
 def _measure(call) -> list[str]:
-    """The worldforge modules seen while ``call()`` runs, intersected over three runs."""
-    found: set[str] | None = None
-    for _ in range(3):
-        _SEEN.clear()
-        _ON.set()
-        try:
+    """The worldforge modules seen while ``call()`` runs, intersected over :data:`RUNS` runs."""
+    runs = []
+    for _ in range(RUNS):
+        with _recording():
             call()
-        finally:
-            _ON.clear()
-        found = set(_SEEN) if found is None else found & _SEEN
-    return sorted(found or ())
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        runs.append(set(_SEEN))
+    return sorted(set.intersection(*runs))
 
 
 def _create_app():
@@ -78,7 +86,7 @@ def _serve(world: str, warehouse: Path):
 
     threading.setprofile(_profile)
     app = _create_app()(world, warehouse, record=False)
-    port = _free_port()
+    port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -116,16 +124,12 @@ async def _mcp(url: str) -> list[str]:
 
     async with Client(streamable_http_client(url + "/mcp"), mode="legacy") as client:
         await client.call_tool("web_search", {"query": "tournament prize pool"})  # the session's episode opens
-        loop = asyncio.get_running_loop()
-        result: list[str] = []
-        for _ in range(3):  # _measure's three runs, each awaited on this loop (the server runs in its own thread)
-            _SEEN.clear()
-            _ON.set()
-            await client.call_tool("web_search", {"query": "tournament prize pool"})
-            _ON.clear()
-            result = sorted(set(_SEEN) & set(result)) if result else sorted(_SEEN)
-        del loop
-        return result
+        runs = []
+        for _ in range(RUNS):  # as _measure, each call awaited on this loop (the server runs in its own thread)
+            with _recording():
+                await client.call_tool("web_search", {"query": "tournament prize pool"})
+            runs.append(set(_SEEN))
+        return sorted(set.intersection(*runs))
 
 
 def verifiers_step(world: str, warehouse: Path) -> list[str]:
@@ -137,11 +141,8 @@ def verifiers_step(world: str, warehouse: Path) -> list[str]:
     task = sorted(world_tasks(world, Warehouse.of(warehouse)))[0]
     toolset = WorldToolset(WorldToolsetConfig(warehouse=str(warehouse)))
 
-    async def setup() -> None:
-        await toolset.setup()
-
     loop = asyncio.new_event_loop()
-    loop.run_until_complete(setup())
+    loop.run_until_complete(toolset.setup())
     state = EpisodeState(session="bench", world=world, task=task)
     args = {"query": "tournament prize pool"}
     toolset.answer(state, "web_search", args)  # the rollout's episode opens
