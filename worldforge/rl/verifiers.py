@@ -192,8 +192,7 @@ class WorldToolset(vf.Toolset[WorldToolsetConfig, EpisodeState]):
 
     def stop(self) -> None:
         """Close and log every open episode and record them in the store (the server stopping)."""
-        self.episodes.close_all()
-        self.episodes.flush()
+        self.episodes.shutdown()
 
     def _open(self, st: EpisodeState) -> SearchEnv:
         """The rollout ``st``'s new episode (its first call).

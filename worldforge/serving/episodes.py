@@ -551,6 +551,13 @@ class EpisodeService:
         self._retire_quietly(taken)
         return len(taken)
 
+    def shutdown(self) -> int:
+        """Close every open episode and record the episode log in the store (the entry point stopping);
+        returns how many were closed. Never raises."""
+        closed = self.close_all()
+        self.flush()
+        return closed
+
     def reap(self) -> int:
         """Expire idle episodes (never one with a call in flight), logging them; returns how many. Never raises."""
         stale = self.registry.pop_idle()

@@ -464,8 +464,7 @@ def create_app(
         finally:
             task.cancel()
             for s in (sessions, mcp_sessions):  # a stopping server closes its sessions: nothing is lost
-                s.close_all()
-                s.flush()
+                s.shutdown()
 
     app = FastAPI(title="worldforge simulated search", lifespan=lifespan)
     app.state.sessions = sessions

@@ -1,35 +1,11 @@
-"""The episode store ``warehouse/episodes/``, one policy for every world,
-beside the trajectory store (:mod:`worldforge.trajectories.store`) whose tables it shares.
+"""The episode store ``warehouse/episodes/``: immutable zstd Parquet parts, ``episodes/<world>/<part>/<table>.parquet``
+(:mod:`worldforge.warehouse.parts`), in the canonical trajectory shape plus the ``episodes`` and ``steps`` tables
+(the package docstring, :mod:`worldforge.trajectories.episodes`, describes the tables and the policy).
 
-The store holds what an environment returns (:class:`~worldforge.trajectories.episodes.model.Observation`) and the episodes made of it
-(:class:`~worldforge.trajectories.episodes.model.Episode`); it imports no environment, so the datasets, ``worldforge summary`` and
-``worldforge sql episodes`` read it without loading the simulator. The search environment turns
-a session into an :class:`~worldforge.trajectories.episodes.model.Episode` (:func:`worldforge.simenv.env.episode_of`).
-
-Every world's episodes, bundled or catalog, recorded by the oracle step or by served sessions,
-go to one store of immutable zstd Parquet parts, ``episodes/<world>/<part>/<table>.parquet``
-(:mod:`worldforge.warehouse.parts`): a write adds a part and rewrites nothing, writers of one
-world take turns under a lock and writers of different worlds never wait, and the datasets
-(SFT, CPT), ``worldforge summary`` and ``worldforge sql episodes`` read every world's episodes
-from it. Stores of earlier versions (``episodes.duckdb``, ``catalog_episodes/<world>.duckdb``)
-are moved in on first use (:func:`migrate_legacy_stores`).
-
-Episodes are stored in the canonical trajectory shape of the foundation
-(:mod:`worldforge.trajectories.store`): ``trajectories`` (source ``simenv``, domain
-``search``) and ``turns`` (action = the ``{"name", "arguments"}`` JSON, observation = the
-tool's reply), so simulated episodes flow into the same statistics and dataset pipeline as
-real ones. Two more tables keep what only a simulator knows:
-
-* ``episodes(episode_id PK, world, scenario, task_id, seed, perturbations_json, agent,
-  finished, f1_by_row, f1_by_item, answer, recorded_at)``
-* ``steps(episode_id, turn_idx, tool, error, fired_json, revealed_json, leaks_blocked)`` —
-  the perturbation decisions that fired and the facts each turn's snippets revealed.
-
-An episode id recorded again replaces the earlier one: readers keep each id's rows from its
-newest part (the SQL views of :func:`~worldforge.trajectories.episodes.read.open_episode_sql` apply the same rule).
-
-Episodes reach the store through the episode log (:mod:`worldforge.trajectories.episodes.log`), and
-readers read it through :mod:`worldforge.trajectories.episodes.read`, which drains that log first.
+This module writes parts (:func:`record_episodes`), merges a world's small parts, builds the SQL views that keep
+each episode id's newest part, and moves stores of earlier versions in (:func:`migrate_legacy_stores`). Episodes
+reach it through the episode log (:mod:`worldforge.trajectories.episodes.log`); readers read it through
+:mod:`worldforge.trajectories.episodes.read`, which drains that log first.
 """
 
 from __future__ import annotations
