@@ -38,8 +38,6 @@ def test_format_and_parse_are_inverse():
     assert p == Prediction("why", "line 1\nline 2")
 
 
-
-
 def test_the_observation_formats():
     assert action_prompt(2, '{"name": "web_search", "arguments": {"query": "x"}}') == (
         '### Turn 2\n**Action:**\n```json\n{"name": "web_search", "arguments": {"query": "x"}}\n```')
