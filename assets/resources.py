@@ -9,10 +9,11 @@ from pathlib import Path
 from dagster import ConfigurableResource
 
 from worldforge.datasets.config import CPTConfig, SFTConfig, SplitConfig, default
+from worldforge.runtime import apply_settings
 from worldforge.settings import get_settings
 from worldforge.warehouse.layout import Warehouse
 
-_SETTINGS = get_settings()  # the defaults shown in the UI when the code location loads
+_SETTINGS = apply_settings()  # the defaults shown in the UI when the code location loads; the bound of the world caches
 
 
 class WarehouseResource(ConfigurableResource):

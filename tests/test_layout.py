@@ -370,6 +370,7 @@ def test_the_session_store_check_sees_each_kind(tmp_path):
 
 SETTINGS_EDGES = {
     "worldforge.warehouse.layout:Warehouse.configured": "the configured warehouse itself (only edges call it: the warehouse rule above)",
+    "worldforge.runtime:apply_settings": "the process-wide settings (the world caches' bound), applied by the edges (only they call it: this rule)",
     "worldforge.serving.search:serve": "the search server's entry point (`worldforge serve search`)",
     "worldforge.rl.retrieve:serve_retrieve": "the /retrieve server's entry point",
     "worldforge.rl.openenv:serve": "the OpenEnv server's entry point",
@@ -386,9 +387,7 @@ SETTINGS_EDGES = {
 ``.configured(``), ``module:qualified name`` → why it is an edge; besides ``worldforge.cli`` (the
 options) and ``worldforge.settings`` itself. ``assets/`` (the Dagster resources) is outside the library."""
 
-SETTINGS_READS_TO_MOVE = {
-    "worldforge.warehouse.cache:FileCache._cache": "open_worlds should be given to the cache by the server that owns it",
-}
+SETTINGS_READS_TO_MOVE: dict[str, str] = {}
 """Settings reads found below the edges when the rule was written, each to be turned into an argument
 from its caller (issue 50); listed so that the rule catches every new one. Remove an entry once fixed."""
 
@@ -403,8 +402,8 @@ def _settings_reads(path: Path) -> set[str]:
             inner = scope + [child.name] if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else scope
             if isinstance(child, ast.Call):
                 f = child.func
-                if (isinstance(f, ast.Name) and f.id in ("get_settings", "Settings")) or (
-                        isinstance(f, ast.Attribute) and f.attr in ("get_settings", "Settings", "configured")):
+                if (isinstance(f, ast.Name) and f.id in ("get_settings", "apply_settings", "Settings")) or (
+                        isinstance(f, ast.Attribute) and f.attr in ("get_settings", "apply_settings", "Settings", "configured")):
                     found.add(".".join(scope) or "<module>")
             visit(child, inner)
 
@@ -435,8 +434,9 @@ def test_the_settings_check_sees_each_way_of_reading_them(tmp_path):
                    "class C:\n    def m(self): return Settings()\n"
                    "    x = ws.get_settings()\n"
                    "def g(): return Warehouse.configured(None)\n"
+                   "def a(): return apply_settings().host\n"
                    "def ok(host): return host\n")
-    assert _settings_reads(mod) == {"f", "C.m", "C", "g"}
+    assert _settings_reads(mod) == {"f", "C.m", "C", "g", "a"}
 
 
 def test_the_library_defaults_match_the_settings_defaults():

@@ -1,4 +1,5 @@
-"""Process tuning shared by the world steps and the servers: CPython's cyclic garbage collector.
+"""Process tuning shared by the world steps and the servers: CPython's cyclic garbage collector, and the
+settings that hold for a whole process (:func:`apply_settings`, called by worldforge's edges).
 
 A world's steps and a server's requests allocate millions of small, short-lived, mostly acyclic
 objects (pages, facts, rows, observations, messages). Reference counting frees those at once; the
@@ -21,6 +22,8 @@ from __future__ import annotations
 import contextlib
 import gc
 from collections.abc import Iterator
+
+from worldforge.settings import Settings, get_settings
 
 GC_GEN0 = 50_000
 """CPython's generation-0 collection threshold inside :func:`relaxed_gc` (its default is 700)."""
@@ -89,3 +92,21 @@ def return_large_blocks(threshold: int = SERVER_MMAP_THRESHOLD) -> bool:
     except (OSError, AttributeError):
         return False
     return bool(mallopt(M_MMAP_THRESHOLD, int(threshold)))
+
+
+def apply_settings(**overrides: object) -> Settings:
+    """:func:`~worldforge.settings.get_settings`, then apply the settings that hold for the whole process:
+    the bound of the world caches (``open_worlds``: :func:`worldforge.warehouse.cache.set_open_worlds`).
+
+    For worldforge's edges only (the CLI, a server's entry point, the environment a trainer constructs,
+    the Dagster code location): the library below them takes every value as an argument and never reads
+    the settings.
+
+    Raises:
+        SettingsError: a ``WORLDFORGE_*`` variable or an override holds a bad value (as ``get_settings``).
+    """
+    from worldforge.warehouse.cache import set_open_worlds
+
+    settings = get_settings(**overrides)
+    set_open_worlds(settings.open_worlds)
+    return settings

@@ -15,7 +15,7 @@ from worldforge.cli.doctor import doctor
 from worldforge.cli.settings import settings
 from worldforge.cli.sql import sql
 from worldforge.cli.summary import summary
-from worldforge.settings import get_settings
+from worldforge.runtime import apply_settings
 
 app = typer.Typer(help="worldforge: fictional worlds and agent-trajectory datasets for world models.", no_args_is_help=True,
                   pretty_exceptions_enable=False)
@@ -24,9 +24,10 @@ app = typer.Typer(help="worldforge: fictional worlds and agent-trajectory datase
 @app.callback()
 def _check_settings() -> None:
     # every command reads the settings: a WORLDFORGE_* variable that holds a bad value is one
-    # clear error (exit 2) before any command runs, never a traceback halfway through one
+    # clear error (exit 2) before any command runs, never a traceback halfway through one; the
+    # process-wide ones (the bound of the world caches) apply to the whole command
     with user_errors():
-        get_settings()
+        apply_settings()
 
 
 app.add_typer(world.app, name="world")

@@ -24,6 +24,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from worldforge.runtime import apply_settings
 from worldforge.serving.episodes import FAMILIES, EpisodeService, check_family, find_task, is_deep, world_tasks
 from worldforge.simenv.env import EpisodeOver, Observation, SearchEnv
 from worldforge.simenv.perturbations import PerturbationConfig, parse_perturbations
@@ -81,6 +82,7 @@ class SearchWorldEnv:
 
     def __init__(self, warehouse: WarehouseLike | None = None, reward: RewardConfig | None = None, record: bool = True,
                  agent: str = "rl", max_tool_calls: int | None = None):
+        apply_settings()  # the bound of the world caches: a trainer's process has no other edge
         self.warehouse = Warehouse.configured(warehouse)
         self.reward_config = reward or RewardConfig()
         self.record, self.agent, self.max_tool_calls = record, agent, max_tool_calls

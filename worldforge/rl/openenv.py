@@ -49,9 +49,8 @@ from pydantic import Field
 from worldforge.errors import WorldforgeError
 from worldforge.rl.env import EpisodeOver, RewardConfig, SearchWorldEnv, check_family, world_tasks
 from worldforge.rl.trl import SUBMITTED, TRLTools
-from worldforge.runtime import relaxed_gc, return_large_blocks
+from worldforge.runtime import apply_settings, relaxed_gc, return_large_blocks
 from worldforge.serving.sessions import DEFAULT_IDLE_S
-from worldforge.settings import get_settings
 from worldforge.simenv.tools import EPISODE_TOOLS
 from worldforge.warehouse.layout import WarehouseLike
 
@@ -341,7 +340,7 @@ def serve(world: str | None, warehouse: WarehouseLike, host: str | None = None, 
     """
     import uvicorn
 
-    settings = get_settings()
+    settings = apply_settings()
     host, port = host or settings.host, port or settings.openenv_port
     api = create_openenv_app(world, warehouse, max_sessions=max_sessions, record=record,
                              idle_timeout=idle_timeout if idle_timeout is not None else settings.session_idle_s)

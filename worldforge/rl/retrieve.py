@@ -81,12 +81,11 @@ from starlette.concurrency import run_in_threadpool
 from worldforge.corpus.pages import page_markdown
 from worldforge.errors import WorldforgeError, validation_problems
 from worldforge.rl.env import parse_perturbations, world_tasks
-from worldforge.runtime import relaxed_gc, return_large_blocks
+from worldforge.runtime import apply_settings, relaxed_gc, return_large_blocks
 from worldforge.serving.episodes import EpisodeService, UnknownTarget
 from worldforge.serving.http import MAX_BODY_BYTES, BodyLimit, RequestError, SafeJSONResponse, error, json_errors, parse_body
 from worldforge.serving.sessions import Session as RegistryEntry
 from worldforge.serving.sessions import SessionLimit
-from worldforge.settings import get_settings
 from worldforge.simenv.env import MAX_QUERY_CHARS, Observation, SearchEnv, SearchResult
 from worldforge.simenv.perturbations import PerturbationConfig
 from worldforge.warehouse.layout import Warehouse, WarehouseLike
@@ -328,7 +327,8 @@ def serve_retrieve(world: str, warehouse: WarehouseLike, host: str | None = None
     """
     import uvicorn
 
-    host, port = host or get_settings().host, port or DEFAULT_PORT
+    settings = apply_settings()
+    host, port = host or settings.host, port or DEFAULT_PORT
     api = create_retrieve_app(world, warehouse, perturbations, seed, scenario, contents, topk_max)
     if on_ready is not None:
         on_ready(f"http://{host}:{port}/retrieve")

@@ -143,14 +143,15 @@ class WorldToolset(vf.Toolset[WorldToolsetConfig, EpisodeState]):
     async def setup(self) -> None:
         """Open the warehouse and the episode service (the worlds open lazily, on their first episode);
         start the reaper, and close every episode when the server stops."""
-        from worldforge.settings import get_settings
+        from worldforge.runtime import apply_settings
 
+        settings = apply_settings()
         self.warehouse = Warehouse.configured(self.config.warehouse or None)
         record = self.config.record
         if record and not os.access(self.warehouse.root, os.W_OK):
             log.warning("the warehouse %s cannot be written: the rollouts' episodes are not logged", self.warehouse.root)
             record = False
-        idle = self.config.idle_s if self.config.idle_s is not None else get_settings().session_idle_s
+        idle = self.config.idle_s if self.config.idle_s is not None else settings.session_idle_s
         self.episodes = EpisodeService(self.warehouse, agent="verifiers", idle_timeout=idle,
                                        max_sessions=self.config.max_sessions, evict=True, record=record)
 

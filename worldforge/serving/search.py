@@ -69,7 +69,7 @@ from pydantic import Field, ValidationError
 from starlette.concurrency import run_in_threadpool
 
 from worldforge.errors import WorldforgeError, validation_problems
-from worldforge.runtime import relaxed_gc, return_large_blocks
+from worldforge.runtime import apply_settings, relaxed_gc, return_large_blocks
 from worldforge.serving.episodes import EpisodeNotLogged, EpisodeService, NoSuchSession, UnknownTarget
 from worldforge.serving.http import (
     MAX_BODY_BYTES,
@@ -84,7 +84,6 @@ from worldforge.serving.http import (
     release_memory,
 )
 from worldforge.serving.sessions import DEFAULT_IDLE_S, Session
-from worldforge.settings import get_settings
 from worldforge.simenv.env import TOOL_SCHEMAS, EpisodeOver, SearchEnv
 from worldforge.simenv.perturbations import MAX_INSTRUCTION_CHARS, PerturbationConfig, from_instruction, parse_perturbations
 from worldforge.simenv.reward import RewardConfig
@@ -510,7 +509,7 @@ def serve(world: str, warehouse: Warehouse, host: str | None = None, port: int |
     """
     import uvicorn
 
-    settings = get_settings()
+    settings = apply_settings()
     host, port = host or settings.host, port or settings.search_port
     api = create_app(world, warehouse, idle_timeout=idle_timeout or settings.session_idle_s, record=record)
     if on_ready is not None:

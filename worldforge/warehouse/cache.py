@@ -2,25 +2,55 @@
 
 The search environment keeps a world's corpus, its open tantivy indexes and its tasks in
 memory. An RL trainer samples tasks across a whole catalog, so each of these caches holds at
-most ``WORLDFORGE_OPEN_WORLDS`` entries (read at first use) and drops the least recently used
-one first (``cachetools.LRUCache``); an entry is reloaded when its file's mtime changes.
+most :func:`open_worlds` entries and drops the least recently used one first
+(``cachetools.LRUCache``); an entry is reloaded when its file's mtime changes. The bound is the
+process's: :func:`~worldforge.settings.default_open_worlds` until an edge of worldforge (the CLI, a server's entry point,
+an environment a trainer constructs) sets ``WORLDFORGE_OPEN_WORLDS`` with :func:`set_open_worlds`;
+the library never reads the setting itself.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+import weakref
 from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import Generic, TypeVar
 
 from cachetools import LRUCache
 
-from worldforge.settings import get_settings
+from worldforge.settings import default_open_worlds
 
-__all__ = ["FileCache"]
+__all__ = ["FileCache", "open_worlds", "set_open_worlds"]
 
 V = TypeVar("V")
+
+_bound: int | None = None  # set_open_worlds's value; None: default_open_worlds()
+_caches: weakref.WeakSet[FileCache] = weakref.WeakSet()
+
+
+def open_worlds() -> int:
+    """Entries each :class:`FileCache` of this process keeps at most (unless it was given its own ``maxsize``)."""
+    return _bound if _bound is not None else default_open_worlds()
+
+
+def set_open_worlds(n: int) -> None:
+    """Bound every :class:`FileCache` of this process (those without a ``maxsize`` of their own) to ``n``
+    entries; a cache holding more drops its least recently used ones at once. For worldforge's edges,
+    which pass ``WORLDFORGE_OPEN_WORLDS`` (:func:`worldforge.settings.apply_settings`).
+
+    Raises:
+        ValueError: ``n`` is under 1.
+    """
+    global _bound
+    if n < 1:
+        raise ValueError(f"open worlds must be at least 1, got {n}")
+    if n == _bound:
+        return
+    _bound = n
+    for cache in list(_caches):
+        cache._resize()
 
 
 class FileCache(Generic[V]):
@@ -30,18 +60,36 @@ class FileCache(Generic[V]):
     so two threads never load the same entry at once.
 
     Args:
-        maxsize: entries kept at most (default: ``WORLDFORGE_OPEN_WORLDS``, read at first use).
+        maxsize: entries kept at most (default: the process's bound, :func:`open_worlds`).
     """
 
     def __init__(self, maxsize: int | None = None):
         self._maxsize = maxsize
         self._items: LRUCache | None = None
         self._lock = threading.RLock()
+        _caches.add(self)
+
+    @property
+    def maxsize(self) -> int:
+        """Entries kept at most."""
+        return self._maxsize or open_worlds()
 
     def _cache(self) -> LRUCache:
         if self._items is None:
-            self._items = LRUCache(maxsize=self._maxsize or get_settings().open_worlds)
+            self._items = LRUCache(maxsize=self.maxsize)
         return self._items
+
+    def _resize(self) -> None:
+        """Take the process's new bound: the entries move to a cache of the new size, least recently used first."""
+        with self._lock:
+            if self._items is None or self._items.maxsize == self.maxsize:
+                return
+            old, entries = self._items, []
+            while old:
+                entries.append(old.popitem())  # LRUCache.popitem: the least recently used first
+            self._items = LRUCache(maxsize=self.maxsize)
+            for key, value in entries:
+                self._items[key] = value
 
     def get(self, path: str | Path, part: Hashable, load: Callable[[], V]) -> V:
         """The value of ``(path, part)``, from ``load()`` when missing or older than the file.
