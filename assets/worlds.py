@@ -21,7 +21,7 @@ from dagster import (
 )
 
 from assets.metadata import tally_metadata
-from worldforge.corpus import RetrieverConfig, writer_config
+from worldforge.corpus import RetrieverConfig, rewriter_config
 from worldforge.errors import WorldforgeError
 from worldforge.llm import BackendError
 from worldforge.pipeline import WORLD_STEPS, Json, Markdown, Step, StepFailed, StepResult, WorldRun
@@ -107,7 +107,7 @@ def world_asset(step: Step) -> AssetsDefinition:
     def run(context: AssetExecutionContext, config: CorpusConfig | IndexConfig | None) -> MaterializeResult:
         world, warehouse = context.partition_key, context.resources.warehouse
         try:
-            writer = None if not isinstance(config, CorpusConfig) else writer_config(
+            writer = None if not isinstance(config, CorpusConfig) else rewriter_config(
                 config.writer, base_url=config.base_url or get_settings().vllm_url, model=config.model or get_settings().vllm_model,
                 max_rounds=config.max_rounds,
                 concurrency=config.concurrency, limit=config.limit)

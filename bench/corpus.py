@@ -37,7 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from worldforge.corpus import build_corpus, build_index, open_index, read_corpus, search  # noqa: E402
+from worldforge.corpus import build_index, generate_corpus, open_index, read_corpus, search, write_corpus  # noqa: E402
 from worldforge.scenarios import build_scenarios  # noqa: E402
 from worldforge.spec import load_spec  # noqa: E402
 from worldforge.synth import build_world  # noqa: E402
@@ -61,14 +61,14 @@ def main() -> None:
         corpus_s, index_s, task_s, pages, tasks, unsolvable = [], [], [], 0, 0, 0
         names: list[str] = []
         warm = write_world(specs[0], build_world(specs[0], 0), Path(tmp) / "warm", 0, {})
-        build_corpus(warm)  # warm-up, untimed: imports, Faker instances, DuckDB start-up
+        write_corpus(warm, generate_corpus(warm))  # warm-up, untimed: imports, Faker instances, DuckDB start-up
         for i in range(args.worlds):
             spec = specs[i % len(specs)]
             wh = Path(tmp) / f"w{i}"
             tables = build_world(spec, i)
             path = write_world(spec, tables, wh, i, build_scenarios(spec, tables))
             t = time.perf_counter()
-            report = build_corpus(path)
+            report = write_corpus(path, generate_corpus(path))
             corpus_s.append(time.perf_counter() - t)
             names.append(f"{spec.world} seed {i} ({len(report.pages)} corpora)")
             pages += sum(report.pages.values())
@@ -133,7 +133,11 @@ def main() -> None:
 _BASELINE = """
 import json, sys, tempfile, time
 from pathlib import Path
-from worldforge.corpus import build_corpus
+try:
+    from worldforge.corpus import generate_corpus, write_corpus
+    def build_corpus(path): write_corpus(path, generate_corpus(path))
+except ImportError:  # a ref before the corpus steps' names: its build_corpus generated and wrote the pages, unchecked
+    from worldforge.corpus import build_corpus
 from worldforge.scenarios import build_scenarios
 from worldforge.spec import load_spec
 from worldforge.synth import build_world

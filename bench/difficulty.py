@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from worldforge.agents.baselines import BASELINES, run_baseline  # noqa: E402
 from worldforge.agents.oracle import answer_deep, solve  # noqa: E402
-from worldforge.corpus import build_checked_corpus  # noqa: E402
+from worldforge.corpus import build_corpus  # noqa: E402
 from worldforge.simenv.env import SearchEnv  # noqa: E402
 from worldforge.simenv.perturbations import DEFAULT_MIX  # noqa: E402
 from worldforge.spec import discover_specs  # noqa: E402
@@ -62,7 +62,7 @@ def main() -> None:
             if built.path is None:
                 raise SystemExit(f"{name}: the world breaks an invariant")
             world_file = built.path
-            build_checked_corpus(world_file)
+            build_corpus(world_file)
             built_tasks = build_tasks(world_file)
             tasks = built_tasks.tasks
             for i, q in enumerate(built_tasks.deep):

@@ -59,7 +59,7 @@ def ensure_world(warehouse: Path) -> None:
 
     path = warehouse / f"{WORLD}.duckdb"
     if not path.is_file():
-        from worldforge.corpus import build_corpus
+        from worldforge.corpus import generate_corpus, write_corpus
         from worldforge.scenarios import build_scenarios
         from worldforge.spec import load_spec
         from worldforge.synth import build_world
@@ -67,7 +67,8 @@ def ensure_world(warehouse: Path) -> None:
 
         spec = load_spec(ROOT / "world_specs" / f"{WORLD}.yaml")
         tables = build_world(spec, None)
-        build_corpus(write_world(spec, tables, warehouse, None, build_scenarios(spec, tables)))
+        path = write_world(spec, tables, warehouse, None, build_scenarios(spec, tables))
+        write_corpus(path, generate_corpus(path))
     build_tasks(path)
 
 

@@ -42,10 +42,10 @@ sys.path.insert(0, str(ROOT))
 
 from worldforge.catalog.archetype import load_archetypes  # noqa: E402
 from worldforge.catalog.generate import draw_spec  # noqa: E402
-from worldforge.corpus import build_pages  # noqa: E402
+from worldforge.corpus import generate_pages  # noqa: E402
 from worldforge.corpus.chrome import Dresser  # noqa: E402
+from worldforge.corpus.generate import page_markdown, served  # noqa: E402
 from worldforge.corpus.measures import bad_constructions, fact_sentences, page_words, prose_sentences, variety  # noqa: E402
-from worldforge.corpus.pages import page_markdown, served  # noqa: E402
 from worldforge.corpus.vocab import table_info  # noqa: E402
 from worldforge.spec import load_spec  # noqa: E402
 from worldforge.spec.load import spec_from_dict  # noqa: E402
@@ -56,7 +56,7 @@ def measure(spec) -> dict:
     """The figures of one world's corpus (see the module docstring)."""
     tables = build_world(spec)
     t0 = time.perf_counter()
-    pages = build_pages(spec, tables)
+    pages = generate_pages(spec, tables)
     secs = time.perf_counter() - t0
     bodies = served(pages)  # as web_extractor returns them: each article in its site's chrome
     labels = {t: table_info(spec, t, tables[t]).label_column for t in spec.tables}

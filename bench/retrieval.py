@@ -47,7 +47,7 @@ sys.path[:] = [str(ROOT)] + [p for p in sys.path if Path(p or ".").resolve() != 
 
 import pytrec_eval  # noqa: E402
 
-from worldforge.corpus import build_checked_corpus, read_corpus, search  # noqa: E402
+from worldforge.corpus import build_corpus, read_corpus, search  # noqa: E402
 from worldforge.corpus.index import RetrieverConfig, build_dense_index, build_index, world_embedder  # noqa: E402
 from worldforge.corpus.store import article_text  # noqa: E402
 from worldforge.retrieval.embed import EmbeddingConfig, embedder  # noqa: E402
@@ -82,7 +82,7 @@ def build_bench_world(spec: Path, wh: Path, seed: int | None = None) -> tuple[Pa
     built = build_world_file(spec, wh, seed=seed, with_scenarios=False)
     if built.path is None:
         raise SystemExit(f"{spec}: the world breaks an invariant")
-    build_checked_corpus(built.path)
+    build_corpus(built.path)
     build_tasks(built.path, include_scenarios=False)
     pages = read_corpus(built.path, None, dressed=False)[0]
     return built.path, [f"{r['title']}\n{article_text(r)}" for r in pages.iter_rows(named=True)]

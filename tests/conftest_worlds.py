@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from worldforge.corpus import build_corpus
+from worldforge.corpus import generate_corpus, write_corpus
 from worldforge.scenarios import build_scenarios
 from worldforge.synth import build_world
 from worldforge.warehouse import write_world
@@ -11,5 +11,5 @@ from worldforge.warehouse import write_world
 def built_world(spec, warehouse: Path, seed: int | None = None) -> Path:
     tables = build_world(spec, seed)
     path = write_world(spec, tables, warehouse, seed, build_scenarios(spec, tables))
-    build_corpus(path)
+    write_corpus(path, generate_corpus(path))
     return path

@@ -32,7 +32,7 @@ from worldforge.warehouse.layout import Warehouse, WarehouseLike
 
 if TYPE_CHECKING:
     from worldforge.corpus.index import RetrieverConfig
-    from worldforge.corpus.writer import WriterConfig
+    from worldforge.corpus.rewriter import RewriterConfig
     from worldforge.spec import WorldSpec
 
 __all__ = ["WORLD_STEPS", "Check", "CheckResult", "Json", "Markdown", "Step", "StepFailed", "StepResult", "WorldRun",
@@ -166,7 +166,7 @@ class WorldRun:
     world: str
     warehouse: Warehouse
     spec_path: Path | None = None
-    writer: WriterConfig | None = None
+    writer: RewriterConfig | None = None
     progress: Callable[[str], None] = lambda _: None
     export_tasks: bool = True
     retriever: RetrieverConfig | None = None
@@ -284,9 +284,9 @@ def _scenario_tables(run: WorldRun) -> StepResult:
 
 
 def _search_corpus(run: WorldRun) -> StepResult:
-    from worldforge.corpus import build_checked_corpus
+    from worldforge.corpus import build_corpus
 
-    built = build_checked_corpus(run.path, writer=run.writer, on_page=run.on_page)
+    built = build_corpus(run.path, writer=run.writer, on_page=run.on_page)
     bad = built.contradictions
     written = {} if built.writer is None else {"writer": Json(built.writer.to_dict()), "writer_balance": built.writer.summary()}
     return StepResult("search_corpus", metadata={"pages": Json({s or "(world)": n for s, n in built.report.pages.items()}),
@@ -420,7 +420,7 @@ def select_steps(names: str | Sequence[str] | None) -> tuple[Step, ...]:
     return tuple(s for s in WORLD_STEPS if s.name in wanted)
 
 
-def run_world(spec_path: str | Path | None, warehouse: WarehouseLike, writer: WriterConfig | None = None,
+def run_world(spec_path: str | Path | None, warehouse: WarehouseLike, writer: RewriterConfig | None = None,
               steps: Sequence[Step] = WORLD_STEPS, progress: Callable[[str], None] | None = None,
               on_result: Callable[[StepResult], None] | None = None, spec: WorldSpec | None = None,
               export_tasks: bool = True, retriever: RetrieverConfig | None = None, *, world: str | None = None,

@@ -9,7 +9,7 @@ Measured on this machine:
 
 * a catalog world's build: the collector took about 11% of it (2.18 s against 1.93 s a world, one
   process, 8 catalog worlds);
-* a corpus build (:func:`worldforge.corpus.build_pages`, :func:`worldforge.corpus.write_corpus`), which keeps
+* a corpus build (:func:`worldforge.corpus.generate_pages`, :func:`worldforge.corpus.write_corpus`), which keeps
   every page until it is written: even at a relaxed threshold the collector took 0.1-0.5 s of a Mars colony
   corpus's 2.5 s walking those live pages (:func:`paused_gc`; the build makes no reference cycles since
   ``CorpusBuilder.close``);

@@ -11,10 +11,10 @@ import yaml
 
 from worldforge.catalog.archetype import load_archetypes
 from worldforge.catalog.generate import draw_spec
-from worldforge.corpus import build_pages
+from worldforge.corpus import generate_pages
 from worldforge.corpus.chrome import Dresser, background_pool
+from worldforge.corpus.generate import served
 from worldforge.corpus.measures import bad_constructions
-from worldforge.corpus.pages import served
 from worldforge.corpus.topic import compose_background, spec_background
 from worldforge.errors import SpecError
 from worldforge.spec.load import load_spec, spec_from_dict
@@ -35,7 +35,7 @@ def _doc(name: str) -> dict:
 def lighthouses():
     """The lighthouse world with two sentences of its own: its pages, their served bodies and the chrome context."""
     spec = spec_from_dict({**_doc("lighthouse_keepers_2033"), "background": OWN}, "<lighthouses>")
-    pages = build_pages(spec, build_world(spec))
+    pages = generate_pages(spec, build_world(spec))
     return spec, pages, served(pages), pages[0].context
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from tests.conftest import BUNDLED
 from tests.conftest_worlds import built_world
-from worldforge.corpus import build_index, build_pages, check_corpus, index_dir, read_corpus, search
+from worldforge.corpus import build_index, check_corpus, generate_pages, index_dir, read_corpus, search
 from worldforge.corpus.index import plain
 from worldforge.corpus.quantity import parse_date
 from worldforge.corpus.store import corpus_frames, corpus_hash, write_corpus
@@ -36,7 +36,7 @@ def test_corpus_never_contradicts_the_tables(specs, tmp_path, name):
 
 def test_every_fact_is_stated_where_it_says(specs):
     spec = specs["mars_colony_2030"]
-    for page in build_pages(spec, build_world(spec, 3)):
+    for page in generate_pages(spec, build_world(spec, 3)):
         for f in page.facts:
             assert f.value_text in page.body_md
             if f.section == "lead":
@@ -71,9 +71,9 @@ def test_the_check_finds_contradictions(phones, tmp_path):
 def test_same_seed_same_corpus(specs):
     spec = specs["esports_2031"]
     tables = build_world(spec, 1)
-    a, b = corpus_frames(build_pages(spec, tables)), corpus_frames(build_pages(spec, tables))
+    a, b = corpus_frames(generate_pages(spec, tables)), corpus_frames(generate_pages(spec, tables))
     assert a[0].equals(b[0]) and a[1].equals(b[1])
-    c = corpus_frames(build_pages(spec, tables, seed=99))
+    c = corpus_frames(generate_pages(spec, tables, seed=99))
     assert corpus_hash(c[0]) != corpus_hash(a[0])
     assert corpus_hash(a[0], {"users": ["ann"]}) != corpus_hash(a[0], {"users": ["bob"]})  # the served pages differ
 
@@ -105,7 +105,7 @@ def test_a_repeated_query_gives_the_same_hits_until_the_corpus_changes(phones, s
     assert search("smartphones_2029", "Samsung smartphone", 5, tmp_path) == kept
     assert search("smartphones_2029", "Samsung smartphone", 3, tmp_path) == kept[:3]
     spec = specs["smartphones_2029"]
-    write_corpus(world, {None: build_pages(spec, build_world(spec), seed=12345)})
+    write_corpus(world, {None: generate_pages(spec, build_world(spec), seed=12345)})
     leads = [" ".join(plain(x).split()) for x in read_corpus(world, dressed=False)[0]["lead"]]
     after = search("smartphones_2029", "Samsung smartphone", 5, tmp_path)
     assert all(any(h.snippet.rstrip("…") in lead for lead in leads) for h in after)  # the new corpus's hits
@@ -120,7 +120,7 @@ def test_index_is_rebuilt_when_the_corpus_changes(phones, specs, tmp_path):
     marker = index_dir(world) / "corpus.sha256"
     before = marker.read_text()
     spec = specs["smartphones_2029"]
-    write_corpus(world, {None: build_pages(spec, build_world(spec), seed=12345)})
+    write_corpus(world, {None: generate_pages(spec, build_world(spec), seed=12345)})
     search("smartphones_2029", "Samsung", 1, tmp_path)
     assert marker.read_text() != before
     assert build_index(world) == index_dir(world)

@@ -17,7 +17,7 @@ import polars as pl
 import pytest
 
 from tests.conftest import BUNDLED
-from worldforge.corpus import build_pages
+from worldforge.corpus import generate_pages
 from worldforge.corpus.builder import CorpusBuilder
 from worldforge.corpus.kinds import GENRES_BY_KIND, fits, table_kinds
 from worldforge.corpus.lexicon import Referent, frame_for, is_past
@@ -39,7 +39,7 @@ _DATE_STYLES = ("mdy_short", "mdy_abbr", "mdy_long", "dmy_long", "iso")
 def _world(path: Path):
     spec = load_spec(path)
     tables = build_world(spec)
-    return spec, tables, build_pages(spec, tables)
+    return spec, tables, generate_pages(spec, tables)
 
 
 def _kinds(spec, tables):
@@ -86,7 +86,7 @@ def test_no_designation_restates_the_cell_it_holds(specs, name):
     spec, tables, pages = _world(path) if path else (specs[name], None, None)
     if path is None:
         tables = build_world(spec)
-        pages = build_pages(spec, tables)
+        pages = generate_pages(spec, tables)
     dated = []
     for t, labs in row_labels(spec, tables).items():
         for key, lab in labs.items():
@@ -157,7 +157,7 @@ def test_it_was_on_a_date_that_takes_a_past_tense():
                            "verb": "is due to finish on {value}"},
             "enrolment": {"kind": "number", "dtype": "int", "min": 20, "max": 900, "label": "enrolment"}}}}}
     spec = spec_from_dict(doc)
-    pages = build_pages(spec, build_world(spec))
+    pages = generate_pages(spec, build_world(spec))
     leads = [p.lead for p in pages if p.page_type == "news"]
     assert len(leads) > 200 and any(" is due to finish" in x for x in leads)
     slips = [x for x in leads if re.search(r"\bIt was on [^.]* that [^.]* is due to finish\b", x)]

@@ -10,10 +10,10 @@ import pytest
 from tests.conftest import BUNDLED
 from worldforge.catalog.archetype import load_archetypes
 from worldforge.catalog.generate import draw_spec
-from worldforge.corpus import build_pages
+from worldforge.corpus import generate_pages
+from worldforge.corpus.generate import page_markdown, served
 from worldforge.corpus.lexicon import Referent, conjugate, frame_for
 from worldforge.corpus.measures import bad_constructions, fact_sentences, page_words, skeleton, variety
-from worldforge.corpus.pages import page_markdown, served
 from worldforge.corpus.planner import Said, realise
 from worldforge.corpus.vocab import table_info
 from worldforge.errors import SpecError
@@ -27,7 +27,7 @@ HAND_WRITTEN = sorted((ROOT / "bench" / "specs").glob("*.yaml"))
 def _corpus(spec):
     """The pages of a world, each served whole (its article in the site's chrome, as web_extractor returns it)."""
     tables = build_world(spec)
-    pages = build_pages(spec, tables)
+    pages = generate_pages(spec, tables)
     bodies = served(pages)
     for p in pages:
         p.served = bodies[p.url]

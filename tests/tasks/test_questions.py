@@ -17,7 +17,7 @@ from tests.conftest import BUNDLED, SPECS_DIR
 from tests.conftest_worlds import built_world
 from worldforge.catalog.archetype import load_archetypes
 from worldforge.catalog.generate import draw_spec
-from worldforge.corpus import build_corpus
+from worldforge.corpus import generate_corpus, write_corpus
 from worldforge.corpus.vocab import table_info
 from worldforge.errors import SpecError
 from worldforge.spec import load_spec, spec_from_dict
@@ -61,7 +61,7 @@ def _archetype_world(name, arch, wh: Path) -> Path | None:
             continue
         tables = build_world(spec)
         path = write_world(spec, tables, wh)
-        build_corpus(path)
+        write_corpus(path, generate_corpus(path))
         return path
     return None
 

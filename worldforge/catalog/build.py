@@ -40,7 +40,7 @@ from worldforge.warehouse.atomic import file_lock
 from worldforge.warehouse.layout import Warehouse, WarehouseLike
 
 if TYPE_CHECKING:
-    from worldforge.corpus.writer import WriterConfig
+    from worldforge.corpus.rewriter import RewriterConfig
 
 ENGINES = ("process", "ray")
 """Where ``build_catalog`` runs worlds: a process pool on this machine, or Ray tasks on a cluster."""
@@ -163,11 +163,11 @@ def default_workers(configured: int = 0) -> int:
 # -- one world ----------------------------------------------------------------------------------
 
 
-def build_world_entry(spec_path: str | Path, warehouse: WarehouseLike, writer: WriterConfig | None = None) -> CatalogRow:
+def build_world_entry(spec_path: str | Path, warehouse: WarehouseLike, writer: RewriterConfig | None = None) -> CatalogRow:
     """Build one spec end to end (:func:`worldforge.pipeline.run_world`: the world's steps, as the Dagster
     world assets run them) and return its catalog row.
 
-    ``writer``: rewrite the corpus's prose pages with a model (:mod:`worldforge.corpus.writer`); ``None``: template pages.
+    ``writer``: rewrite the corpus's prose pages with a model (:mod:`worldforge.corpus.rewriter`); ``None``: template pages.
 
     The tasks stay in the world file (``search_tasks``): a catalog world writes no ``tasks/<world>/`` copy, which
     would add about 0.9 MiB a world; ``worldforge tasks export --world W`` writes it when wanted.
@@ -277,7 +277,7 @@ def _worker_init(threads: int) -> None:
 
 
 def _run_pool(specs: list[Path], wh: Warehouse, n: int, recycle: int, record: Callable[[CatalogRow], None],
-              writer: WriterConfig | None = None) -> list[Path]:
+              writer: RewriterConfig | None = None) -> list[Path]:
     """Build ``specs`` on ``n`` worker processes, recording each row as it comes; returns the specs whose worker died.
 
     At most ``n`` worlds are in flight, so every worker stays busy until the queue is empty. Workers are
@@ -364,7 +364,7 @@ def _world_clashes(specs: list[Path], kept: list[Path]) -> tuple[list[Path], lis
 
 
 def build_entry(spec_path: str | Path, warehouse: WarehouseLike, force: bool = False,
-                writer: WriterConfig | None = None) -> tuple[CatalogRow, str]:
+                writer: RewriterConfig | None = None) -> tuple[CatalogRow, str]:
     """One spec as a catalog entry, in this process: skipped when unchanged and built, else built end to end
     (:func:`build_world_entry`, with ``writer``) and its row written to ``catalog.duckdb`` (what the Dagster asset ``catalog_world`` runs).
 
@@ -389,7 +389,7 @@ def build_catalog(
     progress: Callable[[CatalogRow, str], None] | None = None,
     recycle: int = 10,
     force: bool = False,
-    writer: WriterConfig | None = None,
+    writer: RewriterConfig | None = None,
     engine: str = "process",
     address: str | None = None,
 ) -> CatalogBuild:
@@ -403,7 +403,7 @@ def build_catalog(
             ``skipped``) as it comes; first with every skipped spec.
         recycle: worlds a worker builds before it is replaced by a fresh process.
         force: rebuild unchanged specs too.
-        writer: rewrite each corpus's prose pages with a model (:mod:`worldforge.corpus.writer`); ``None``: template pages.
+        writer: rewrite each corpus's prose pages with a model (:mod:`worldforge.corpus.rewriter`); ``None``: template pages.
             Its server is checked once before any world is built.
         engine: where worlds run: ``process`` (a process pool on this machine) or ``ray`` (Ray tasks,
             :mod:`worldforge.catalog.ray_engine`); the same step runner and the same rows either way.
@@ -439,7 +439,7 @@ def build_catalog(
         tell(row, row.status)
 
     if writer is not None and todo:  # one server check for the whole run: an unreachable server is one error, nothing built
-        from worldforge.corpus.writer import resolve_writer
+        from worldforge.corpus.rewriter import resolve_writer
 
         writer = resolve_writer(writer)
     todo, clashes = _world_clashes(todo, [Path(r.spec_path) for r in skipped])

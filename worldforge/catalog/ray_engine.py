@@ -31,7 +31,7 @@ from worldforge.errors import WorldforgeError
 from worldforge.warehouse.layout import Warehouse
 
 if TYPE_CHECKING:
-    from worldforge.corpus.writer import WriterConfig
+    from worldforge.corpus.rewriter import RewriterConfig
 
 LOCAL_OBJECT_STORE_BYTES = 256 << 20
 """Object store of a local cluster started for one build: tasks pass paths and rows, never large objects."""
@@ -73,8 +73,8 @@ def _connect(address: str | None) -> bool:
     return True
 
 
-def run_on_ray(build: Callable[[str, str, WriterConfig | None], Any], specs: list[Path], warehouse: Warehouse, n: int,
-               record: Callable[[Any], None], writer: WriterConfig | None = None, address: str | None = None) -> list[tuple[Path, str | None]]:
+def run_on_ray(build: Callable[[str, str, RewriterConfig | None], Any], specs: list[Path], warehouse: Warehouse, n: int,
+               record: Callable[[Any], None], writer: RewriterConfig | None = None, address: str | None = None) -> list[tuple[Path, str | None]]:
     """Build ``specs`` as Ray tasks, at most ``n`` in flight, recording each row as it comes.
 
     Args:

@@ -121,7 +121,7 @@ def build(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     from worldforge.catalog.build import ENGINES, build_catalog, catalog_specs, default_workers
-    from worldforge.corpus.writer import writer_config
+    from worldforge.corpus.rewriter import rewriter_config
     from worldforge.errors import WorldforgeError
     from worldforge.settings import get_settings
 
@@ -132,7 +132,7 @@ def build(
             raise WorldforgeError("--address goes with --engine ray")
         address = (address or get_settings().ray_address or None) if engine == "ray" else None
         specs = catalog_specs(spec_dir)
-        config = writer_config(writer, base_url=base_url if base_url is not None else get_settings().vllm_url,
+        config = rewriter_config(writer, base_url=base_url if base_url is not None else get_settings().vllm_url,
                                model=model if model is not None else get_settings().vllm_model)
     if not specs:
         raise fail(f"{spec_dir}: no world specs (*.yaml, *.yml) in this folder")

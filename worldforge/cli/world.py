@@ -33,7 +33,7 @@ from worldforge.cli._common import (
 
 if TYPE_CHECKING:
     from worldforge.corpus import RetrieverConfig
-    from worldforge.corpus.writer import WriterConfig
+    from worldforge.corpus.rewriter import RewriterConfig
     from worldforge.pipeline import StepResult
 
 app = typer.Typer(help="Build and check fictional worlds.", no_args_is_help=True)
@@ -47,7 +47,7 @@ def _print_violations(violations) -> None:
 
 
 def run_steps(target: str | Path, warehouse: Path | None, steps: str | Sequence[str] | None = None, *, seed: int | None = None,
-              writer: WriterConfig | None = None, retriever: RetrieverConfig | None = None, tasks_dir: Path | None = None) -> list[StepResult]:
+              writer: RewriterConfig | None = None, retriever: RetrieverConfig | None = None, tasks_dir: Path | None = None) -> list[StepResult]:
     """Run the selected steps for one spec file or built world, with a progress bar: what ``world run`` and its aliases share.
 
     Args:
@@ -86,10 +86,10 @@ def run_steps(target: str | Path, warehouse: Path | None, steps: str | Sequence[
             raise typer.Exit(1) from None
 
 
-def writer_of(writer: str, **options) -> WriterConfig | None:
-    """:func:`~worldforge.corpus.writer.writer_config` of the ``--writer`` options (``None``: template pages); a bad one exits 2.
+def writer_of(writer: str, **options) -> RewriterConfig | None:
+    """:func:`~worldforge.corpus.rewriter.rewriter_config` of the ``--writer`` options (``None``: template pages); a bad one exits 2.
     ``base_url`` and ``model`` not given: ``WORLDFORGE_VLLM_URL`` and ``WORLDFORGE_VLLM_MODEL``."""
-    from worldforge.corpus import writer_config
+    from worldforge.corpus import rewriter_config
     from worldforge.settings import get_settings
 
     with user_errors():
@@ -98,7 +98,7 @@ def writer_of(writer: str, **options) -> WriterConfig | None:
             options["base_url"] = settings.vllm_url
         if options.get("model") is None:
             options["model"] = settings.vllm_model
-        return writer_config(writer, **options)
+        return rewriter_config(writer, **options)
 
 
 @app.command("run")

@@ -30,7 +30,7 @@ NEWS_NAMES = ("{T} Daily", "The {T} Wire", "{T} Insider", "{T} Times", "The {T} 
 class CorpusBuilder:
     """One corpus being built: a world's (or scenario's) rows as the genres read them, its sites, and its pages so far.
 
-    Built once per :func:`~worldforge.corpus.pages.build_pages` call. The genres
+    Built once per :func:`~worldforge.corpus.generate.generate_pages` call. The genres
     (:mod:`worldforge.corpus.genres`) ask it how rows and columns are called and written, for unique URLs,
     sentences (:meth:`prose`, over :mod:`worldforge.corpus.planner`), the site's chrome recipe
     (:meth:`dress`), and hand it each finished page (:meth:`add`). Every random choice comes from a stream

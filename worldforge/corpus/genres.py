@@ -2,9 +2,9 @@
 
 Each function reads the world through a :class:`~worldforge.corpus.builder.CorpusBuilder` and hands
 it every page it makes (:meth:`~worldforge.corpus.builder.CorpusBuilder.add`); :data:`GENRES` lists
-them in the order :func:`~worldforge.corpus.pages.build_pages` runs them, and :func:`references`
+them in the order :func:`~worldforge.corpus.generate.generate_pages` runs them, and :func:`references`
 then gives each encyclopedia article the pages that cite the same row. What each genre states is
-listed in :mod:`worldforge.corpus.pages`.
+listed in :mod:`worldforge.corpus.generate`.
 """
 
 from __future__ import annotations

@@ -266,7 +266,7 @@ def build_index(world_file: str | Path, scenario: str | None = None, corpus: tup
     """(Re)build the index of one corpus; the new index replaces the old one when complete.
 
     ``corpus``: ``(pages ordered by URL, stored corpus hash)`` when the caller has read them from
-    the file (:func:`~worldforge.corpus.build.index_corpora` reads every corpus of a file at once).
+    the file (:func:`~worldforge.corpus.steps.index_corpora` reads every corpus of a file at once).
 
     Raises:
         WarehouseError: the world file has no corpus.

@@ -30,7 +30,7 @@ import polars as pl
 
 from worldforge.corpus.chrome import Dresser
 from worldforge.corpus.claims import Claim, ClaimWorld
-from worldforge.corpus.pages import Page, build_pages
+from worldforge.corpus.generate import Page, generate_pages
 from worldforge.corpus.quantity import denotes, render_value
 from worldforge.corpus.vocab import table_info
 from worldforge.errors import WarehouseError
@@ -162,21 +162,9 @@ def fact_tally(stated: int, contradictions: pl.DataFrame) -> Tally:
     return Tally.of(stated, stated - contradictions.height, reasons, unit="facts", kept_as="consistent", dropped_as="contradicted")
 
 
-def build_corpus(path: str | Path, seed: int | None = None, world: WorldFile | None = None) -> CorpusReport:
-    """Generate the corpus of a world file (the world and each stored scenario) and store it.
-
-    ``world``: the file's ``read_world`` when the caller has already read it.
-
-    Raises:
-        WarehouseError: the file is not a world.
-    """
-    with paused_gc():  # the pages are freed (by reference counting) before the collector runs again: it never walks them
-        return write_corpus(path, generate_corpus(path, seed, world))
-
-
 def generate_corpus(path: str | Path, seed: int | None = None, world: WorldFile | None = None) -> dict[str | None, list[Page]]:
     """The pages of a world file's corpora, not stored: ``{None: the world's pages, scenario name: its pages}``
-    for the world and each stored scenario (what :func:`build_corpus` writes).
+    for the world and each stored scenario (what :func:`write_corpus` stores; :func:`worldforge.corpus.steps.build_corpus` does both and checks the facts).
 
     ``world``: the file's ``read_world`` when the caller has already read it.
 
@@ -185,10 +173,10 @@ def generate_corpus(path: str | Path, seed: int | None = None, world: WorldFile 
     """
     wf = read_world(path) if world is None else world
     with paused_gc():  # no collection between the corpora either (called alone, the collector walks the pages once, at the end)
-        by_scenario = {None: build_pages(wf.spec, wf.tables, None, seed)}
+        by_scenario = {None: generate_pages(wf.spec, wf.tables, None, seed)}
         for sc in wf.spec.scenarios:
             if sc.name in wf.scenarios:
-                by_scenario[sc.name] = build_pages(scenario_spec(wf.spec, sc), wf.scenarios[sc.name], sc.name, seed, base=(wf.spec, wf.tables))
+                by_scenario[sc.name] = generate_pages(scenario_spec(wf.spec, sc), wf.scenarios[sc.name], sc.name, seed, base=(wf.spec, wf.tables))
     return by_scenario
 
 
@@ -503,4 +491,4 @@ def _check_claims(claims: pl.DataFrame, sources: dict, infos: dict) -> list[tupl
     return out
 
 
-__all__ = ["CorpusReport", "ServedPages", "all_pages", "dress_frame", "article_text", "fact_tally", "page_count", "build_corpus", "check_corpus", "corpus_frames", "corpus_hash", "corpus_scenarios", "generate_corpus", "read_claims", "read_corpus", "served_corpus", "stored_hash", "write_corpus"]
+__all__ = ["CorpusReport", "ServedPages", "all_pages", "dress_frame", "article_text", "fact_tally", "page_count", "check_corpus", "corpus_frames", "corpus_hash", "corpus_scenarios", "generate_corpus", "read_claims", "read_corpus", "served_corpus", "stored_hash", "write_corpus"]

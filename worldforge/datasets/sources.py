@@ -16,7 +16,7 @@ import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from worldforge.corpus.pages import page_markdown
+from worldforge.corpus.generate import page_markdown
 from worldforge.corpus.store import all_pages
 from worldforge.datasets.config import SplitConfig
 from worldforge.trajectories.episodes import iter_episode_trajectories

@@ -32,7 +32,7 @@ the reference corpus format (``'"' + title + '"\\n' + text``, Search-R1's README
 score (tantivy) for the query, a float; results come best first.
 
 **Contents.** ``contents="page"`` (the default): the text is the page as ``web_extractor``
-returns it (:func:`~worldforge.corpus.pages.page_markdown`: ``# title``, date, Markdown body),
+returns it (:func:`~worldforge.corpus.generate.page_markdown`: ``# title``, date, Markdown body),
 so an agent that can only retrieve reads every fact and link the page states — the tasks stay
 answerable through retrieval alone, as Search-R1 corpora hold whole passages.
 ``contents="snippet"``: the text is the search snippet (what ``web_search`` shows), for agents
@@ -78,7 +78,7 @@ from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.concurrency import run_in_threadpool
 
-from worldforge.corpus.pages import page_markdown
+from worldforge.corpus.generate import page_markdown
 from worldforge.errors import WorldforgeError, validation_problems
 from worldforge.rl.env import parse_perturbations, world_tasks
 from worldforge.runtime import apply_settings, relaxed_gc, return_large_blocks

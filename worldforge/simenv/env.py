@@ -28,8 +28,8 @@ from datetime import date
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
+from worldforge.corpus.generate import page_markdown
 from worldforge.corpus.index import search as corpus_search
-from worldforge.corpus.pages import page_markdown
 from worldforge.corpus.quantity import render_value
 from worldforge.corpus.store import ServedPages, served_corpus
 from worldforge.errors import WarehouseError, WorldforgeError

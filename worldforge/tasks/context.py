@@ -16,7 +16,7 @@ from typing import Any
 
 import polars as pl
 
-from worldforge.corpus.pages import slug
+from worldforge.corpus.generate import slug
 from worldforge.corpus.quantity import Style, format_value, render_value
 from worldforge.corpus.vocab import ColumnInfo, TableInfo, row_labels, table_info
 from worldforge.spec import models as M

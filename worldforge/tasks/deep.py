@@ -59,7 +59,7 @@ import duckdb
 import polars as pl
 
 from worldforge.corpus.claims import read as read_claim
-from worldforge.corpus.pages import slug
+from worldforge.corpus.generate import slug
 from worldforge.corpus.quantity import render_value
 from worldforge.tasks.context import Column, Field, TaskContext, eval_pipeline
 from worldforge.tasks.io import Task, norm_column

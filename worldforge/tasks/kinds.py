@@ -16,7 +16,7 @@ from typing import Any
 
 import polars as pl
 
-from worldforge.corpus.pages import slug
+from worldforge.corpus.generate import slug
 from worldforge.corpus.quantity import render_value
 from worldforge.spec import models as M
 from worldforge.tasks.context import Column, Field, TaskContext

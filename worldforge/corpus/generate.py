@@ -65,10 +65,10 @@ from worldforge.corpus.vocab import label_column, singular
 from worldforge.runtime import paused_gc
 from worldforge.spec import models as M
 
-__all__ = ["Fact", "Page", "Site", "build_pages", "label_column", "page_markdown", "served", "singular", "slug"]
+__all__ = ["Fact", "Page", "Site", "generate_pages", "label_column", "page_markdown", "served", "singular", "slug"]
 
 
-def build_pages(spec: M.WorldSpec, tables: dict[str, pl.DataFrame], scenario: str | None = None, seed: int | None = None,
+def generate_pages(spec: M.WorldSpec, tables: dict[str, pl.DataFrame], scenario: str | None = None, seed: int | None = None,
                 base: tuple[M.WorldSpec, dict[str, pl.DataFrame]] | None = None) -> list[Page]:
     """All pages of a world's (or a scenario's) corpus.
 
@@ -97,7 +97,7 @@ def build_pages(spec: M.WorldSpec, tables: dict[str, pl.DataFrame], scenario: st
 
 
 def served(pages: list[Page]) -> dict[str, str]:
-    """``{url: body}`` of one corpus's pages (:func:`build_pages`) as ``web_extractor`` serves them: each article in
+    """``{url: body}`` of one corpus's pages (:func:`generate_pages`) as ``web_extractor`` serves them: each article in
     its site's chrome, with the context the pages carry."""
     from worldforge.corpus.chrome import Dresser
 

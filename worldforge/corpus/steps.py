@@ -1,11 +1,11 @@
 """A world's search corpus end to end: pages with provenance, the fact check, the search indexes.
 
-:func:`build_checked_corpus` writes the pages of the world and of each stored scenario and
+:func:`build_corpus` writes the pages of the world and of each stored scenario and
 re-reads every stated fact against the tables; :func:`index_corpora` (re)builds one tantivy
 index per corpus, and a dense index with a dense or hybrid retriever. They are the world's steps ``search_corpus``
 and ``search_index`` (:data:`worldforge.pipeline.WORLD_STEPS`: ``world run``, ``corpus build`` and the Dagster assets). With a
-:class:`~worldforge.corpus.writer.WriterConfig` the prose pages are rewritten by a model first
-(:mod:`worldforge.corpus.writer`); the corpus is written once, after every page is settled.
+:class:`~worldforge.corpus.rewriter.RewriterConfig` the prose pages are rewritten by a model first
+(:mod:`worldforge.corpus.rewriter`); the corpus is written once, after every page is settled.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ import duckdb
 import polars as pl
 
 from worldforge.corpus.index import RetrieverConfig, build_dense_index, build_index, dense_dir, remove_dense_index
+from worldforge.corpus.rewriter import RewriterConfig, RewriterReport, rewrite_corpus_pages
 from worldforge.corpus.store import CorpusReport, check_corpus, fact_tally, generate_corpus, write_corpus
 from worldforge.corpus.vocab import column_info
-from worldforge.corpus.writer import WriterConfig, WriterReport, write_corpus_pages
 from worldforge.errors import WarehouseError, WorldforgeError
 from worldforge.retrieval.vectors import VectorBuild
 from worldforge.runtime import paused_gc
@@ -48,17 +48,17 @@ class CorpusBuild:
     contradictions: pl.DataFrame
     tally: Tally
     indexes: list[Path] = field(default_factory=list)
-    writer: WriterReport | None = None
+    writer: RewriterReport | None = None
 
 
-def build_checked_corpus(path: str | Path, seed: int | None = None, writer: WriterConfig | None = None,
+def build_corpus(path: str | Path, seed: int | None = None, writer: RewriterConfig | None = None,
                          on_page: Callable[[int, int], None] | None = None) -> CorpusBuild:
     """Generate and store the corpus of a world file (world and scenarios), then check every stated fact.
 
     Args:
         path: the world file.
         seed: the page seed (default: the world's).
-        writer: rewrite the prose pages with a model (:func:`~worldforge.corpus.writer.write_pages`; replies
+        writer: rewrite the prose pages with a model (:func:`~worldforge.corpus.rewriter.rewrite_pages`; replies
             cached under ``<warehouse>/cache/corpus-writer.sqlite`` unless the config names a cache); ``None``:
             the template pages.
         on_page: the writer's progress, ``(pages done, pages in)``.
@@ -73,7 +73,7 @@ def build_checked_corpus(path: str | Path, seed: int | None = None, writer: Writ
         written = None
         if writer is not None:
             labels = {(t, c): column_info(ts, c).label for t, ts in wf.spec.tables.items() for c in ts.columns}
-            by_scenario, written = write_corpus_pages(
+            by_scenario, written = rewrite_corpus_pages(
                 by_scenario, writer, label=lambda f: labels.get((f.table_name, f.column_name), f.column_name.replace("_", " ")),
                 progress=on_page, cache_path=Path(path).parent / "cache" / "corpus-writer.sqlite",
             )

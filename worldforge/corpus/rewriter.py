@@ -1,6 +1,6 @@
-"""An LLM writer for corpus pages: the prose genres rewritten by a model, accepted only when the check passes.
+"""An LLM rewriter of corpus pages: the prose genres rewritten by a model, accepted only when the check passes.
 
-The generated pages state table cells in template sentences. :func:`write_pages` sends each page of
+The generated pages state table cells in template sentences. :func:`rewrite_pages` sends each page of
 a prose genre (:data:`PROSE_GENRES`) to an OpenAI-compatible chat endpoint (``vllm serve`` first of
 all) with its facts (label and stated text) and its generated draft, asking for the page as its site
 would publish it. The reply is read back (:func:`check_reply`):
@@ -37,13 +37,13 @@ from urllib.parse import urlparse
 from pydantic import BaseModel, ConfigDict, Field
 
 from worldforge.corpus.claims import cue_counts, cue_words
-from worldforge.corpus.pages import Fact, Page
+from worldforge.corpus.generate import Fact, Page
 from worldforge.corpus.quantity import parse_date
 from worldforge.tally import Tally
 
 __all__ = [
-    "PROSE_GENRES", "Problem", "WriterConfig", "WriterReport", "changed_cues", "check_reply", "clean_reply", "mentions", "resolve_writer", "writer_config", "write_corpus_pages",
-    "write_pages",
+    "PROSE_GENRES", "Problem", "RewriterConfig", "RewriterReport", "changed_cues", "check_reply", "clean_reply", "mentions", "resolve_writer", "rewriter_config", "rewrite_corpus_pages",
+    "rewrite_pages",
 ]
 
 PROSE_GENRES = ("news", "press_release", "forum", "rumor")
@@ -72,7 +72,7 @@ _THINK = re.compile(r"<think>.*?</think>", re.S | re.I)
 _FENCE = re.compile(r"^```[\w-]*[ \t]*\n(.*?)\n?```[ \t]*$", re.S)
 
 
-class WriterConfig(BaseModel):
+class RewriterConfig(BaseModel):
     """How pages are rewritten by a model.
 
     Attributes:
@@ -104,12 +104,12 @@ class WriterConfig(BaseModel):
     cache_path: str | None = None
 
 
-def writer_config(writer: str = "template", **options) -> WriterConfig | None:
-    """The writer a ``--writer`` name means: ``None`` for ``template`` (pages as generated), a :class:`WriterConfig` for ``openai``.
+def rewriter_config(writer: str = "template", **options) -> RewriterConfig | None:
+    """The writer a ``--writer`` name means: ``None`` for ``template`` (pages as generated), a :class:`RewriterConfig` for ``openai``.
 
     Args:
         writer: ``template`` or ``openai``.
-        **options: :class:`WriterConfig` fields; ``None`` values take the defaults (``base_url``:
+        **options: :class:`RewriterConfig` fields; ``None`` values take the defaults (``base_url``:
             :data:`~worldforge.llm.openai_backend.DEFAULT_BASE_URL`; ``model``: empty, the first one served). The
             edges pass ``WORLDFORGE_VLLM_URL`` and ``WORLDFORGE_VLLM_MODEL``.
 
@@ -124,10 +124,10 @@ def writer_config(writer: str = "template", **options) -> WriterConfig | None:
 
     options = {k: v for k, v in options.items() if v is not None}
     options.setdefault("base_url", DEFAULT_BASE_URL)
-    return WriterConfig(**options)
+    return RewriterConfig(**options)
 
 
-def resolve_writer(config: WriterConfig) -> WriterConfig:
+def resolve_writer(config: RewriterConfig) -> RewriterConfig:
     """Check the writer's server once (``GET /models``) and settle its model: the config with ``model`` set to the one served.
 
     Raises:
@@ -154,7 +154,7 @@ class Problem:
 
 
 @dataclass
-class WriterReport:
+class RewriterReport:
     """What the writer did: pages in = written by the model + repaired + kept as generated (by reason).
 
     Attributes:
@@ -389,13 +389,13 @@ def _selected(pages: list[Page], limit: int | None) -> list[int]:
     return sorted(out)
 
 
-def write_pages(
+def rewrite_pages(
     pages: list[Page],
-    config: WriterConfig,
+    config: RewriterConfig,
     label: Callable[[Fact], str] | None = None,
     progress: Callable[[int, int], None] | None = None,
     cache_path: str | Path | None = None,
-) -> tuple[list[Page], WriterReport]:
+) -> tuple[list[Page], RewriterReport]:
     """Rewrite the prose pages of a corpus with a model, keeping each page only if its reply passes :func:`check_reply`.
 
     Pages with the same first request (the same title, draft and facts) share one conversation. Each round sends
@@ -424,7 +424,7 @@ def write_pages(
     where = config.cache_path or cache_path
     if where is None:
         raise ValueError("the corpus writer needs a cache path")
-    report = WriterReport(inputs=len(pages))
+    report = RewriterReport(inputs=len(pages))
     out = list(pages)
     tell = progress or (lambda _done, _total: None)
     done = 0
@@ -520,17 +520,17 @@ def write_pages(
     return out, report
 
 
-def write_corpus_pages(
+def rewrite_corpus_pages(
     by_scenario: dict[str | None, list[Page]],
-    config: WriterConfig,
+    config: RewriterConfig,
     label: Callable[[Fact], str] | None = None,
     progress: Callable[[int, int], None] | None = None,
     cache_path: str | Path | None = None,
-) -> tuple[dict[str | None, list[Page]], WriterReport]:
-    """:func:`write_pages` over several corpora at once (``{scenario or None: pages}``, as
+) -> tuple[dict[str | None, list[Page]], RewriterReport]:
+    """:func:`rewrite_pages` over several corpora at once (``{scenario or None: pages}``, as
     :func:`~worldforge.corpus.store.write_corpus` takes them); the same arguments, errors and report."""
     flat = [(s, p) for s, ps in by_scenario.items() for p in ps]
-    written, report = write_pages([p for _, p in flat], config, label, progress, cache_path)
+    written, report = rewrite_pages([p for _, p in flat], config, label, progress, cache_path)
     out: dict[str | None, list[Page]] = {s: [] for s in by_scenario}
     for (s, _), p in zip(flat, written):
         out[s].append(p)
