@@ -107,7 +107,7 @@ def world_asset(step: Step) -> AssetsDefinition:
     def run(context: AssetExecutionContext, config: CorpusConfig | IndexConfig | None) -> MaterializeResult:
         world, warehouse = context.partition_key, context.resources.warehouse
         try:
-            writer = None if not isinstance(config, CorpusConfig) else rewriter_config(
+            rewriter = None if not isinstance(config, CorpusConfig) else rewriter_config(
                 config.writer, base_url=config.base_url or get_settings().vllm_url, model=config.model or get_settings().vllm_model,
                 max_rounds=config.max_rounds,
                 concurrency=config.concurrency, limit=config.limit)
@@ -116,7 +116,7 @@ def world_asset(step: Step) -> AssetsDefinition:
             raise Failure(description=str(exc)) from None
         try:
             spec_path = context.resources.sources.spec_file(world) if first else None
-            result = step.execute(WorldRun(world, warehouse.get(), spec_path, writer=writer, retriever=retriever))
+            result = step.execute(WorldRun(world, warehouse.get(), spec_path, rewriter=rewriter, retriever=retriever))
         except StepFailed as exc:
             raise Failure(description=str(exc), metadata={k: metadata_value(v) for k, v in exc.metadata.items()}) from None
         except (WorldforgeError, BackendError, FileNotFoundError) as exc:  # a user's mistake or an unreachable server: one line
@@ -124,7 +124,7 @@ def world_asset(step: Step) -> AssetsDefinition:
         context.log.info("%s %s: %s", step.name, world, ", ".join(f"{k}={v}" for k, v in result.figures.items()) or "done")
         return _materialization(result)
 
-    if step.writer_option:
+    if step.rewriter_option:
         @asset(**spec)
         def step_asset(context: AssetExecutionContext, config: CorpusConfig) -> MaterializeResult:
             return run(context, config)

@@ -22,7 +22,7 @@ def test_the_step_list_is_ordered_by_its_inputs():
         assert set(step.after) <= seen, f"{step.name} comes before what it reads"
         seen.add(step.name)
     # no step writes a shared file: the oracle adds a part to its own world's episodes, so world runs need no pool
-    assert sum(s.writer_option for s in WORLD_STEPS) == 1 and [s.name for s in WORLD_STEPS if s.pool] == []
+    assert sum(s.rewriter_option for s in WORLD_STEPS) == 1 and [s.name for s in WORLD_STEPS if s.pool] == []
 
 
 @pytest.mark.dagster

@@ -144,7 +144,7 @@ class WorldRun:
         world: the world's name (its file is ``<warehouse>/<world>.duckdb``).
         warehouse: the warehouse.
         spec_path: the spec file (``world_tables`` reads it).
-        writer: rewrite the corpus's prose pages with a model; ``None``: template pages.
+        rewriter: rewrite the corpus's prose pages with a model; ``None``: template pages.
         progress: called with each step's name as it starts.
         export_tasks: ``search_tasks`` also writes the WideSearch files to ``<warehouse>/tasks/<world>/``
             (``False``: the tasks stay in the world file only, as catalog worlds do; ``worldforge tasks export``
@@ -156,7 +156,7 @@ class WorldRun:
         seed: ``world_tables``' seed (``None``: the spec's).
         tasks_dir: where ``search_tasks`` writes the WideSearch files when ``export_tasks`` (``None``:
             ``<warehouse>/tasks/<world>/``).
-        on_page: the corpus writer's progress, ``(pages done, pages in)``.
+        on_page: the corpus rewriter's progress, ``(pages done, pages in)``.
         scenarios_with_world: ``world_tables`` also builds the scenarios and writes them with the world in one atomic
             write (nothing is written when a scenario breaks an invariant); ``scenario_tables`` then checks them
             without building them again. :func:`run_world` sets it when it runs both steps.
@@ -166,7 +166,7 @@ class WorldRun:
     world: str
     warehouse: Warehouse
     spec_path: Path | None = None
-    writer: RewriterConfig | None = None
+    rewriter: RewriterConfig | None = None
     progress: Callable[[str], None] = lambda _: None
     export_tasks: bool = True
     retriever: RetrieverConfig | None = None
@@ -196,7 +196,7 @@ class Step:
         run: ``run(WorldRun) -> StepResult``; raises :class:`StepFailed` when it cannot write its output.
         group: the Dagster asset group.
         pool: the concurrency pool of runs that write a shared file (``None``: the step writes the world's own files).
-        writer_option: the step takes the corpus writer (``--writer``; a Dagster run config).
+        rewriter_option: the step takes the corpus rewriter (``--writer``; a Dagster run config's ``writer``).
         retriever_option: the step takes the retriever (``--retriever``; a Dagster run config).
     """
 
@@ -207,7 +207,7 @@ class Step:
     run: Callable[[WorldRun], StepResult]
     group: str
     pool: str | None = None
-    writer_option: bool = False
+    rewriter_option: bool = False
     retriever_option: bool = False
 
     def execute(self, run: WorldRun) -> StepResult:
@@ -286,9 +286,9 @@ def _scenario_tables(run: WorldRun) -> StepResult:
 def _search_corpus(run: WorldRun) -> StepResult:
     from worldforge.corpus import build_corpus
 
-    built = build_corpus(run.path, writer=run.writer, on_page=run.on_page)
+    built = build_corpus(run.path, rewriter=run.rewriter, on_page=run.on_page)
     bad = built.contradictions
-    written = {} if built.writer is None else {"writer": Json(built.writer.to_dict()), "writer_balance": built.writer.summary()}
+    written = {} if built.rewriter is None else {"writer": Json(built.rewriter.to_dict()), "writer_balance": built.rewriter.summary()}
     return StepResult("search_corpus", metadata={"pages": Json({s or "(world)": n for s, n in built.report.pages.items()}),
                                                  "facts": built.report.facts, **written},
                       checks=[CheckResult("no_contradicted_fact", bad.height == 0, {"contradicted": bad.height, "examples": frame_markdown(bad, 10)},
@@ -372,7 +372,7 @@ WORLD_STEPS: tuple[Step, ...] = (
     Step("search_corpus", "Pages in eleven web genres (encyclopedia, news, press release, ranking, profile, comparison, forum, dataset, "
          "timeline, rumor, archive) with cell provenance: corpus_pages, corpus_facts.", ("scenario_tables",),
          (Check("no_contradicted_fact", "every value a page states equals its table cell"),), _search_corpus, group="corpora",
-         writer_option=True),
+         rewriter_option=True),
     Step("search_index", "tantivy BM25 indexes beside the world file (<world>.index, <world>.<scenario>.index), and with a dense or hybrid "
          "retriever FAISS indexes of the pages' vectors (<world>.dense, <world>.<scenario>.dense).", ("search_corpus",), (),
          _search_index, group="corpora", retriever_option=True),
@@ -420,7 +420,7 @@ def select_steps(names: str | Sequence[str] | None) -> tuple[Step, ...]:
     return tuple(s for s in WORLD_STEPS if s.name in wanted)
 
 
-def run_world(spec_path: str | Path | None, warehouse: WarehouseLike, writer: RewriterConfig | None = None,
+def run_world(spec_path: str | Path | None, warehouse: WarehouseLike, rewriter: RewriterConfig | None = None,
               steps: Sequence[Step] = WORLD_STEPS, progress: Callable[[str], None] | None = None,
               on_result: Callable[[StepResult], None] | None = None, spec: WorldSpec | None = None,
               export_tasks: bool = True, retriever: RetrieverConfig | None = None, *, world: str | None = None,
@@ -436,7 +436,7 @@ def run_world(spec_path: str | Path | None, warehouse: WarehouseLike, writer: Re
         spec_path: the world spec (YAML); ``None`` with ``world``: the steps read the spec from the world file
             (a selection without ``world_tables``).
         warehouse: the warehouse, or its folder.
-        writer: the corpus writer (``None``: template pages).
+        rewriter: the corpus rewriter (``None``: template pages).
         steps: the steps to run (default: all six; :func:`select_steps` picks some by name).
         progress: called with each step's name as it starts.
         on_result: called with each step's result as it finishes (what a caller keeps when a later step raises).
@@ -446,7 +446,7 @@ def run_world(spec_path: str | Path | None, warehouse: WarehouseLike, writer: Re
         world: the world's name when there is no ``spec_path`` (its file ``<warehouse>/<world>.duckdb``).
         seed: ``world_tables``' seed (``None``: the spec's).
         tasks_dir: where the WideSearch files go (``None``: ``<warehouse>/tasks/<world>/``).
-        on_page: the corpus writer's progress, ``(pages done, pages in)``.
+        on_page: the corpus rewriter's progress, ``(pages done, pages in)``.
 
     Returns:
         The results of the steps that ran; the last one has failed checks when the run stopped early.
@@ -471,7 +471,7 @@ def run_world(spec_path: str | Path | None, warehouse: WarehouseLike, writer: Re
     else:
         spec = spec if spec is not None else load_spec(spec_path)
         world = spec.world
-    run = WorldRun(world, wh, None if spec_path is None else Path(spec_path), writer, progress or (lambda _: None),
+    run = WorldRun(world, wh, None if spec_path is None else Path(spec_path), rewriter, progress or (lambda _: None),
                    export_tasks=export_tasks, retriever=retriever, spec=spec, seed=seed, tasks_dir=tasks_dir, on_page=on_page,
                    scenarios_with_world={"world_tables", "scenario_tables"} <= set(names))
     results: list[StepResult] = []

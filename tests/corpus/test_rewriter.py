@@ -109,8 +109,8 @@ def test_the_check_reads_values_back():
 @pytest.mark.parametrize("server", ["alter"], indirect=True)
 def test_a_model_that_alters_every_number_is_rejected(world, server):
     generated = _generated(world)
-    built = build_corpus(world, writer=server.config())
-    w = built.writer
+    built = build_corpus(world, rewriter=server.config())
+    w = built.rewriter
     assert w.balanced and w.tally.balanced and w.inputs == sum(built.report.pages.values())
     assert w.written == 0 and w.repaired == 0
     rejected = {r: n for r, n in w.kept.items() if r.startswith("rejected after 2 rounds")}
@@ -125,8 +125,8 @@ def test_a_model_that_alters_every_number_is_rejected(world, server):
 def test_a_model_that_keeps_every_value_is_accepted_and_cached(world, server):
     generated = _generated(world)
     ticks = []
-    built = build_corpus(world, writer=server.config(), on_page=lambda done, total: ticks.append((done, total)))
-    w = built.writer
+    built = build_corpus(world, rewriter=server.config(), on_page=lambda done, total: ticks.append((done, total)))
+    w = built.rewriter
     assert w.balanced and w.written == LIMIT and w.repaired == 0 and w.requests == server.chats == LIMIT, w.summary()
     assert ticks[-1] == (w.inputs, w.inputs) and [d for d, _ in ticks] == sorted(d for d, _ in ticks) and len(ticks) >= LIMIT
     assert "written by the model 8 + repaired 0" in w.summary()
@@ -147,9 +147,9 @@ def test_a_model_that_keeps_every_value_is_accepted_and_cached(world, server):
         assert json.loads(row["chrome"]) == generated[row["url"]].chrome and len(row["body_md"]) > len(stored[row["url"]][1]) + 500
 
     # a second build is answered from the cache under the warehouse: no request at all
-    again = build_corpus(world, writer=server.config())
-    assert again.writer.requests == 0 and again.writer.cached == LIMIT and server.chats == LIMIT
-    assert again.writer.written == LIMIT and _bodies(world) == stored
+    again = build_corpus(world, rewriter=server.config())
+    assert again.rewriter.requests == 0 and again.rewriter.cached == LIMIT and server.chats == LIMIT
+    assert again.rewriter.written == LIMIT and _bodies(world) == stored
     assert (world.parent / "cache" / "corpus-writer.sqlite").is_file()
 
 
@@ -178,8 +178,8 @@ def test_a_model_that_reverses_every_comparison_is_rejected(world, server):
     no such reply is stored, and the corpus keeps 0 contradictions (every prose page of a scenario corpus is sent)."""
     generated = _generated(world)
     swappable = [p for p in generated.values() if p.page_type in PROSE_GENRES and _swap_changes(p.body_md)]
-    built = build_corpus(world, writer=server.config(limit=None))
-    w = built.writer
+    built = build_corpus(world, rewriter=server.config(limit=None))
+    w = built.rewriter
     assert w.balanced and w.inputs == sum(built.report.pages.values())
     assert swappable and sum(p.claims != [] for p in swappable) > 0  # news stories make derived claims
     stored = _bodies(world)
@@ -199,8 +199,8 @@ def _swap_changes(text: str) -> bool:
 
 @pytest.mark.parametrize("server", ["repair"], indirect=True)
 def test_a_reply_sent_back_with_its_problems_is_repaired(world, server):
-    built = build_corpus(world, writer=server.config())
-    w = built.writer
+    built = build_corpus(world, rewriter=server.config())
+    w = built.rewriter
     assert w.balanced and w.written == 0 and w.repaired == LIMIT and w.requests == server.chats == 2 * LIMIT, w.summary()
     assert built.contradictions.height == 0
 
@@ -209,7 +209,7 @@ def test_a_reply_sent_back_with_its_problems_is_repaired(world, server):
 def test_a_model_the_server_does_not_serve_is_one_error_and_nothing_written(world, server):
     before = _bodies(world)
     with pytest.raises(BackendError, match="does not serve 'nope'"):
-        build_corpus(world, writer=RewriterConfig(base_url=server.url + "/v1", model="nope", limit=2))
+        build_corpus(world, rewriter=RewriterConfig(base_url=server.url + "/v1", model="nope", limit=2))
     assert _bodies(world) == before and server.chats == 0
 
 
@@ -253,8 +253,8 @@ def test_cli_writer_openai_prints_the_writer_tally(world, server):
 @pytest.mark.vllm
 def test_the_tiny_model_through_vllm_serve(world, vllm_server):
     config = RewriterConfig(base_url=vllm_server.base_url, limit=4, max_tokens=48, timeout_s=120)
-    built = build_corpus(world, writer=config)
-    w = built.writer
+    built = build_corpus(world, rewriter=config)
+    w = built.rewriter
     assert w.balanced and w.tally.balanced and w.written + w.repaired + sum(n for r, n in w.kept.items() if r.startswith(("rejected", "request"))) == 4
     assert built.contradictions.height == 0 and check_corpus(world).height == 0
 
@@ -308,6 +308,6 @@ def test_a_catalog_world_built_with_the_writer(tmp_path, server):
     from tests.conftest import SPECS_DIR
     from worldforge.catalog.build import build_entry
 
-    row, outcome = build_entry(SPECS_DIR / f"{WORLD}.yaml", tmp_path, writer=server.config(limit=4))
+    row, outcome = build_entry(SPECS_DIR / f"{WORLD}.yaml", tmp_path, rewriter=server.config(limit=4))
     assert outcome == "built" and row.contradictions == 0, row.error
     assert server.chats == 4

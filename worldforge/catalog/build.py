@@ -163,11 +163,11 @@ def default_workers(configured: int = 0) -> int:
 # -- one world ----------------------------------------------------------------------------------
 
 
-def build_world_entry(spec_path: str | Path, warehouse: WarehouseLike, writer: RewriterConfig | None = None) -> CatalogRow:
+def build_world_entry(spec_path: str | Path, warehouse: WarehouseLike, rewriter: RewriterConfig | None = None) -> CatalogRow:
     """Build one spec end to end (:func:`worldforge.pipeline.run_world`: the world's steps, as the Dagster
     world assets run them) and return its catalog row.
 
-    ``writer``: rewrite the corpus's prose pages with a model (:mod:`worldforge.corpus.rewriter`); ``None``: template pages.
+    ``rewriter``: rewrite the corpus's prose pages with a model (:mod:`worldforge.corpus.rewriter`); ``None``: template pages.
 
     The tasks stay in the world file (``search_tasks``): a catalog world writes no ``tasks/<world>/`` copy, which
     would add about 0.9 MiB a world; ``worldforge tasks export --world W`` writes it when wanted.
@@ -200,7 +200,7 @@ def build_world_entry(spec_path: str | Path, warehouse: WarehouseLike, writer: R
             got.update({k: v for k, v in figures.items() if k in COLUMNS})
 
         try:
-            results = run_world(spec_path, wh, writer=writer, spec=spec, export_tasks=False,  # tasks stay in the world file
+            results = run_world(spec_path, wh, rewriter=rewriter, spec=spec, export_tasks=False,  # tasks stay in the world file
                                 on_result=lambda result: keep(result.figures))
         except StepFailed as exc:
             keep(exc.figures)
@@ -277,7 +277,7 @@ def _worker_init(threads: int) -> None:
 
 
 def _run_pool(specs: list[Path], wh: Warehouse, n: int, recycle: int, record: Callable[[CatalogRow], None],
-              writer: RewriterConfig | None = None) -> list[Path]:
+              rewriter: RewriterConfig | None = None) -> list[Path]:
     """Build ``specs`` on ``n`` worker processes, recording each row as it comes; returns the specs whose worker died.
 
     At most ``n`` worlds are in flight, so every worker stays busy until the queue is empty. Workers are
@@ -309,7 +309,7 @@ def _run_pool(specs: list[Path], wh: Warehouse, n: int, recycle: int, record: Ca
                     given = 0
                 spec = queue.pop()
                 try:
-                    fut = pools[-1].submit(build_world_entry, str(spec), str(wh), writer)
+                    fut = pools[-1].submit(build_world_entry, str(spec), str(wh), rewriter)
                 except BrokenProcessPool:
                     # A worker died before its futures said so: the world goes to a fresh pool, unless this pool
                     # was fresh (it cannot start workers; no loop of new pools): then it is a lost world.
@@ -364,9 +364,9 @@ def _world_clashes(specs: list[Path], kept: list[Path]) -> tuple[list[Path], lis
 
 
 def build_entry(spec_path: str | Path, warehouse: WarehouseLike, force: bool = False,
-                writer: RewriterConfig | None = None) -> tuple[CatalogRow, str]:
+                rewriter: RewriterConfig | None = None) -> tuple[CatalogRow, str]:
     """One spec as a catalog entry, in this process: skipped when unchanged and built, else built end to end
-    (:func:`build_world_entry`, with ``writer``) and its row written to ``catalog.duckdb`` (what the Dagster asset ``catalog_world`` runs).
+    (:func:`build_world_entry`, with ``rewriter``) and its row written to ``catalog.duckdb`` (what the Dagster asset ``catalog_world`` runs).
 
     Returns:
         The spec's row (the kept one when skipped) and the outcome: ``built``, ``failed`` or ``skipped``.
@@ -376,7 +376,7 @@ def build_entry(spec_path: str | Path, warehouse: WarehouseLike, force: bool = F
     previous = {r.spec_path: r for r in read_catalog(wh)}.get(str(spec))
     if not force and _unchanged(spec, previous, wh):
         return previous, "skipped"
-    row = build_world_entry(spec, wh, writer)
+    row = build_world_entry(spec, wh, rewriter)
     write_row(wh, row)
     return row, row.status
 
@@ -389,7 +389,7 @@ def build_catalog(
     progress: Callable[[CatalogRow, str], None] | None = None,
     recycle: int = 10,
     force: bool = False,
-    writer: RewriterConfig | None = None,
+    rewriter: RewriterConfig | None = None,
     engine: str = "process",
     address: str | None = None,
 ) -> CatalogBuild:
@@ -403,7 +403,7 @@ def build_catalog(
             ``skipped``) as it comes; first with every skipped spec.
         recycle: worlds a worker builds before it is replaced by a fresh process.
         force: rebuild unchanged specs too.
-        writer: rewrite each corpus's prose pages with a model (:mod:`worldforge.corpus.rewriter`); ``None``: template pages.
+        rewriter: rewrite each corpus's prose pages with a model (:mod:`worldforge.corpus.rewriter`); ``None``: template pages.
             Its server is checked once before any world is built.
         engine: where worlds run: ``process`` (a process pool on this machine) or ``ray`` (Ray tasks,
             :mod:`worldforge.catalog.ray_engine`); the same step runner and the same rows either way.
@@ -414,7 +414,7 @@ def build_catalog(
 
     Raises:
         FileNotFoundError: no such spec folder.
-        BackendError: ``writer``'s server is unreachable or does not serve its model (nothing is built).
+        BackendError: ``rewriter``'s server is unreachable or does not serve its model (nothing is built).
         WorldforgeError: an unknown engine; RayEngineError: the Ray cluster cannot be reached (nothing is built).
     """
     if engine not in ENGINES:
@@ -438,10 +438,10 @@ def build_catalog(
         rows.append(row)
         tell(row, row.status)
 
-    if writer is not None and todo:  # one server check for the whole run: an unreachable server is one error, nothing built
-        from worldforge.corpus.rewriter import resolve_writer
+    if rewriter is not None and todo:  # one server check for the whole run: an unreachable server is one error, nothing built
+        from worldforge.corpus.rewriter import resolve_rewriter
 
-        writer = resolve_writer(writer)
+        rewriter = resolve_rewriter(rewriter)
     todo, clashes = _world_clashes(todo, [Path(r.spec_path) for r in skipped])
     for spec, other in clashes:
         record(CatalogRow(world=spec.stem, spec_path=str(spec), spec_hash=content_hash(spec), status="failed", built_at=_now(),
@@ -450,10 +450,10 @@ def build_catalog(
     if engine == "ray" and todo:
         from worldforge.catalog.ray_engine import run_on_ray
 
-        lost = run_on_ray(build_world_entry, todo, wh, n, record, writer, address)
+        lost = run_on_ray(build_world_entry, todo, wh, n, record, rewriter, address)
     else:
-        for spec in _run_pool(todo, wh, n, recycle, record, writer):  # each alone in a fresh process: a world that kills its worker again fails
-            lost += [(again, DIED) for again in _run_pool([spec], wh, 1, 1, record, writer)]
+        for spec in _run_pool(todo, wh, n, recycle, record, rewriter):  # each alone in a fresh process: a world that kills its worker again fails
+            lost += [(again, DIED) for again in _run_pool([spec], wh, 1, 1, record, rewriter)]
     for spec, error in lost:
         record(CatalogRow(world=spec.stem, spec_path=str(spec), spec_hash=content_hash(spec), status="failed", built_at=_now(), error=error or DIED))
     return CatalogBuild(wh.catalog, rows, skipped, time.perf_counter() - t0, n if todo else 0)

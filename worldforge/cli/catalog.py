@@ -154,7 +154,7 @@ def build(
     with user_errors(), bar:
         where = f"Ray tasks ({address or 'local cluster'})" if engine == "ray" else "workers"
         task = bar.add_task(f"building {len(specs)} worlds on {n} {where}", total=len(specs), rate="")
-        result = build_catalog(spec_dir, warehouse_of(warehouse), workers=n, progress=tick, force=force, writer=config,
+        result = build_catalog(spec_dir, warehouse_of(warehouse), workers=n, progress=tick, force=force, rewriter=config,
                                engine=engine, address=address)
     if result.rows:
         print_frame(pl.DataFrame([{"world": r.world, "status": r.status, "archetype": r.archetype, "rows": r.rows, "pages": r.pages,

@@ -45,12 +45,12 @@ def build(
 ) -> None:
     """Generate the search corpus of WORLD and its scenarios, check every stated fact, and index it
     (`world run WORLD --steps search_corpus,search_index`, showing the corpus; contradicted facts: exit 1, not indexed)."""
-    from worldforge.cli.world import run_steps, writer_of
+    from worldforge.cli.world import rewriter_of, run_steps
 
-    config = writer_of(writer, base_url=base_url, model=model, api_key=api_key, max_rounds=max_rounds, concurrency=concurrency, limit=limit)
+    config = rewriter_of(writer, base_url=base_url, model=model, api_key=api_key, max_rounds=max_rounds, concurrency=concurrency, limit=limit)
     with user_errors():
         path = warehouse_of(warehouse).world(world)
-    results = run_steps(world, warehouse, "search_corpus,search_index", writer=config)
+    results = run_steps(world, warehouse, "search_corpus,search_index", rewriter=config)
     built = results[0].value
     indexes = [bm25 for _, bm25, _ in results[1].value] if len(results) > 1 else []
     table = Table(title=f"corpus of {world} → {path}")
@@ -61,9 +61,9 @@ def build(
     out.print(table)
     out.print(f"facts stated: {built.report.facts} (derived claims: {built.report.claims}); contradicted: {built.tally.dropped_total}")
     print_tally(built.tally)
-    if built.writer is not None:
-        mark = "[green]balanced[/]" if built.writer.balanced else "[red]NOT balanced[/]"
-        out.print(f"writer: {escape(built.writer.summary())}  {mark}", soft_wrap=True)
+    if built.rewriter is not None:
+        mark = "[green]balanced[/]" if built.rewriter.balanced else "[red]NOT balanced[/]"
+        out.print(f"writer: {escape(built.rewriter.summary())}  {mark}", soft_wrap=True)
     if built.contradictions.height:
         print_frame(built.contradictions.head(20), "contradicted facts (first 20)")
         raise typer.Exit(1)

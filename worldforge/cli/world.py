@@ -47,7 +47,7 @@ def _print_violations(violations) -> None:
 
 
 def run_steps(target: str | Path, warehouse: Path | None, steps: str | Sequence[str] | None = None, *, seed: int | None = None,
-              writer: RewriterConfig | None = None, retriever: RetrieverConfig | None = None, tasks_dir: Path | None = None) -> list[StepResult]:
+              rewriter: RewriterConfig | None = None, retriever: RetrieverConfig | None = None, tasks_dir: Path | None = None) -> list[StepResult]:
     """Run the selected steps for one spec file or built world, with a progress bar: what ``world run`` and its aliases share.
 
     Args:
@@ -55,7 +55,7 @@ def run_steps(target: str | Path, warehouse: Path | None, steps: str | Sequence[
             must then skip ``world_tables``).
         warehouse: the ``--warehouse`` option.
         steps: step names (:func:`~worldforge.pipeline.select_steps`); ``None``: every step.
-        seed, writer, retriever, tasks_dir: :func:`~worldforge.pipeline.run_world`'s.
+        seed, rewriter, retriever, tasks_dir: :func:`~worldforge.pipeline.run_world`'s.
 
     Returns:
         The steps' results (the last one has failed checks when the run stopped early).
@@ -73,8 +73,8 @@ def run_steps(target: str | Path, warehouse: Path | None, steps: str | Sequence[
         try:
             with progress() as bar:
                 task = bar.add_task("starting", total=len(chosen))
-                pages = bar.add_task("writing pages", total=None, visible=writer is not None)
-                return run_world(spec, warehouse_of(warehouse), writer=writer, steps=chosen, retriever=retriever, world=world, seed=seed,
+                pages = bar.add_task("writing pages", total=None, visible=rewriter is not None)
+                return run_world(spec, warehouse_of(warehouse), rewriter=rewriter, steps=chosen, retriever=retriever, world=world, seed=seed,
                                  tasks_dir=tasks_dir, progress=lambda name: bar.update(task, advance=1, description=name),
                                  on_page=lambda done, total: bar.update(pages, completed=done, total=total))
         except StepFailed as exc:
@@ -86,7 +86,7 @@ def run_steps(target: str | Path, warehouse: Path | None, steps: str | Sequence[
             raise typer.Exit(1) from None
 
 
-def writer_of(writer: str, **options) -> RewriterConfig | None:
+def rewriter_of(writer: str, **options) -> RewriterConfig | None:
     """:func:`~worldforge.corpus.rewriter.rewriter_config` of the ``--writer`` options (``None``: template pages); a bad one exits 2.
     ``base_url`` and ``model`` not given: ``WORLDFORGE_VLLM_URL`` and ``WORLDFORGE_VLLM_MODEL``."""
     from worldforge.corpus import rewriter_config
@@ -124,10 +124,10 @@ def run(
     Prints each step's checks; exits 1 when a check fails (the later steps do not run), 2 on a user error.
     The search index uses the retriever of the settings (WORLDFORGE_RETRIEVER).
     """
-    config = writer_of(writer, base_url=base_url, model=model, api_key=api_key, max_rounds=max_rounds, concurrency=concurrency, limit=limit)
+    config = rewriter_of(writer, base_url=base_url, model=model, api_key=api_key, max_rounds=max_rounds, concurrency=concurrency, limit=limit)
     with user_errors():
         retriever = settings_retriever()
-    results = run_steps(target, warehouse, steps, seed=seed, writer=config, retriever=retriever, tasks_dir=tasks_out)
+    results = run_steps(target, warehouse, steps, seed=seed, rewriter=config, retriever=retriever, tasks_dir=tasks_out)
     failed = False
     for result in results:
         verdicts = ", ".join(f"{c.name} {'[green]passed[/]' if c.passed else '[red]FAILED[/]'}" for c in result.checks) or "no check"

@@ -42,7 +42,7 @@ from worldforge.corpus.quantity import parse_date
 from worldforge.tally import Tally
 
 __all__ = [
-    "PROSE_GENRES", "Problem", "RewriterConfig", "RewriterReport", "changed_cues", "check_reply", "clean_reply", "mentions", "resolve_writer", "rewriter_config", "rewrite_corpus_pages",
+    "PROSE_GENRES", "Problem", "RewriterConfig", "RewriterReport", "changed_cues", "check_reply", "clean_reply", "mentions", "resolve_rewriter", "rewriter_config", "rewrite_corpus_pages",
     "rewrite_pages",
 ]
 
@@ -127,7 +127,7 @@ def rewriter_config(writer: str = "template", **options) -> RewriterConfig | Non
     return RewriterConfig(**options)
 
 
-def resolve_writer(config: RewriterConfig) -> RewriterConfig:
+def resolve_rewriter(config: RewriterConfig) -> RewriterConfig:
     """Check the writer's server once (``GET /models``) and settle its model: the config with ``model`` set to the one served.
 
     Raises:

@@ -41,46 +41,46 @@ class CorpusBuild:
             pages agree with the tables).
         tally: facts stated = consistent + contradicted, by problem.
         indexes: the index folders built, world first (empty until indexed).
-        writer: what the LLM writer did (``None``: the template pages as generated).
+        rewriter: what the LLM rewriter did (``None``: the template pages as generated).
     """
 
     report: CorpusReport
     contradictions: pl.DataFrame
     tally: Tally
     indexes: list[Path] = field(default_factory=list)
-    writer: RewriterReport | None = None
+    rewriter: RewriterReport | None = None
 
 
-def build_corpus(path: str | Path, seed: int | None = None, writer: RewriterConfig | None = None,
+def build_corpus(path: str | Path, seed: int | None = None, rewriter: RewriterConfig | None = None,
                          on_page: Callable[[int, int], None] | None = None) -> CorpusBuild:
     """Generate and store the corpus of a world file (world and scenarios), then check every stated fact.
 
     Args:
         path: the world file.
         seed: the page seed (default: the world's).
-        writer: rewrite the prose pages with a model (:func:`~worldforge.corpus.rewriter.rewrite_pages`; replies
+        rewriter: rewrite the prose pages with a model (:func:`~worldforge.corpus.rewriter.rewrite_pages`; replies
             cached under ``<warehouse>/cache/corpus-writer.sqlite`` unless the config names a cache); ``None``:
             the template pages.
-        on_page: the writer's progress, ``(pages done, pages in)``.
+        on_page: the rewriter's progress, ``(pages done, pages in)``.
 
     Raises:
         WarehouseError: the file is not a world.
-        BackendError: the writer's server is unreachable or does not serve the model; nothing is written.
+        BackendError: the rewriter's server is unreachable or does not serve the model; nothing is written.
     """
     wf = read_world(path)  # once for both: the corpus build does not change the tables
     with paused_gc():  # the pages are freed before the collector runs again: it never walks them (worldforge.runtime)
         by_scenario = generate_corpus(path, seed, world=wf)
         written = None
-        if writer is not None:
+        if rewriter is not None:
             labels = {(t, c): column_info(ts, c).label for t, ts in wf.spec.tables.items() for c in ts.columns}
             by_scenario, written = rewrite_corpus_pages(
-                by_scenario, writer, label=lambda f: labels.get((f.table_name, f.column_name), f.column_name.replace("_", " ")),
+                by_scenario, rewriter, label=lambda f: labels.get((f.table_name, f.column_name), f.column_name.replace("_", " ")),
                 progress=on_page, cache_path=Path(path).parent / "cache" / "corpus-writer.sqlite",
             )
         report = write_corpus(path, by_scenario)
         del by_scenario
     bad = check_corpus(path, world=wf)
-    return CorpusBuild(report, bad, fact_tally(report.facts, bad), writer=written)
+    return CorpusBuild(report, bad, fact_tally(report.facts, bad), rewriter=written)
 
 
 def index_corpora(path: str | Path, retriever: RetrieverConfig | None = None,
