@@ -11,7 +11,7 @@ import json
 from dagster import AssetSelection, DefaultSensorStatus, RunRequest, SensorEvaluationContext, SkipReason, define_asset_job, sensor
 
 from assets.resources import WarehouseResource
-from worldforge.record.sink import stored_recordings
+from worldforge.recording.sink import stored_recordings
 from worldforge.settings import get_settings
 from worldforge.trajectories.model import Trajectory
 from worldforge.trajectories.readers import read_file

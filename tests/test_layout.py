@@ -301,8 +301,8 @@ def test_the_edge_check_sees_each_way_of_reading_the_setting(tmp_path):
 
 
 SESSION_STORE_OWNERS = {
-    "worldforge.record.openai_proxy": ("SessionRegistry", "sessions of live upstream traffic being recorded, not agent episodes"),
-    "worldforge.record.mcp_proxy": ("SessionRegistry", "the same, for MCP upstreams"),
+    "worldforge.recording.openai_proxy": ("SessionRegistry", "sessions of live upstream traffic being recorded, not agent episodes"),
+    "worldforge.recording.mcp_proxy": ("SessionRegistry", "the same, for MCP upstreams"),
     "worldforge.warehouse.cache": ("LRUCache", "world files' contents, not sessions"),
 }
 """Modules outside ``serving/`` that may construct one kind of store, with the reason."""
@@ -365,7 +365,7 @@ def test_the_session_store_check_sees_each_kind(tmp_path):
     assert not _allowed("worldforge.simenv.server", "x SessionRegistry(...)")  # simenv may build environments, not keep sessions
     assert _allowed("worldforge.simenv.env", "x SearchEnv(...)") and not _allowed("worldforge.simenvx", "x SearchEnv(...)")
     assert not _allowed("worldforge.rl.verifiers", "x LRUCache(...)") and _allowed("worldforge.warehouse.cache", "x LRUCache(...)")
-    assert not _allowed("worldforge.rl.retrieve", "x registry.acquire") and _allowed("worldforge.record.mcp_proxy", "x registry.pop")
+    assert not _allowed("worldforge.rl.retrieve", "x registry.acquire") and _allowed("worldforge.recording.mcp_proxy", "x registry.pop")
 
 
 SETTINGS_EDGES = {
@@ -374,8 +374,8 @@ SETTINGS_EDGES = {
     "worldforge.serving.search:serve": "the search server's entry point (`worldforge serve search`)",
     "worldforge.rl.retrieve:serve_retrieve": "the /retrieve server's entry point",
     "worldforge.rl.openenv:serve": "the OpenEnv server's entry point",
-    "worldforge.record.mcp_proxy:serve_mcp_proxy": "the recording MCP proxy's entry point",
-    "worldforge.record.openai_proxy:serve_openai_proxy": "the recording OpenAI proxy's entry point",
+    "worldforge.recording.mcp_proxy:serve_mcp_proxy": "the recording MCP proxy's entry point",
+    "worldforge.recording.openai_proxy:serve_openai_proxy": "the recording OpenAI proxy's entry point",
     "worldforge.llm.server:VLLMServer.__init__": "the vLLM server launcher (host and model cache of the machine it starts on)",
     "worldforge.rl.env:SearchWorldEnv.__init__": "trainers construct it with no arguments",
     "worldforge.rl.verifiers:WorldforgeTaskset.load": "vf-eval and prime-rl build the taskset from flags, the warehouse optional",

@@ -21,7 +21,7 @@ def openai(
 ) -> None:
     """An OpenAI-compatible proxy (/v1/chat/completions, streaming or not; /v1/models) that records each
     conversation into WAREHOUSE/trajectories.duckdb (source record-openai) when it goes idle or the proxy stops."""
-    from worldforge.record.openai_proxy import serve_openai_proxy
+    from worldforge.recording.openai_proxy import serve_openai_proxy
 
     with user_errors():
         wh = warehouse_of(warehouse)
@@ -41,7 +41,7 @@ def mcp(
 ) -> None:
     """An MCP proxy (official mcp SDK; streamable HTTP or stdio, both ways) that records tools/list and every
     tools/call into WAREHOUSE/trajectories.duckdb (source record-mcp) when a session ends, goes idle or the proxy stops."""
-    from worldforge.record.mcp_proxy import serve_mcp_proxy
+    from worldforge.recording.mcp_proxy import serve_mcp_proxy
 
     with user_errors():
         wh = warehouse_of(warehouse)

@@ -175,7 +175,7 @@ class Warehouse:
 
     @property
     def recordings(self) -> Path:
-        """``<warehouse>/recordings/``: the recording proxies' segments (:mod:`worldforge.record.sink`)."""
+        """``<warehouse>/recordings/``: the recording proxies' segments (:mod:`worldforge.recording.sink`)."""
         return self.root / "recordings"
 
     @property

@@ -1,4 +1,4 @@
-"""Recordings made by ``worldforge record openai`` and ``worldforge record mcp`` (:mod:`worldforge.record`).
+"""Recordings made by ``worldforge record openai`` and ``worldforge record mcp`` (:mod:`worldforge.recording`).
 
 One JSON object per file, detected by its top-level ``recorder`` key:
 

@@ -7,7 +7,7 @@ fsync'd when a file is created, so a new segment survives a power loss too. A pr
 mid-write (``kill -9``) leaves at most a torn last line, which :meth:`SegmentLog.events` skips
 (and counts); the next append ends it first. A write that fails (a full disk) is cut back off. Once the session's recording is stored, :meth:`SegmentLog.close` renames the
 segment to ``<session_id>.jsonl.closed`` (kept for audit); segments still named ``*.jsonl`` are
-*open*: a restarted proxy stores them (:meth:`worldforge.record.sink.RecordingSink.recover`).
+*open*: a restarted proxy stores them (:meth:`worldforge.recording.sink.RecordingSink.recover`).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """From recorded events to a stored trajectory: segment files in, recording documents and store rows out.
 
 A :class:`RecordingSink` of a recorder *kind* (``openai``, ``mcp``) appends each session's events
-to its segment (:class:`~worldforge.record.segments.SegmentLog`, durable at once) and, when the
+to its segment (:class:`~worldforge.recording.segments.SegmentLog`, durable at once) and, when the
 session closes (idle, proxy stopped, or recovered after a crash), builds the session's
 *recording document* from the events, writes it atomically to
 ``WAREHOUSE/recordings/<kind>/<session_id>.json`` and ingests that one file into the trajectory
@@ -31,7 +31,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from worldforge.record.segments import SegmentLog, safe_session_id
+from worldforge.recording.segments import SegmentLog, safe_session_id
 from worldforge.warehouse.atomic import atomic_file
 from worldforge.warehouse.layout import Warehouse, WarehouseLike
 

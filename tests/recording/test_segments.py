@@ -12,8 +12,8 @@ import duckdb
 import pytest
 
 import worldforge
-from worldforge.record.segments import SegmentLog, safe_session_id
-from worldforge.record.sink import RecordingSink, is_prefix, merge_conversation, openai_document
+from worldforge.recording.segments import SegmentLog, safe_session_id
+from worldforge.recording.sink import RecordingSink, is_prefix, merge_conversation, openai_document
 from worldforge.trajectories.readers import read_file
 
 
@@ -77,7 +77,7 @@ def test_a_full_disk_leaves_the_segment_as_it_was(tmp_path, monkeypatch, fails):
     the torn fragment and skipped as not JSON)."""
     import errno
 
-    import worldforge.record.segments as segments
+    import worldforge.recording.segments as segments
 
     seg = SegmentLog(tmp_path)
     seg.append("s", {"event": "start"})
@@ -203,7 +203,7 @@ def test_reader_quarantines_bad_recordings(tmp_path):
 
 KILLER = """
 import sys
-from worldforge.record.sink import RecordingSink
+from worldforge.recording.sink import RecordingSink
 sink = RecordingSink(sys.argv[1], "openai")
 sink.append("crash", {"event": "start", "upstream": "u"})
 sink.append("crash", __EX1__)

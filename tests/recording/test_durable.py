@@ -23,7 +23,7 @@ import pytest
 from tests.conftest import ROOT
 from tests.servers import ProcessServer
 
-UPSTREAM = ROOT / "tests" / "record" / "fixtures" / "fake_openai_upstream.py"
+UPSTREAM = ROOT / "tests" / "recording" / "fixtures" / "fake_openai_upstream.py"
 pytestmark = pytest.mark.timeout(300)
 
 
@@ -171,7 +171,7 @@ async def _asgi_post(app, body: dict, sent: list) -> None:
 
 
 def _app(tmp_path, chunks: list[bytes]):
-    from worldforge.record.openai_proxy import create_openai_proxy
+    from worldforge.recording.openai_proxy import create_openai_proxy
 
     async def stream():
         for c in chunks:
@@ -263,7 +263,7 @@ def test_an_exchange_that_cannot_be_recorded_is_not_answered(tmp_path):
 def test_a_crash_between_ingest_and_closing_the_segment_stores_nothing_twice(tmp_path):
     """The window after the recording was ingested and before its segment was renamed ``.closed``: the next
     start ingests the same document again, and the store keeps one trajectory (same path, same bytes)."""
-    from worldforge.record.sink import RecordingSink
+    from worldforge.recording.sink import RecordingSink
 
     sink = RecordingSink(tmp_path / "wh", "openai")
     sid = sink.new_session_id("crash")
@@ -289,7 +289,7 @@ def test_a_crash_between_ingest_and_closing_the_segment_stores_nothing_twice(tmp
 
 # -- the MCP proxy ------------------------------------------------------------------------------------------
 
-STDIO_SERVER = f"{sys.executable} {ROOT / 'tests' / 'record' / 'fixtures' / 'mcp_stdio_server.py'}"
+STDIO_SERVER = f"{sys.executable} {ROOT / 'tests' / 'recording' / 'fixtures' / 'mcp_stdio_server.py'}"
 
 
 def _mcp_proxy(wh: Path, log: Path) -> ProcessServer:

@@ -10,7 +10,7 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from worldforge.record.openai_proxy import StreamAccumulator, create_openai_proxy
+from worldforge.recording.openai_proxy import StreamAccumulator, create_openai_proxy
 
 
 def _sse(chunks: list[dict]) -> bytes:

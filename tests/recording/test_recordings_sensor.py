@@ -11,7 +11,7 @@ from dagster import DagsterInstance, RunRequest, SkipReason, build_sensor_contex
 from assets.recordings import closed_recordings, recorded_sessions_job
 from assets.resources import WarehouseResource
 from assets.trajectories import turn_mask_stats
-from worldforge.record.sink import RecordingSink, stored_recordings
+from worldforge.recording.sink import RecordingSink, stored_recordings
 from worldforge.trajectories import load_store
 
 pytestmark = pytest.mark.dagster

@@ -11,7 +11,7 @@ Each downstream MCP session (the ``Mcp-Session-Id`` of streamable HTTP, or the o
 connection) gets its own upstream session — stateful servers (the project's search server gives
 each session its own environment) see one agent per session — and its own recording session:
 ``tools/list`` is recorded once, each ``tools/call`` as soon as its result (or error) arrives,
-appended to an fsync'd segment (:class:`~worldforge.record.sink.RecordingSink`, kind ``mcp``).
+appended to an fsync'd segment (:class:`~worldforge.recording.sink.RecordingSink`, kind ``mcp``).
 A session is stored — the recording document in ``WAREHOUSE/recordings/mcp/`` and its turns in
 ``WAREHOUSE/trajectories.duckdb``, source ``record-mcp`` — when it has been idle for
 ``idle_timeout`` seconds, when the stdio connection ends, or when the proxy stops (SIGTERM,
@@ -30,7 +30,7 @@ import signal
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-from worldforge.record.sink import RecordingSink, now_iso
+from worldforge.recording.sink import RecordingSink, now_iso
 from worldforge.runtime import return_large_blocks
 from worldforge.serving.sessions import SessionRegistry
 from worldforge.warehouse.layout import WarehouseLike

@@ -26,7 +26,7 @@ from tests.conftest_worlds import built_world
 from tests.servers import CliServer
 from worldforge.net import free_port
 
-STDIO_SERVER = f"{sys.executable} {ROOT / 'tests' / 'record' / 'fixtures' / 'mcp_stdio_server.py'}"
+STDIO_SERVER = f"{sys.executable} {ROOT / 'tests' / 'recording' / 'fixtures' / 'mcp_stdio_server.py'}"
 pytestmark = pytest.mark.timeout(300)
 
 
@@ -189,8 +189,8 @@ def test_bad_flags_are_one_clear_error(tmp_path):
 def test_a_session_is_never_idle_while_a_call_is_in_flight(tmp_path, monkeypatch):
     """A slow upstream call (longer than the idle timeout) must not have its session stored, and split, under it:
     idleness counts from the end of the last answered request (issue 33: it counted from the start)."""
-    from worldforge.record import mcp_proxy
-    from worldforge.record.sink import RecordingSink
+    from worldforge.recording import mcp_proxy
+    from worldforge.recording.sink import RecordingSink
 
     async def slow_call(self, fn):
         await asyncio.sleep(0.6)
@@ -218,8 +218,8 @@ def test_a_session_is_never_idle_while_a_call_is_in_flight(tmp_path, monkeypatch
 def test_a_refused_session_opens_no_upstream_and_writes_no_recording(tmp_path, monkeypatch):
     """A full proxy refuses a new session before it connects upstream or starts a recording; the reaper
     closes a session only if it is still idle when its turn comes (a request that came meanwhile keeps it)."""
-    from worldforge.record import mcp_proxy
-    from worldforge.record.sink import RecordingSink
+    from worldforge.recording import mcp_proxy
+    from worldforge.recording.sink import RecordingSink
     from worldforge.serving.sessions import SessionLimit
 
     made = []

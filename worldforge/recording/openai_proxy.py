@@ -26,7 +26,7 @@ the agent sends back in its next request (``role: tool``) become the observation
 
 A session idle for ``idle_timeout`` seconds is closed: its recording is written to
 ``WAREHOUSE/recordings/openai/<session_id>.json`` and stored in ``WAREHOUSE/trajectories.duckdb``
-(:class:`~worldforge.record.sink.RecordingSink`). SIGTERM/SIGINT close every open session before
+(:class:`~worldforge.recording.sink.RecordingSink`). SIGTERM/SIGINT close every open session before
 the process exits; on start, sessions left open by a killed proxy are recovered and stored.
 """
 
@@ -42,7 +42,7 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 
-from worldforge.record.sink import RecordingSink, is_prefix, merge_conversation
+from worldforge.recording.sink import RecordingSink, is_prefix, merge_conversation
 from worldforge.runtime import return_large_blocks
 from worldforge.serving.sessions import Session as RegistryEntry
 from worldforge.serving.sessions import SessionLimit, SessionRegistry
@@ -254,7 +254,7 @@ def create_openai_proxy(upstream: str, warehouse: WarehouseLike, idle_timeout: f
         max_sessions: recording sessions open at most; a request that needs one more is answered
             503 (``server_error``) until one closes.
         max_record_mb, store_memory_mb: the trajectory store's limits while a recording is stored
-            (see :class:`~worldforge.record.sink.RecordingSink`; ``None``: the ingest's defaults).
+            (see :class:`~worldforge.recording.sink.RecordingSink`; ``None``: the ingest's defaults).
 
     Returns:
         The app; ``app.state.table`` is its :class:`SessionTable`, ``app.state.sink`` its sink.
