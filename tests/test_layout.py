@@ -8,6 +8,8 @@
 * ``simenv/`` never imports ``agentworldbench/``, directly, deferred or through what it imports;
 * only the edges read ``worldforge.settings`` (:data:`SETTINGS_EDGES`; the reads still to move are listed);
 * every public module, function, class and method has a docstring;
+* no two modules of one package, and no module beside a package, are one name in two forms (``page``/``pages``,
+  ``build``/``builder``, ``record``/``records``);
 * ``ruff`` (pyflakes and import order, configured in pyproject.toml) finds nothing.
 """
 
@@ -452,3 +454,37 @@ def test_the_library_defaults_match_the_settings_defaults():
                "store_memory_mb": DEFAULT_STORE_MEMORY_MB, "vllm_url": DEFAULT_BASE_URL}
     settings = {name: Settings.model_fields[name].default for name in library}
     assert library == settings
+
+
+def _forms(name: str) -> set[str]:
+    """The forms a module name is read as the same word in: itself, plural, agent noun (``build`` → ``builds``, ``builder``)."""
+    stem = name.removesuffix("s").removesuffix("e") if name.endswith(("es", "s")) else name
+    return {name, stem, stem + "s", stem + "es", stem + "er", stem + "r", stem + "ers", name.removesuffix("er"), name.removesuffix("r")}
+
+
+def _same_word_siblings(modules: dict[str, Path]) -> list[str]:
+    """``a ~ b`` for two modules (or a module and a package) of one package whose names are one word in two forms."""
+    by_parent: dict[str, list[str]] = {}
+    for m in modules:
+        parent, _, leaf = m.rpartition(".")
+        by_parent.setdefault(parent, []).append(leaf)
+    hits = []
+    for parent, leaves in by_parent.items():
+        leaves = sorted(set(leaves) - {"__init__"})
+        hits += [f"{parent}.{a} ~ {parent}.{b}" for i, a in enumerate(leaves) for b in leaves[i + 1:] if b in _forms(a) or a in _forms(b)]
+    return hits
+
+
+def test_no_package_holds_one_name_in_two_forms():
+    """A reader must not have to open both ``page.py`` and ``pages.py`` to learn which is which (issue 50):
+    siblings in a package are different words."""
+    modules = {m: p for m, p in _modules().items()}
+    modules |= {m.removesuffix(".__init__"): p for m, p in modules.items() if m.endswith(".__init__")}
+    hits = _same_word_siblings(modules)
+    assert not hits, "modules of one package that are one name in two forms:\n" + "\n".join(hits)
+
+
+def test_the_sibling_check_sees_each_form():
+    mods = {"w.corpus.page": Path(), "w.corpus.pages": Path(), "w.corpus.build": Path(), "w.corpus.builder": Path(),
+            "w.record": Path(), "w.records": Path(), "w.corpus.index": Path(), "w.corpus.steps": Path(), "w.tasks.page": Path()}
+    assert sorted(_same_word_siblings(mods)) == ["w.corpus.build ~ w.corpus.builder", "w.corpus.page ~ w.corpus.pages", "w.record ~ w.records"]
