@@ -164,8 +164,10 @@ def test_stdio_proxy_launched_by_the_agent(tmp_path):
 def test_kill_9_then_restart_recovers_the_session(tmp_path):
     wh = tmp_path / "wh"
     proxy = McpProxy(wh, "--command", STDIO_SERVER)
-    asyncio.run(drive(proxy.url, [("echo", {"text": "survives a crash"})]))
-    proxy.stop(signal.SIGKILL)
+    try:
+        asyncio.run(drive(proxy.url, [("echo", {"text": "survives a crash"})]))
+    finally:  # the crash itself, and no proxy left behind when the drive fails
+        proxy.stop(signal.SIGKILL)
     assert stored_turns(wh) == [] and list((wh / "recordings" / "segments" / "mcp").glob("*.jsonl"))
     again = McpProxy(wh, "--command", STDIO_SERVER)  # recovers the open segment at start
     try:
