@@ -27,7 +27,7 @@ from dagster import DagsterInstance, StaticPartitionsDefinition, asset, material
 
 from worldforge.spec import load_spec  # noqa: E402
 from worldforge.synth import build_world, check_world  # noqa: E402
-from worldforge.warehouse import write_world  # noqa: E402
+from worldforge.warehouse import Warehouse, write_world  # noqa: E402
 
 
 def rss_mb() -> float:
@@ -55,7 +55,7 @@ def main() -> None:
             spec = specs[name]
             tables = build_world(spec, int(seed))
             assert not check_world(spec, tables)
-            write_world(spec, tables, Path(tmp) / seed, int(seed))
+            write_world(spec, tables, Warehouse(Path(tmp) / seed), int(seed))
 
         instance = DagsterInstance.ephemeral()
         marks = {}

@@ -43,6 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from worldforge.catalog.build import build_catalog, build_world_entry, catalog_specs, default_workers  # noqa: E402
+from worldforge.warehouse import Warehouse  # noqa: E402
 
 TARGET_N, TARGET_S = 1000, 20 * 60  # issue 31: 1,000 worlds end to end in 20 min on this machine's 2 cores
 TARGET_MIB = 4.0  # issue 31: warehouse storage per world, on average over the catalog
@@ -153,7 +154,7 @@ def run_engine(engine: str, specs: Path, wh: Path, workers: int, n: int, address
             print(f"  {done[0]}/{n} {outcome} {row.world} {row.build_s:.1f} s {row.error or ''}"[:200], flush=True)
 
     t0 = time.perf_counter()
-    result = build_catalog(specs, wh, workers=workers, progress=tick, engine=engine, address=address)
+    result = build_catalog(specs, Warehouse(wh), workers=workers, progress=tick, engine=engine, address=address)
     wall = time.perf_counter() - t0  # Ray's start-up (a local cluster) included
     peak = rss.stop()
     per = [r.build_s for r in result.rows]
@@ -214,11 +215,11 @@ def browsecomp_plus_scale(wh: Path, out: Path) -> None:
     import math
 
     from worldforge.datasets.browsecomp_plus import export_browsecomp_plus
-    from worldforge.warehouse.layout import Warehouse
 
-    names = [p.stem for p in Warehouse.of(wh).world_files()]
+    warehouse = Warehouse(wh)
+    names = [p.stem for p in warehouse.world_files()]
     t0 = time.perf_counter()
-    ex = export_browsecomp_plus(wh, names, out)
+    ex = export_browsecomp_plus(warehouse, names, out)
     took = time.perf_counter() - t0
     per_doc, per_q = ex.documents / len(ex.worlds), ex.queries / len(ex.worlds)
     need = max(math.ceil(BCP_DOCS / per_doc), math.ceil(BCP_QUERIES / per_q))
@@ -259,7 +260,7 @@ def main() -> int:
             times = []
             for p in sample:
                 t0 = time.perf_counter()
-                row = build_world_entry(p, base / "baseline")
+                row = build_world_entry(p, Warehouse(base / "baseline"))
                 times.append(time.perf_counter() - t0)
                 print(f"  baseline {row.world}: {times[-1]:.1f} s ({row.status})", flush=True)
             base_s = statistics.mean(times) * len(files)

@@ -42,7 +42,7 @@ from worldforge.scenarios import build_scenarios  # noqa: E402
 from worldforge.spec import load_spec  # noqa: E402
 from worldforge.synth import build_world  # noqa: E402
 from worldforge.tasks.store import build_tasks  # noqa: E402
-from worldforge.warehouse import write_world  # noqa: E402
+from worldforge.warehouse import Warehouse, write_world  # noqa: E402
 
 
 def main() -> None:
@@ -60,11 +60,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         corpus_s, index_s, task_s, pages, tasks, unsolvable = [], [], [], 0, 0, 0
         names: list[str] = []
-        warm = write_world(specs[0], build_world(specs[0], 0), Path(tmp) / "warm", 0, {})
+        warm = write_world(specs[0], build_world(specs[0], 0), Warehouse(Path(tmp) / "warm"), 0, {})
         write_corpus(warm, generate_corpus(warm))  # warm-up, untimed: imports, Faker instances, DuckDB start-up
         for i in range(args.worlds):
             spec = specs[i % len(specs)]
-            wh = Path(tmp) / f"w{i}"
+            wh = Warehouse(Path(tmp) / f"w{i}")
             tables = build_world(spec, i)
             path = write_world(spec, tables, wh, i, build_scenarios(spec, tables))
             t = time.perf_counter()
@@ -143,16 +143,20 @@ from worldforge.spec import load_spec
 from worldforge.synth import build_world
 from worldforge.tasks.store import build_tasks
 from worldforge.warehouse import write_world
+try:
+    from worldforge.warehouse import Warehouse
+except ImportError:  # a ref from before the Warehouse object: its write_world takes the folder
+    Warehouse = Path
 specs = [load_spec(p) for p in sorted(Path(sys.argv[1]).glob("*.yaml"))]
 out, tasks = [], []
 with tempfile.TemporaryDirectory() as tmp:
-    warm = write_world(specs[0], build_world(specs[0], 0), Path(tmp) / "warm", 0, {})
+    warm = write_world(specs[0], build_world(specs[0], 0), Warehouse(Path(tmp) / "warm"), 0, {})
     build_corpus(warm)
     build_tasks(warm)
     for i in range(int(sys.argv[2])):
         spec = specs[i % len(specs)]
         tables = build_world(spec, i)
-        path = write_world(spec, tables, Path(tmp) / f"w{i}", i, build_scenarios(spec, tables))
+        path = write_world(spec, tables, Warehouse(Path(tmp) / f"w{i}"), i, build_scenarios(spec, tables))
         t = time.perf_counter()
         build_corpus(path)
         out.append(time.perf_counter() - t)

@@ -35,10 +35,11 @@ from worldforge.datasets.sources import DatasetTrajectory, iter_split_trajectori
 from worldforge.datasets.tokenizer import default_tokenizer, load_tokenizer  # noqa: E402
 from worldforge.settings import get_settings  # noqa: E402
 from worldforge.trajectories.model import StoredTurn  # noqa: E402
+from worldforge.warehouse import Warehouse  # noqa: E402
 
 
-def real_turns(warehouse: Path) -> list[tuple[str, str, list[StoredTurn]]]:
-    if not (warehouse / "trajectories.duckdb").exists():
+def real_turns(warehouse: Warehouse) -> list[tuple[str, str, list[StoredTurn]]]:
+    if not warehouse.trajectory_store.exists():
         from worldforge.trajectories.store import ingest
 
         print(f"no trajectory store in {warehouse}: ingesting ../shared/data/trajectories", flush=True)
@@ -62,10 +63,11 @@ def synthetic(base, n_turns: int, obs_chars: int | None = None):
 
 def child(args) -> None:
     """One streaming build; prints its peak RSS (MiB) and the turns built, as JSON."""
-    base = real_turns(Path(args.warehouse))
+    wh = Warehouse(args.warehouse)
+    base = real_turns(wh)
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
-        report = build_cpt(args.warehouse, Path(tmp) / "cpt", CPTConfig(tokenizer=args.tokenizer, max_tokens=4096, include_pages=False),
+        report = build_cpt(wh, Path(tmp) / "cpt", CPTConfig(tokenizer=args.tokenizer, max_tokens=4096, include_pages=False),
                            trajectories=synthetic(base, args.child, obs_chars=200))
         dt = time.perf_counter() - t0
     print(json.dumps({"turns": args.child, "trajectories": report.tally.inputs, "tokens": report.stats["tokens"], "seconds": dt,
@@ -84,12 +86,13 @@ def main() -> None:
     args = ap.parse_args()
     if args.small:
         args.turns_speed, args.turns_stream, args.rounds = 500, 2_000, 1
-    Path(args.warehouse).mkdir(parents=True, exist_ok=True)
-    args.tokenizer = args.tokenizer or str(default_tokenizer(args.warehouse))
+    wh = Warehouse(args.warehouse)
+    wh.root.mkdir(parents=True, exist_ok=True)
+    args.tokenizer = args.tokenizer or str(default_tokenizer(wh))
     if args.child:
         return child(args)
 
-    base = real_turns(Path(args.warehouse))
+    base = real_turns(wh)
     trajs = list(synthetic(base, args.turns_speed))
     texts = [render_trajectory(t).text for t in trajs]
     backend = load_tokenizer(args.tokenizer).backend_tokenizer
@@ -104,7 +107,7 @@ def main() -> None:
         floor_s = time.perf_counter() - t0
         with tempfile.TemporaryDirectory() as tmp:
             t0 = time.perf_counter()
-            report = build_cpt(args.warehouse, Path(tmp) / "cpt", CPTConfig(tokenizer=args.tokenizer, max_tokens=1 << 20, include_pages=False), trajectories=iter(trajs))
+            report = build_cpt(wh, Path(tmp) / "cpt", CPTConfig(tokenizer=args.tokenizer, max_tokens=1 << 20, include_pages=False), trajectories=iter(trajs))
             ours_s = time.perf_counter() - t0
         assert report.stats["tokens"] + 0 <= tokens  # parts without loss are dropped, never tokens added
         floor_tps, ours_tps = tokens / floor_s, tokens / ours_s

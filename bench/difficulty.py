@@ -40,6 +40,7 @@ from worldforge.spec import discover_specs  # noqa: E402
 from worldforge.tasks.deep import as_task  # noqa: E402
 from worldforge.tasks.plans import plan_hops  # noqa: E402
 from worldforge.tasks.store import build_tasks  # noqa: E402
+from worldforge.warehouse import Warehouse  # noqa: E402
 from worldforge.world import build_world_file  # noqa: E402
 
 
@@ -56,7 +57,7 @@ def main() -> None:
     hops: dict[str, list[int]] = defaultdict(list)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
-        wh = Path(tmp)
+        wh = Warehouse(tmp)
         for name, path in sorted(discover_specs(args.specs).items()):
             built = build_world_file(path, wh)
             if built.path is None:

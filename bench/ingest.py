@@ -81,8 +81,9 @@ CHILD_WF = """
 import sys, time
 sys.path.insert(0, {root!r})
 from worldforge.trajectories import ingest
+from worldforge.warehouse import Warehouse
 t = time.perf_counter()
-r = ingest([{folder!r}], {wh!r})
+r = ingest([{folder!r}], Warehouse({wh!r}))
 print(r.tally.inputs, r.turns, time.perf_counter() - t, r.tally.balanced)
 """
 CHILD_BASE = """
@@ -99,7 +100,8 @@ CHILD_ONE = """
 import sys, time
 sys.path.insert(0, {root!r})
 from worldforge.trajectories import ingest
-r = ingest([{folder!r}], {wh!r}, max_record_mb={cap!r})
+from worldforge.warehouse import Warehouse
+r = ingest([{folder!r}], Warehouse({wh!r}), max_record_mb={cap!r})
 print(r.tally.inputs, r.tally.kept, sum(r.tally.dropped.values()), r.tally.balanced)
 """
 

@@ -257,12 +257,12 @@ async def http_phase(url: str, plan: Plan, sessions: int, steps: int, concurrenc
 
 def agent_episodes(warehouse: Path, agent: str) -> int:
     """How many episodes of ``agent`` the episode store holds (the episode log drained first)."""
-    return read_episodes(warehouse).filter(pl.col("agent") == agent).height
+    return read_episodes(Warehouse(warehouse)).filter(pl.col("agent") == agent).height
 
 
 def stored_episodes(warehouse: Path, ids: set[str]) -> tuple[int, int]:
     """How many of ``ids`` the episode store holds, and how many steps it holds for them."""
-    tables = read_episode_tables(warehouse)
+    tables = read_episode_tables(Warehouse(warehouse))
     stored = set(tables["episodes"]["episode_id"].to_list()) & ids
     if not stored:
         return 0, 0

@@ -63,11 +63,11 @@ def ensure_world(warehouse: Path) -> None:
         from worldforge.scenarios import build_scenarios
         from worldforge.spec import load_spec
         from worldforge.synth import build_world
-        from worldforge.warehouse import write_world
+        from worldforge.warehouse import Warehouse, write_world
 
         spec = load_spec(ROOT / "world_specs" / f"{WORLD}.yaml")
         tables = build_world(spec, None)
-        path = write_world(spec, tables, warehouse, None, build_scenarios(spec, tables))
+        path = write_world(spec, tables, Warehouse(warehouse), None, build_scenarios(spec, tables))
         write_corpus(path, generate_corpus(path))
     build_tasks(path)
 

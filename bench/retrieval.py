@@ -55,6 +55,7 @@ from worldforge.retrieval.tiny import build_tiny_embedding_model  # noqa: E402
 from worldforge.retrieval.train import train_embedding_model  # noqa: E402
 from worldforge.tasks.deep import read_deep_questions  # noqa: E402
 from worldforge.tasks.store import build_tasks, read_tasks  # noqa: E402
+from worldforge.warehouse import Warehouse  # noqa: E402
 from worldforge.world import build_world_file  # noqa: E402
 
 MEASURES = {"recall.10", "recall.100", "ndcg_cut.10"}
@@ -79,7 +80,7 @@ class World:
 def build_bench_world(spec: Path, wh: Path, seed: int | None = None) -> tuple[Path, list[str]]:
     """A world file with its corpus and tasks (scenarios left out: the benchmark searches the world's corpus);
     returns it with its pages' text (title and article) for the model's tokenizer."""
-    built = build_world_file(spec, wh, seed=seed, with_scenarios=False)
+    built = build_world_file(spec, Warehouse(wh), seed=seed, with_scenarios=False)
     if built.path is None:
         raise SystemExit(f"{spec}: the world breaks an invariant")
     build_corpus(built.path)
@@ -112,7 +113,8 @@ def judged_queries(path: Path) -> tuple[dict[str, dict[str, str]], dict[str, dic
 
 def run_queries(world: str, wh: Path, queries: dict[str, str], retriever: str, k: int = 100) -> dict[str, dict[str, float]]:
     """A TREC run: ``{qid: {url: score}}`` of ``search()`` at depth ``k``."""
-    return {qid: {h.url: float(h.score) for h in search(world, text, k, wh, retriever=retriever)} for qid, text in queries.items()}
+    warehouse = Warehouse(wh)
+    return {qid: {h.url: float(h.score) for h in search(world, text, k, warehouse, retriever=retriever)} for qid, text in queries.items()}
 
 
 def evaluate(qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
@@ -160,7 +162,7 @@ def speed(worlds: list[tuple[World, Path, Path]], per_world: int) -> dict[str, f
         texts = list(dict.fromkeys(x for qs in w.queries.values() for x in qs.values()))
         pages = read_corpus(w.path, None, dressed=False)[0]
         extra = [f"{t} {word}" for t, word in zip(pages["title"].to_list(), ("price", "date", "rank", "total", "record") * 10_000)]
-        batches.append((w.name, wh, (texts + extra)[:per_world]))
+        batches.append((w.name, Warehouse(wh), (texts + extra)[:per_world]))
     for how in ("bm25", "dense", "hybrid"):
         n, secs = 0, 0.0
         for name, wh, texts in batches:
@@ -215,7 +217,7 @@ def training_rows(tmp: Path, train_worlds: int) -> tuple[dict[str, list[str]], l
             continue
         names.append(path.name[: -len(".duckdb")])
         texts += pages
-    export = export_retriever(wh, names, tmp / "train-export", test_share=0.0, validation_share=0.0)
+    export = export_retriever(Warehouse(wh), names, tmp / "train-export", test_share=0.0, validation_share=0.0)
     frame = pl.read_parquet(export.out / "train.parquet")
     return {c: frame[c].to_list() for c in frame.columns}, texts, export.kept, len(names)
 

@@ -401,9 +401,9 @@ def main() -> None:
         ap.error("--episodes must be at least 2,000 (RSS is compared after 1,000 and at the end)")
     source = Path(args.warehouse)
     tasks: list[tuple[str, object]] = []
-    for w in sorted(world_names(source)):
+    for w in sorted(world_names(Warehouse(source))):
         try:
-            tasks += [(w, t) for _, t in sorted(world_tasks(w, source).items())]
+            tasks += [(w, t) for _, t in sorted(world_tasks(w, Warehouse(source)).items())]
         except WarehouseError:  # a world without tasks: not part of the bench
             continue
     if not tasks:
@@ -434,7 +434,7 @@ def main() -> None:
         from worldforge.trajectories.episodes import read_episodes
 
         closed = len(warm[2]) + len(hrewards) + len(brewards)
-        stored = int((read_episodes(wh)["agent"] == "http").sum())
+        stored = int((read_episodes(Warehouse(wh))["agent"] == "http").sum())
         rate, brate = hsteps / hdt, bsteps / bdt
         print(f"HTTP, a request per call: {len(hrewards)} episodes, {hsteps:,} tool steps in {hdt:.2f} s = {rate:,.0f} tool steps/s; "
               f"HTTP / in-process = {rate / env_rate:.2f}x; server CPU {1000 * (c1 - c0) / hsteps:.2f} ms a step "

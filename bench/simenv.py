@@ -56,7 +56,7 @@ def main() -> None:
     labels = facts.filter(facts["section"] == "lead")["value_text"].unique().sort().to_list()
     queries = [f"{labels[i % len(labels)]} {['points', 'rank', 'date', 'wins'][i % 4]}" for i in range(args.steps)]
 
-    env = SearchEnv(args.world, warehouse=args.warehouse)
+    env = SearchEnv(args.world, warehouse=Warehouse(args.warehouse))
     index = open_index(path)
     searcher = index.searcher()
 

@@ -286,7 +286,7 @@ def stored_episodes(wh: Path) -> tuple[set[str], int]:
 
     from worldforge.trajectories.episodes import read_episodes
 
-    eps = read_episodes(wh)
+    eps = read_episodes(Warehouse(wh))
     if eps.height == 0:
         return set(), 0
     return set(eps.filter(pl.col("agent") == "http")["episode_id"].to_list()), eps.filter(pl.col("agent") == "mcp").height
@@ -390,7 +390,7 @@ def main() -> None:
     plan = load_plan(Warehouse(source).world(args.world))
     from worldforge.rl.env import world_tasks
 
-    tasks = sorted(world_tasks(args.world, source))[:20]
+    tasks = sorted(world_tasks(args.world, Warehouse(source)))[:20]
     with tempfile.TemporaryDirectory(prefix="worldforge-soak-") as tmp:
         wh = Path(tmp) / "warehouse"
         wh.mkdir()

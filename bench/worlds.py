@@ -38,7 +38,7 @@ from worldforge.spec import load_spec, validate_spec  # noqa: E402
 from worldforge.spec import models as M  # noqa: E402
 from worldforge.spec.dates import resolve_date  # noqa: E402
 from worldforge.synth import build_world, check_world  # noqa: E402
-from worldforge.warehouse import write_world  # noqa: E402
+from worldforge.warehouse import Warehouse, write_world  # noqa: E402
 
 SPECS = sorted((ROOT / "world_specs").glob("*.yaml"))
 
@@ -57,7 +57,7 @@ def worldforge_world(job: tuple[str, int, str]) -> tuple[float, float, float, in
     t1 = time.perf_counter()
     violations = check_world(spec, tables)
     t2 = time.perf_counter()
-    write_world(spec, tables, warehouse, seed)
+    write_world(spec, tables, Warehouse(warehouse), seed)
     t3 = time.perf_counter()
     return t1 - t0, t2 - t1, t3 - t2, len(violations)
 

@@ -14,8 +14,9 @@ SOURCES = ("swe-agent", "intercode", "toolbench", "webvoyager")
 def traj_wh(tmp_path_factory):
     """A warehouse holding the real trajectories of four sources (ingested with their loss masks)."""
     from worldforge.trajectories.store import ingest
+    from worldforge.warehouse import Warehouse
 
-    wh = tmp_path_factory.mktemp("ds-wh")
+    wh = Warehouse(tmp_path_factory.mktemp("ds-wh"))
     report = ingest([TRAJECTORIES / s for s in SOURCES], wh)
     assert report.tally.balanced and report.tally.kept > 200
     return wh

@@ -43,6 +43,8 @@ def vllm_server(tiny_model):
 @pytest.fixture(scope="session")
 def search_wh(specs, tmp_path_factory):
     """A warehouse with smartphones_2029 built (tables, scenarios, corpus)."""
-    wh = tmp_path_factory.mktemp("llm-wh")
+    from worldforge.warehouse import Warehouse
+
+    wh = Warehouse(tmp_path_factory.mktemp("llm-wh"))
     built_world(specs["smartphones_2029"], wh)
     return wh

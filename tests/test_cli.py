@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from tests.conftest import ROOT, SPECS_DIR, TRAJECTORIES
 from worldforge.cli import app
+from worldforge.warehouse import Warehouse
 
 runner = CliRunner()
 
@@ -69,7 +70,7 @@ def test_ingest_prints_the_balance(tmp_path):
 
     _legacy_store = tmp_path / "wh" / "episodes.duckdb"  # an earlier version's episode store is not a world
     duckdb.connect(str(_legacy_store)).close()
-    record_episodes(tmp_path / "wh", [])
+    record_episodes(Warehouse(tmp_path / "wh"), [])
     duckdb.connect(str(tmp_path / "wh" / "catalog.duckdb")).close()  # nor the catalog (make demo builds one)
     r = run("summary", "--warehouse", tmp_path / "wh")
     assert r.exit_code == 0 and "trajectories: 13 from 1 sources" in r.output

@@ -35,6 +35,7 @@ import duckdb
 import pytest
 
 from tests.conftest import ROOT, TRAJECTORIES
+from worldforge.warehouse import Warehouse
 
 SEED = 20240531
 CLI = [sys.executable, "-m", "worldforge.cli"]
@@ -136,7 +137,7 @@ def test_a_killed_datasets_build_leaves_the_previous_dataset_or_the_new_one(tmp_
     from worldforge.trajectories.store import ingest
 
     wh, tok = tmp_path / "wh", tmp_path / "tok"
-    assert ingest([TRAJECTORIES / "intercode", TRAJECTORIES / "swe-agent"], wh).tally.balanced
+    assert ingest([TRAJECTORIES / "intercode", TRAJECTORIES / "swe-agent"], Warehouse(wh)).tally.balanced
     build_tiny_tokenizer(tok, vocab_size=2048)
     base = [*CLI, "datasets", "build", "cpt", "--warehouse", str(wh), "--tokenizer", str(tok), "--no-pages"]
     clean = tmp_path / "clean"
@@ -226,8 +227,9 @@ N_EPISODES = 240
 DRAIN = """
 import sys
 import worldforge.trajectories.episodes.log as episode_log
+from worldforge.warehouse import Warehouse
 episode_log.DRAIN_BATCH_BYTES = 6_000  # small batches: a kill finds some recorded and the log not yet cut
-episode_log.drain_episode_log(sys.argv[1])
+episode_log.drain_episode_log(Warehouse(sys.argv[1]))
 """
 
 
@@ -265,7 +267,7 @@ def _log_ids(wh: Path) -> list[str]:
 def _episode_rows(wh: Path) -> dict[str, list]:
     from worldforge.trajectories.episodes import read_episode_tables
 
-    tables = read_episode_tables(wh)
+    tables = read_episode_tables(Warehouse(wh))
     return {t: sorted(map(str, f.drop("recorded_at", strict=False).rows())) for t, f in tables.items()}
 
 
@@ -275,7 +277,7 @@ def test_a_killed_drain_loses_no_episode_and_records_none_twice(tmp_path):
 
     clean, wh = tmp_path / "clean", tmp_path / "wh"
     for w in (clean, wh):
-        log_episodes(w, list(_episodes(N_EPISODES)))
+        log_episodes(Warehouse(w), list(_episodes(N_EPISODES)))
     argv = [sys.executable, "-c", DRAIN]
     duration = _timed([*argv, str(clean)])
     expected = _episode_rows(clean)
@@ -288,14 +290,14 @@ def test_a_killed_drain_loses_no_episode_and_records_none_twice(tmp_path):
     def check(outcome: str) -> None:
         assert set(_parts_ids(wh)) | set(_log_ids(wh)) == ids  # every episode in the store or still in the log
         if outcome == "finished":
-            log_episodes(wh, list(_episodes(N_EPISODES)))  # the same episodes once more: drained again, replaced by id
+            log_episodes(Warehouse(wh), list(_episodes(N_EPISODES)))  # the same episodes once more: drained again, replaced by id
 
     outcomes = _kill_points([*argv, str(wh)], points, duration * 3, check)
     assert outcomes[-1] == "killed", outcomes  # a drain interrupted while it wrote a part (how many timed kills landed: the speed)
     # a drain killed while it cut the log leaves the log's copy (named by its pid): the next cut, under the log's
     # lock, removes it; the same episodes logged once more are recorded again, replaced by id
     (wh / ".episodes.log.jsonl.tmp-4194305").write_text("a partial copy of the log\n")
-    log_episodes(wh, list(_episodes(N_EPISODES)))
+    log_episodes(Warehouse(wh), list(_episodes(N_EPISODES)))
     _run([*argv, str(wh)])
     assert _episode_rows(wh) == expected  # the same rows, one per episode id
     assert not (wh / "episodes.log.jsonl").exists() and not (wh / "episodes.log.rejected.jsonl").exists()
@@ -331,7 +333,7 @@ def test_a_ray_worker_killed_mid_world_costs_no_world(tmp_path, monkeypatch):
     specs = tmp_path / "specs"
     generate_catalog(2, 3, specs)
     ref = tmp_path / "ref"
-    assert build_catalog(specs, ref, workers=1).built == 2
+    assert build_catalog(specs, Warehouse(ref), workers=1).built == 2
     wh = tmp_path / "wh"
     for name, value in AUTH.items():
         monkeypatch.setenv(name, value)
@@ -357,7 +359,7 @@ def test_a_ray_worker_killed_mid_world_costs_no_world(tmp_path, monkeypatch):
     assert killed is not None, "no Ray worker was caught writing a world"
     assert proc.returncode == 0, out[-3000:]
     assert "built 2, failed 0" in out, out[-2000:]
-    assert _stable(read_catalog(wh)) == _stable(read_catalog(ref))  # the rows, one per world, none twice
-    for row in read_catalog(ref):
+    assert _stable(read_catalog(Warehouse(wh))) == _stable(read_catalog(Warehouse(ref)))  # the rows, one per world, none twice
+    for row in read_catalog(Warehouse(ref)):
         assert content_digests(wh / f"{row.world}.duckdb") == content_digests(ref / f"{row.world}.duckdb"), row.world
     assert [p for p in _leftovers(wh) if not p.startswith("logs")] == []

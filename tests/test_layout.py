@@ -7,6 +7,7 @@
 * the library never imports ``dagster`` or the code location (``assets``);
 * ``simenv/`` never imports ``agentworldbench/``, directly, deferred or through what it imports;
 * only the edges read ``worldforge.settings`` (:data:`SETTINGS_EDGES`; the reads still to move are listed);
+* only the edges turn a folder into a ``Warehouse`` (:data:`PATH_EDGES`); the library takes one and uses it as is;
 * every public module, function, class and method has a docstring;
 * no two modules of one package, and no module beside a package, are one name in two forms (``page``/``pages``,
   ``build``/``builder``, ``record``/``records``);
@@ -282,7 +283,7 @@ def _warehouse_from_settings(path: Path) -> list[str]:
 
 
 def test_the_warehouse_is_resolved_only_at_the_edges():
-    """The library takes its warehouse (a ``Warehouse`` or its folder) from the caller; only the edges —
+    """The library takes its warehouse (a ``Warehouse``) from the caller; only the edges —
     the CLI's options, the Dagster resource, the environments a trainer constructs with no arguments —
     resolve the configured one (docs/layout.md)."""
     bad = [hit for m, p in _modules().items() if not m.startswith("worldforge.cli") and m not in WAREHOUSE_EDGES
@@ -300,6 +301,72 @@ def test_the_edge_check_sees_each_way_of_reading_the_setting(tmp_path):
                    "def ok(warehouse, host=None): return get_settings().host\n")
     assert [hit.split(" ", 1)[1] for hit in _warehouse_from_settings(mod)] == [
         "f(warehouse=None)", "g(warehouse=None)", "settings.warehouse", "settings.warehouse", "Warehouse.configured"]
+
+
+PATH_EDGES = {
+    "worldforge.warehouse.layout": "Warehouse.of and WarehouseLike themselves",
+    "worldforge.rl.env": "SearchWorldEnv: trainers construct it with a folder or nothing",
+    "worldforge.rl.openenv": "SearchWorldEnvironment and its app: OpenEnv's server and `serve openenv` pass a folder or nothing",
+    "worldforge.rl.trl": "SearchWorldToolEnv and prompt_rows: TRL's environment_factory and a trainer's script pass a folder or nothing",
+    "worldforge.rl.verifiers": "the verifiers taskset and tool server: vf-eval and prime-rl build them from flags",
+    "worldforge.rl.retrieve": "Retriever and the retrieval server: Search-R1's trainer points them at a folder",
+    "worldforge.serving.search": "create_app and serve: the search server over a folder",
+    "worldforge.recording.openai_proxy": "the recording OpenAI proxy (create_openai_proxy, serve_openai_proxy) over a folder",
+    "worldforge.recording.mcp_proxy": "the recording MCP proxy's serve_mcp_proxy over a folder",
+}
+"""Modules of the library that may turn a caller's folder into a ``Warehouse`` (besides ``worldforge.cli``: the options)."""
+
+
+def _warehouse_from_a_path(path: Path) -> list[str]:
+    """Where a module converts a warehouse instead of using the one it is given: a ``Warehouse.of(...)`` call, or a
+    ``WarehouseLike`` annotation (a parameter, a return or a variable that takes a folder as well as a ``Warehouse``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+
+    def names_it(annotation: ast.expr | None) -> bool:
+        return annotation is not None and any(
+            (isinstance(n, ast.Name) and n.id == "WarehouseLike") or (isinstance(n, ast.Attribute) and n.attr == "WarehouseLike")
+            or (isinstance(n, ast.Constant) and isinstance(n.value, str) and "WarehouseLike" in n.value) for n in ast.walk(annotation))
+
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            a = node.args
+            params = a.posonlyargs + a.args + a.kwonlyargs + [x for x in (a.vararg, a.kwarg) if x is not None]
+            found += [(p.lineno, f"{node.name}({p.arg}: WarehouseLike)") for p in params if names_it(p.annotation)]
+            if names_it(node.returns):
+                found.append((node.lineno, f"{node.name}() -> WarehouseLike"))
+        elif isinstance(node, ast.AnnAssign) and names_it(node.annotation):
+            found.append((node.lineno, f"{ast.unparse(node.target)}: WarehouseLike"))
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "of"
+              and "Warehouse" in (getattr(node.func.value, "id", None), getattr(node.func.value, "attr", None))):
+            found.append((node.lineno, "Warehouse.of"))
+    return [f"{path.name}:{line} {what}" for line, what in sorted(found)]
+
+
+def test_the_library_takes_a_warehouse_and_never_converts_one_below_the_edges():
+    """A library function takes a ``Warehouse`` and uses it as is; only the edges — the CLI's options, the entry points
+    that users, trainers and protocol runtimes construct with a folder (:data:`PATH_EDGES`) — turn a folder into one,
+    once, and pass it down (docs/layout.md)."""
+    bad = [hit for m, p in _modules().items() if not m.startswith("worldforge.cli") and m not in PATH_EDGES
+           for hit in _warehouse_from_a_path(p)]
+    assert not bad, "a warehouse converted below the edges (take a Warehouse and pass the caller's):\n" + "\n".join(bad)
+    assert set(PATH_EDGES) <= set(_modules()), "an edge that is no module: " + ", ".join(sorted(set(PATH_EDGES) - set(_modules())))
+
+
+def test_the_conversion_check_sees_each_form(tmp_path):
+    mod = tmp_path / "m.py"
+    mod.write_text("from worldforge.warehouse import layout\n"
+                   "from worldforge.warehouse.layout import Warehouse, WarehouseLike\n"
+                   "def f(world, warehouse: WarehouseLike): ...\n"
+                   "def g(*, warehouse: 'WarehouseLike | None' = None): ...\n"
+                   "def h(warehouse): return Warehouse.of(warehouse)\n"
+                   "def i(warehouse): return layout.Warehouse.of(warehouse)\n"
+                   "def j(folder) -> layout.WarehouseLike: return folder\n"
+                   "where: WarehouseLike = '.'\n"
+                   "def ok(warehouse: Warehouse) -> Warehouse: return warehouse.world('w'), Warehouse(warehouse.root)\n")
+    assert [hit.split(" ", 1)[1] for hit in _warehouse_from_a_path(mod)] == [
+        "f(warehouse: WarehouseLike)", "g(warehouse: WarehouseLike)", "Warehouse.of", "Warehouse.of", "j() -> WarehouseLike",
+        "where: WarehouseLike"]
 
 
 SESSION_STORE_OWNERS = {

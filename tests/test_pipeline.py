@@ -11,6 +11,7 @@ from worldforge.cli import app
 from worldforge.pipeline import WORLD_STEPS, CheckResult, Step, StepResult, run_world, step_names
 from worldforge.spec import load_spec
 from worldforge.trajectories.episodes import read_episodes
+from worldforge.warehouse import Warehouse
 
 NAMES = ["world_tables", "scenario_tables", "search_corpus", "search_index", "search_tasks", "oracle_episodes"]
 
@@ -51,7 +52,7 @@ def test_run_world_builds_a_world_end_to_end_and_the_cli_says_so(tmp_path, monke
     real = plan_module.build_plan
     monkeypatch.setattr(plan_module, "build_plan", lambda spec: compiled.append(spec) or real(spec))
     _stored_spec.cache_clear()
-    results = run_world(SPECS_DIR / "esports_2031.yaml", tmp_path)
+    results = run_world(SPECS_DIR / "esports_2031.yaml", Warehouse(tmp_path))
     monkeypatch.undo()
     spec = load_spec(SPECS_DIR / "esports_2031.yaml")
     # the spec is compiled once from the YAML for the whole run and once from the world file's stored copy;
@@ -61,7 +62,7 @@ def test_run_world_builds_a_world_end_to_end_and_the_cli_says_so(tmp_path, monke
     assert all(c.passed for r in results for c in r.checks), [(r.step, r.failed_checks) for r in results]
     figures = {k: v for r in results for k, v in r.figures.items()}
     assert figures["rows"] >= 300 and figures["pages"] > 1000 and figures["tasks"] >= 20 and figures["oracle_f1_min"] == 1.0
-    oracle = read_episodes(tmp_path)
+    oracle = read_episodes(Warehouse(tmp_path))
     assert oracle.height == results[-1].metadata["episodes"] > 0 and set(oracle["world"]) == {"esports_2031"} and set(oracle["agent"]) == {"oracle"}
     # every task record carries its kind, hops and the oracle's tool calls (a curriculum's axes, issue 48)
     from worldforge.tasks.plans import plan_hops
@@ -94,7 +95,7 @@ def test_a_failed_check_stops_the_run_and_the_later_steps_do_not_run(tmp_path):
 
     steps = (WORLD_STEPS[0], Step("audit", "An audit.", ("world_tables",), (), failing, group="worlds"),
              Step("later", "Never runs.", ("audit",), (), later, group="worlds"))
-    results = run_world(SPECS_DIR / "smartphones_2029.yaml", tmp_path, steps=steps)
+    results = run_world(SPECS_DIR / "smartphones_2029.yaml", Warehouse(tmp_path), steps=steps)
     assert [r.step for r in results] == ["world_tables", "audit"] and ran == ["audit"]
     assert results[-1].failed_checks[0].summary == "the audit found 2 problems"
     assert (tmp_path / "smartphones_2029.duckdb").is_file()  # what the steps before it wrote stays
@@ -109,7 +110,7 @@ def test_each_result_reaches_the_caller_before_a_later_step_raises(tmp_path):
     kept = []
     steps = (WORLD_STEPS[0], Step("corpus", "Pages.", ("world_tables",), (), broken, group="corpora"))
     with pytest.raises(WorldforgeError, match="unreachable"):
-        run_world(SPECS_DIR / "smartphones_2029.yaml", tmp_path, steps=steps, on_result=kept.append)
+        run_world(SPECS_DIR / "smartphones_2029.yaml", Warehouse(tmp_path), steps=steps, on_result=kept.append)
     assert [r.step for r in kept] == ["world_tables"] and kept[0].figures["rows"] >= 300  # a catalog row keeps what was counted
 
 

@@ -28,7 +28,7 @@ import polars as pl
 from worldforge.errors import WorldforgeError
 from worldforge.runtime import relaxed_gc
 from worldforge.tally import Tally
-from worldforge.warehouse.layout import Warehouse, WarehouseLike
+from worldforge.warehouse.layout import Warehouse
 
 if TYPE_CHECKING:
     from worldforge.corpus.index import RetrieverConfig
@@ -420,7 +420,7 @@ def select_steps(names: str | Sequence[str] | None) -> tuple[Step, ...]:
     return tuple(s for s in WORLD_STEPS if s.name in wanted)
 
 
-def run_world(spec_path: str | Path | None, warehouse: WarehouseLike, rewriter: RewriterConfig | None = None,
+def run_world(spec_path: str | Path | None, warehouse: Warehouse, rewriter: RewriterConfig | None = None,
               steps: Sequence[Step] = WORLD_STEPS, progress: Callable[[str], None] | None = None,
               on_result: Callable[[StepResult], None] | None = None, spec: WorldSpec | None = None,
               export_tasks: bool = True, retriever: RetrieverConfig | None = None, *, world: str | None = None,
@@ -435,7 +435,7 @@ def run_world(spec_path: str | Path | None, warehouse: WarehouseLike, rewriter: 
     Args:
         spec_path: the world spec (YAML); ``None`` with ``world``: the steps read the spec from the world file
             (a selection without ``world_tables``).
-        warehouse: the warehouse, or its folder.
+        warehouse: the warehouse.
         rewriter: the corpus rewriter (``None``: template pages).
         steps: the steps to run (default: all six; :func:`select_steps` picks some by name).
         progress: called with each step's name as it starts.
@@ -460,18 +460,17 @@ def run_world(spec_path: str | Path | None, warehouse: WarehouseLike, rewriter: 
     """
     from worldforge.spec import load_spec
 
-    wh = Warehouse.of(warehouse)
     names = step_names(steps)
     if spec_path is None:
         if world is None:
             raise WorldforgeError("a run needs a spec file or a built world's name")
         if "world_tables" in names:
             raise WorldforgeError("world_tables needs the spec file (a world's name runs the steps after it)")
-        wh.world(world)  # a store's name is refused here, before any step
+        warehouse.world(world)  # a store's name is refused here, before any step
     else:
         spec = spec if spec is not None else load_spec(spec_path)
         world = spec.world
-    run = WorldRun(world, wh, None if spec_path is None else Path(spec_path), rewriter, progress or (lambda _: None),
+    run = WorldRun(world, warehouse, None if spec_path is None else Path(spec_path), rewriter, progress or (lambda _: None),
                    export_tasks=export_tasks, retriever=retriever, spec=spec, seed=seed, tasks_dir=tasks_dir, on_page=on_page,
                    scenarios_with_world={"world_tables", "scenario_tables"} <= set(names))
     results: list[StepResult] = []

@@ -15,7 +15,7 @@ from worldforge.tasks.store import task_count
 from worldforge.trajectories.episodes import EpisodeCounts, episode_counts
 from worldforge.trajectories.store import StoreCounts, store_counts
 from worldforge.warehouse import read_world
-from worldforge.warehouse.layout import Warehouse, WarehouseLike
+from worldforge.warehouse.layout import Warehouse
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ class WarehouseSummary:
     """Everything :func:`summarise` found.
 
     Attributes:
-        path: the warehouse, or its folder.
+        path: the warehouse's folder.
         worlds: one entry per world file, by name.
         trajectories: the trajectory store's counts.
         episodes: the episode store's counts.
@@ -57,23 +57,22 @@ class WarehouseSummary:
         return sum(w.rows for w in self.worlds)
 
 
-def summarise(warehouse: WarehouseLike) -> WarehouseSummary:
+def summarise(warehouse: Warehouse) -> WarehouseSummary:
     """Count what a warehouse holds.
 
     Raises:
         WarehouseError: a file of the warehouse is not what its name says.
     """
-    wh = Warehouse.of(warehouse)
     worlds = []
-    for p in wh.world_files():
+    for p in warehouse.world_files():
         wf = read_world(p)
         worlds.append(WorldSummary(wf.spec.world, wf.meta["seed"], len(wf.tables), sum(f.height for f in wf.tables.values()),
                                    len(wf.scenarios), page_count(p), task_count(p)))
     datasets = {}
     for name in ("cpt", "sft", "agentworldbench"):
-        report = wh.dataset(name) / "report.json"
+        report = warehouse.dataset(name) / "report.json"
         if report.is_file():
             datasets[name] = json.loads(report.read_text(encoding="utf-8"))
-    scores = wh.dataset("eval") / "scores.json"
+    scores = warehouse.dataset("eval") / "scores.json"
     evaluation = json.loads(scores.read_text(encoding="utf-8")) if scores.is_file() else None
-    return WarehouseSummary(wh.root, worlds, store_counts(wh.trajectory_store), episode_counts(wh), datasets, evaluation)
+    return WarehouseSummary(warehouse.root, worlds, store_counts(warehouse.trajectory_store), episode_counts(warehouse), datasets, evaluation)

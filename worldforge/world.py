@@ -19,7 +19,7 @@ from worldforge.spec.scenario import scenario_spec
 from worldforge.synth import build_world
 from worldforge.synth.invariants import Violation, check_world
 from worldforge.warehouse.duck import read_every_block
-from worldforge.warehouse.layout import WarehouseLike
+from worldforge.warehouse.layout import Warehouse
 from worldforge.warehouse.worlds import WorldFile, read_world, scenario_schema, write_world
 
 __all__ = ["WorldBuild", "build_world_file", "check_world_file"]
@@ -48,7 +48,7 @@ class WorldBuild:
 
 def build_world_file(
     spec_path: str | Path | WorldSpec,
-    warehouse: WarehouseLike,
+    warehouse: Warehouse,
     seed: int | None = None,
     with_scenarios: bool = True,
     progress: Callable[[str], None] | None = None,
@@ -57,7 +57,7 @@ def build_world_file(
 
     Args:
         spec_path: the world spec YAML file, or the spec already loaded (not read again).
-        warehouse: the warehouse, or its folder.
+        warehouse: the warehouse.
         seed: the seed (default: the spec's).
         with_scenarios: also build the spec's time-shifted scenarios into the file (the
             ``scenario_tables`` asset builds them as a step of its own).

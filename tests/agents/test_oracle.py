@@ -11,6 +11,7 @@ from worldforge.simenv import DEFAULT_MIX, SearchEnv
 from worldforge.tasks.store import build_tasks
 from worldforge.trajectories.episodes import read_episode_tables, read_episodes, record_episodes
 from worldforge.trajectories.store import Store, apply_masks
+from worldforge.warehouse import Warehouse
 
 
 @pytest.mark.parametrize("name", BUNDLED)
@@ -18,9 +19,9 @@ def test_oracle_solves_every_task(specs, tmp_path, name):
     path = built_world(specs[name], tmp_path)
     tasks = build_tasks(path).tasks
     for i, task in enumerate(tasks):
-        clean = solve(SearchEnv(name, task.extra["scenario"], task, warehouse=tmp_path, seed=1), task)
+        clean = solve(SearchEnv(name, task.extra["scenario"], task, warehouse=Warehouse(tmp_path), seed=1), task)
         assert clean.score.f1_by_item == 1.0 and clean.score.f1_by_row == 1.0, (task.instance_id, clean.failed)
-        noisy = solve(SearchEnv(name, task.extra["scenario"], task, DEFAULT_MIX, seed=i, warehouse=tmp_path), task)
+        noisy = solve(SearchEnv(name, task.extra["scenario"], task, DEFAULT_MIX, seed=i, warehouse=Warehouse(tmp_path)), task)
         assert noisy.failed is None, (task.instance_id, noisy.failed)
 
 

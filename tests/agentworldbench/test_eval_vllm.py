@@ -19,8 +19,9 @@ pytestmark = pytest.mark.vllm
 @pytest.fixture(scope="module")
 def small_wh(tmp_path_factory):
     from worldforge.trajectories.store import ingest
+    from worldforge.warehouse import Warehouse
 
-    wh = tmp_path_factory.mktemp("eval-wh")
+    wh = Warehouse(tmp_path_factory.mktemp("eval-wh"))
     ingest([TRAJECTORIES / "intercode" / "data" / "results" / "ctf", TRAJECTORIES / "toolbench"], wh)
     return wh
 

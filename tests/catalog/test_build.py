@@ -22,6 +22,7 @@ from worldforge.catalog.build import build_catalog, read_catalog
 from worldforge.catalog.report import catalog_report
 from worldforge.cli import app
 from worldforge.tasks.store import task_count
+from worldforge.warehouse import Warehouse
 
 TIMING = ("build_s", "built_at")
 
@@ -43,7 +44,7 @@ def catalog(tmp_path_factory):
     root = tmp_path_factory.mktemp("catalog")
     specs, wh = _specs(root / "specs"), root / "wh"
     seen = []
-    result = build_catalog(specs, wh, workers=2, progress=lambda row, outcome: seen.append((row.world, outcome)))
+    result = build_catalog(specs, Warehouse(wh), workers=2, progress=lambda row, outcome: seen.append((row.world, outcome)))
     return specs, wh, result, seen
 
 
@@ -53,7 +54,7 @@ def _stable(rows):
 
 def test_failures_are_rows_and_the_others_are_built(catalog):
     specs, wh, result, seen = catalog
-    rows = {r.spec_path.rsplit("/", 1)[1]: r for r in read_catalog(wh)}
+    rows = {r.spec_path.rsplit("/", 1)[1]: r for r in read_catalog(Warehouse(wh))}
     assert set(rows) == {"esports_2031.yaml", "esports_copy.yml", "broken.yaml", "z_clash.yaml"}
     for name in ("esports_2031.yaml", "esports_copy.yml"):
         r = rows[name]
@@ -79,17 +80,17 @@ def test_failures_are_rows_and_the_others_are_built(catalog):
 def test_an_unchanged_spec_is_skipped_and_a_changed_one_rebuilt(catalog, tmp_path):
     specs, wh, first, _ = catalog
     shutil.copytree(wh, tmp_path / "wh")
-    again = build_catalog(specs, tmp_path / "wh", workers=1)
+    again = build_catalog(specs, Warehouse(tmp_path / "wh"), workers=1)
     assert {r.world for r in again.skipped} == {"esports_2031", "esports_copy"}
     assert sorted(r.world for r in again.rows) == ["broken", "z_clash"]  # failed ones are tried again
     assert all(r.status == "failed" for r in again.rows)
-    kept = {r.world: r for r in read_catalog(tmp_path / "wh") if r.status == "built"}
-    assert kept == {r.world: r for r in read_catalog(wh) if r.status == "built"}  # the kept rows are untouched
+    kept = {r.world: r for r in read_catalog(Warehouse(tmp_path / "wh")) if r.status == "built"}
+    assert kept == {r.world: r for r in read_catalog(Warehouse(wh)) if r.status == "built"}  # the kept rows are untouched
 
 
 
 def test_a_changed_spec_is_rebuilt(tmp_path, spec_docs):
-    specs, wh = tmp_path / "specs", tmp_path / "wh"
+    specs, wh = tmp_path / "specs", Warehouse(tmp_path / "wh")
     specs.mkdir()
     doc = dict(spec_docs["esports_2031"], world="esports_changed")
     (specs / "w.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
@@ -105,9 +106,9 @@ def test_a_changed_spec_is_rebuilt(tmp_path, spec_docs):
 
 def test_rows_are_deterministic_and_the_same_on_one_worker(catalog, tmp_path):
     specs, wh, first, _ = catalog
-    one = build_catalog(specs, tmp_path / "wh", workers=1)
+    one = build_catalog(specs, Warehouse(tmp_path / "wh"), workers=1)
     assert one.workers == 1
-    assert _stable(read_catalog(tmp_path / "wh")) == _stable(read_catalog(wh))
+    assert _stable(read_catalog(Warehouse(tmp_path / "wh"))) == _stable(read_catalog(Warehouse(wh)))
 
 
 def test_the_cli_builds_skips_and_exits_1_on_a_failed_world(catalog, tmp_path):
@@ -128,21 +129,21 @@ def test_the_cli_builds_skips_and_exits_1_on_a_failed_world(catalog, tmp_path):
 
 def test_the_report(catalog):
     _, wh, _, _ = catalog
-    rep = catalog_report(wh)
+    rep = catalog_report(Warehouse(wh))
     assert (rep.worlds, rep.built, rep.failed) == (4, 2, 2)
     assert rep.archetypes == {"(none)": 1, "esports": 1}
     assert rep.signatures == 1 and rep.table_sets == 1 and rep.table_names == 4 and rep.column_names > 20
     assert 0 < rep.shared_entity_names < rep.entity_names and 0 < rep.entity_overlap < 1
-    rows = sorted(r.rows for r in read_catalog(wh) if r.status == "built")
+    rows = sorted(r.rows for r in read_catalog(Warehouse(wh)) if r.status == "built")
     assert rep.rows == (rows[0], sum(rows) / 2, rows[1]) and rep.years == [2031]
     assert {w for w, _ in rep.failures} == {"broken", "z_clash"}
     figures = rep.figures()
     assert figures["worlds"] == "4" and figures["distinct schema signatures"] == "1" and "%" in figures["entity names in more than one world"]
-    built = {r.world: r.tasks for r in read_catalog(wh) if r.status == "built"}
+    built = {r.world: r.tasks for r in read_catalog(Warehouse(wh)) if r.status == "built"}
     assert {w: t.tasks for w, t in rep.world_tasks.items()} == built  # every built world's tasks, counted from its file
     assert all(t.base >= 30 and t.median_gold >= 15 and t.max_gold <= 60 for t in rep.world_tasks.values()), rep.world_tasks
     assert figures["median gold rows per world (min / median / max)"] != "-"
-    assert catalog_report(wh.parent / "nothing").worlds == 0
+    assert catalog_report(Warehouse(wh.parent / "nothing")).worlds == 0
 
 
 @pytest.mark.timeout(600)
@@ -152,8 +153,8 @@ def test_generated_specs_build_end_to_end_with_workers_recycled_after_every_worl
     from worldforge.catalog.generate import generate_catalog
 
     made = generate_catalog(3, 11, tmp_path / "specs")
-    result = build_catalog(tmp_path / "specs", tmp_path / "wh", workers=2, recycle=1)
-    rows = read_catalog(tmp_path / "wh")
+    result = build_catalog(tmp_path / "specs", Warehouse(tmp_path / "wh"), workers=2, recycle=1)
+    rows = read_catalog(Warehouse(tmp_path / "wh"))
     assert len(rows) == 3 and len(result.rows) == 3
     for row in rows:
         assert row.status == "built", row.error
@@ -163,9 +164,9 @@ def test_generated_specs_build_end_to_end_with_workers_recycled_after_every_worl
     # the catalog's oracle episodes are in the episode store every world shares, which the datasets read
     from worldforge.trajectories.episodes import iter_episode_trajectories, read_episodes
 
-    eps = read_episodes(tmp_path / "wh")
+    eps = read_episodes(Warehouse(tmp_path / "wh"))
     assert sorted(set(eps["world"])) == sorted(r.world for r in rows)
-    assert {t.extra["world"] for t in iter_episode_trajectories(tmp_path / "wh")} == {r.world for r in rows}
+    assert {t.extra["world"] for t in iter_episode_trajectories(Warehouse(tmp_path / "wh"))} == {r.world for r in rows}
     assert not (tmp_path / "wh" / "catalog_episodes").exists()
 
 
@@ -225,13 +226,13 @@ def test_a_killed_worker_costs_no_world(tmp_path, monkeypatch):
 
     bystander = subprocess.Popen(["sh", "-c", "sleep 300 & wait"])  # a grandchild that is no pool worker (as vllm's engine is)
     try:
-        result = build_catalog(tmp_path / "specs", tmp_path / "wh", workers=2, recycle=1, progress=kill_workers)
+        result = build_catalog(tmp_path / "specs", Warehouse(tmp_path / "wh"), workers=2, recycle=1, progress=kill_workers)
         assert bystander.poll() is None and not any(pid in killed for pid in _children(bystander.pid))
     finally:
         subprocess.run(["pkill", "-P", str(bystander.pid)], check=False)
         bystander.wait(10)
     assert killed
-    rows = read_catalog(tmp_path / "wh")
+    rows = read_catalog(Warehouse(tmp_path / "wh"))
     assert len(rows) == 4 and len(result.rows) == 4 and len({r.spec_path for r in result.rows}) == 4
     assert all(r.status == "built" for r in rows), [(r.world, r.error) for r in rows]
     first, *retries = pools  # the worlds in flight on a broken pool come back and are retried alone (one was in

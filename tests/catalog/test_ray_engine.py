@@ -75,7 +75,7 @@ def test_an_unreachable_cluster_is_one_line_and_nothing_is_built(spec_dir, tmp_p
     run = CliRunner().invoke(app, ["catalog", "build", str(spec_dir), "--warehouse", str(wh), "--engine", "ray",
                                    "--address", f"127.0.0.1:{free_port()}"])
     assert run.exit_code == 2 and "cannot reach the Ray cluster at 127.0.0.1:" in run.output, run.output
-    assert not read_catalog(wh)
+    assert not read_catalog(Warehouse(wh))
 
 
 def test_engine_options_are_checked(spec_dir, tmp_path):

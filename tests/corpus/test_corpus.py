@@ -11,12 +11,12 @@ from worldforge.corpus.index import plain
 from worldforge.corpus.quantity import parse_date
 from worldforge.corpus.store import corpus_frames, corpus_hash, write_corpus
 from worldforge.synth import build_world
-from worldforge.warehouse import read_world
+from worldforge.warehouse import Warehouse, read_world
 
 
 @pytest.fixture(scope="module")
 def phones(specs, tmp_path_factory):
-    wh = tmp_path_factory.mktemp("wh")
+    wh = Warehouse(tmp_path_factory.mktemp("wh"))
     return built_world(specs["smartphones_2029"], wh), wh
 
 
@@ -99,15 +99,15 @@ def test_a_repeated_query_gives_the_same_hits_until_the_corpus_changes(phones, s
     path, wh = phones
     world = tmp_path / path.name
     world.write_bytes(path.read_bytes())
-    first = search("smartphones_2029", "Samsung smartphone", 5, tmp_path)
+    first = search("smartphones_2029", "Samsung smartphone", 5, Warehouse(tmp_path))
     kept = list(first)
     first.reverse()  # the caller's list: reordering it changes nothing kept
-    assert search("smartphones_2029", "Samsung smartphone", 5, tmp_path) == kept
-    assert search("smartphones_2029", "Samsung smartphone", 3, tmp_path) == kept[:3]
+    assert search("smartphones_2029", "Samsung smartphone", 5, Warehouse(tmp_path)) == kept
+    assert search("smartphones_2029", "Samsung smartphone", 3, Warehouse(tmp_path)) == kept[:3]
     spec = specs["smartphones_2029"]
     write_corpus(world, {None: generate_pages(spec, build_world(spec), seed=12345)})
     leads = [" ".join(plain(x).split()) for x in read_corpus(world, dressed=False)[0]["lead"]]
-    after = search("smartphones_2029", "Samsung smartphone", 5, tmp_path)
+    after = search("smartphones_2029", "Samsung smartphone", 5, Warehouse(tmp_path))
     assert all(any(h.snippet.rstrip("…") in lead for lead in leads) for h in after)  # the new corpus's hits
     assert not all(any(h.snippet.rstrip("…") in lead for lead in leads) for h in kept)  # not the kept ones
 
@@ -116,12 +116,12 @@ def test_index_is_rebuilt_when_the_corpus_changes(phones, specs, tmp_path):
     path, wh = phones
     world = tmp_path / path.name
     world.write_bytes(path.read_bytes())
-    search("smartphones_2029", "Samsung", 1, tmp_path)
+    search("smartphones_2029", "Samsung", 1, Warehouse(tmp_path))
     marker = index_dir(world) / "corpus.sha256"
     before = marker.read_text()
     spec = specs["smartphones_2029"]
     write_corpus(world, {None: generate_pages(spec, build_world(spec), seed=12345)})
-    search("smartphones_2029", "Samsung", 1, tmp_path)
+    search("smartphones_2029", "Samsung", 1, Warehouse(tmp_path))
     assert marker.read_text() != before
     assert build_index(world) == index_dir(world)
 

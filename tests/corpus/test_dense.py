@@ -23,6 +23,7 @@ from worldforge.retrieval.embed import EmbeddingConfig, EmbeddingError, embedder
 from worldforge.retrieval.fusion import reciprocal_rank_fusion  # noqa: E402
 from worldforge.retrieval.tiny import build_tiny_embedding_model  # noqa: E402
 from worldforge.retrieval.vectors import build_vector_index, open_vector_index  # noqa: E402
+from worldforge.warehouse import Warehouse  # noqa: E402
 
 WORLD = "smartphones_2029"
 
@@ -31,11 +32,11 @@ WORLD = "smartphones_2029"
 def dense_world(specs, tmp_path_factory):
     """A world with its corpus, and a tiny embedding model trained on its title-passage pairs: ``(warehouse, world file,
     model folder, untrained model folder)``."""
-    wh = tmp_path_factory.mktemp("dense-wh")
+    wh = Warehouse(tmp_path_factory.mktemp("dense-wh"))
     path = built_world(specs[WORLD], wh)
-    untrained = wh / "models" / "untrained"
+    untrained = wh.root / "models" / "untrained"
     assert world_embedder(path, untrained, epochs=0) is None
-    trained = wh / "models" / "trained"
+    trained = wh.root / "models" / "trained"
     report = world_embedder(path, trained)
     assert report.steps > 0 and np.isfinite(report.loss) and report.examples == read_corpus(path, None, dressed=False)[0].height
     return wh, path, trained, untrained

@@ -22,6 +22,7 @@ from worldforge.corpus.rewriter import PROSE_GENRES, check_reply, clean_reply, f
 from worldforge.corpus.store import generate_corpus
 from worldforge.llm.base import BackendError
 from worldforge.net import free_port
+from worldforge.warehouse import Warehouse
 
 WORLD = "mars_colony_2030"
 FAKE = Path(__file__).with_name("fake_openai.py")
@@ -308,6 +309,6 @@ def test_a_catalog_world_built_with_the_writer(tmp_path, server):
     from tests.conftest import SPECS_DIR
     from worldforge.catalog.build import build_entry
 
-    row, outcome = build_entry(SPECS_DIR / f"{WORLD}.yaml", tmp_path, rewriter=server.config(limit=4))
+    row, outcome = build_entry(SPECS_DIR / f"{WORLD}.yaml", Warehouse(tmp_path), rewriter=server.config(limit=4))
     assert outcome == "built" and row.contradictions == 0, row.error
     assert server.chats == 4

@@ -8,12 +8,13 @@ from assets.catalog import catalog_partitions, catalog_report, catalog_spec_fold
 from assets.resources import SourcesResource, WarehouseResource
 from tests.conftest import SPECS_DIR
 from worldforge.catalog.build import read_catalog
+from worldforge.warehouse import Warehouse
 
 pytestmark = pytest.mark.dagster
 
 
 def test_sensor_partitions_then_two_worlds_and_a_broken_one(tmp_path):
-    specs, wh = tmp_path / "specs", tmp_path / "wh"
+    specs, wh = tmp_path / "specs", Warehouse(tmp_path / "wh")
     specs.mkdir()
     text = (SPECS_DIR / "esports_2031.yaml").read_text()
     for name, seed in (("cat_a", 1), ("cat_b", 2)):

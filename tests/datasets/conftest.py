@@ -6,6 +6,7 @@ import pytest
 
 from tests.conftest_worlds import built_world
 from worldforge.tasks.store import build_tasks
+from worldforge.warehouse import Warehouse
 
 EXPORT_WORLDS = ("esports_2031", "mars_colony_2030")
 
@@ -14,7 +15,7 @@ EXPORT_WORLDS = ("esports_2031", "mars_colony_2030")
 def export_wh(specs, tmp_path_factory):
     """A warehouse holding EXPORT_WORLDS built with their tasks (shared by the BrowseComp-Plus, Hugging Face and Search-R1
     export tests: write exports elsewhere, never into it)."""
-    wh = tmp_path_factory.mktemp("export-wh")
+    wh = Warehouse(tmp_path_factory.mktemp("export-wh"))
     for name in EXPORT_WORLDS:
         build_tasks(built_world(specs[name], wh))
     return wh

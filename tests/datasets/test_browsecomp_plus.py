@@ -38,13 +38,13 @@ def test_export_writes_the_corpus_queries_and_qrels(warehouse, tmp_path):
     assert corpus.columns == ["docid", "text", "url"] and corpus["docid"].is_unique().all()
     assert corpus["docid"].str.contains(r"^\d+$").all()  # its scripts read citations as [digits]
     # one corpus a world, its own: a scenario's pages would be twins of the world's with other values
-    assert corpus.height == sum(read_corpus(warehouse / f"{w}.duckdb", None, dressed=False)[0].height for w in ("esports_2031", "mars_colony_2030"))
+    assert corpus.height == sum(read_corpus(warehouse.world(w), None, dressed=False)[0].height for w in ("esports_2031", "mars_colony_2030"))
     docs = [json.loads(x) for x in (out / "corpus_jsonl" / "docs.jsonl").read_text().splitlines()]
     assert [d["id"] for d in docs] == corpus["docid"].to_list() and docs[0]["contents"] == corpus["text"][0]
     queries = [line.split("\t") for line in (out / "topics-qrels" / "queries.tsv").read_text().splitlines()]
     assert all(len(q) == 2 and q[1].strip() for q in queries)
     truth = [json.loads(x) for x in (out / "browsecomp_plus.jsonl").read_text().splitlines()]
-    questions = {q.question_id: q for w in ("esports_2031", "mars_colony_2030") for q in read_deep_questions(warehouse / f"{w}.duckdb")}
+    questions = {q.question_id: q for w in ("esports_2031", "mars_colony_2030") for q in read_deep_questions(warehouse.world(w))}
     assert len(truth) == len(queries) == len(questions) >= 40
     assert [t["query_id"] for t in truth] == [q[0] for q in queries]
     evidence, gold = _qrels(out / "topics-qrels" / "qrel_evidence.txt"), _qrels(out / "topics-qrels" / "qrel_golds.txt")
@@ -69,7 +69,7 @@ def test_the_same_worlds_export_the_same_files(warehouse, tmp_path):
 
 
 def test_a_scenario_is_exported_on_its_own(warehouse, tmp_path):
-    path = warehouse / "esports_2031.duckdb"
+    path = warehouse.world("esports_2031")
     scen = next(q.scenario for q in read_deep_questions(path, all_scenarios=True) if q.scenario)
     out = tmp_path / "scen"
     res = CliRunner().invoke(app, ["export", "browsecomp-plus", "--worlds", "esports_2031", "--scenario", scen, "-o", str(out),
@@ -94,7 +94,7 @@ def test_bad_input_is_one_line_and_leaves_the_previous_export(warehouse, tmp_pat
     other = tmp_path / "mine"
     other.mkdir()
     (other / "notes.txt").write_text("keep me")
-    for target in (other, warehouse, warehouse.parent):
+    for target in (other, warehouse.root, warehouse.root.parent):
         res = CliRunner().invoke(app, ["export", "browsecomp-plus", "--worlds", "esports_2031", "-o", str(target), "--warehouse", str(warehouse)])
         assert res.exit_code == 2 and "name a new" in " ".join(res.output.split()), res.output
-    assert (other / "notes.txt").read_text() == "keep me" and (warehouse / "esports_2031.duckdb").is_file()
+    assert (other / "notes.txt").read_text() == "keep me" and (warehouse.world("esports_2031")).is_file()

@@ -28,7 +28,7 @@ def built(traj_wh, tokenizer, tmp_path_factory):
 
 def test_labels_match_the_informative_flags_turn_by_turn(built, traj_wh):
     out, report = built
-    con = duckdb.connect(str(traj_wh / "trajectories.duckdb"), read_only=True)
+    con = duckdb.connect(str(traj_wh.trajectory_store), read_only=True)
     flags = {(t, i): f for t, i, f in con.execute("SELECT trajectory_id, turn_idx, informative FROM turns").fetchall()}
     con.close()
     rows = _rows(out)

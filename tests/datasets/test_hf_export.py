@@ -39,8 +39,8 @@ def test_load_dataset_reads_both_families_offline(exported, monkeypatch, tmp_pat
     held = held_out_worlds(list(WORLDS))
     assert len(held) == 1 and set(deep["test"]["world"]) == held and set(wide["test"]["world"]) == held
     assert not set(deep["train"]["world"]) & held
-    questions = {q.question_id: q for w in WORLDS for q in read_deep_questions(wh / f"{w}.duckdb", all_scenarios=True)}
-    tasks = {t.instance_id: t for w in WORLDS for t in read_tasks(wh / f"{w}.duckdb", all_scenarios=True)}
+    questions = {q.question_id: q for w in WORLDS for q in read_deep_questions(wh.world(w), all_scenarios=True)}
+    tasks = {t.instance_id: t for w in WORLDS for t in read_tasks(wh.world(w), all_scenarios=True)}
     assert deep["train"].num_rows + deep["test"].num_rows == len(questions)
     assert wide["train"].num_rows + wide["test"].num_rows == len(tasks)
     row = deep["train"][0]

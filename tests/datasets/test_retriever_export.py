@@ -57,7 +57,7 @@ def test_rows_positives_and_negatives_hold_the_invariants(export_wh, export):
     dropped = (out / "dropped.tsv").read_text().splitlines()[1:]
     worlds_of = {}
     for w in EXPORT_WORLDS:
-        path = export_wh / f"{w}.duckdb"
+        path = export_wh.world(w)
         stated = _stated(path)
         pages, _ = read_corpus(path, None, dressed=False)
         text = {u: f"{t}\n\n{b}" for u, t, b in pages.select("url", "title", "body_md").iter_rows()}
@@ -146,7 +146,7 @@ def test_bad_input_is_one_line_and_writes_nothing(export_wh, tmp_path, args, wor
 
 
 def test_without_requirements_keeps_the_question_alone(export_wh):
-    for t in read_tasks(export_wh / f"{EXPORT_WORLDS[0]}.duckdb", all_scenarios=True):
+    for t in read_tasks(export_wh.world(EXPORT_WORLDS[0]), all_scenarios=True):
         q = without_requirements(t.question)
         assert q and q != t.question and t.question.startswith(q) and "Markdown" not in q
     assert without_requirements("Name its league.") == "Name its league."

@@ -30,7 +30,7 @@ def test_rows_in_search_r1s_format_split_by_world(warehouse, tmp_path):
     train, test = (pq.read_table(out / f"{s}.parquet").to_pylist() for s in ("train", "test"))
     assert f"train {len(train)}, test {len(test)} questions" in res.output
     assert train and test and {r["extra_info"]["world"] for r in train}.isdisjoint({r["extra_info"]["world"] for r in test})
-    questions = {q.question_id: q for w in WORLDS for q in read_deep_questions(warehouse / f"{w}.duckdb")}  # the worlds' own, no scenario
+    questions = {q.question_id: q for w in WORLDS for q in read_deep_questions(warehouse.world(w))}  # the worlds' own, no scenario
     assert sorted(r["extra_info"]["question_id"] for r in train + test) == sorted(questions)
     for split, rows in (("train", train), ("test", test)):
         assert [r["id"] for r in rows] == [f"{split}_{i}" for i in range(len(rows))]
@@ -53,7 +53,7 @@ def test_datasets_reads_it_as_search_r1s_trainer_does(warehouse, tmp_path):
 
 
 def test_a_scenarios_questions(warehouse, tmp_path):
-    scenario = next(q.scenario for q in read_deep_questions(warehouse / f"{WORLDS[0]}.duckdb", all_scenarios=True) if q.scenario)
+    scenario = next(q.scenario for q in read_deep_questions(warehouse.world(WORLDS[0]), all_scenarios=True) if q.scenario)
     out = tmp_path / "sr1"
     assert _export(warehouse, out, "--scenario", scenario).exit_code == 0
     rows = pq.read_table(out / "train.parquet").to_pylist() + pq.read_table(out / "test.parquet").to_pylist()

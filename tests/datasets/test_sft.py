@@ -45,7 +45,7 @@ class ScriptedWorldModel(WorldModelBackend):
 
 @pytest.fixture(scope="module")
 def references(traj_wh) -> dict:
-    con = duckdb.connect(str(traj_wh / "trajectories.duckdb"), read_only=True)
+    con = duckdb.connect(str(traj_wh.trajectory_store), read_only=True)
     refs = {f"{t}:{i + 1}": o for t, i, o in con.execute("SELECT trajectory_id, turn_idx, observation FROM turns").fetchall()}
     con.close()
     return refs

@@ -35,10 +35,10 @@ SECONDS = 5.0
 @pytest.fixture(scope="module")
 def server(specs, tmp_path_factory):
     """``(client, known names)``: the app over a built world with tasks; names are worlds, scenarios and task ids that exist."""
-    wh = tmp_path_factory.mktemp("wh_fuzz")
+    wh = Warehouse(tmp_path_factory.mktemp("wh_fuzz"))
     build_tasks(built_world(specs[WORLD], wh))
     names = {"world": [WORLD], "scenario": sorted(scenario_names(wh, WORLD)),
-             "task_id": [t.instance_id for t in read_tasks(Warehouse(wh).world(WORLD), all_scenarios=True)][:5]}
+             "task_id": [t.instance_id for t in read_tasks(wh.world(WORLD), all_scenarios=True)][:5]}
     with TestClient(create_app(WORLD, wh, mcp=False, record=False), raise_server_exceptions=False) as client:
         yield client, names
 

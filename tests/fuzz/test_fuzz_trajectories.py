@@ -29,6 +29,7 @@ from worldforge.trajectories import Quarantined, Trajectory, read_file
 from worldforge.trajectories.model import DOMAINS, Turn
 from worldforge.trajectories.readers import FORMATS
 from worldforge.trajectories.store import balance, ingest, read_batch
+from worldforge.warehouse import Warehouse
 
 pytestmark = pytest.mark.filterwarnings("ignore:Generating overly large repr")
 
@@ -189,7 +190,7 @@ def test_an_ingest_balances_in_the_store(cases):
         root.mkdir()
         for i, (name, suffix, raw) in enumerate(cases):
             (root / f"{name}-{i}{suffix}").write_bytes(raw)
-        report = ingest([root], Path(folder) / "wh")
+        report = ingest([root], Warehouse(Path(folder) / "wh"))
         assert report.tally.balanced
         stored = balance(report.path)
         assert stored.balanced and stored.inputs == report.tally.inputs and stored.kept == report.tally.kept

@@ -22,6 +22,7 @@ import pytest
 
 from tests.conftest import ROOT
 from tests.servers import ProcessServer
+from worldforge.warehouse import Warehouse
 
 UPSTREAM = ROOT / "tests" / "recording" / "fixtures" / "fake_openai_upstream.py"
 pytestmark = pytest.mark.timeout(300)
@@ -265,7 +266,7 @@ def test_a_crash_between_ingest_and_closing_the_segment_stores_nothing_twice(tmp
     start ingests the same document again, and the store keeps one trajectory (same path, same bytes)."""
     from worldforge.recording.sink import RecordingSink
 
-    sink = RecordingSink(tmp_path / "wh", "openai")
+    sink = RecordingSink(Warehouse(tmp_path / "wh"), "openai")
     sid = sink.new_session_id("crash")
     msgs = [{"role": "user", "content": "task x"}]
     call = {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{\"cmd\": \"ls\"}"}}
@@ -281,7 +282,7 @@ def test_a_crash_between_ingest_and_closing_the_segment_stores_nothing_twice(tmp
     with pytest.raises(KeyboardInterrupt):
         sink.close(sid)
     assert len(_store(tmp_path / "wh", "SELECT * FROM trajectories")) == 1
-    restarted = RecordingSink(tmp_path / "wh", "openai")
+    restarted = RecordingSink(Warehouse(tmp_path / "wh"), "openai")
     assert [c.session_id for c in restarted.recover()] == [sid]
     assert _store(tmp_path / "wh", "SELECT task, n_turns FROM trajectories") == [("task x", 1)]
     assert restarted.segments.open_sessions() == []

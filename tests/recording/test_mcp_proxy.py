@@ -25,6 +25,7 @@ from tests.conftest import ROOT
 from tests.conftest_worlds import built_world
 from tests.servers import CliServer
 from worldforge.net import free_port
+from worldforge.warehouse import Warehouse
 
 STDIO_SERVER = f"{sys.executable} {ROOT / 'tests' / 'recording' / 'fixtures' / 'mcp_stdio_server.py'}"
 pytestmark = pytest.mark.timeout(300)
@@ -201,7 +202,7 @@ def test_a_session_is_never_idle_while_a_call_is_in_flight(tmp_path, monkeypatch
     async def main() -> list:
         monkeypatch.setattr(mcp_proxy.UpstreamSession, "__init__", lambda self, target: None)
         monkeypatch.setattr(mcp_proxy.UpstreamSession, "call", slow_call)
-        rec = mcp_proxy.McpRecorder(None, RecordingSink(tmp_path / "wh", "mcp"), "test")
+        rec = mcp_proxy.McpRecorder(None, RecordingSink(Warehouse(tmp_path / "wh"), "mcp"), "test")
         seen = []
         call = asyncio.create_task(rec.call_tool("k", "echo", {"text": "x"}))
         for _ in range(5):  # 0.5 s of a 0.6 s call, with an idle timeout of 0.1 s
@@ -236,7 +237,7 @@ def test_a_refused_session_opens_no_upstream_and_writes_no_recording(tmp_path, m
         monkeypatch.setattr(mcp_proxy.UpstreamSession, "__init__", lambda self, target: made.append(self))
         monkeypatch.setattr(mcp_proxy.UpstreamSession, "call", quick_call)
         monkeypatch.setattr(mcp_proxy.UpstreamSession, "close", closed)
-        rec = mcp_proxy.McpRecorder(None, RecordingSink(tmp_path / "wh", "mcp"), "test", max_sessions=1)
+        rec = mcp_proxy.McpRecorder(None, RecordingSink(Warehouse(tmp_path / "wh"), "mcp"), "test", max_sessions=1)
         now = [0.0]
         rec.sessions.clock = lambda: now[0]  # the test's own clock: no wall-clock timing
         await rec.call_tool("a", "echo", {"text": "x"})

@@ -13,6 +13,7 @@ from assets.resources import WarehouseResource
 from assets.trajectories import turn_mask_stats
 from worldforge.recording.sink import RecordingSink, stored_recordings
 from worldforge.trajectories import load_store
+from worldforge.warehouse import Warehouse
 
 pytestmark = pytest.mark.dagster
 
@@ -35,7 +36,7 @@ def test_sensor_requests_each_closed_recording_once(tmp_path):
         return ctx, closed_recordings(ctx)
 
     assert isinstance(evaluate()[1], SkipReason)
-    sink = RecordingSink(tmp_path, "openai")
+    sink = RecordingSink(Warehouse(tmp_path), "openai")
     tool_sid = _record(sink, [USER, CALL, RESULT], {"role": "assistant", "content": "two files"})
     chat_sid = _record(sink, [USER], {"role": "assistant", "content": "no idea"})
     open_sid = _record(sink, [USER], {"role": "assistant", "content": "still open"})
@@ -51,7 +52,7 @@ def test_sensor_requests_each_closed_recording_once(tmp_path):
     assert isinstance(evaluate(ctx.cursor)[1], SkipReason)
     # a recording with the same modification time as the newest seen one is still requested once
     sink.close(open_sid)
-    newest = max(r.mtime_ns for r in stored_recordings(tmp_path))
+    newest = max(r.mtime_ns for r in stored_recordings(Warehouse(tmp_path)))
     os.utime(tmp_path / "recordings" / "openai" / f"{open_sid}.json", ns=(newest, newest))
     ctx2, reqs2 = evaluate(ctx.cursor)
     assert [r.tags["session"] for r in reqs2] == [open_sid]

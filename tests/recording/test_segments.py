@@ -15,6 +15,7 @@ import worldforge
 from worldforge.recording.segments import SegmentLog, safe_session_id
 from worldforge.recording.sink import RecordingSink, is_prefix, merge_conversation, openai_document
 from worldforge.trajectories.readers import read_file
+from worldforge.warehouse import Warehouse
 
 
 def _call(cid: str, name: str, args: dict) -> dict:
@@ -147,7 +148,7 @@ def _store_rows(warehouse, sql):
 
 
 def test_sink_close_stores_turns_with_mask_statistics(tmp_path):
-    sink = RecordingSink(tmp_path, "openai")
+    sink = RecordingSink(Warehouse(tmp_path), "openai")
     sid = sink.new_session_id("agent 7")
     assert sid.startswith("agent_7-")
     sink.append(sid, {"event": "start", "upstream": "http://up/v1"})
@@ -169,7 +170,7 @@ def test_sink_close_stores_turns_with_mask_statistics(tmp_path):
 
 
 def test_plain_chat_is_quarantined_and_file_kept(tmp_path):
-    sink = RecordingSink(tmp_path, "openai")
+    sink = RecordingSink(Warehouse(tmp_path), "openai")
     sid = sink.new_session_id()
     sink.append(sid, _exchange([USER], FINAL))
     closed = sink.close(sid)
@@ -179,7 +180,7 @@ def test_plain_chat_is_quarantined_and_file_kept(tmp_path):
 
 
 def test_mcp_document_reads_calls_as_turns(tmp_path):
-    sink = RecordingSink(tmp_path, "mcp")
+    sink = RecordingSink(Warehouse(tmp_path), "mcp")
     sid = sink.new_session_id()
     sink.append(sid, {"event": "start", "upstream": "stdio: server"})
     sink.append(sid, {"event": "tools", "tools": [{"name": "lookup", "inputSchema": {"type": "object"}}]})
@@ -204,7 +205,8 @@ def test_reader_quarantines_bad_recordings(tmp_path):
 KILLER = """
 import sys
 from worldforge.recording.sink import RecordingSink
-sink = RecordingSink(sys.argv[1], "openai")
+from worldforge.warehouse import Warehouse
+sink = RecordingSink(Warehouse(sys.argv[1]), "openai")
 sink.append("crash", {"event": "start", "upstream": "u"})
 sink.append("crash", __EX1__)
 sink.append("crash", __EX2__)
@@ -229,7 +231,7 @@ def test_recover_after_kill_9_stores_the_open_session(tmp_path):
             proc.wait()
     with open(tmp_path / "recordings" / "segments" / "openai" / "crash.jsonl", "a") as fh:
         fh.write('{"event": "exch')  # and a torn line on top
-    sink = RecordingSink(tmp_path, "openai")
+    sink = RecordingSink(Warehouse(tmp_path), "openai")
     (closed,) = sink.recover()
     assert (closed.session_id, closed.trajectories, closed.turns) == ("crash", 1, 1)
     assert _store_rows(tmp_path, "SELECT observation FROM turns") == [("42 notes.txt",)]

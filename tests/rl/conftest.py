@@ -6,6 +6,7 @@ import pytest
 
 from tests.conftest_worlds import built_world
 from worldforge.tasks.store import build_tasks
+from worldforge.warehouse import Warehouse
 
 WORLD = "smartphones_2029"
 
@@ -13,7 +14,7 @@ WORLD = "smartphones_2029"
 @pytest.fixture(scope="session")
 def rl_wh(specs, tmp_path_factory):
     """A warehouse holding smartphones_2029 with its corpus and tasks (shared: do not write its world)."""
-    wh = tmp_path_factory.mktemp("rl-wh")
+    wh = Warehouse(tmp_path_factory.mktemp("rl-wh"))
     build_tasks(built_world(specs[WORLD], wh))
     return wh
 

@@ -13,6 +13,7 @@ from worldforge.rl import EpisodeOver, RewardConfig, SearchWorldEnv, parse_pertu
 from worldforge.rl.env import scripted_answer
 from worldforge.serving.search import create_app
 from worldforge.trajectories.episodes import read_episodes
+from worldforge.warehouse import Warehouse
 
 
 def _solve(env: SearchWorldEnv, task) -> str:
@@ -22,7 +23,7 @@ def _solve(env: SearchWorldEnv, task) -> str:
 def test_constructible_without_arguments(rl_wh, monkeypatch):
     monkeypatch.setenv("WORLDFORGE_WAREHOUSE", str(rl_wh))
     env = SearchWorldEnv()
-    assert env.warehouse.root == rl_wh.resolve()  # an edge: the configured warehouse
+    assert env.warehouse.root == rl_wh.root.resolve()  # an edge: the configured warehouse
     task = next(iter(world_tasks(WORLD, rl_wh)))
     assert "submit" in env.reset(world=WORLD, task=task)
 
@@ -238,10 +239,10 @@ def test_a_world_built_before_deep_questions_has_its_wide_tasks_only(rl_wh, rl_t
 
     wh = tmp_path / "wh"
     wh.mkdir()
-    shutil.copy(rl_wh / f"{WORLD}.duckdb", wh / f"{WORLD}.duckdb")
+    shutil.copy(rl_wh.world(WORLD), wh / f"{WORLD}.duckdb")
     con = duckdb.connect(str(wh / f"{WORLD}.duckdb"))
     con.execute("DROP TABLE deep_questions")
     con.close()
-    assert set(world_tasks(WORLD, wh, "both")) == set(rl_tasks)  # the wide ones still reset
+    assert set(world_tasks(WORLD, Warehouse(wh), "both")) == set(rl_tasks)  # the wide ones still reset
     with pytest.raises(WarehouseError, match="no deep questions .*rebuild its tasks"):
-        world_tasks(WORLD, wh, "deep")
+        world_tasks(WORLD, Warehouse(wh), "deep")

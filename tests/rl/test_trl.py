@@ -217,7 +217,7 @@ def test_cli_world_without_tasks_is_a_user_error(rl_wh, tmp_path):
 
     wh = tmp_path / "wh"
     wh.mkdir()
-    shutil.copy(rl_wh / f"{WORLD}.duckdb", wh / "bare_world.duckdb")  # a world file is a DuckDB file; a copy without the tasks table
+    shutil.copy(rl_wh.world(WORLD), wh / "bare_world.duckdb")  # a world file is a DuckDB file; a copy without the tasks table
     import duckdb
 
     con = duckdb.connect(str(wh / "bare_world.duckdb"))

@@ -12,7 +12,7 @@ from worldforge.cli import app
 from worldforge.scenarios import ScenarioError, build_scenarios, scenario_spec, shift_world
 from worldforge.spec.models import ScenarioSpec
 from worldforge.synth import build_world, check_world
-from worldforge.warehouse import write_world
+from worldforge.warehouse import Warehouse, write_world
 from worldforge.world import check_world_file
 
 
@@ -77,7 +77,7 @@ def test_a_scenario_that_breaks_an_invariant_names_the_row(mars):
 
 def test_scenarios_are_stored_with_the_same_constraints(mars, tmp_path):
     spec, base, scen = mars
-    path = write_world(spec, base, tmp_path, 4, scen)
+    path = write_world(spec, base, Warehouse(tmp_path), 4, scen)
     wf, violations = check_world_file(path)
     assert violations == [] and set(wf.scenarios) == {"census_2032", "year_end_2030"}
     schemas = {(r["schema_name"], r["table_name"]) for r in wf.declared.iter_rows(named=True) if r["constraint_type"] == "FOREIGN KEY"}

@@ -5,13 +5,14 @@ import pytest
 from tests.conftest_worlds import built_world
 from tests.servers import SearchServer
 from worldforge.tasks.store import build_tasks
+from worldforge.warehouse import Warehouse
 
 
 @pytest.fixture(scope="module")
 def warehouse(specs, tmp_path_factory):
     """A warehouse holding esports_2031 with its corpus and tasks, one per test module (the servers a module
     starts record their episodes in it, so modules must not share it)."""
-    wh = tmp_path_factory.mktemp("wh")
+    wh = Warehouse(tmp_path_factory.mktemp("wh"))
     build_tasks(built_world(specs["esports_2031"], wh))
     return wh
 

@@ -26,6 +26,7 @@ from worldforge.serving.http import MAX_BODY_BYTES, MAX_JSON_DEPTH
 from worldforge.serving.search import MAX_BATCH_CALLS
 from worldforge.tasks.store import build_tasks
 from worldforge.trajectories.episodes import read_episode_tables, read_episodes
+from worldforge.warehouse import Warehouse
 
 WORLD = "esports_2031"
 SEARCH = {"name": "web_search", "arguments": {"query": "Titans league"}}
@@ -39,7 +40,7 @@ def client(server):
 
 @pytest.fixture(scope="module")
 def task_id(warehouse):
-    return build_tasks(warehouse / f"{WORLD}.duckdb").tasks[0].instance_id
+    return build_tasks(warehouse.world(WORLD)).tasks[0].instance_id
 
 
 # -- helpers ---------------------------------------------------------------------------------
@@ -498,8 +499,8 @@ def test_concurrent_batches_on_the_same_sessions(server, warehouse):
 
 @pytest.fixture(scope="module")
 def idle_server(warehouse, tmp_path_factory):
-    wh = tmp_path_factory.mktemp("wh_batch_idle")
-    shutil.copy(warehouse / f"{WORLD}.duckdb", wh)
+    wh = Warehouse(tmp_path_factory.mktemp("wh_batch_idle"))
+    shutil.copy(warehouse.world(WORLD), wh.root)
     s = SearchServer(wh, idle_timeout=1.0)
     s.warehouse = wh
     yield s
@@ -564,7 +565,7 @@ def test_a_step_in_flight_is_not_lost_by_a_close(idle_server, close_with):
 
 def _break_log(warehouse) -> None:
     """Make ``episodes.log.jsonl`` a directory (a write fails as on a full disk), once the server has drained it."""
-    log = warehouse / "episodes.log.jsonl"
+    log = warehouse.episode_log
     guard = time.monotonic() + 30
     while time.monotonic() < guard:
         try:
@@ -583,7 +584,7 @@ def test_closes_are_503_and_kept_when_the_log_fails(client, warehouse):
         got = _batch(client, [{"op": "close", "session_id": a}, {"op": "step", "session_id": a, **SEARCH}, {"op": "close", "session_id": b}], allow=(503,))
         assert [r["status"] for r in got] == [503, 404, 503] and "kept" in got[0]["error"]
     finally:
-        os.rmdir(warehouse / "episodes.log.jsonl")
+        os.rmdir(warehouse.episode_log)
     guard = time.monotonic() + 30
     while _turns(warehouse, [a, b]) != {a: 1, b: 1} and time.monotonic() < guard:
         time.sleep(0.2)  # polled: the server's flush retries the kept episodes every second
@@ -600,6 +601,6 @@ def test_a_close_with_nothing_to_log_is_204_as_delete(client, warehouse):
         single = client.delete(f"/sessions/{quiet2}").status_code
         got = _batch(client, [{"op": "close", "session_id": a}, {"op": "close", "session_id": quiet}], allow=(503,))
     finally:
-        os.rmdir(warehouse / "episodes.log.jsonl")
+        os.rmdir(warehouse.episode_log)
     assert single == 204
     assert [r["status"] for r in got] == [503, 204], got

@@ -7,13 +7,14 @@ from tests.conftest_worlds import built_world
 from worldforge.errors import WorldforgeError
 from worldforge.simenv import DEFAULT_MIX, Perturbation, PerturbationConfig, SearchEnv, from_instruction
 from worldforge.tasks.store import build_tasks
+from worldforge.warehouse import Warehouse
 
 BLOCK = re.compile(r"^\[(\d+)\] (https://\S+)\nTitle: .+\nSnippet: .*\nDate: (N/A|[A-Z][a-z]{2} \d{2}, \d{4})$", re.M)
 
 
 @pytest.fixture(scope="module")
 def world(specs, tmp_path_factory):
-    wh = tmp_path_factory.mktemp("wh")
+    wh = Warehouse(tmp_path_factory.mktemp("wh"))
     path = built_world(specs["esports_2031"], wh)
     return wh, build_tasks(path).tasks
 

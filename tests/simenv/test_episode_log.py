@@ -21,6 +21,7 @@ from worldforge.serving.episodes import EpisodeService
 from worldforge.serving.search import create_app
 from worldforge.simenv.env import Observation, SearchEnv
 from worldforge.trajectories.episodes import DRAIN_ATTEMPTS, Episode, drain_episode_log, episode_from_line, episode_line, log_episodes, read_episodes
+from worldforge.warehouse import Warehouse
 
 WORLD = "esports_2031"
 
@@ -28,10 +29,10 @@ WORLD = "esports_2031"
 @pytest.fixture
 def wh(warehouse, tmp_path):
     """A fresh warehouse holding a link to the built world (each test its own episode log and store)."""
-    for p in warehouse.iterdir():
+    for p in warehouse.root.iterdir():
         if p.name.startswith(WORLD):
             (tmp_path / p.name).symlink_to(p)
-    return tmp_path
+    return Warehouse(tmp_path)
 
 
 def _episode(eid: str, n: int = 2, text: str = "obs") -> Episode:
@@ -42,7 +43,7 @@ def _episode(eid: str, n: int = 2, text: str = "obs") -> Episode:
 
 
 def _log_lines(wh) -> list[str]:
-    path = wh / "episodes.log.jsonl"
+    path = wh.episode_log
     return path.read_text().splitlines() if path.exists() else []
 
 
@@ -59,20 +60,20 @@ def test_episode_line_round_trips_every_field():
 
 def test_a_torn_line_is_rejected_alone(wh):
     log_episodes(wh, [_episode("before")])
-    with open(wh / "episodes.log.jsonl", "a") as fh:
+    with open(wh.episode_log, "a") as fh:
         fh.write(episode_line(_episode("torn"))[:57])  # a crash in the middle of an append
     log_episodes(wh, [_episode("after")])
     report = drain_episode_log(wh)
     assert (report.recorded, report.rejected) == (2, 1)
     assert sorted(read_episodes(wh)["episode_id"].to_list()) == ["after", "before"]
-    rejected = (wh / "episodes.log.rejected.jsonl").read_text().splitlines()
+    rejected = (wh.root / "episodes.log.rejected.jsonl").read_text().splitlines()
     assert len(rejected) == 1 and "unreadable line" in json.loads(rejected[0])["reason"]
-    assert not (wh / "episodes.log.jsonl").exists()
+    assert not (wh.episode_log).exists()
 
 
 def test_an_unfinished_last_line_waits_for_its_end(wh):
     line = episode_line(_episode("slow"))
-    (wh / "episodes.log.jsonl").write_text(episode_line(_episode("done")) + line[:40])
+    (wh.episode_log).write_text(episode_line(_episode("done")) + line[:40])
     assert drain_episode_log(wh).recorded == 1
     assert _log_lines(wh) == [line[:40]]  # not rejected yet: the writer may still be writing
 
@@ -87,10 +88,11 @@ def test_a_lone_poison_episode_is_set_aside_after_a_few_drains(wh, monkeypatch):
             drain_episode_log(wh)
         assert len(_log_lines(wh)) == 1  # a store failure keeps the episode in the log
     assert drain_episode_log(wh).rejected == 1
-    assert not _log_lines(wh) and "poison-only" in (wh / "episodes.log.rejected.jsonl").read_text()
+    assert not _log_lines(wh) and "poison-only" in (wh.root / "episodes.log.rejected.jsonl").read_text()
 
 
-def _writer(wh: str, worker: int, n: int) -> None:
+def _writer(folder: str, worker: int, n: int) -> None:
+    wh = Warehouse(folder)
     for i in range(n):
         log_episodes(wh, [_episode(f"w{worker}-{i}", n=1)])
         if i % 5 == 0:
@@ -156,7 +158,7 @@ def test_threads_logging_together_share_one_write_and_each_returns_once_its_epis
 
     first = threading.Thread(target=close, args=(0,))
     rest = [threading.Thread(target=close, args=(i,)) for i in range(1, 24)]
-    _queued(_group_write_held(wh / "episodes.log.jsonl", first), rest)
+    _queued(_group_write_held(wh.episode_log, first), rest)
     first_held.set()
     for t in [first, *rest]:
         t.join(60)
@@ -192,7 +194,7 @@ def test_a_failed_group_write_fails_every_caller_in_it_and_the_next_write_goes_t
 
     first = threading.Thread(target=close, args=("ok-first",))
     failing = [threading.Thread(target=close, args=(f"lost-{i}",)) for i in range(3)]
-    _queued(_group_write_held(wh / "episodes.log.jsonl", first), failing)
+    _queued(_group_write_held(wh.episode_log, first), failing)
     held.set()
     for t in [first, *failing]:
         t.join(60)
@@ -424,11 +426,11 @@ def test_a_full_episode_log_keeps_reads_refuses_closes_with_the_path_and_recover
         monkeypatch.setattr(episode_log, "_append_durably", lambda *a: (_ for _ in ()).throw(OSError(errno.ENOSPC, "No space left on device")))
         r = c.delete(f"/sessions/{sid}")
         message = r.json()["error"]
-        assert r.status_code == 503 and str(wh / "episodes.log.jsonl") in message and "No space left on device" in message
+        assert r.status_code == 503 and str(wh.episode_log) in message and "No space left on device" in message
         assert "\n" not in message
         health = c.get("/health").json()
         assert health["episode_log"] == "full" and health["status"] == "degraded" and health["episodes_waiting"] == 1
-        assert str(wh / "episodes.log.jsonl") in health["episode_log_error"]
+        assert str(wh.episode_log) in health["episode_log_error"]
         other = c.post("/sessions", json={}).json()["session_id"]  # reads go on
         step = c.post(f"/sessions/{other}/step", json={"name": "web_search", "arguments": {"query": "Ravens"}})
         assert step.status_code == 200 and step.json()["observation"].startswith("[1] ")
@@ -452,7 +454,7 @@ def test_a_full_disk_leaves_no_half_written_line(wh, monkeypatch):
     import worldforge.trajectories.episodes.log as episode_log
 
     log_episodes(wh, [_episode("before")])
-    size = (wh / "episodes.log.jsonl").stat().st_size
+    size = (wh.episode_log).stat().st_size
     real_write = os.write
 
     def short_write(fd, data):
@@ -465,7 +467,7 @@ def test_a_full_disk_leaves_no_half_written_line(wh, monkeypatch):
     with pytest.raises(OSError, match="No space left"):
         log_episodes(wh, [_episode("cut", n=5)])
     monkeypatch.setattr(episode_log.os, "write", real_write)
-    assert (wh / "episodes.log.jsonl").stat().st_size == size
+    assert (wh.episode_log).stat().st_size == size
     assert [json.loads(line)["episode_id"] for line in _log_lines(wh)] == ["before"]
 
 

@@ -35,7 +35,7 @@ def test_http_session_lifecycle(server, warehouse):
 
 def test_http_task_and_instruction(server, warehouse):
     c = httpx.Client(base_url=server.url)
-    task_id = build_tasks(warehouse / "esports_2031.duckdb").tasks[0].instance_id
+    task_id = build_tasks(warehouse.world("esports_2031")).tasks[0].instance_id
     sid = c.post("/sessions", json={"task_id": task_id, "instruction": "inject intermittent API errors 100% of the time"}).json()["session_id"]
     r = c.post(f"/sessions/{sid}/step", json={"name": "web_search", "arguments": {"query": "league"}}).json()
     assert r["error"] and r["perturbations"][0]["kind"] == "transient_error"
@@ -49,7 +49,7 @@ def test_http_batch_answers_as_the_single_endpoints(server, warehouse):
     from worldforge.trajectories.episodes import read_episodes
 
     c = httpx.Client(base_url=server.url)
-    task = build_tasks(warehouse / "esports_2031.duckdb").tasks[0]
+    task = build_tasks(warehouse.world("esports_2031")).tasks[0]
     single = c.post("/sessions", json={"seed": 3}).json()["session_id"]
     opened = c.post("/batch", json={"calls": [
         {"op": "open", "seed": 3}, {"op": "open", "seed": 3, "task_id": task.instance_id}, {"op": "open", "world": "atlantis"},

@@ -21,6 +21,7 @@ from worldforge.simenv.env import SearchEnv
 from worldforge.simenv.perturbations import MAX_INSTRUCTION_CHARS, from_instruction
 from worldforge.trajectories.episodes import Episode, read_episode_tables, read_episodes, record_episodes
 from worldforge.trajectories.model import storable
+from worldforge.warehouse import Warehouse
 
 WORLD = "esports_2031"
 
@@ -197,7 +198,7 @@ def test_unknown_world_or_scenario_is_404(client, body):
 def test_a_real_scenario_is_accepted(client, warehouse):
     import duckdb
 
-    con = duckdb.connect(str(warehouse / f"{WORLD}.duckdb"), read_only=True)
+    con = duckdb.connect(str(warehouse.world(WORLD)), read_only=True)
     try:
         scenario = con.execute("SELECT min(scenario) FROM _corpus WHERE scenario IS NOT NULL").fetchone()[0]
     finally:
@@ -217,8 +218,8 @@ def test_episode_text_is_storable(tmp_path, warehouse):
     env.step({"name": "dict_memory", "arguments": {"operation": "retrieve_all"}})
     ep = Episode(episode_id=env.session_id, world=WORLD, scenario=None, task_id=None, question="q\udc80", seed=0,
                  perturbations_json="{}", agent="test", steps=list(env.history), finished=True)
-    record_episodes(tmp_path, [ep])
-    turns = read_episode_tables(tmp_path)["turns"].sort("turn_idx")
+    record_episodes(Warehouse(tmp_path), [ep])
+    turns = read_episode_tables(Warehouse(tmp_path))["turns"].sort("turn_idx")
     assert "\\ud800" in turns["action"][0] and "\\udfff" in turns["observation"][1]
     assert storable("plain ü") == "plain ü" and storable("a\ud800b") == "a\\ud800b"
 
@@ -226,7 +227,7 @@ def test_episode_text_is_storable(tmp_path, warehouse):
 def test_flush_keeps_the_log_when_the_store_fails(tmp_path, warehouse, monkeypatch, caplog):
     import worldforge.trajectories.episodes.log as episode_log
 
-    sessions = EpisodeService(tmp_path, agent="http", idle_timeout=600, max_sessions=10)
+    sessions = EpisodeService(Warehouse(tmp_path), agent="http", idle_timeout=600, max_sessions=10)
     env = SearchEnv(WORLD, warehouse=warehouse, session_id="kept-1")
     env.step({"name": "web_search", "arguments": {"query": "Titans"}})
     sessions.add(env)
@@ -242,14 +243,14 @@ def test_flush_keeps_the_log_when_the_store_fails(tmp_path, warehouse, monkeypat
     assert '"kept-1"' in (tmp_path / "episodes.log.jsonl").read_text() and "disk full" in caplog.text
     monkeypatch.setattr(episode_log, "record_episodes", real)
     assert sessions.flush() == 1
-    assert read_episodes(tmp_path)["episode_id"].to_list() == ["kept-1"]
+    assert read_episodes(Warehouse(tmp_path))["episode_id"].to_list() == ["kept-1"]
     assert not (tmp_path / "episodes.log.jsonl").exists()
 
 
 def test_a_poison_episode_does_not_block_the_others(tmp_path, warehouse, monkeypatch):
     import worldforge.trajectories.episodes.log as episode_log
 
-    sessions = EpisodeService(tmp_path, agent="http", idle_timeout=600, max_sessions=10)
+    sessions = EpisodeService(Warehouse(tmp_path), agent="http", idle_timeout=600, max_sessions=10)
     for sid in ("good-1", "poison", "good-2"):
         env = SearchEnv(WORLD, warehouse=warehouse, session_id=sid)
         env.step({"name": "web_search", "arguments": {"query": "Titans"}})
@@ -264,7 +265,7 @@ def test_a_poison_episode_does_not_block_the_others(tmp_path, warehouse, monkeyp
 
     monkeypatch.setattr(episode_log, "record_episodes", picky)
     assert sessions.flush() == 2
-    assert sorted(read_episodes(tmp_path)["episode_id"].to_list()) == ["good-1", "good-2"]
+    assert sorted(read_episodes(Warehouse(tmp_path))["episode_id"].to_list()) == ["good-1", "good-2"]
     rejected = [json.loads(line) for line in (tmp_path / "episodes.log.rejected.jsonl").read_text().splitlines()]
     assert [json.loads(r["line"])["episode_id"] for r in rejected] == ["poison"]  # set aside with its reason, not lost
     assert "cannot store this one" in rejected[0]["reason"]
@@ -275,7 +276,7 @@ def test_http_episode_with_lone_surrogate_is_recorded(warehouse, tmp_path):
 
     wh = tmp_path / "wh"
     wh.mkdir()
-    shutil.copy(warehouse / f"{WORLD}.duckdb", wh)
+    shutil.copy(warehouse.world(WORLD), wh)
     app = create_app(WORLD, wh, mcp=False, record=True)
     with TestClient(app) as c:
         sids = []
@@ -286,7 +287,7 @@ def test_http_episode_with_lone_surrogate_is_recorded(warehouse, tmp_path):
             assert c.delete(f"/sessions/{sid}").status_code == 204
             sids.append(sid)
             app.state.sessions.flush()
-    got = read_episodes(wh)
+    got = read_episodes(Warehouse(wh))
     assert sorted(got["episode_id"].to_list()) == sorted(sids)
-    obs = read_episode_tables(wh)["turns"].filter(pl.col("trajectory_id") == sids[0])["action"][0]
+    obs = read_episode_tables(Warehouse(wh))["turns"].filter(pl.col("trajectory_id") == sids[0])["action"][0]
     assert "\\ud800" in obs

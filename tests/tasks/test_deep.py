@@ -27,12 +27,13 @@ from worldforge.tasks.deep import (
     verify_deep,
 )
 from worldforge.tasks.store import build_tasks
+from worldforge.warehouse import Warehouse
 from worldforge.warehouse.duck import open_readonly
 
 
 @pytest.fixture(scope="module", params=BUNDLED)
 def world(request, specs, tmp_path_factory):
-    wh = tmp_path_factory.mktemp(f"deep-{request.param}")
+    wh = Warehouse(tmp_path_factory.mktemp(f"deep-{request.param}"))
     path = built_world(specs[request.param], wh)
     index_corpora(path)
     questions, problems = build_deep_questions(path)
@@ -229,7 +230,7 @@ def test_hand_written_specs_get_every_pattern_and_the_oracle_answers_them(tmp_pa
     assert problems == {} and len(questions) >= 20
     assert len({q.pattern for q in questions}) >= 8 and max(q.hops for q in questions) >= 5
     for q in questions:
-        run = answer_deep(SearchEnv(q.world, q.scenario, as_task(q), warehouse=tmp_path, seed=3), q)
+        run = answer_deep(SearchEnv(q.world, q.scenario, as_task(q), warehouse=Warehouse(tmp_path), seed=3), q)
         assert run.grade.correct, (q.question_id, q.pattern, run.failed, q.answer)
 
 

@@ -14,6 +14,7 @@ from worldforge.errors import SpecError
 from worldforge.simenv import SearchEnv
 from worldforge.spec import spec_from_dict
 from worldforge.tasks.store import build_tasks
+from worldforge.warehouse import Warehouse
 
 ROCKETS = ["Brecho Explorer", "Falcon Crest", "Orla Heavy", "Vanta Lift", "Kestrel One", "Maru Vector", "Tern Ascent", "Solva Prime",
            "Ibis Carrier", "Corvid Block", "Lumen Reach", "Pella Orbit"]
@@ -59,7 +60,7 @@ def test_an_unknown_designation_column_is_a_spec_error():
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
-    wh = tmp_path_factory.mktemp("wh")
+    wh = Warehouse(tmp_path_factory.mktemp("wh"))
     spec = spec_from_dict(_doc())
     path = built_world(spec, wh)
     return spec, wh, path

@@ -23,7 +23,7 @@ from worldforge.errors import SpecError
 from worldforge.spec import load_spec, spec_from_dict
 from worldforge.synth import build_world
 from worldforge.tasks.store import build_tasks
-from worldforge.warehouse import read_world, write_world
+from worldforge.warehouse import Warehouse, read_world, write_world
 
 # constructions a template leaves behind when it does not fit (never in a question)
 BANNED = {
@@ -53,7 +53,7 @@ def _skeleton(question: str) -> str:
     return " ".join([words[0]] + ["C" if w[:1].isupper() else w for w in words[1:]]) if words else ""
 
 
-def _archetype_world(name, arch, wh: Path) -> Path | None:
+def _archetype_world(name, arch, wh: Warehouse) -> Path | None:
     for seed in range(8):
         try:
             spec = spec_from_dict(draw_spec(arch, random.Random(seed), f"arch_{name}"))
@@ -70,7 +70,7 @@ def _archetype_world(name, arch, wh: Path) -> Path | None:
 def worlds(tmp_path_factory):
     """``(spec, tables, tasks)`` of every bundled world and one world per archetype."""
     out = []
-    wh = tmp_path_factory.mktemp("wh")
+    wh = Warehouse(tmp_path_factory.mktemp("wh"))
     for name in BUNDLED:
         path = built_world(load_spec(SPECS_DIR / f"{name}.yaml"), wh)
         wf = read_world(path)

@@ -24,6 +24,7 @@ from worldforge.trajectories.episodes import (
     read_episodes,
     record_episodes,
 )
+from worldforge.warehouse import Warehouse
 from worldforge.warehouse.parts import list_parts
 
 
@@ -35,10 +36,10 @@ def _episode(eid: str, world: str = "alpha_2031", n: int = 2, answer: str = "", 
 
 
 def test_each_world_gets_its_parts_and_an_id_recorded_again_is_replaced(tmp_path):
-    record_episodes(tmp_path, [_episode("a1", n=3, answer="first"), _episode("b1", world="beta_2030")])
-    record_episodes(tmp_path, [_episode("a1", n=1, answer="second"), _episode("a2")])
+    record_episodes(Warehouse(tmp_path), [_episode("a1", n=3, answer="first"), _episode("b1", world="beta_2030")])
+    record_episodes(Warehouse(tmp_path), [_episode("a1", n=1, answer="second"), _episode("a2")])
     assert [p.parent.name for p in list_parts(tmp_path / "episodes")].count("alpha_2031") == 2
-    tables = read_episode_tables(tmp_path)
+    tables = read_episode_tables(Warehouse(tmp_path))
     eps = tables["episodes"].sort("episode_id")
     assert eps["episode_id"].to_list() == ["a1", "a2", "b1"]
     assert eps.filter(pl.col("episode_id") == "a1")["answer"].to_list() == ["second"]
@@ -46,25 +47,25 @@ def test_each_world_gets_its_parts_and_an_id_recorded_again_is_replaced(tmp_path
     assert tables["steps"].filter(pl.col("episode_id") == "a1").height == 1
     assert tables["turns"].filter(pl.col("trajectory_id") == "a1").height == 1
     assert tables["trajectories"].height == 3
-    counts = episode_counts(tmp_path)
+    counts = episode_counts(Warehouse(tmp_path))
     assert (counts.episodes, counts.solved, counts.by_agent) == (3, 3, [("test", 3)])
-    trajs = {t.trajectory_id: t for t in iter_episode_trajectories(tmp_path)}
+    trajs = {t.trajectory_id: t for t in iter_episode_trajectories(Warehouse(tmp_path))}
     assert set(trajs) == {"a1", "a2", "b1"} and trajs["b1"].extra == {"world": "beta_2030"}
 
 
 def test_a_world_with_many_parts_is_merged_and_keeps_the_newest_rows(tmp_path):
     for i in range(MERGE_PARTS + 3):
-        record_episodes(tmp_path, [_episode(f"e{i}"), _episode("same", answer=str(i))])
+        record_episodes(Warehouse(tmp_path), [_episode(f"e{i}"), _episode("same", answer=str(i))])
     parts = list_parts(tmp_path / "episodes", "alpha_2031")
     assert len(parts) <= MERGE_PARTS
-    eps = read_episodes(tmp_path)
+    eps = read_episodes(Warehouse(tmp_path))
     assert eps.height == MERGE_PARTS + 4
     assert eps.filter(pl.col("episode_id") == "same")["answer"].to_list() == [str(MERGE_PARTS + 2)]
     assert not [p for p in (tmp_path / "episodes" / "alpha_2031").iterdir() if p.name.startswith(".")]
 
 
 def test_a_failed_write_leaves_the_store_as_it_was(tmp_path, monkeypatch):
-    record_episodes(tmp_path, [_episode("kept")])
+    record_episodes(Warehouse(tmp_path), [_episode("kept")])
     before = list_parts(tmp_path / "episodes")
     real = pl.DataFrame.write_parquet
 
@@ -75,17 +76,17 @@ def test_a_failed_write_leaves_the_store_as_it_was(tmp_path, monkeypatch):
 
     monkeypatch.setattr(pl.DataFrame, "write_parquet", fail_on_steps)
     with pytest.raises(OSError, match="disk full"):
-        record_episodes(tmp_path, [_episode("lost"), _episode("kept", answer="changed")])
+        record_episodes(Warehouse(tmp_path), [_episode("lost"), _episode("kept", answer="changed")])
     monkeypatch.undo()
     assert list_parts(tmp_path / "episodes") == before
     assert [p.name for p in (tmp_path / "episodes" / "alpha_2031").iterdir() if p.name.startswith(".tmp")] == []
-    eps = read_episodes(tmp_path)
+    eps = read_episodes(Warehouse(tmp_path))
     assert eps["episode_id"].to_list() == ["kept"] and eps["answer"].to_list() == [""]
 
 
 def test_a_world_name_that_is_a_path_is_refused(tmp_path):
     with pytest.raises(WarehouseError, match="not a store key"):
-        record_episodes(tmp_path, [_episode("x", world="../outside")])
+        record_episodes(Warehouse(tmp_path), [_episode("x", world="../outside")])
     assert not (tmp_path / "outside").exists()
 
 
@@ -102,11 +103,11 @@ def test_stores_of_earlier_versions_are_moved_in_and_kept(tmp_path):
     _legacy(tmp_path / "episodes.duckdb", [_episode("old1"), _episode("both", answer="legacy")])
     (tmp_path / "catalog_episodes").mkdir()
     _legacy(tmp_path / "catalog_episodes" / "gamma_2029.duckdb", [_episode("cat1", world="gamma_2029", n=4)])
-    record_episodes(tmp_path, [_episode("both", answer="new")])  # recorded after the upgrade: wins over the legacy row
-    assert read_episodes(tmp_path).height == 3  # the first read moves the old stores in
+    record_episodes(Warehouse(tmp_path), [_episode("both", answer="new")])  # recorded after the upgrade: wins over the legacy row
+    assert read_episodes(Warehouse(tmp_path)).height == 3  # the first read moves the old stores in
     assert (tmp_path / "episodes.duckdb.migrated").is_file() and not (tmp_path / "episodes.duckdb").exists()
     assert (tmp_path / "catalog_episodes" / "gamma_2029.duckdb.migrated").is_file()
-    tables = read_episode_tables(tmp_path)
+    tables = read_episode_tables(Warehouse(tmp_path))
     eps = tables["episodes"].sort("episode_id")
     assert eps["episode_id"].to_list() == ["both", "cat1", "old1"]
     assert eps.filter(pl.col("episode_id") == "both")["answer"].to_list() == ["new"]
@@ -115,7 +116,7 @@ def test_stores_of_earlier_versions_are_moved_in_and_kept(tmp_path):
 
 def _writer(wh: str, worker: int, n: int) -> None:
     for i in range(n):
-        record_episodes(wh, [_episode(f"w{worker}-{i}", n=1), _episode(f"shared-{i % 3}", answer=f"{worker}")])
+        record_episodes(Warehouse(wh), [_episode(f"w{worker}-{i}", n=1), _episode(f"shared-{i % 3}", answer=f"{worker}")])
 
 
 def test_processes_writing_one_world_at_once_lose_nothing(tmp_path):
@@ -125,18 +126,18 @@ def test_processes_writing_one_world_at_once_lose_nothing(tmp_path):
         p.start()
     seen = []
     while any(p.is_alive() for p in procs):  # a reader beside the writers and their merges
-        seen.append(read_episodes(tmp_path).height)
+        seen.append(read_episodes(Warehouse(tmp_path)).height)
     for p in procs:
         p.join(120)
         assert p.exitcode == 0
-    got = read_episodes(tmp_path)["episode_id"].to_list()
+    got = read_episodes(Warehouse(tmp_path))["episode_id"].to_list()
     assert len(got) == len(set(got)) == 36 + 3
     assert seen == sorted(seen)  # a reader never saw episodes disappear
     assert len(list_parts(tmp_path / "episodes", "alpha_2031")) <= MERGE_PARTS
 
 
 def test_sql_reads_the_episode_store_and_nothing_beside_it(tmp_path):
-    record_episodes(tmp_path, [_episode("s1", n=2), _episode("s1", n=3), _episode("s2", world="beta_2030", n=1)])
+    record_episodes(Warehouse(tmp_path), [_episode("s1", n=2), _episode("s1", n=3), _episode("s2", world="beta_2030", n=1)])
     (tmp_path / "secret.csv").write_text("a\n1\n")
     run = CliRunner().invoke
     out = run(app, ["sql", "episodes", "SELECT world, count(*) AS n FROM steps JOIN episodes USING (episode_id) GROUP BY 1 ORDER BY 1",
@@ -156,11 +157,11 @@ def test_sql_reads_the_episode_store_and_nothing_beside_it(tmp_path):
 
 def test_a_batch_with_a_bad_world_or_a_warehouse_that_is_a_file_writes_nothing(tmp_path):
     with pytest.raises(WarehouseError, match="not a store key"):
-        record_episodes(tmp_path, [_episode("ok"), _episode("x", world="bad world"), _episode("g", world="gamma_2029")])
+        record_episodes(Warehouse(tmp_path), [_episode("ok"), _episode("x", world="bad world"), _episode("g", world="gamma_2029")])
     assert list_parts(tmp_path / "episodes") == []
     (tmp_path / "file").write_text("")
     with pytest.raises(WarehouseError, match="is a file"):
-        record_episodes(tmp_path / "file", [_episode("ok")])
+        record_episodes(Warehouse(tmp_path / "file"), [_episode("ok")])
 
 
 def test_a_clock_set_back_still_orders_a_worlds_parts(tmp_path, monkeypatch):
@@ -168,56 +169,56 @@ def test_a_clock_set_back_still_orders_a_worlds_parts(tmp_path, monkeypatch):
 
     from worldforge.warehouse import parts
 
-    record_episodes(tmp_path, [_episode("same", answer="first")])
+    record_episodes(Warehouse(tmp_path), [_episode("same", answer="first")])
     real = time.time_ns
     monkeypatch.setattr(parts.time, "time_ns", lambda: real() - 3_600 * 10**9)  # an hour behind
-    record_episodes(tmp_path, [_episode("same", answer="second")])
-    assert read_episodes(tmp_path)["answer"].to_list() == ["second"]
+    record_episodes(Warehouse(tmp_path), [_episode("same", answer="second")])
+    assert read_episodes(Warehouse(tmp_path))["answer"].to_list() == ["second"]
 
 
 def test_what_a_killed_writer_left_is_swept_by_the_next_writer(tmp_path):
-    record_episodes(tmp_path, [_episode("a")])
+    record_episodes(Warehouse(tmp_path), [_episode("a")])
     folder = tmp_path / "episodes" / "alpha_2031"
     (folder / ".tmp-p-00000000000000000001-9-deadbeef").mkdir()
     (folder / ".gone-p-00000000000000000002-9-deadbeef").mkdir()
-    record_episodes(tmp_path, [_episode("b")])
+    record_episodes(Warehouse(tmp_path), [_episode("b")])
     assert sorted(p.name[:2] for p in folder.iterdir()) == ["p-", "p-"]
 
 
 def test_a_corrupt_part_is_one_clear_error_and_other_worlds_still_record(tmp_path):
-    record_episodes(tmp_path, [_episode("a"), _episode("b", world="beta_2030")])
+    record_episodes(Warehouse(tmp_path), [_episode("a"), _episode("b", world="beta_2030")])
     [part] = list_parts(tmp_path / "episodes", "alpha_2031")
     (part / "steps.parquet").write_bytes(b"not parquet")
     with pytest.raises(WarehouseError, match="steps.parquet is damaged .*worldforge doctor"):
-        read_episodes(tmp_path)
+        read_episodes(Warehouse(tmp_path))
     out = CliRunner().invoke(app, ["sql", "episodes", "SELECT count(*) FROM steps", "--warehouse", str(tmp_path)])
     assert out.exit_code == 2 and "is damaged" in out.output and "Traceback" not in out.output
     for i in range(MERGE_PARTS + 1):  # a merge that meets the corrupt part fails (logged); the writes go on
-        record_episodes(tmp_path, [_episode(f"a{i}"), _episode(f"b{i}", world="beta_2030")])
+        record_episodes(Warehouse(tmp_path), [_episode(f"a{i}"), _episode(f"b{i}", world="beta_2030")])
     # the merge that met it failed; the next took the newest parts, past the corrupt one
     alpha = list_parts(tmp_path / "episodes", "alpha_2031")
     assert alpha[0] == part and (part / "steps.parquet").read_bytes() == b"not parquet"  # never folded into a merge
     assert len(alpha) <= MERGE_PARTS
     assert len(list_parts(tmp_path / "episodes", "beta_2030")) <= MERGE_PARTS
     with pytest.raises(WarehouseError, match="steps.parquet is damaged"):
-        read_episodes(tmp_path)
+        read_episodes(Warehouse(tmp_path))
 
 
 def test_a_legacy_file_that_is_no_episode_store_is_set_aside_and_the_log_still_drains(tmp_path):
     from worldforge.trajectories.episodes import log_episodes
 
     duckdb.connect(str(tmp_path / "episodes.duckdb")).close()  # an empty DuckDB file where the old store was
-    log_episodes(tmp_path, [_episode("logged")])
-    assert read_episodes(tmp_path)["episode_id"].to_list() == ["logged"]
+    log_episodes(Warehouse(tmp_path), [_episode("logged")])
+    assert read_episodes(Warehouse(tmp_path))["episode_id"].to_list() == ["logged"]
     assert (tmp_path / "episodes.duckdb.not-an-episode-store").is_file() and not (tmp_path / "episodes.duckdb").exists()
     _legacy(tmp_path / "episodes.duckdb", [_episode("old")])  # a second old store: the first .migrated is kept
     (tmp_path / "episodes.duckdb.migrated").write_text("kept")
-    assert sorted(read_episodes(tmp_path)["episode_id"].to_list()) == ["logged", "old"]
+    assert sorted(read_episodes(Warehouse(tmp_path))["episode_id"].to_list()) == ["logged", "old"]
     assert (tmp_path / "episodes.duckdb.migrated").read_text() == "kept" and (tmp_path / "episodes.duckdb.migrated-2").is_file()
 
 
 def test_summary_counts_the_episodes_by_agent_in_words(tmp_path):
-    record_episodes(tmp_path, [_episode("o1", agent="oracle"), _episode("o2", agent="oracle"), _episode("h1", world="beta_2030", agent="http")])
+    record_episodes(Warehouse(tmp_path), [_episode("o1", agent="oracle"), _episode("o2", agent="oracle"), _episode("h1", world="beta_2030", agent="http")])
     out = CliRunner().invoke(app, ["summary", "--warehouse", str(tmp_path)])
     assert out.exit_code == 0, out.output
     assert "simulated episodes: 3 (http 1, oracle 2); finished 3; F1 1.0 in 3" in out.output
@@ -233,21 +234,21 @@ def test_a_merge_reads_at_most_merge_part_bytes_of_rows_however_well_they_compre
     for i in range(60):  # 60 episodes of ~200 KiB of one repeated letter: ~12 MiB of rows, a few KiB on disk
         e = _episode(f"e{i}", n=1)
         e.steps[0][1].text = f"{i}-" + "x" * 200_000
-        record_episodes(tmp_path, [e])
+        record_episodes(Warehouse(tmp_path), [e])
     parts = list_parts(tmp_path / "episodes", "alpha_2031")
     sizes = parts_data_bytes(parts)
     assert max(sizes) <= 2 * cap, sizes
     assert sum(sizes) > 10 * cap
     assert len(parts) <= sum(sizes) // (cap // 2) + episodes.MERGE_PARTS + 1  # merged: parts of about the cap, plus the newest
     assert sum(sum(f.stat().st_size for f in p.iterdir()) for p in parts) < cap  # what on-disk sizes would have seen
-    assert sorted(read_episodes(tmp_path)["episode_id"].to_list()) == sorted(f"e{i}" for i in range(60))
+    assert sorted(read_episodes(Warehouse(tmp_path))["episode_id"].to_list()) == sorted(f"e{i}" for i in range(60))
 
 
 def test_the_size_cache_of_parts_never_loses_an_entry_it_returns(tmp_path, monkeypatch):
     from worldforge.warehouse import parts as parts_mod
 
     for i in range(6):
-        record_episodes(tmp_path, [_episode(f"c{i}")])
+        record_episodes(Warehouse(tmp_path), [_episode(f"c{i}")])
     found = list_parts(tmp_path / "episodes", "alpha_2031")
     monkeypatch.setattr(parts_mod, "_DATA_BYTES", {f"/nowhere/{i}": 1 for i in range(4093)})  # nearly full
     sizes = parts_mod.parts_data_bytes(found)
@@ -258,8 +259,8 @@ def test_a_part_merged_away_while_checked_is_listed_again_not_called_damaged(tmp
     from worldforge.warehouse import parts as parts_mod
     from worldforge.warehouse.parts import read_parts, remove_parts, table_files
 
-    record_episodes(tmp_path, [_episode("m1")])
-    record_episodes(tmp_path, [_episode("m2")])
+    record_episodes(Warehouse(tmp_path), [_episode("m1")])
+    record_episodes(Warehouse(tmp_path), [_episode("m2")])
     root = tmp_path / "episodes"
     real_loads, taken = parts_mod.json.loads, []
 

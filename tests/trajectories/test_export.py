@@ -17,8 +17,8 @@ TRAJECTORIES = Path(__file__).resolve().parents[2].parent / "shared" / "data" / 
 
 
 @pytest.fixture(scope="module")
-def warehouse(tmp_path_factory) -> Path:
-    wh = tmp_path_factory.mktemp("wh")
+def warehouse(tmp_path_factory) -> Warehouse:
+    wh = Warehouse(tmp_path_factory.mktemp("wh"))
     ingest([TRAJECTORIES / "tau-bench", TRAJECTORIES / "swe-agent", TRAJECTORIES / "fireact"], wh)
     return wh
 
@@ -28,7 +28,7 @@ def test_export_reads_back_into_the_same_turns(warehouse, tmp_path, fmt):
     out = tmp_path / fmt
     result = CliRunner().invoke(app, ["trajectories", "export", "--format", fmt, "--out", str(out), "--warehouse", str(warehouse)])
     assert result.exit_code == 0, result.output
-    stored = {tr.trajectory_id: tr for tr in iter_trajectories(Warehouse(warehouse).trajectory_store)}
+    stored = {tr.trajectory_id: tr for tr in iter_trajectories(warehouse.trajectory_store)}
     assert f"exported {len(stored):,} trajectories" in result.output
     back = [r for r in read_path([out]) if isinstance(r, Trajectory)]
     assert len(back) == len(stored)

@@ -18,6 +18,7 @@ from worldforge.cli import app
 from worldforge.trajectories import Quarantined, Trajectory, balance, ingest
 from worldforge.trajectories.readers import read_file, read_path
 from worldforge.trajectories.readers.mapping import MappingError, _getter, load_mapping, mapping_from_dict
+from worldforge.warehouse import Warehouse
 
 FIX = Path(__file__).parent / "fixtures" / "mapping"
 runner = CliRunner()
@@ -180,7 +181,7 @@ def test_cli_bad_mapping_is_one_line_and_writes_nothing(tmp_path):
 
 
 def test_ingest_api_with_mapping_keeps_readable_records(tmp_path):
-    report = ingest([FIX / "chatlog.json"], tmp_path, mapping=load_mapping(FIX / "chatlog.yaml"))
+    report = ingest([FIX / "chatlog.json"], Warehouse(tmp_path), mapping=load_mapping(FIX / "chatlog.yaml"))
     assert (report.tally.inputs, report.tally.kept, report.tally.dropped_total) == (4, 2, 2)
     assert report.by_source == {"chatlog-agent": (2, 4)}
 

@@ -102,7 +102,7 @@ def test_every_poison_file_is_quarantined_and_the_good_ones_are_read(poisoned):
 
 
 def test_ingest_balances_with_poison_and_a_file_that_vanishes(poisoned, tmp_path):
-    wh = tmp_path / "wh"
+    wh = Warehouse(tmp_path / "wh")
     vanish = poisoned / "zz_vanishes.json"
 
     def progress(done: int, total: int, rel: str) -> None:  # the last file disappears after the listing
@@ -112,9 +112,9 @@ def test_ingest_balances_with_poison_and_a_file_that_vanishes(poisoned, tmp_path
     report = ingest([poisoned], wh, progress=progress)
     assert report.tally.balanced
     assert report.skipped_reasons == {why: 1 for why in EXPECTED_SKIPPED.values()}
-    tally = balance(Warehouse(wh).trajectory_store)  # re-counted from the store file
+    tally = balance(wh.trajectory_store)  # re-counted from the store file
     assert tally.balanced and (tally.inputs, tally.kept) == (report.tally.inputs, report.tally.kept) == (16, 7)
-    con = duckdb.connect(str(Warehouse(wh).trajectory_store), read_only=True)
+    con = duckdb.connect(str(wh.trajectory_store), read_only=True)
     try:
         reasons = dict(con.execute("SELECT source_path, reason FROM quarantine WHERE locator = 'file'").fetchall())
         stored = dict(con.execute("SELECT t.task, string_agg(u.observation, ' | ' ORDER BY u.turn_idx) FROM trajectories t "

@@ -13,7 +13,7 @@ from worldforge.warehouse import Warehouse
 
 @pytest.fixture(scope="module")
 def ingested(tmp_path_factory):
-    wh = tmp_path_factory.mktemp("wh")
+    wh = Warehouse(tmp_path_factory.mktemp("wh"))
     report = ingest([TRAJECTORIES], wh)
     return wh, report
 
@@ -49,7 +49,7 @@ def test_reingesting_a_subfolder_replaces_its_rows(ingested, tmp_path):
     target = tmp_path / "wh"
     target.mkdir()
     (target / "trajectories.duckdb").write_bytes(report.path.read_bytes())
-    again = ingest([TRAJECTORIES / "tau-bench"], target)
+    again = ingest([TRAJECTORIES / "tau-bench"], Warehouse(target))
     st = load_store(again.path)
     assert st.trajectories.height == 1410 and st.turns.height == report.turns  # no duplicates
     assert st.trajectories.filter(pl.col("source") == "tau-bench")["batch"].unique().to_list() == [2]
@@ -63,7 +63,7 @@ def test_a_failed_write_leaves_the_store(ingested, tmp_path, monkeypatch):
     before = target.read_bytes()
     monkeypatch.setattr(store_mod, "insert_frame", lambda *a: (_ for _ in ()).throw(OSError("simulated crash")))
     with pytest.raises(OSError):
-        ingest([TRAJECTORIES / "webvoyager"], tmp_path)
+        ingest([TRAJECTORIES / "webvoyager"], Warehouse(tmp_path))
     assert target.read_bytes() == before
     # no temporary file left behind (the writers' lock file stays, empty, as with any flock)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["trajectories.duckdb", "trajectories.duckdb.lock"]
@@ -71,10 +71,10 @@ def test_a_failed_write_leaves_the_store(ingested, tmp_path, monkeypatch):
 
 def test_missing_path_and_foreign_file(tmp_path):
     with pytest.raises(FileNotFoundError, match="no such file or folder"):
-        ingest([tmp_path / "nope"], tmp_path)
+        ingest([tmp_path / "nope"], Warehouse(tmp_path))
     duckdb.connect(str(tmp_path / "trajectories.duckdb")).execute("CREATE TABLE x (a INT)").close()
     with pytest.raises(WarehouseError, match="not a worldforge trajectory store"):
-        ingest([TRAJECTORIES / "webvoyager"], tmp_path)
+        ingest([TRAJECTORIES / "webvoyager"], Warehouse(tmp_path))
 
 
 def test_lone_surrogates_in_a_real_file_are_stored_escaped(tmp_path):
@@ -102,7 +102,7 @@ def test_ingest_is_incremental_by_content_hash(tmp_path):
                         {"role": "user", "content": "Observation: first"}]}
     (src / "a.jsonl").write_text(json.dumps(rec) + "\n")
     (src / "b.jsonl").write_text(json.dumps(rec).replace("first", "second") + "\n")
-    wh = tmp_path / "wh"
+    wh = Warehouse(tmp_path / "wh")
     first = ingest([src], wh)
     assert (first.files, first.unchanged, first.tally.inputs) == (2, 0, 2)
     again = ingest([src], wh)
@@ -112,7 +112,7 @@ def test_ingest_is_incremental_by_content_hash(tmp_path):
     assert (changed.files, changed.unchanged) == (1, 1)
     forced = ingest([src], wh, force=True)
     assert (forced.files, forced.unchanged) == (2, 0)
-    con = duckdb.connect(str(Warehouse(wh).trajectory_store), read_only=True)
+    con = duckdb.connect(str(wh.trajectory_store), read_only=True)
     try:
         obs = sorted(r[0] for r in con.execute("SELECT observation FROM turns").fetchall())
     finally:
@@ -126,9 +126,9 @@ def test_streaming_ingest_masks_equal_mask_turns_on_the_real_corpus(ingested, tm
     from worldforge.trajectories import mask_turns
 
     wh, _ = ingested
-    small = tmp_path / "small"
+    small = Warehouse(tmp_path / "small")
     ingest([TRAJECTORIES], small, chunk_turns=97)  # many chunks: trajectories split across none of them
-    for path in (Warehouse(wh).trajectory_store, Warehouse(small).trajectory_store):
+    for path in (wh.trajectory_store, small.trajectory_store):
         con = duckdb.connect(str(path), read_only=True)
         try:
             stored = con.sql("""SELECT u.*, t.domain FROM turns u JOIN trajectories t USING (trajectory_id)
@@ -173,7 +173,7 @@ def test_a_record_over_the_size_cap_is_quarantined_with_its_size(tmp_path):
     assert "WORLDFORGE_MAX_RECORD_MB" in recs[1].reason
     assert {r.file_sha1 for r in recs} == {file_sha1(path)}  # no "file changed while read": the skipped bytes were hashed
     assert [type(r).__name__ for r in read_file(path, max_record_mb=3)] == ["Trajectory"] * 3
-    report = ingest([path.parent], tmp_path / "wh", max_record_mb=1)
+    report = ingest([path.parent], Warehouse(tmp_path / "wh"), max_record_mb=1)
     assert report.tally.balanced and report.tally.kept == 2
     assert list(report.tally.dropped) == [recs[1].reason]
     # a document (parsed whole) whose trajectory is over the cap: the trajectory's text is what counts

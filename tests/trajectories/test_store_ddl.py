@@ -11,6 +11,7 @@ from tests.trajectories.test_episode_store import _episode
 from worldforge.errors import WarehouseError
 from worldforge.trajectories.episodes import record_episodes
 from worldforge.trajectories.store import STORE_DDL
+from worldforge.warehouse import Warehouse
 from worldforge.warehouse.duck import table_ddl
 from worldforge.warehouse.parts import list_parts
 
@@ -24,7 +25,7 @@ def test_the_episode_store_writes_trajectories_and_turns_as_the_trajectory_store
     DuckDB types of the trajectory store's tables, so both stores feed the same dataset readers."""
     con = duckdb.connect()
     con.execute(STORE_DDL)
-    record_episodes(tmp_path, [_episode("e1")])
+    record_episodes(Warehouse(tmp_path), [_episode("e1")])
     (part,) = list_parts(tmp_path / "episodes", "alpha_2031")
     for table in ("trajectories", "turns"):
         on_disk = con.execute(f"DESCRIBE SELECT * FROM read_parquet('{part / (table + '.parquet')}')").fetchall()

@@ -19,6 +19,7 @@ from worldforge.catalog.build import CatalogRow, write_row
 from worldforge.errors import WarehouseError
 from worldforge.simenv.env import Observation
 from worldforge.trajectories.episodes import Episode, drain_episode_log, episode_line, iter_episode_trajectories, log_episodes, read_episodes, record_episodes
+from worldforge.warehouse import Warehouse
 from worldforge.warehouse import doctor as doctor_module
 from worldforge.warehouse.doctor import diagnose, quarantine
 from worldforge.warehouse.duck import open_readonly, query_readonly
@@ -116,27 +117,27 @@ def test_a_damaged_header_is_one_line(pristine, tmp_path):
 
 
 def test_a_truncated_part_is_named_on_read(tmp_path):
-    record_episodes(tmp_path, [_episode("e-1"), _episode("e-2")])
+    record_episodes(Warehouse(tmp_path), [_episode("e-1"), _episode("e-2")])
     (part,) = list_parts(tmp_path / "episodes")
     assert (part / MANIFEST).is_file()
     turns = part / "turns.parquet"
     with open(turns, "r+b") as f:
         f.truncate(turns.stat().st_size // 2)
     with pytest.raises(WarehouseError, match=f"{turns} is damaged .*truncated"):
-        read_episodes(tmp_path)
+        read_episodes(Warehouse(tmp_path))
 
 
 def test_overwritten_part_bytes_fail_a_dataset_read_instead_of_changing_rows(tmp_path):
-    record_episodes(tmp_path, [_episode("e-1"), _episode("e-2")])
-    assert len(list(iter_episode_trajectories(tmp_path))) == 2
+    record_episodes(Warehouse(tmp_path), [_episode("e-1"), _episode("e-2")])
+    assert len(list(iter_episode_trajectories(Warehouse(tmp_path)))) == 2
     (part,) = list_parts(tmp_path / "episodes")
     turns = part / "turns.parquet"
     size = turns.stat().st_size
     _noise(turns, size // 3 - 64, 64)  # same size: only the recorded SHA-256 sees it
     assert turns.stat().st_size == size
     with pytest.raises(WarehouseError, match=f"{turns} is damaged .*SHA-256"):
-        list(iter_episode_trajectories(tmp_path))
-    (found,) = [f for f in diagnose(tmp_path) if f.kind == "part"]
+        list(iter_episode_trajectories(Warehouse(tmp_path)))
+    (found,) = [f for f in diagnose(Warehouse(tmp_path)) if f.kind == "part"]
     assert found.state == "damaged" and "SHA-256" in found.detail
 
 
@@ -147,7 +148,7 @@ def test_doctor_lists_each_fault_exits_1_and_quarantine_lets_the_build_run_again
     wh = tmp_path / "wh"
     world = _copy(pristine, wh)
     _noise(world, _block_of(world, "corpus_facts"))
-    record_episodes(wh, [_episode("e-1")])
+    record_episodes(Warehouse(wh), [_episode("e-1")])
     (part,) = list_parts(wh / "episodes")
     (part / "steps.parquet").write_bytes((part / "steps.parquet").read_bytes()[:100])
     log = wh / "episodes.log.jsonl"
@@ -177,10 +178,10 @@ def test_doctor_lists_each_fault_exits_1_and_quarantine_lets_the_build_run_again
 
 def test_a_catalog_row_pointing_at_a_missing_world(tmp_path):
     spec = SPECS_DIR / f"{SPEC}.yaml"
-    write_row(tmp_path, CatalogRow(world=SPEC, spec_path=str(spec), spec_hash="x", status="built"))
-    (found,) = diagnose(tmp_path)[1:]  # after the catalog file's own finding
+    write_row(Warehouse(tmp_path), CatalogRow(world=SPEC, spec_path=str(spec), spec_hash="x", status="built"))
+    (found,) = diagnose(Warehouse(tmp_path))[1:]  # after the catalog file's own finding
     assert found.kind == "catalog" and found.state == "missing" and found.path == tmp_path / f"{SPEC}.duckdb"
-    assert quarantine(tmp_path, [found]) == []  # a row is not a file: nothing moved, the next catalog build rebuilds it
+    assert quarantine(Warehouse(tmp_path), [found]) == []  # a row is not a file: nothing moved, the next catalog build rebuilds it
     proc = _cli("doctor", str(tmp_path))
     assert proc.returncode == 1 and "missing" in proc.stdout and "catalog build" in proc.stdout
 
@@ -189,7 +190,7 @@ def test_a_file_that_cannot_be_read_is_an_unreadable_row_not_a_traceback(pristin
     """An I/O error DuckDB does not call damage, a permission refused on a part's stat: one row each, the doctor goes on."""
     wh = tmp_path / "wh"
     world = _copy(pristine, wh)
-    record_episodes(wh, [_episode("e-1")])
+    record_episodes(Warehouse(wh), [_episode("e-1")])
     (part,) = list_parts(wh / "episodes")
 
     def io_error(path):
@@ -200,11 +201,11 @@ def test_a_file_that_cannot_be_read_is_an_unreadable_row_not_a_traceback(pristin
 
     monkeypatch.setattr(doctor_module, "read_every_block", io_error)
     monkeypatch.setattr(doctor_module, "verify_part", refused)
-    found = {f.path: f for f in diagnose(wh)}
+    found = {f.path: f for f in diagnose(Warehouse(wh))}
     for path in (world, part):
         assert found[path].state == "unreadable" and found[path].failed and not found[path].movable, found[path]
     assert "Input/output error" in found[world].detail and "PermissionError" in found[part].detail
-    assert quarantine(wh, list(found.values())) == [] and world.exists() and part.exists()  # not damage: nothing moved
+    assert quarantine(Warehouse(wh), list(found.values())) == [] and world.exists() and part.exists()  # not damage: nothing moved
 
 
 def test_a_torn_line_closed_off_by_a_later_append_is_torn_as_the_drain_treats_it(tmp_path):
@@ -212,17 +213,17 @@ def test_a_torn_line_closed_off_by_a_later_append_is_torn_as_the_drain_treats_it
     the doctor says ``torn`` (not a failure), and ``--quarantine`` never moves the log and its pending sessions."""
     log = tmp_path / "episodes.log.jsonl"
     log.write_text(episode_line(_episode("before")) + '{"episode_id": "cut off mid-wri', encoding="ascii")
-    log_episodes(tmp_path, [_episode("after")])  # starts a new line after the torn one
-    (found,) = diagnose(tmp_path)
+    log_episodes(Warehouse(tmp_path), [_episode("after")])  # starts a new line after the torn one
+    (found,) = diagnose(Warehouse(tmp_path))
     assert found.kind == "log" and found.state == "torn" and not found.failed and not found.movable, found
     assert "line 2" in found.detail and "rejected" in found.action
-    assert quarantine(tmp_path, [found]) == [] and log.exists()
+    assert quarantine(Warehouse(tmp_path), [found]) == [] and log.exists()
     proc = _cli("doctor", str(tmp_path), "--quarantine")
     assert proc.returncode == 0 and "torn" in proc.stdout and log.exists(), proc.stdout + proc.stderr
-    drained = drain_episode_log(tmp_path)  # what the doctor said: one line set aside, the others recorded
+    drained = drain_episode_log(Warehouse(tmp_path))  # what the doctor said: one line set aside, the others recorded
     assert (drained.recorded, drained.rejected) == (2, 1)
     assert (tmp_path / "episodes.log.rejected.jsonl").is_file()
-    assert sorted(read_episodes(tmp_path)["episode_id"].to_list()) == ["after", "before"]
+    assert sorted(read_episodes(Warehouse(tmp_path))["episode_id"].to_list()) == ["after", "before"]
 
 
 def test_the_doctor_reads_the_episode_log_line_by_line(tmp_path):
@@ -233,7 +234,7 @@ def test_the_doctor_reads_the_episode_log_line_by_line(tmp_path):
     log.write_text(line * ((16 << 20) // len(line)), encoding="ascii")  # 16 MiB of log
     tracemalloc.start()
     try:
-        (found,) = diagnose(tmp_path)
+        (found,) = diagnose(Warehouse(tmp_path))
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -245,8 +246,8 @@ def test_a_damaged_episode_part_file_says_quarantine(tmp_path):
     """The episode store's files are three levels under it (``episodes/<world>/<part>/<file>``)."""
     for path in (tmp_path / "episodes" / SPEC / "p-0001" / "turns.parquet", tmp_path / "episodes" / SPEC / "p-0001" / MANIFEST):
         assert "worldforge doctor --quarantine" in repair_hint(path), path
-    record_episodes(tmp_path, [_episode("e-1")])
+    record_episodes(Warehouse(tmp_path), [_episode("e-1")])
     (part,) = list_parts(tmp_path / "episodes")
     (part / "steps.parquet").write_bytes((part / "steps.parquet").read_bytes()[:100])
-    (found,) = [f for f in diagnose(tmp_path) if f.kind == "part"]
+    (found,) = [f for f in diagnose(Warehouse(tmp_path)) if f.kind == "part"]
     assert found.state == "damaged" and "worldforge doctor --quarantine" in found.action, found

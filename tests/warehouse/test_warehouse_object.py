@@ -45,13 +45,13 @@ def test_the_library_never_guesses_a_warehouse(given, monkeypatch, tmp_path):
         Warehouse.of(given)
 
 
-def test_a_library_call_without_a_warehouse_is_refused_not_defaulted(monkeypatch, tmp_path):
+def test_a_library_call_without_a_warehouse_fails_rather_than_defaulting(monkeypatch, tmp_path):
     from worldforge.summary import summarise
 
     monkeypatch.setenv("WORLDFORGE_WAREHOUSE", str(tmp_path))
-    with pytest.raises(TypeError, match="a warehouse is required"):
+    with pytest.raises(AttributeError):  # the library uses the Warehouse it is given: no default, no conversion
         summarise(None)  # type: ignore[arg-type]
-    assert summarise(tmp_path).worlds == []
+    assert summarise(Warehouse(tmp_path)).worlds == []
 
 
 def test_the_edges_resolve_the_configured_one(monkeypatch, tmp_path):

@@ -6,7 +6,7 @@ from tests.conftest import BUNDLED
 from worldforge.errors import WarehouseError
 from worldforge.spec import spec_hash
 from worldforge.synth import build_world
-from worldforge.warehouse import duck, read_world, write_world
+from worldforge.warehouse import Warehouse, duck, read_world, write_world
 from worldforge.world import check_world_file
 
 
@@ -14,7 +14,7 @@ from worldforge.world import check_world_file
 def test_round_trip_with_declared_keys(specs, tmp_path, name):
     spec = specs[name]
     tables = build_world(spec, 21)
-    path = write_world(spec, tables, tmp_path, seed=21)
+    path = write_world(spec, tables, Warehouse(tmp_path), seed=21)
     assert path == tmp_path / f"{name}.duckdb"
     wf = read_world(path)
     for t, frame in tables.items():
@@ -31,7 +31,7 @@ def test_round_trip_with_declared_keys(specs, tmp_path, name):
 
 
 def test_duckdb_enforces_the_foreign_keys(specs, tmp_path):
-    path = write_world(specs["smartphones_2029"], build_world(specs["smartphones_2029"]), tmp_path)
+    path = write_world(specs["smartphones_2029"], build_world(specs["smartphones_2029"]), Warehouse(tmp_path))
     con = duckdb.connect(str(path))
     with pytest.raises(duckdb.ConstraintException, match="foreign key"):
         con.execute("INSERT INTO listings (listing_id, model_id, retailer_id) VALUES (1, 123456, 100)")
@@ -44,7 +44,7 @@ def test_duckdb_enforces_the_foreign_keys(specs, tmp_path):
 
 def test_a_failed_write_leaves_the_previous_file(specs, tmp_path, monkeypatch):
     spec = specs["mars_colony_2030"]
-    path = write_world(spec, build_world(spec, 1), tmp_path, seed=1)
+    path = write_world(spec, build_world(spec, 1), Warehouse(tmp_path), seed=1)
     before = path.read_bytes()
 
     calls = []
@@ -58,7 +58,7 @@ def test_a_failed_write_leaves_the_previous_file(specs, tmp_path, monkeypatch):
     real_insert = duck.insert_frame
     monkeypatch.setattr("worldforge.warehouse.worlds.insert_frame", failing_insert)
     with pytest.raises(OSError, match="disk full"):
-        write_world(spec, build_world(spec, 2), tmp_path, seed=2)
+        write_world(spec, build_world(spec, 2), Warehouse(tmp_path), seed=2)
     assert path.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]  # no temporary files left
     assert read_world(path).meta["seed"] == 1
@@ -69,13 +69,13 @@ def test_a_world_breaking_a_key_is_not_written(specs, tmp_path):
     tables = build_world(spec)
     tables["listings"] = tables["listings"].with_columns(pl.lit(999999).alias("model_id"))
     with pytest.raises(duckdb.ConstraintException):
-        write_world(spec, tables, tmp_path)
+        write_world(spec, tables, Warehouse(tmp_path))
     assert list(tmp_path.iterdir()) == []
 
 
 def test_check_reports_missing_ddl_and_bad_rows(specs, tmp_path):
     spec = specs["smartphones_2029"]
-    path = write_world(spec, build_world(spec), tmp_path)
+    path = write_world(spec, build_world(spec), Warehouse(tmp_path))
     # rebuild the file without constraints and with a dangling reference
     clone = tmp_path / "clone.duckdb"
     con = duckdb.connect(str(clone))

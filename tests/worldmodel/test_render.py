@@ -36,8 +36,8 @@ class PlantingBackend(WorldModelBackend):
 @pytest.fixture
 def wh(search_wh):
     # renderings are cached under the warehouse: give each test a fresh cache folder
-    (search_wh / "cache").mkdir(exist_ok=True)
-    for f in (search_wh / "cache").glob("*"):
+    search_wh.cache.mkdir(exist_ok=True)
+    for f in search_wh.cache.glob("*"):
         f.unlink()
     return search_wh
 

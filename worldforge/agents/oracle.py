@@ -43,7 +43,7 @@ from worldforge.tasks.io import Task
 from worldforge.tasks.scorer import Score, render_markdown_table, score_table
 from worldforge.tasks.store import read_tasks, record_oracle_calls
 from worldforge.trajectories.episodes import Episode, record_episodes
-from worldforge.warehouse.layout import Warehouse, WarehouseLike
+from worldforge.warehouse.layout import Warehouse
 
 _RESULT = re.compile(r"^\[(\d+)\] (\S+)\nTitle: (.*)$", re.M)
 _LINK = re.compile(r"\[([^\]]+)\]\((https?://[^)\s]+)\)")
@@ -520,7 +520,7 @@ def answer_deep(env: SearchEnv, question: Any, retries: int = 8) -> DeepRun:
 def oracle_episode(
     world: str,
     task: Task,
-    warehouse: WarehouseLike,
+    warehouse: Warehouse,
     perturbations: PerturbationConfig | None = None,
     seed: int = 0,
     episode: int = 0,
@@ -586,7 +586,7 @@ class OracleSuite:
         return self.leaked == 0 and self.probed > 0
 
 
-def run_oracle_suite(world: str, warehouse: WarehouseLike) -> OracleSuite:
+def run_oracle_suite(world: str, warehouse: Warehouse) -> OracleSuite:
     """Run the oracle on every stored task of a world, clean and perturbed, record the episodes
     in the episode store (``WAREHOUSE/episodes/<world>/``, a new part), probe every task for leakage, and store
     each task's and deep question's tool calls in a clean session on its record (``oracle_calls``,
@@ -595,17 +595,16 @@ def run_oracle_suite(world: str, warehouse: WarehouseLike) -> OracleSuite:
     Raises:
         WarehouseError: the world has no tasks or no corpus yet.
     """
-    wh = Warehouse.of(warehouse)
-    every = read_tasks(wh.world(world), all_scenarios=True)
+    every = read_tasks(warehouse.world(world), all_scenarios=True)
     tasks = [t for t in every if t.extra.get("scenario") is None]
-    clean = [oracle_episode(world, t, wh, None, seed=1) for t in tasks]
-    perturbed = [oracle_episode(world, t, wh, DEFAULT_MIX, seed=i) for i, t in enumerate(tasks)]
-    path = record_episodes(wh, clean + perturbed)
-    probes = [leakage_probe(SearchEnv(world, t.extra.get("scenario"), t, warehouse=wh, seed=5)) for t in tasks]
+    clean = [oracle_episode(world, t, warehouse, None, seed=1) for t in tasks]
+    perturbed = [oracle_episode(world, t, warehouse, DEFAULT_MIX, seed=i) for i, t in enumerate(tasks)]
+    path = record_episodes(warehouse, clean + perturbed)
+    probes = [leakage_probe(SearchEnv(world, t.extra.get("scenario"), t, warehouse=warehouse, seed=5)) for t in tasks]
     deep_wrong, deep_calls = {}, {}
-    questions = _stored_deep(wh.world(world))
+    questions = _stored_deep(warehouse.world(world))
     for q in questions:
-        run = answer_deep(SearchEnv(world, q.scenario, as_task(q), warehouse=wh, seed=1), q)
+        run = answer_deep(SearchEnv(world, q.scenario, as_task(q), warehouse=warehouse, seed=1), q)
         deep_calls[q.question_id] = len(run.steps)
         if not run.grade.correct:
             deep_wrong[q.question_id] = run.failed or f"answered {run.grade.extracted!r}, the answer is {q.answer!r}"
@@ -616,11 +615,11 @@ def run_oracle_suite(world: str, warehouse: WarehouseLike) -> OracleSuite:
     for t in every:
         if t.extra.get("scenario") is None:
             continue
-        run = solve(SearchEnv(world, t.extra["scenario"], t, warehouse=wh, seed=1), t)
+        run = solve(SearchEnv(world, t.extra["scenario"], t, warehouse=warehouse, seed=1), t)
         calls[t.instance_id] = len(run.steps)
         if run.score.f1_by_item != 1.0:
             scenario_below[t.instance_id] = run.score.f1_by_item or 0.0
-    record_oracle_calls(wh.world(world), calls, deep_calls)
+    record_oracle_calls(warehouse.world(world), calls, deep_calls)
     return OracleSuite(path, clean, perturbed, probed=sum(p[1] for p in probes), leaked=sum(p[0] for p in probes),
                        deep=len(questions), deep_wrong=deep_wrong, scenario_below=scenario_below)
 

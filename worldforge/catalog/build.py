@@ -37,7 +37,7 @@ import duckdb
 
 from worldforge.errors import WorldforgeError
 from worldforge.warehouse.atomic import file_lock
-from worldforge.warehouse.layout import Warehouse, WarehouseLike
+from worldforge.warehouse.layout import Warehouse
 
 if TYPE_CHECKING:
     from worldforge.corpus.rewriter import RewriterConfig
@@ -163,7 +163,7 @@ def default_workers(configured: int = 0) -> int:
 # -- one world ----------------------------------------------------------------------------------
 
 
-def build_world_entry(spec_path: str | Path, warehouse: WarehouseLike, rewriter: RewriterConfig | None = None) -> CatalogRow:
+def build_world_entry(spec_path: str | Path, warehouse: Warehouse, rewriter: RewriterConfig | None = None) -> CatalogRow:
     """Build one spec end to end (:func:`worldforge.pipeline.run_world`: the world's steps, as the Dagster
     world assets run them) and return its catalog row.
 
@@ -182,7 +182,6 @@ def build_world_entry(spec_path: str | Path, warehouse: WarehouseLike, rewriter:
     from worldforge.spec import load_spec
 
     spec_path = Path(spec_path).resolve()
-    wh = Warehouse.of(warehouse)
     t0 = time.perf_counter()
     got: dict = {"world": spec_path.stem, "spec_path": str(spec_path), "spec_hash": ""}
 
@@ -200,7 +199,7 @@ def build_world_entry(spec_path: str | Path, warehouse: WarehouseLike, rewriter:
             got.update({k: v for k, v in figures.items() if k in COLUMNS})
 
         try:
-            results = run_world(spec_path, wh, rewriter=rewriter, spec=spec, export_tasks=False,  # tasks stay in the world file
+            results = run_world(spec_path, warehouse, rewriter=rewriter, spec=spec, export_tasks=False,  # tasks stay in the world file
                                 on_result=lambda result: keep(result.figures))
         except StepFailed as exc:
             keep(exc.figures)
@@ -220,13 +219,13 @@ def _now() -> datetime:
 # -- the catalog table ----------------------------------------------------------------------------
 
 
-def write_row(warehouse: WarehouseLike, row: CatalogRow) -> Path:
+def write_row(warehouse: Warehouse, row: CatalogRow) -> Path:
     """Insert or replace a spec's row in ``WAREHOUSE/catalog.duckdb`` (created when missing), under a file lock.
 
     Returns:
         The catalog file.
     """
-    path = Warehouse.of(warehouse).catalog
+    path = warehouse.catalog
     values = asdict(row)
     with file_lock(path):
         con = duckdb.connect(str(path))
@@ -242,9 +241,9 @@ def write_row(warehouse: WarehouseLike, row: CatalogRow) -> Path:
     return path
 
 
-def read_catalog(warehouse: WarehouseLike) -> list[CatalogRow]:
+def read_catalog(warehouse: Warehouse) -> list[CatalogRow]:
     """Every row of ``WAREHOUSE/catalog.duckdb``, by world then spec path (empty when there is no catalog yet)."""
-    path = Warehouse.of(warehouse).catalog
+    path = warehouse.catalog
     if not path.is_file():
         return []
     with file_lock(path):
@@ -309,7 +308,7 @@ def _run_pool(specs: list[Path], wh: Warehouse, n: int, recycle: int, record: Ca
                     given = 0
                 spec = queue.pop()
                 try:
-                    fut = pools[-1].submit(build_world_entry, str(spec), str(wh), rewriter)
+                    fut = pools[-1].submit(build_world_entry, str(spec), wh, rewriter)
                 except BrokenProcessPool:
                     # A worker died before its futures said so: the world goes to a fresh pool, unless this pool
                     # was fresh (it cannot start workers; no loop of new pools): then it is a lost world.
@@ -363,7 +362,7 @@ def _world_clashes(specs: list[Path], kept: list[Path]) -> tuple[list[Path], lis
     return ok, clashes
 
 
-def build_entry(spec_path: str | Path, warehouse: WarehouseLike, force: bool = False,
+def build_entry(spec_path: str | Path, warehouse: Warehouse, force: bool = False,
                 rewriter: RewriterConfig | None = None) -> tuple[CatalogRow, str]:
     """One spec as a catalog entry, in this process: skipped when unchanged and built, else built end to end
     (:func:`build_world_entry`, with ``rewriter``) and its row written to ``catalog.duckdb`` (what the Dagster asset ``catalog_world`` runs).
@@ -371,19 +370,18 @@ def build_entry(spec_path: str | Path, warehouse: WarehouseLike, force: bool = F
     Returns:
         The spec's row (the kept one when skipped) and the outcome: ``built``, ``failed`` or ``skipped``.
     """
-    wh = Warehouse.of(warehouse)
     spec = Path(spec_path).resolve()
-    previous = {r.spec_path: r for r in read_catalog(wh)}.get(str(spec))
-    if not force and _unchanged(spec, previous, wh):
+    previous = {r.spec_path: r for r in read_catalog(warehouse)}.get(str(spec))
+    if not force and _unchanged(spec, previous, warehouse):
         return previous, "skipped"
-    row = build_world_entry(spec, wh, rewriter)
-    write_row(wh, row)
+    row = build_world_entry(spec, warehouse, rewriter)
+    write_row(warehouse, row)
     return row, row.status
 
 
 def build_catalog(
     spec_dir: str | Path,
-    warehouse: WarehouseLike,
+    warehouse: Warehouse,
     *,
     workers: int | None = None,
     progress: Callable[[CatalogRow, str], None] | None = None,
@@ -397,7 +395,7 @@ def build_catalog(
 
     Args:
         spec_dir: the folder of world specs (``*.yaml``, ``*.yml``).
-        warehouse: the warehouse, or its folder (created when missing).
+        warehouse: the warehouse (its folder created when missing).
         workers: processes building worlds (default :func:`default_workers` ``()``: one per CPU plus one); at most one per spec.
         progress: called in this process with each row and its outcome (``built``, ``failed`` or
             ``skipped``) as it comes; first with every skipped spec.
@@ -420,12 +418,11 @@ def build_catalog(
     if engine not in ENGINES:
         raise WorldforgeError(f"unknown engine {engine!r}; one of: {', '.join(ENGINES)}")
     t0 = time.perf_counter()
-    wh = Warehouse.of(warehouse)
-    wh.root.mkdir(parents=True, exist_ok=True)
+    warehouse.root.mkdir(parents=True, exist_ok=True)
     specs = catalog_specs(spec_dir)
-    previous = {r.spec_path: r for r in read_catalog(wh)}
+    previous = {r.spec_path: r for r in read_catalog(warehouse)}
     tell = progress or (lambda _row, _outcome: None)
-    skipped = [previous[str(s)] for s in specs if not force and _unchanged(s, previous.get(str(s)), wh)]
+    skipped = [previous[str(s)] for s in specs if not force and _unchanged(s, previous.get(str(s)), warehouse)]
     for r in skipped:
         tell(r, "skipped")
     kept = {r.spec_path for r in skipped}
@@ -434,7 +431,7 @@ def build_catalog(
     rows: list[CatalogRow] = []
 
     def record(row: CatalogRow) -> None:
-        write_row(wh, row)
+        write_row(warehouse, row)
         rows.append(row)
         tell(row, row.status)
 
@@ -450,10 +447,10 @@ def build_catalog(
     if engine == "ray" and todo:
         from worldforge.catalog.ray_engine import run_on_ray
 
-        lost = run_on_ray(build_world_entry, todo, wh, n, record, rewriter, address)
+        lost = run_on_ray(build_world_entry, todo, warehouse, n, record, rewriter, address)
     else:
-        for spec in _run_pool(todo, wh, n, recycle, record, rewriter):  # each alone in a fresh process: a world that kills its worker again fails
-            lost += [(again, DIED) for again in _run_pool([spec], wh, 1, 1, record, rewriter)]
+        for spec in _run_pool(todo, warehouse, n, recycle, record, rewriter):  # each alone in a fresh process: a world that kills its worker again fails
+            lost += [(again, DIED) for again in _run_pool([spec], warehouse, 1, 1, record, rewriter)]
     for spec, error in lost:
         record(CatalogRow(world=spec.stem, spec_path=str(spec), spec_hash=content_hash(spec), status="failed", built_at=_now(), error=error or DIED))
-    return CatalogBuild(wh.catalog, rows, skipped, time.perf_counter() - t0, n if todo else 0)
+    return CatalogBuild(warehouse.catalog, rows, skipped, time.perf_counter() - t0, n if todo else 0)

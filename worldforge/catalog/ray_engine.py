@@ -73,12 +73,12 @@ def _connect(address: str | None) -> bool:
     return True
 
 
-def run_on_ray(build: Callable[[str, str, RewriterConfig | None], Any], specs: list[Path], warehouse: Warehouse, n: int,
+def run_on_ray(build: Callable[[str, Warehouse, RewriterConfig | None], Any], specs: list[Path], warehouse: Warehouse, n: int,
                record: Callable[[Any], None], rewriter: RewriterConfig | None = None, address: str | None = None) -> list[tuple[Path, str | None]]:
     """Build ``specs`` as Ray tasks, at most ``n`` in flight, recording each row as it comes.
 
     Args:
-        build: ``(spec path, warehouse folder, rewriter) -> row``, one world end to end
+        build: ``(spec path, warehouse, rewriter) -> row``, one world end to end
             (:func:`worldforge.catalog.build.build_world_entry`); it runs on the cluster's workers.
         specs: the spec files (absolute).
         warehouse: the warehouse every node writes to.
@@ -106,7 +106,7 @@ def run_on_ray(build: Callable[[str, str, RewriterConfig | None], Any], specs: l
         while queue or pending:
             while queue and len(pending) < max(1, n):
                 spec = queue.pop(0)
-                pending[task.remote(str(spec), str(warehouse), rewriter)] = spec
+                pending[task.remote(str(spec), warehouse, rewriter)] = spec
             done, _ = ray.wait(list(pending), num_returns=1)
             for ref in done:
                 spec = pending.pop(ref)

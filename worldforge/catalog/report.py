@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from worldforge.catalog.build import CatalogRow, read_catalog
-from worldforge.warehouse.layout import WarehouseLike
+from worldforge.warehouse.layout import Warehouse
 
 
 def _spread(values: list[int | float]) -> tuple[float, float, float] | None:
@@ -113,7 +113,7 @@ class CatalogReport:
         }
 
 
-def catalog_report(warehouse: WarehouseLike) -> CatalogReport:
+def catalog_report(warehouse: Warehouse) -> CatalogReport:
     """The diversity report of ``WAREHOUSE/catalog.duckdb`` (an empty report when there is no catalog).
 
     A built row whose world file is gone or unreadable counts in the catalog figures but adds no names.
@@ -122,10 +122,9 @@ def catalog_report(warehouse: WarehouseLike) -> CatalogReport:
 
     from worldforge.corpus.vocab import label_column
     from worldforge.errors import WarehouseError
-    from worldforge.warehouse import Warehouse, read_world
+    from worldforge.warehouse import read_world
 
-    wh = Warehouse.of(warehouse)
-    rows = read_catalog(wh)
+    rows = read_catalog(warehouse)
     built = [r for r in rows if r.status == "built"]
     tables: set[str] = set()
     table_sets: set[frozenset[str]] = set()
@@ -134,10 +133,10 @@ def catalog_report(warehouse: WarehouseLike) -> CatalogReport:
     per_world: dict[str, WorldTasks] = {}
     for r in built:
         try:
-            wf = read_world(wh.world(r.world))
+            wf = read_world(warehouse.world(r.world))
         except WarehouseError:
             continue
-        wt = world_tasks(wh.world(r.world))
+        wt = world_tasks(warehouse.world(r.world))
         if wt is not None:
             per_world[r.world] = wt
         tables |= set(wf.spec.tables)

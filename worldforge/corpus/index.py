@@ -41,7 +41,7 @@ from worldforge.retrieval.train import TrainReport
 from worldforge.retrieval.vectors import QUANTIZE, VectorBuild, VectorIndex, build_vector_index, open_vector_index
 from worldforge.warehouse.atomic import atomic_dir
 from worldforge.warehouse.cache import FileCache
-from worldforge.warehouse.layout import Warehouse, WarehouseLike
+from worldforge.warehouse.layout import Warehouse
 
 __all__ = ["RETRIEVERS", "RetrieverConfig", "SearchHit", "build_dense_index", "build_index", "dense_dir", "dense_text", "forget",
            "index_dir", "open_index", "parse_query", "remove_dense_index", "search", "title_pairs", "world_embedder"]
@@ -408,7 +408,7 @@ def _world_file(warehouse: Warehouse, world: str) -> str:
     return str(warehouse.world(world))
 
 
-def search(world: str, query: str, k: int, warehouse: WarehouseLike, scenario: str | None = None,
+def search(world: str, query: str, k: int, warehouse: Warehouse, scenario: str | None = None,
            retriever: str | None = None) -> list[SearchHit]:
     """Ranked pages of a world's corpus for a free-text query.
 
@@ -416,7 +416,7 @@ def search(world: str, query: str, k: int, warehouse: WarehouseLike, scenario: s
         world: the world name (``<warehouse>/<world>.duckdb``).
         query: free text; query syntax errors are tolerated (lenient parsing).
         k: how many results.
-        warehouse: the warehouse, or its folder.
+        warehouse: the warehouse.
         scenario: search a scenario's corpus instead of the world's.
         retriever: ``bm25`` (over title, lead and body), ``dense`` or ``hybrid`` (see the module doc); ``None``: the
             retriever the corpus was indexed with (``bm25`` without a dense index).
@@ -435,7 +435,7 @@ def search(world: str, query: str, k: int, warehouse: WarehouseLike, scenario: s
             dimension.
         EmbeddingError: the corpus's embedding model or endpoint cannot embed the query.
     """
-    opened = _opened(_world_file(Warehouse.of(warehouse), world), scenario)
+    opened = _opened(_world_file(warehouse, world), scenario)
     how = retriever or opened.retriever
     got = opened.hits.get((query, k, how))
     if got is None:

@@ -28,7 +28,7 @@ from worldforge.datasets.config import ExportConfig
 from worldforge.datasets.output import BuildReport, JsonlSink, ParquetSink, git_revision, write_report
 from worldforge.datasets.sources import DatasetTrajectory, iter_split_trajectories
 from worldforge.warehouse.atomic import atomic_dir
-from worldforge.warehouse.layout import Warehouse, WarehouseLike
+from worldforge.warehouse.layout import Warehouse
 from worldforge.worldmodel.prompts import benchmark_domain
 
 SCHEMA = pa.schema([
@@ -39,7 +39,7 @@ SCHEMA = pa.schema([
 ])
 
 
-def build_agentworldbench(warehouse: WarehouseLike, out: str | Path, config: ExportConfig = ExportConfig(),
+def build_agentworldbench(warehouse: Warehouse, out: str | Path, config: ExportConfig = ExportConfig(),
                           trajectories: Iterable[DatasetTrajectory] | None = None) -> BuildReport:
     """Write the test split as AgentWorldBench files.
 
@@ -95,7 +95,7 @@ def build_agentworldbench(warehouse: WarehouseLike, out: str | Path, config: Exp
     return report
 
 
-def training_overlap(warehouse: WarehouseLike) -> tuple[int, list[str]]:
+def training_overlap(warehouse: Warehouse) -> tuple[int, list[str]]:
     """Held-out trajectories that also feed training data, re-read from the written files.
 
     Args:
@@ -105,11 +105,10 @@ def training_overlap(warehouse: WarehouseLike) -> tuple[int, list[str]]:
     Returns:
         ``(held-out trajectories, sorted ids found in SFT or CPT too)``.
     """
-    wh = Warehouse.of(warehouse)
-    test = wh.dataset("agentworldbench") / "test.parquet"
+    test = warehouse.dataset("agentworldbench") / "test.parquet"
     held_out = {i.rsplit(":", 1)[0] for i in pq.read_table(test, columns=["id"]).column("id").to_pylist()}
     trained: set[str] = set()
-    for path, column in ((wh.dataset("sft") / "sft.parquet", "trajectory_id"), (wh.dataset("cpt") / "cpt.parquet", "ref")):
+    for path, column in ((warehouse.dataset("sft") / "sft.parquet", "trajectory_id"), (warehouse.dataset("cpt") / "cpt.parquet", "ref")):
         if path.exists():
             trained |= set(pq.read_table(path, columns=[column]).column(column).to_pylist())
     return len(held_out), sorted(held_out & trained)

@@ -35,7 +35,7 @@ from pathlib import Path
 from worldforge.datasets.output import export_worlds
 from worldforge.errors import WorldforgeError
 from worldforge.warehouse.atomic import atomic_dir
-from worldforge.warehouse.layout import Warehouse, WarehouseLike
+from worldforge.warehouse.layout import Warehouse
 
 __all__ = ["BrowseCompPlusExport", "export_browsecomp_plus"]
 
@@ -65,7 +65,7 @@ def _one_line(text: str) -> str:
     return " ".join(text.replace("\t", " ").split())
 
 
-def export_browsecomp_plus(warehouse: WarehouseLike, worlds: Iterable[str], out: str | Path, scenario: str | None = None,
+def export_browsecomp_plus(warehouse: Warehouse, worlds: Iterable[str], out: str | Path, scenario: str | None = None,
                            progress: Callable[[str], None] | None = None) -> BrowseCompPlusExport:
     """Write the deep questions of ``worlds`` and their corpora in BrowseComp-Plus's layout (module docstring).
 
@@ -92,8 +92,7 @@ def export_browsecomp_plus(warehouse: WarehouseLike, worlds: Iterable[str], out:
     from worldforge.corpus.store import corpus_scenarios, read_corpus
     from worldforge.tasks.deep import read_deep_questions
 
-    wh = Warehouse.of(warehouse)
-    names = export_worlds(wh, worlds)
+    names = export_worlds(warehouse, worlds)
     schema = pa.schema([("docid", pa.string()), ("text", pa.string()), ("url", pa.string())])
     docs = queries = evidence = gold = 0
     out = Path(out)
@@ -115,7 +114,7 @@ def export_browsecomp_plus(warehouse: WarehouseLike, worlds: Iterable[str], out:
         for w in sorted(names):
             if progress:
                 progress(w)
-            path = wh.world(w)
+            path = warehouse.world(w)
             if scenario is not None and scenario not in corpus_scenarios(path):
                 continue  # this world has no such scenario
             pages, _ = read_corpus(path, scenario, dressed=True)

@@ -54,7 +54,7 @@ from worldforge.datasets.sources import DatasetTrajectory, iter_pages, iter_spli
 from worldforge.datasets.tokenizer import load_tokenizer, resolve_tokenizer
 from worldforge.tally import Tally
 from worldforge.warehouse.atomic import atomic_dir
-from worldforge.warehouse.layout import Warehouse, WarehouseLike
+from worldforge.warehouse.layout import Warehouse
 
 log = logging.getLogger(__name__)
 
@@ -218,7 +218,7 @@ def _table(rows: list[dict]) -> pa.Table:
     return pa.Table.from_pydict(cols, schema=SCHEMA)
 
 
-def read_trajectories(warehouse: WarehouseLike, config: CPTConfig, tally: Tally, sources: Counter,
+def read_trajectories(warehouse: Warehouse, config: CPTConfig, tally: Tally, sources: Counter,
                       trajectories: Iterable[DatasetTrajectory] | None = None, progress: Callable[[], None] | None = None) -> Iterator[DatasetTrajectory]:
     """The reader of trajectories: each stored one with its split (or ``trajectories``), counted in ``tally`` and by source.
 
@@ -232,7 +232,7 @@ def read_trajectories(warehouse: WarehouseLike, config: CPTConfig, tally: Tally,
             progress()
 
 
-def read_pages(warehouse: WarehouseLike, tally: Tally, sources: Counter, progress: Callable[[], None] | None = None) -> Iterator[Rendered]:
+def read_pages(warehouse: Warehouse, tally: Tally, sources: Counter, progress: Callable[[], None] | None = None) -> Iterator[Rendered]:
     """The reader of world corpus pages, each a unit with loss on every token, counted in ``tally`` and as source ``world``."""
     for page in iter_pages(warehouse):
         tally.take()
@@ -305,7 +305,7 @@ class CPTWriter:
 
 
 def build_cpt(
-    warehouse: WarehouseLike,
+    warehouse: Warehouse,
     out: str | Path,
     config: CPTConfig,
     progress: Callable[[int], None] | None = None,
@@ -317,7 +317,7 @@ def build_cpt(
     tokenize in batches of ``config.batch_size`` → drop units with no loss → write (:class:`CPTWriter`).
 
     Args:
-        warehouse: the warehouse, or its folder (``trajectories.duckdb``, the episode store ``episodes/``, world files).
+        warehouse: the warehouse (``trajectories.duckdb``, the episode store ``episodes/``, world files).
         out: the dataset folder, replaced atomically (default layout: ``<warehouse>/datasets/cpt``).
         config: the build config.
         progress: called with the number of units (trajectories and pages) done so far.
@@ -375,7 +375,7 @@ def build_cpt(
         })
         for key in ("split_units", "cuts_inside_a_turn", "parts_without_loss"):
             report.stats.setdefault(key, 0)
-        if trajectories is None and not Warehouse.of(warehouse).trajectory_store.exists():
+        if trajectories is None and not warehouse.trajectory_store.exists():
             report.notes.append("no trajectory store in the warehouse: run `worldforge trajectories ingest` (or the trajectory assets) first")
         cfg = config.model_dump()
         write_report(tmp, report)

@@ -33,7 +33,7 @@ import polars as pl
 
 from worldforge.datasets.output import export_worlds
 from worldforge.warehouse.atomic import atomic_dir
-from worldforge.warehouse.layout import Warehouse, WarehouseLike
+from worldforge.warehouse.layout import Warehouse
 
 __all__ = ["HFExport", "export_hf", "held_out_worlds"]
 
@@ -67,7 +67,7 @@ _DEEP = {"question_id": pl.String, "world": pl.String, "scenario": pl.String, "p
          "gold_urls": pl.List(pl.String), "oracle_calls": pl.Int64}
 
 
-def export_hf(warehouse: WarehouseLike, worlds: Iterable[str], out: str | Path, test_share: float = 0.2,
+def export_hf(warehouse: Warehouse, worlds: Iterable[str], out: str | Path, test_share: float = 0.2,
               progress: Callable[[str], None] | None = None) -> HFExport:
     """Write the worlds' wide tasks and deep questions as a Hugging Face dataset folder (module docstring).
 
@@ -87,13 +87,12 @@ def export_hf(warehouse: WarehouseLike, worlds: Iterable[str], out: str | Path, 
     from worldforge.tasks.deep import prompt, read_deep_questions
     from worldforge.tasks.store import read_tasks
 
-    wh = Warehouse.of(warehouse)
-    names = export_worlds(wh, worlds)
+    names = export_worlds(warehouse, worlds)
     wide, deep = [], []
     for w in names:
         if progress:
             progress(w)
-        path = wh.world(w)
+        path = warehouse.world(w)
         for t in read_tasks(path, all_scenarios=True):
             wide.append({"instance_id": t.instance_id, "world": w, "scenario": t.extra.get("scenario"), "kind": t.extra.get("kind"),
                          "question": t.question, "required": t.required, "unique_columns": t.unique_columns,

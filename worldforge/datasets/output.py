@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from worldforge.tally import Tally
+from worldforge.warehouse.layout import Warehouse
 
 
 class ParquetSink:
@@ -153,20 +154,18 @@ def git_revision() -> str:
     return f"{sha}-dirty" if dirty else sha
 
 
-def export_worlds(warehouse, worlds) -> list[str]:
+def export_worlds(warehouse: Warehouse, worlds) -> list[str]:
     """The worlds an export reads: the names given, sorted and without repeats, each a world file of the warehouse.
 
     Raises:
         WorldforgeError: no name given, or a name without its world file.
     """
     from worldforge.errors import WorldforgeError
-    from worldforge.warehouse.layout import Warehouse
 
-    wh = Warehouse.of(warehouse)
     names = sorted(dict.fromkeys(worlds))
     if not names:
         raise WorldforgeError("no world to export: name at least one (--worlds)")
-    missing = [w for w in names if not wh.world(w).is_file()]
+    missing = [w for w in names if not warehouse.world(w).is_file()]
     if missing:
-        raise WorldforgeError(f"no such world in {wh.root}: {', '.join(missing)}")
+        raise WorldforgeError(f"no such world in {warehouse.root}: {', '.join(missing)}")
     return names

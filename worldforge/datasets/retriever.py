@@ -61,7 +61,7 @@ from worldforge.datasets.output import BuildReport, export_worlds, git_revision,
 from worldforge.errors import WorldforgeError
 from worldforge.tally import Tally
 from worldforge.warehouse.atomic import atomic_dir
-from worldforge.warehouse.layout import Warehouse, WarehouseLike
+from worldforge.warehouse.layout import Warehouse
 
 __all__ = ["SPLITS", "RetrieverExport", "export_retriever", "negative_columns"]
 
@@ -167,7 +167,7 @@ def _splits(names: list[str], holdout: Iterable[str] | None, test_share: float, 
     return {w: "test" if w in test else "validation" if w in validation else "train" for w in names}
 
 
-def export_retriever(warehouse: WarehouseLike, worlds: Iterable[str], out: str | Path, negatives: int = 3, positives: int = 3,
+def export_retriever(warehouse: Warehouse, worlds: Iterable[str], out: str | Path, negatives: int = 3, positives: int = 3,
                      pool: int = 100, scenario: str | None = None, holdout: Iterable[str] | None = None, test_share: float = 0.1,
                      validation_share: float = 0.1, progress: Callable[[str], None] | None = None) -> RetrieverExport:
     """Write (query, positive, hard negatives) rows of ``worlds`` for sentence-transformers (module docstring: files,
@@ -203,8 +203,7 @@ def export_retriever(warehouse: WarehouseLike, worlds: Iterable[str], out: str |
         raise WorldforgeError(f"need negatives >= 1, positives >= 1 and pool >= negatives (got {negatives}, {positives}, {pool})")
     if not (0.0 <= test_share <= 1.0 and 0.0 <= validation_share <= 1.0):
         raise WorldforgeError(f"test and validation shares must be between 0 and 1, not {test_share} and {validation_share}")
-    wh = Warehouse.of(warehouse)
-    names = export_worlds(wh, worlds)
+    names = export_worlds(warehouse, worlds)
     split_of = _splits(names, holdout, test_share, validation_share)
     neg_cols = negative_columns(negatives)
     schema = pa.schema([("anchor", pa.string()), ("positive", pa.string())] + [(c, pa.string()) for c in neg_cols])
@@ -219,7 +218,7 @@ def export_retriever(warehouse: WarehouseLike, worlds: Iterable[str], out: str |
     for w in names:
         if progress:
             progress(w)
-        path = wh.world(w)
+        path = warehouse.world(w)
         if scenario is not None and scenario not in corpus_scenarios(path):
             continue
         pages, facts = read_corpus(path, scenario, dressed=False)
@@ -233,7 +232,7 @@ def export_retriever(warehouse: WarehouseLike, worlds: Iterable[str], out: str |
                 tally.drop("no positive page in its corpus")
                 dropped_ids.append((q.query_id, "no positive page in its corpus"))
                 continue
-            hits = dict.fromkeys(h.url for h in search(w, q.text, pool, wh, scenario, retriever="bm25"))
+            hits = dict.fromkeys(h.url for h in search(w, q.text, pool, warehouse, scenario, retriever="bm25"))
             found = [u for u in hits if u not in q.excluded and u in text]
             if len(found) < negatives:
                 reason = f"fewer than {negatives} hard negatives in the top {pool} BM25 hits"

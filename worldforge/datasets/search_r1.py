@@ -39,7 +39,7 @@ from worldforge.datasets.hf import held_out_worlds
 from worldforge.datasets.output import export_worlds
 from worldforge.errors import WorldforgeError
 from worldforge.warehouse.atomic import atomic_dir
-from worldforge.warehouse.layout import Warehouse, WarehouseLike
+from worldforge.warehouse.layout import Warehouse
 
 __all__ = ["INSTRUCTION", "SearchR1Export", "export_search_r1", "golden_answers"]
 
@@ -92,7 +92,7 @@ _SCHEMA = pa.schema([
 ])
 
 
-def export_search_r1(warehouse: WarehouseLike, worlds: Iterable[str], out: str | Path, scenario: str | None = None,
+def export_search_r1(warehouse: Warehouse, worlds: Iterable[str], out: str | Path, scenario: str | None = None,
                      data_source: str = "worldforge", test_share: float = 0.2,
                      progress: Callable[[str], None] | None = None) -> SearchR1Export:
     """Write the deep questions of ``worlds`` as Search-R1's ``train.parquet`` and ``test.parquet`` (module docstring).
@@ -119,15 +119,14 @@ def export_search_r1(warehouse: WarehouseLike, worlds: Iterable[str], out: str |
         raise WorldforgeError("data_source must not be blank (Search-R1 picks its reward function by it)")
     if not 0.0 <= test_share <= 1.0:
         raise WorldforgeError(f"test_share must be between 0 and 1, not {test_share}")
-    wh = Warehouse.of(warehouse)
-    names = export_worlds(wh, worlds)
+    names = export_worlds(warehouse, worlds)
     held_out = held_out_worlds(names, test_share)
     rows: dict[str, list[dict]] = {"train": [], "test": []}
     for w in names:
         if progress:
             progress(w)
         split = "test" if w in held_out else "train"
-        for q in read_deep_questions(wh.world(w), scenario):
+        for q in read_deep_questions(warehouse.world(w), scenario):
             gold = golden_answers(q.answer, q.answer_type)
             rows[split].append({
                 "id": f"{split}_{len(rows[split])}", "question": q.question, "golden_answers": gold, "data_source": data_source,

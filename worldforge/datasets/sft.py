@@ -57,7 +57,7 @@ from worldforge.datasets.tokenizer import has_chat_template, load_tokenizer, res
 from worldforge.llm.base import Failure, GenerationParams, WorldModelBackend, WorldModelRequest
 from worldforge.tally import Tally
 from worldforge.warehouse.atomic import atomic_dir
-from worldforge.warehouse.layout import WarehouseLike
+from worldforge.warehouse.layout import Warehouse
 from worldforge.worldmodel.parsing import ParseFailure, format_prediction, parse_prediction
 
 log = logging.getLogger(__name__)
@@ -165,7 +165,7 @@ class _Targets:
     turns: list
 
 
-def read_targets(warehouse: WarehouseLike, config: SFTConfig, tally: Tally, sources: Counter,
+def read_targets(warehouse: Warehouse, config: SFTConfig, tally: Tally, sources: Counter,
                  trajectories: Iterable[DatasetTrajectory] | None = None) -> Iterator[_Targets]:
     """The SFT reader: each trajectory with its target turns, counted in ``tally`` (one unit per target turn) and by source.
 
@@ -313,7 +313,7 @@ class SFTWriter:
 
 
 def build_sft(
-    warehouse: WarehouseLike,
+    warehouse: Warehouse,
     out: str | Path,
     config: SFTConfig,
     backend: WorldModelBackend | None = None,
@@ -327,7 +327,7 @@ def build_sft(
     → drop targets whose reasoning outgrew the budget → write (:class:`SFTWriter`).
 
     Args:
-        warehouse: the warehouse, or its folder.
+        warehouse: the warehouse.
         out: the dataset folder, replaced atomically (``<warehouse>/datasets/sft`` by default).
         config: the build config.
         backend: the world model that proposes candidates; ``None`` builds the non-thinking variant.

@@ -22,7 +22,7 @@ from worldforge.datasets.config import SplitConfig
 from worldforge.trajectories.episodes import iter_episode_trajectories
 from worldforge.trajectories.model import StoredTrajectory
 from worldforge.trajectories.store import iter_trajectories as iter_stored
-from worldforge.warehouse.layout import Warehouse, WarehouseLike
+from worldforge.warehouse.layout import Warehouse
 
 
 @dataclass
@@ -38,11 +38,11 @@ def split_of(trajectory_id: str, seed: int, test_fraction: float) -> str:
     return "test" if h < test_fraction else "train"
 
 
-def iter_split_trajectories(warehouse: WarehouseLike, split: SplitConfig = SplitConfig(), batch_rows: int = 8192) -> Iterator[DatasetTrajectory]:
+def iter_split_trajectories(warehouse: Warehouse, split: SplitConfig = SplitConfig(), batch_rows: int = 8192) -> Iterator[DatasetTrajectory]:
     """Every stored trajectory of the warehouse with its split: real ones first, then simulated episodes.
 
     Args:
-        warehouse: the warehouse, or its folder (``trajectories.duckdb``, the episode store ``episodes/``; either may be missing).
+        warehouse: the warehouse (``trajectories.duckdb``, the episode store ``episodes/``; either may be missing).
         split: the seed and test fraction of the split (see :func:`split_of`); any dataset config is one.
         batch_rows: turns per Arrow batch (bounds the memory of the read).
 
@@ -50,7 +50,7 @@ def iter_split_trajectories(warehouse: WarehouseLike, split: SplitConfig = Split
         WarehouseError: a store file exists but is not a trajectory or episode store.
     """
     seed, test_fraction = split.seed, split.test_fraction
-    streams = (iter_stored(Warehouse.of(warehouse).trajectory_store, batch_rows), iter_episode_trajectories(warehouse, batch_rows=batch_rows))
+    streams = (iter_stored(warehouse.trajectory_store, batch_rows), iter_episode_trajectories(warehouse, batch_rows=batch_rows))
     for stream in streams:  # generators: the episode store is opened only after the trajectory store is read
         for traj in stream:
             yield DatasetTrajectory(**vars(traj), split=split_of(traj.trajectory_id, seed, test_fraction))
@@ -66,12 +66,12 @@ class CorpusPage:
     text: str
 
 
-def iter_pages(warehouse: WarehouseLike) -> Iterator[CorpusPage]:
+def iter_pages(warehouse: Warehouse) -> Iterator[CorpusPage]:
     """Every corpus page of every world of the warehouse (base world and scenarios), in file and URL order.
 
     Worlds without a corpus yet are passed over (their corpus asset has not run).
     """
-    for path in Warehouse.of(warehouse).world_files():
+    for path in warehouse.world_files():
         frame = all_pages(path)
         if frame is None:
             continue

@@ -14,7 +14,7 @@ import logging
 from pathlib import Path
 
 from worldforge.errors import WorldforgeError
-from worldforge.warehouse.layout import Warehouse, WarehouseLike
+from worldforge.warehouse.layout import Warehouse
 
 log = logging.getLogger(__name__)
 
@@ -54,9 +54,9 @@ def load_tokenizer(name_or_path: str | Path):
     return tok
 
 
-def default_tokenizer(warehouse: WarehouseLike) -> Path:
+def default_tokenizer(warehouse: Warehouse) -> Path:
     """The local stand-in tokenizer under ``<warehouse>/models/tokenizer``, trained on first use."""
-    path = Warehouse.of(warehouse).tokenizer
+    path = warehouse.tokenizer
     if not (path / "tokenizer.json").exists():
         from worldforge.llm.tiny import build_tiny_tokenizer
 
@@ -66,7 +66,7 @@ def default_tokenizer(warehouse: WarehouseLike) -> Path:
     return path
 
 
-def resolve_tokenizer(tokenizer: str | None, warehouse: WarehouseLike) -> str:
+def resolve_tokenizer(tokenizer: str | None, warehouse: Warehouse) -> str:
     """The tokenizer a dataset is built with: ``tokenizer`` when given (the CLI and the Dagster assets pass
     ``--tokenizer`` or ``WORLDFORGE_TOKENIZER``), else the local stand-in of :func:`default_tokenizer` (trained on
     first use)."""

@@ -33,7 +33,7 @@ from typing import Any
 from worldforge.recording.sink import RecordingSink, now_iso
 from worldforge.runtime import return_large_blocks
 from worldforge.serving.sessions import SessionRegistry
-from worldforge.warehouse.layout import WarehouseLike
+from worldforge.warehouse.layout import Warehouse, WarehouseLike
 
 log = logging.getLogger(__name__)
 
@@ -259,7 +259,7 @@ def serve_mcp_proxy(upstream: str | None, command: str | None, warehouse: Wareho
     from worldforge.settings import get_settings
 
     settings = get_settings()
-    sink = RecordingSink(warehouse, "mcp", max_record_mb=settings.max_record_mb, store_memory_mb=settings.store_memory_mb)
+    sink = RecordingSink(Warehouse.of(warehouse), "mcp", max_record_mb=settings.max_record_mb, store_memory_mb=settings.store_memory_mb)
     recorder = McpRecorder(target, sink, upstream or command or "")
     if serve == "stdio":
         asyncio.run(_serve_stdio(create_mcp_proxy(recorder, lambda ctx: "stdio"), recorder, on_ready))

@@ -46,7 +46,7 @@ from worldforge.recording.sink import RecordingSink, is_prefix, merge_conversati
 from worldforge.runtime import return_large_blocks
 from worldforge.serving.sessions import Session as RegistryEntry
 from worldforge.serving.sessions import SessionLimit, SessionRegistry
-from worldforge.warehouse.layout import WarehouseLike
+from worldforge.warehouse.layout import Warehouse, WarehouseLike
 
 log = logging.getLogger(__name__)
 
@@ -271,7 +271,7 @@ def create_openai_proxy(upstream: str, warehouse: WarehouseLike, idle_timeout: f
     if idle_timeout <= 0:
         raise ValueError(f"--idle-timeout must be positive, got {idle_timeout}")
     upstream = upstream.rstrip("/")
-    sink = RecordingSink(warehouse, "openai", max_record_mb=max_record_mb, store_memory_mb=store_memory_mb)
+    sink = RecordingSink(Warehouse.of(warehouse), "openai", max_record_mb=max_record_mb, store_memory_mb=store_memory_mb)
     table = SessionTable(sink, upstream, max_sessions)
     sweep = sweep_s if sweep_s is not None else max(0.2, min(5.0, idle_timeout / 4))
     client = httpx.AsyncClient(timeout=httpx.Timeout(timeout_s, connect=10.0), transport=transport)

@@ -33,7 +33,7 @@ from typing import Any
 
 from worldforge.recording.segments import SegmentLog, safe_session_id
 from worldforge.warehouse.atomic import atomic_file
-from worldforge.warehouse.layout import Warehouse, WarehouseLike
+from worldforge.warehouse.layout import Warehouse
 
 log = logging.getLogger(__name__)
 
@@ -46,14 +46,14 @@ def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
-def recordings_dir(warehouse: WarehouseLike, kind: str) -> Path:
+def recordings_dir(warehouse: Warehouse, kind: str) -> Path:
     """``<warehouse>/recordings/<kind>/``: the stored recording documents of one kind."""
-    return Warehouse.of(warehouse).recordings / kind
+    return warehouse.recordings / kind
 
 
-def segments_dir(warehouse: WarehouseLike, kind: str) -> Path:
+def segments_dir(warehouse: Warehouse, kind: str) -> Path:
     """``<warehouse>/recordings/segments/<kind>/``: the segment files of one kind."""
-    return Warehouse.of(warehouse).recordings / "segments" / kind
+    return warehouse.recordings / "segments" / kind
 
 
 def _norm(m: Any) -> Any:
@@ -187,7 +187,7 @@ class RecordingSink:
     """Events of one recorder kind in, stored trajectories out (see the module docs).
 
     Args:
-        warehouse: the warehouse, or its folder.
+        warehouse: the warehouse.
         kind: ``openai`` or ``mcp`` (or any kind given a ``build`` function).
         build: ``(session_id, events) -> document``; default :data:`BUILDERS` ``[kind]``.
         max_record_mb: the largest record stored (MiB; a larger one is quarantined), as in
@@ -199,11 +199,11 @@ class RecordingSink:
         ValueError: an unknown kind without a ``build`` function.
     """
 
-    def __init__(self, warehouse: WarehouseLike, kind: str, build: Callable[[str, list[dict]], dict] | None = None,
+    def __init__(self, warehouse: Warehouse, kind: str, build: Callable[[str, list[dict]], dict] | None = None,
                  max_record_mb: float | None = None, store_memory_mb: int | None = None) -> None:
         if build is None and kind not in BUILDERS:
             raise ValueError(f"unknown recorder kind {kind!r} (known: {', '.join(BUILDERS)})")
-        self.warehouse = Warehouse.of(warehouse)
+        self.warehouse = warehouse
         self.kind = kind
         self.build = build or BUILDERS[kind]
         self.segments = SegmentLog(segments_dir(self.warehouse, kind))
@@ -292,10 +292,10 @@ class ClosedRecording:
     mtime_ns: int
 
 
-def stored_recordings(warehouse: WarehouseLike) -> list[ClosedRecording]:
+def stored_recordings(warehouse: Warehouse) -> list[ClosedRecording]:
     """Every stored recording of every kind, oldest first (a document whose segment is still open —
     a crash between writing and storing it — is left out until it is recovered)."""
-    root = Warehouse.of(warehouse).recordings
+    root = warehouse.recordings
     out = []
     if not root.is_dir():
         return out

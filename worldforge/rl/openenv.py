@@ -52,7 +52,7 @@ from worldforge.rl.trl import SUBMITTED, TRLTools
 from worldforge.runtime import apply_settings, relaxed_gc, return_large_blocks
 from worldforge.serving.sessions import DEFAULT_IDLE_S
 from worldforge.simenv.tools import EPISODE_TOOLS
-from worldforge.warehouse.layout import WarehouseLike
+from worldforge.warehouse.layout import Warehouse, WarehouseLike
 
 __all__ = [
     "DEFAULT_MAX_SESSIONS", "TOOLS", "RemoteSearchWorld", "SearchAction", "SearchObservation", "SearchState", "SearchWorldClient",
@@ -307,6 +307,7 @@ def create_openenv_app(world: str | None, warehouse: WarehouseLike,
     Raises:
         WarehouseError: ``world`` is given and does not exist or has no tasks.
     """
+    warehouse = Warehouse.of(warehouse)
     if world:
         world_tasks(world, warehouse)  # fail before anything listens
     factory = functools.partial(SearchWorldEnvironment, world=world, warehouse=warehouse, reward=reward,

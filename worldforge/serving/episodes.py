@@ -100,7 +100,7 @@ def world_tasks(world: str, warehouse: Warehouse, family: str = "wide") -> Mappi
         WorldforgeError: an unknown family.
     """
     family = check_family(family)
-    path = Warehouse.of(warehouse).world(world)
+    path = warehouse.world(world)
     if not path.is_file():
         raise WarehouseError(f"{path}: no such world (build it with `worldforge world run`)")
     if family == "wide":
@@ -148,23 +148,22 @@ _SCENARIOS: FileCache[frozenset[str]] = FileCache()
 
 def world_names(warehouse: Warehouse) -> set[str]:
     """The worlds of a warehouse: the names ``<world>`` of its ``<world>.duckdb`` files (not the stores)."""
-    return {p.name.removesuffix(".duckdb") for p in Warehouse.of(warehouse).world_files()}
+    return {p.name.removesuffix(".duckdb") for p in warehouse.world_files()}
 
 
 def is_world(warehouse: Warehouse, name: str) -> bool:
     """Whether ``<name>.duckdb`` is a world of the warehouse: one ``stat``, not a listing of the
     warehouse (a catalog holds thousands of worlds)."""
-    wh = Warehouse.of(warehouse)
     try:
-        path = wh.world(name)
+        path = warehouse.world(name)
     except WorldforgeError:  # a store's name
         return False
-    return path.parent == wh.root and path.is_file()  # no path out of the warehouse ("../x"); a NUL byte: False
+    return path.parent == warehouse.root and path.is_file()  # no path out of the warehouse ("../x"); a NUL byte: False
 
 
 def scenario_names(warehouse: Warehouse, world: str) -> frozenset[str]:
     """The scenarios of a world that have a corpus (``_corpus.scenario``), cached while the file is unchanged."""
-    path = Warehouse.of(warehouse).world(world)
+    path = warehouse.world(world)
 
     def load() -> frozenset[str]:
         con = open_readonly(path)
@@ -202,7 +201,7 @@ class EpisodeService:
 
     def __init__(self, warehouse: Warehouse, *, agent: str, idle_timeout: float | None = None, max_sessions: int = 10_000,
                  evict: bool = False, record: bool = True, clock: Callable[[], float] = time.monotonic):
-        self.warehouse = Warehouse.of(warehouse)
+        self.warehouse = warehouse
         self.agent, self.record = agent, record
         self.registry: SessionRegistry[SearchEnv] = SessionRegistry(max_sessions, idle_timeout, evict=evict, clock=clock)
         self._closed_keys: OrderedDict[str, int] = OrderedDict()

@@ -89,7 +89,7 @@ from worldforge.simenv.perturbations import MAX_INSTRUCTION_CHARS, PerturbationC
 from worldforge.simenv.reward import RewardConfig
 from worldforge.simenv.tools import SEARCH_TOOLS
 from worldforge.trajectories.model import storable
-from worldforge.warehouse.layout import Warehouse
+from worldforge.warehouse.layout import Warehouse, WarehouseLike
 
 log = logging.getLogger(__name__)
 
@@ -404,7 +404,7 @@ def session_routes(world: str, episodes: EpisodeService) -> APIRouter:
 
 def create_app(
     world: str,
-    warehouse: Warehouse,
+    warehouse: WarehouseLike,
     idle_timeout: float = DEFAULT_IDLE_S,
     max_sessions: int = 10_000,
     mcp: bool = True,
@@ -494,7 +494,7 @@ __all__ = ["FLUSH_INTERVAL_S", "MAX_BODY_BYTES", "MAX_JSON_DEPTH", "BodyLimit", 
            "build_mcp", "create_app", "json_errors", "new_session", "parse_body", "serve", "session_routes"]
 
 
-def serve(world: str, warehouse: Warehouse, host: str | None = None, port: int | None = None,
+def serve(world: str, warehouse: WarehouseLike, host: str | None = None, port: int | None = None,
           idle_timeout: float | None = None, record: bool = True, on_ready: Callable[[str], None] | None = None) -> None:
     """Serve :func:`create_app` with uvicorn until interrupted (``worldforge serve search``).
 

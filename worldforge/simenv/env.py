@@ -40,7 +40,7 @@ from worldforge.tasks.io import Task
 from worldforge.trajectories.episodes import Episode, Observation
 from worldforge.trajectories.model import storable
 from worldforge.warehouse.cache import FileCache
-from worldforge.warehouse.layout import Warehouse, WarehouseLike
+from worldforge.warehouse.layout import Warehouse
 
 TOOLS = tuple(tool.name for tool in SEARCH_TOOLS)
 """The search tools' names (declared in :mod:`worldforge.simenv.tools`)."""
@@ -160,7 +160,7 @@ class SearchEnv:
         task: attach a task: leakage control then keeps unrelated snippets from stating its gold cells.
         perturbations: the schema in force (:data:`NO_PERTURBATIONS` by default).
         seed: the seed of every perturbation decision.
-        warehouse: the warehouse, or its folder.
+        warehouse: the warehouse.
         session_id: a stable id (default: random); decisions depend on it.
         episode: the number of episodes run before (for scheduled rates).
         renderer: render ``web_search``/``web_extractor`` observations through a world model
@@ -181,13 +181,13 @@ class SearchEnv:
         perturbations: PerturbationConfig | None = None,
         seed: int = 0,
         *,
-        warehouse: WarehouseLike,
+        warehouse: Warehouse,
         session_id: str | None = None,
         episode: int = 0,
         renderer: ObservationRenderer | None = None,
         max_tool_calls: int | None = None,
     ):
-        self.world, self.scenario, self.task, self.seed, self.warehouse = world, scenario, task, seed, Warehouse.of(warehouse)
+        self.world, self.scenario, self.task, self.seed, self.warehouse = world, scenario, task, seed, warehouse
         self.perturbations = perturbations or PerturbationConfig()
         self.session_id = session_id or uuid.uuid4().hex
         self.episode = episode

@@ -33,7 +33,7 @@ from worldforge.errors import WarehouseError
 from worldforge.trajectories.model import StoredTrajectory
 from worldforge.trajectories.store import iter_trajectories
 from worldforge.warehouse.atomic import atomic_dir
-from worldforge.warehouse.layout import Warehouse, WarehouseLike
+from worldforge.warehouse.layout import Warehouse
 
 FORMATS = ("atif", "otel")
 ATIF_VERSION = "ATIF-v1.4"
@@ -129,7 +129,7 @@ def otlp_request(tr: StoredTrajectory) -> dict:
                                "scopeSpans": [{"scope": {"name": "worldforge.trajectories"}, "spans": spans}]}]}
 
 
-def export_trajectories(warehouse: WarehouseLike, out: str | Path, fmt: str, source: str | None = None,
+def export_trajectories(warehouse: Warehouse, out: str | Path, fmt: str, source: str | None = None,
                         progress: Callable[[int], None] | None = None) -> ExportReport:
     """Export the trajectory store's trajectories (one source, or all) to ``out`` as ATIF or OTel.
 
@@ -149,7 +149,7 @@ def export_trajectories(warehouse: WarehouseLike, out: str | Path, fmt: str, sou
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown export format {fmt!r} (choose from {', '.join(FORMATS)})")
-    path = Warehouse.of(warehouse).trajectory_store
+    path = warehouse.trajectory_store
     if not path.exists():
         raise WarehouseError(f"{path}: no trajectory store (run `worldforge trajectories ingest` first)")
     n = turns = 0

@@ -39,7 +39,7 @@ from worldforge.trajectories.readers import DEFAULT_MAX_RECORD_MB, discover, fil
 from worldforge.trajectories.readers.mapping import Mapping
 from worldforge.warehouse.atomic import atomic_file, file_lock
 from worldforge.warehouse.duck import atomic_duckdb, insert_frame, open_readonly, quote_str, read_table, reading_store, table_ddl
-from worldforge.warehouse.layout import Warehouse, WarehouseLike
+from worldforge.warehouse.layout import Warehouse
 
 log = logging.getLogger(__name__)
 
@@ -271,7 +271,7 @@ class MaskReport:
         return self.turns.group_by("mask_reason").len().sort("len", descending=True)
 
 
-def recompute_masks(warehouse: WarehouseLike, config: MaskConfig = MaskConfig(),
+def recompute_masks(warehouse: Warehouse, config: MaskConfig = MaskConfig(),
                     store_memory_mb: int = DEFAULT_STORE_MEMORY_MB) -> MaskReport:
     """Recompute the four statistics and the mask decision of every stored turn and write the store.
 
@@ -282,7 +282,7 @@ def recompute_masks(warehouse: WarehouseLike, config: MaskConfig = MaskConfig(),
     Raises:
         WarehouseError: no store, or the store file is unreadable (nothing is written).
     """
-    path = Warehouse.of(warehouse).trajectory_store
+    path = warehouse.trajectory_store
     with file_lock(path):
         with reading_store(path, STORE_KIND) as ro:
             ro.execute("SELECT batch FROM ingest_log LIMIT 0")
@@ -459,7 +459,7 @@ def _fill_local_statistics(con: Any, batch_rows: int = 8192) -> None:
 
 def ingest(
     paths: Iterable[str | Path],
-    warehouse: WarehouseLike,
+    warehouse: Warehouse,
     config: MaskConfig = MaskConfig(),
     progress: Callable[[int, int, str], None] | None = None,
     compute_masks: bool = True,
@@ -487,7 +487,7 @@ def ingest(
 
     Args:
         paths: files or folders (folders are walked; see :func:`~worldforge.trajectories.readers.discover`).
-        warehouse: the warehouse, or its folder.
+        warehouse: the warehouse.
         config: the mask thresholds.
         progress: called after each file with ``(files done, files in all, the file's source_path)``.
         compute_masks: recompute the loss-mask statistics over the whole store (the
@@ -508,7 +508,7 @@ def ingest(
         FileNotFoundError: a path does not exist (nothing is written).
         WarehouseError: the existing store is unreadable (nothing is written).
     """
-    path = Warehouse.of(warehouse).trajectory_store
+    path = warehouse.trajectory_store
     paths = [str(p) for p in paths]
     files, skipped = discover(paths)
     with file_lock(path):
@@ -641,7 +641,7 @@ def store_counts(path: str | Path) -> StoreCounts:
     return StoreCounts(t, s, u, q, None if u == 0 or share is None else float(share))
 
 
-def export_shard(warehouse: WarehouseLike, source: str) -> tuple[Path, int]:
+def export_shard(warehouse: Warehouse, source: str) -> tuple[Path, int]:
     """One source's turns, with their trajectory fields and statistics, as a Parquet shard.
 
     Writes ``<warehouse>/trajectories/<source>.parquet`` (columns: ``trajectory_id, source,
@@ -654,8 +654,8 @@ def export_shard(warehouse: WarehouseLike, source: str) -> tuple[Path, int]:
     Raises:
         WarehouseError: no store, or the store holds no trajectory of ``source``.
     """
-    path = Warehouse.of(warehouse).trajectory_store
-    out = Warehouse.of(warehouse).shard(source)
+    path = warehouse.trajectory_store
+    out = warehouse.shard(source)
     con = open_readonly(path)
     try:
         n = con.execute("SELECT count(*) FROM trajectories WHERE source = ?", [source]).fetchall()[0][0]

@@ -39,7 +39,7 @@ import pyarrow.parquet as pq
 
 from worldforge.errors import WarehouseError
 from worldforge.warehouse.duck import damage_guard, open_readonly, read_every_block
-from worldforge.warehouse.layout import STORES, Warehouse, WarehouseLike, repair_hint
+from worldforge.warehouse.layout import STORES, Warehouse, repair_hint
 from worldforge.warehouse.parts import MANIFEST, list_parts, verify_part
 
 __all__ = ["Finding", "diagnose", "quarantine", "QUARANTINE"]
@@ -172,7 +172,7 @@ def _catalog_rows(wh: Warehouse) -> list[Finding]:
             for world, spec in rows if not wh.world(world).is_file()]
 
 
-def diagnose(warehouse: WarehouseLike) -> list[Finding]:
+def diagnose(warehouse: Warehouse) -> list[Finding]:
     """Check every store of a warehouse (see the module's table), reading each file whole.
 
     Nothing is changed. Cost: every byte of every checked file is read once (a catalog of worlds: seconds
@@ -185,23 +185,22 @@ def diagnose(warehouse: WarehouseLike) -> list[Finding]:
     Raises:
         WarehouseError: ``warehouse`` is not a folder.
     """
-    wh = Warehouse.of(warehouse)
-    if not wh.root.is_dir():
-        raise WarehouseError(f"{wh.root}: no such warehouse folder")
-    found = [_duckdb(p, "world") for p in wh.world_files()]
-    stores = [wh.root / name for name in STORES] + wh.legacy_episode_stores()
+    if not warehouse.root.is_dir():
+        raise WarehouseError(f"{warehouse.root}: no such warehouse folder")
+    found = [_duckdb(p, "world") for p in warehouse.world_files()]
+    stores = [warehouse.root / name for name in STORES] + warehouse.legacy_episode_stores()
     found += [_duckdb(p, "store") for p in sorted(set(stores)) if p.is_file()]
-    found += [_part(p) for p in list_parts(wh.episode_store)]
-    shards = sorted((wh.root / "trajectories").glob("*.parquet")) + sorted((wh.root / "datasets").rglob("*.parquet"))
-    found += [_parquet(p) for p in shards if not any(part.startswith(".") for part in p.relative_to(wh.root).parts)]
-    if wh.episode_log.is_file():
-        found.append(_log(wh.episode_log))
-    if wh.catalog.is_file():
-        found += _catalog_rows(wh)
+    found += [_part(p) for p in list_parts(warehouse.episode_store)]
+    shards = sorted((warehouse.root / "trajectories").glob("*.parquet")) + sorted((warehouse.root / "datasets").rglob("*.parquet"))
+    found += [_parquet(p) for p in shards if not any(part.startswith(".") for part in p.relative_to(warehouse.root).parts)]
+    if warehouse.episode_log.is_file():
+        found.append(_log(warehouse.episode_log))
+    if warehouse.catalog.is_file():
+        found += _catalog_rows(warehouse)
     return found
 
 
-def quarantine(warehouse: WarehouseLike, findings: list[Finding], when: datetime | None = None) -> list[tuple[Path, Path]]:
+def quarantine(warehouse: Warehouse, findings: list[Finding], when: datetime | None = None) -> list[tuple[Path, Path]]:
     """Move every damaged file of ``findings`` (:attr:`Finding.movable`) to ``<warehouse>/quarantine/<timestamp>/``,
     under the same path relative to the warehouse (a world's ``.wal`` goes with it). Nothing is deleted.
 
@@ -213,9 +212,8 @@ def quarantine(warehouse: WarehouseLike, findings: list[Finding], when: datetime
     Returns:
         ``(from, to)`` of each move, in the findings' order.
     """
-    wh = Warehouse.of(warehouse)
     stamp = (when or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%SZ")
-    base = wh.root / QUARANTINE / stamp
+    base = warehouse.root / QUARANTINE / stamp
     moved = []
     for f in findings:
         if not f.movable:
@@ -224,7 +222,7 @@ def quarantine(warehouse: WarehouseLike, findings: list[Finding], when: datetime
         for src in sources:
             if not src.exists():
                 continue
-            dst = base / src.resolve().relative_to(wh.root.resolve())
+            dst = base / src.resolve().relative_to(warehouse.root.resolve())
             dst.parent.mkdir(parents=True, exist_ok=True)
             os.replace(src, dst)  # the same file system: a rename, never a copy and delete
             moved.append((src, dst))

@@ -21,7 +21,9 @@
 A :class:`Warehouse` is resolved once, at worldforge's edges — the CLI's ``--warehouse`` option (or
 ``WORLDFORGE_WAREHOUSE`` through :meth:`Warehouse.configured`), the Dagster ``warehouse`` resource —
 and passed down. The library never reads the warehouse from settings: every function that touches one
-takes a :class:`Warehouse` or its folder (:data:`WarehouseLike`) and raises :class:`TypeError` on ``None``.
+takes a :class:`Warehouse` and uses it as is. Only the edges that are handed a folder (:data:`WarehouseLike`:
+the CLI, the environments and servers users construct) turn it into one, once, with :meth:`Warehouse.of`,
+which raises :class:`TypeError` on ``None``.
 """
 
 from __future__ import annotations
@@ -210,4 +212,5 @@ def repair_hint(path: Path) -> str:
 
 
 WarehouseLike = Union[Warehouse, str, "os.PathLike[str]"]
-"""What the library accepts as a warehouse: a :class:`Warehouse` or its folder (never ``None``)."""
+"""What the edges accept as a warehouse (:meth:`Warehouse.of`): a :class:`Warehouse` or its folder (never ``None``);
+below them the library takes a :class:`Warehouse`."""

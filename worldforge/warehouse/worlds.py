@@ -42,7 +42,7 @@ from worldforge.errors import SpecError, WarehouseError
 from worldforge.spec import WorldSpec, spec_from_dict, spec_hash, validate_spec
 from worldforge.spec.scenario import scenario_spec
 from worldforge.warehouse.duck import atomic_duckdb, constraints, duck_type, insert_frame, open_readonly, quote_ident, quote_str, read_table
-from worldforge.warehouse.layout import Warehouse, WarehouseLike
+from worldforge.warehouse.layout import Warehouse
 
 _FAKER_VERSION = version("faker")
 
@@ -107,7 +107,7 @@ def _ddl(spec: WorldSpec, order: tuple[str, ...], tables: dict[str, pl.DataFrame
 def write_world(
     spec: WorldSpec,
     tables: dict[str, pl.DataFrame],
-    warehouse: WarehouseLike,
+    warehouse: Warehouse,
     seed: int | None = None,
     scenarios: dict[str, dict[str, pl.DataFrame]] | None = None,
 ) -> Path:
@@ -116,7 +116,7 @@ def write_world(
     Args:
         spec: the world's spec.
         tables: the generated tables (``build_world`` output).
-        warehouse: the warehouse, or its folder (created when missing).
+        warehouse: the warehouse (its folder created when missing).
         seed: the seed used (defaults to ``spec.seed``).
         scenarios: ``{name: tables}`` (``build_scenarios`` output), each written to schema
             ``scenario_<name>`` with the same constraints and listed in ``_scenarios``; None
@@ -128,7 +128,7 @@ def write_world(
     Raises:
         duckdb.ConstraintException: the tables break a primary/foreign key; nothing is written.
     """
-    path = Warehouse.of(warehouse).world(spec.world)
+    path = warehouse.world(spec.world)
     total = sum(f.height for f in tables.values())
     meta = pl.DataFrame(
         {

@@ -20,6 +20,7 @@ from __future__ import annotations
 from worldforge.errors import WorldforgeError
 from worldforge.llm.base import Completion, Failure, GenerationParams, GenerationResult, OnResult, WorldModelBackend, WorldModelRequest, record
 from worldforge.simenv.env import SearchEnv
+from worldforge.warehouse.layout import Warehouse
 from worldforge.worldmodel.parsing import format_prediction
 
 
@@ -45,7 +46,7 @@ class GroundedBackend(WorldModelBackend):
                 record(result, req, Failure(request_id=req.id, reason="not grounded: the grounded backend renders only requests with grounding.world and grounding.tool_call"), on_result)
                 continue
             try:
-                env = SearchEnv(g["world"], scenario=g.get("scenario"), warehouse=g.get("warehouse") or self.warehouse,
+                env = SearchEnv(g["world"], scenario=g.get("scenario"), warehouse=Warehouse(g.get("warehouse") or self.warehouse),
                                 session_id=g.get("session_id", "grounded"), seed=params.seed or 0)
                 for call in g.get("history") or []:
                     env.step(call)

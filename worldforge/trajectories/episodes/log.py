@@ -23,7 +23,7 @@ from pathlib import Path
 from worldforge.trajectories.episodes.model import Episode, Observation
 from worldforge.trajectories.episodes.store import migrate_legacy_stores, record_episodes
 from worldforge.warehouse.atomic import append_lines, file_lock
-from worldforge.warehouse.layout import Warehouse, WarehouseLike
+from worldforge.warehouse.layout import Warehouse
 
 log = logging.getLogger(__name__)
 
@@ -142,7 +142,7 @@ def _forget_group_logs() -> None:  # a forked child has none of its parent's thr
 os.register_at_fork(after_in_child=_forget_group_logs)
 
 
-def log_episodes(warehouse: WarehouseLike, episodes: list[Episode]) -> Path:
+def log_episodes(warehouse: Warehouse, episodes: list[Episode]) -> Path:
     """Append ``episodes`` to ``<warehouse>/episodes.log.jsonl`` durably (written and ``fsync``-ed
     under the log's file lock before returning), for :func:`drain_episode_log` to record.
 
@@ -156,7 +156,7 @@ def log_episodes(warehouse: WarehouseLike, episodes: list[Episode]) -> Path:
     Raises:
         OSError: the log cannot be written (nothing half-written is left as a valid line).
     """
-    path = Warehouse.of(warehouse).episode_log
+    path = warehouse.episode_log
     if episodes:
         with _group_logs_lock:
             log = _group_logs.get(path)
@@ -258,7 +258,7 @@ def _reject(path: Path, lines: list[tuple[str, str]]) -> None:
         os.fsync(fh.fileno())
 
 
-def drain_episode_log(warehouse: WarehouseLike) -> LogDrain:
+def drain_episode_log(warehouse: Warehouse) -> LogDrain:
     """Record the episodes of ``<warehouse>/episodes.log.jsonl`` in the episode store and take
     them out of the log (one drainer at a time; appends go on meanwhile).
 
@@ -276,7 +276,7 @@ def drain_episode_log(warehouse: WarehouseLike) -> LogDrain:
     Raises:
         OSError, WarehouseError, polars errors: the store cannot be written at all; the log is untouched.
     """
-    path = Warehouse.of(warehouse).episode_log
+    path = warehouse.episode_log
     if not path.exists():
         return LogDrain()
     recorded = rejected = offset = 0
@@ -294,7 +294,7 @@ def drain_episode_log(warehouse: WarehouseLike) -> LogDrain:
                 _cut(path, offset)
 
 
-def _drain_batch(warehouse: WarehouseLike, path: Path, offset: int) -> tuple[int, int, int] | None:
+def _drain_batch(warehouse: Warehouse, path: Path, offset: int) -> tuple[int, int, int] | None:
     """Record the log's batch at byte ``offset`` (:data:`DRAIN_BATCH_BYTES`): ``(recorded, rejected,
     bytes taken)``, or ``None`` when it has no complete line there. The caller cuts the taken bytes."""
     data, taken = _take(path, offset)
@@ -339,13 +339,13 @@ def _drain_batch(warehouse: WarehouseLike, path: Path, offset: int) -> tuple[int
     return recorded, len(bad), taken
 
 
-def settle_episode_log(warehouse: WarehouseLike) -> None:
+def settle_episode_log(warehouse: Warehouse) -> None:
     """Move legacy stores in (:func:`migrate_legacy_stores`) and drain the episode log before
     reading the store; never raises (a read-only warehouse, a store that cannot be written: the
     readers then see what the store holds, and it is logged)."""
     migrate_legacy_stores(warehouse)  # never raises: a file it cannot move is logged
     try:
-        if Warehouse.of(warehouse).episode_log.exists():
+        if warehouse.episode_log.exists():
             drain_episode_log(warehouse)
     except Exception as exc:  # a warning, not a traceback: the reader goes on
         log.warning("the episode log of %s could not be drained (%s: %s); reading the store as it is", warehouse, type(exc).__name__, exc)

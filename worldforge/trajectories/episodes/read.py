@@ -23,13 +23,13 @@ from worldforge.trajectories.mask import MaskConfig, mask_turns
 from worldforge.trajectories.model import StoredTrajectory
 from worldforge.trajectories.store import trajectories_from_batches
 from worldforge.warehouse.duck import open_sandboxed_views
-from worldforge.warehouse.layout import Warehouse, WarehouseLike
+from worldforge.warehouse.layout import Warehouse
 from worldforge.warehouse.parts import read_parts
 
 T = TypeVar("T")
 
 
-def _read_store(warehouse: WarehouseLike, read: Callable[[duckdb.DuckDBPyConnection], T], verify: bool = False) -> T:
+def _read_store(warehouse: Warehouse, read: Callable[[duckdb.DuckDBPyConnection], T], verify: bool = False) -> T:
     """``read`` on an in-memory connection with the store's views (:func:`_episode_views`), after
     the legacy stores and the episode log were settled; listed again when a merge removed a part.
     ``verify``: every part's files are compared with the SHA-256 of its manifest first (a dataset build:
@@ -48,7 +48,7 @@ def _read_store(warehouse: WarehouseLike, read: Callable[[duckdb.DuckDBPyConnect
         finally:
             con.close()
 
-    root = Warehouse.of(warehouse).episode_store
+    root = warehouse.episode_store
     try:
         return read_parts(root, run)
     except (duckdb.Error, pl.exceptions.PolarsError) as exc:
@@ -56,12 +56,12 @@ def _read_store(warehouse: WarehouseLike, read: Callable[[duckdb.DuckDBPyConnect
                              "`worldforge doctor` names the damaged part and --quarantine moves it aside") from None
 
 
-def read_episode_tables(warehouse: WarehouseLike) -> dict[str, pl.DataFrame]:
+def read_episode_tables(warehouse: Warehouse) -> dict[str, pl.DataFrame]:
     """The store's four tables (:data:`EPISODE_TABLES`), one row per episode id; the log is drained first."""
     return _read_store(warehouse, lambda con: {t: con.sql(f"SELECT * FROM {t}").pl() for t in EPISODE_TABLES})
 
 
-def open_episode_sql(warehouse: WarehouseLike) -> duckdb.DuckDBPyConnection:
+def open_episode_sql(warehouse: Warehouse) -> duckdb.DuckDBPyConnection:
     """A sandboxed connection for ``worldforge sql episodes``: the store's four tables as views, no
     other file reachable (:func:`~worldforge.warehouse.duck.open_sandboxed_views`).
 
@@ -69,7 +69,7 @@ def open_episode_sql(warehouse: WarehouseLike) -> duckdb.DuckDBPyConnection:
         WarehouseError: no episode store in ``warehouse``.
     """
     settle_episode_log(warehouse)
-    root = Warehouse.of(warehouse).episode_store
+    root = warehouse.episode_store
     if not root.is_dir():
         raise WarehouseError(f"{root}: no episode store (episodes are recorded by the oracle step and by served sessions)")
 
@@ -92,7 +92,7 @@ def open_episode_sql(warehouse: WarehouseLike) -> duckdb.DuckDBPyConnection:
     return open_sandboxed_views(root, views)
 
 
-def read_episodes(warehouse: WarehouseLike) -> pl.DataFrame:
+def read_episodes(warehouse: Warehouse) -> pl.DataFrame:
     """The ``episodes`` table, one row per episode id (empty frame when nothing was recorded); the
     episode log is drained first.
 
@@ -112,7 +112,7 @@ class EpisodeCounts:
     solved: int = 0
 
 
-def episode_counts(warehouse: WarehouseLike) -> EpisodeCounts:
+def episode_counts(warehouse: Warehouse) -> EpisodeCounts:
     """Count the recorded episodes in SQL (all zero without an episode store).
 
     Raises:
@@ -126,7 +126,7 @@ def episode_counts(warehouse: WarehouseLike) -> EpisodeCounts:
     return _read_store(warehouse, count)
 
 
-def iter_episode_trajectories(warehouse: WarehouseLike, config: MaskConfig = MaskConfig(), batch_rows: int = 8192) -> Iterator[StoredTrajectory]:
+def iter_episode_trajectories(warehouse: Warehouse, config: MaskConfig = MaskConfig(), batch_rows: int = 8192) -> Iterator[StoredTrajectory]:
     """Every recorded episode as a trajectory (origin ``simulated``), with its loss-mask decisions.
 
     Episode turns carry no statistics when recorded; their decisions are computed here over
@@ -135,7 +135,7 @@ def iter_episode_trajectories(warehouse: WarehouseLike, config: MaskConfig = Mas
     corpus). :attr:`StoredTrajectory.extra` holds the episode's ``world`` and ``scenario``.
 
     Args:
-        warehouse: the warehouse, or its folder; a missing episode store yields nothing.
+        warehouse: the warehouse; a missing episode store yields nothing.
         config: the mask thresholds.
         batch_rows: turns per batch.
 

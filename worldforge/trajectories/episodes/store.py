@@ -28,7 +28,7 @@ from worldforge.trajectories.model import storable_row, tool_call_text
 from worldforge.trajectories.store import TRAJECTORY_SCHEMA, TURN_SCHEMA
 from worldforge.warehouse.atomic import file_lock
 from worldforge.warehouse.duck import quote_ident, quote_str, read_table, reading_store, table_ddl
-from worldforge.warehouse.layout import Warehouse, WarehouseLike
+from worldforge.warehouse.layout import Warehouse
 from worldforge.warehouse.parts import (
     PARQUET_COMPRESSION,
     check_key,
@@ -99,7 +99,7 @@ MERGE_MEMORY = "128MB"
 """DuckDB's ``memory_limit`` for a merge of parts (it spills beyond it): what a merge may add to a server."""
 
 
-def record_episodes(warehouse: WarehouseLike, episodes: list[Episode]) -> Path:
+def record_episodes(warehouse: Warehouse, episodes: list[Episode]) -> Path:
     """Add episodes to the episode store ``<warehouse>/episodes/``: one new Parquet part per world.
 
     Every world's episodes, bundled or catalog, served or the oracle's, go to the same store under
@@ -122,7 +122,7 @@ def record_episodes(warehouse: WarehouseLike, episodes: list[Episode]) -> Path:
             worlds of the batch written before it keep theirs (recording again replaces by id,
             so a retry records nothing twice).
     """
-    root = check_root(Warehouse.of(warehouse).episode_store)
+    root = check_root(warehouse.episode_store)
     latest = {e.episode_id: e for e in episodes}  # the last one of an id wins
     by_world: dict[str, list[Episode]] = {}
     for e in latest.values():
@@ -209,7 +209,7 @@ def _episode_views(con: duckdb.DuckDBPyConnection, parts: list[Path], full: bool
 # -- stores of earlier versions -------------------------------------------------------------
 
 
-def migrate_legacy_stores(warehouse: WarehouseLike) -> int:
+def migrate_legacy_stores(warehouse: Warehouse) -> int:
     """Move the episodes of earlier versions' DuckDB stores (``episodes.duckdb``,
     ``catalog_episodes/<world>.duckdb``) into the store, one part per world, ordered before every
     part written since (order 0: episodes recorded since win over them). Each file is then renamed
@@ -218,10 +218,9 @@ def migrate_legacy_stores(warehouse: WarehouseLike) -> int:
     as ``<name>.not-an-episode-store``; one that cannot be read now (locked, a disk error) is logged
     and tried at the next read. Returns the episodes moved.
     """
-    wh = Warehouse.of(warehouse)
-    root = wh.episode_store
+    root = warehouse.episode_store
     moved = 0
-    for path in wh.legacy_episode_stores():
+    for path in warehouse.legacy_episode_stores():
         try:
             moved += _migrate(root, path)
         except WarehouseError as exc:  # not an episode store: out of the way, kept
