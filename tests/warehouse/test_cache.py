@@ -71,4 +71,7 @@ def test_an_environment_a_trainer_builds_applies_the_setting(monkeypatch, tmp_pa
     monkeypatch.setenv("WORLDFORGE_OPEN_WORLDS", "9")
     cache._bound = None
     SearchWorldEnv(warehouse=tmp_path, record=False)
+    assert cache.open_worlds() == 9 and cache.open_worlds_set()
+    monkeypatch.setenv("WORLDFORGE_OPEN_WORLDS", "4")  # once a process: a server's edge applied it, or the first environment
+    SearchWorldEnv(warehouse=tmp_path, record=False)
     assert cache.open_worlds() == 9

@@ -31,6 +31,7 @@ from worldforge.simenv.perturbations import PerturbationConfig, parse_perturbati
 from worldforge.simenv.reward import RewardConfig
 from worldforge.simenv.tools import EPISODE_TOOLS, SEARCH_TOOLS, SUBMIT
 from worldforge.tasks.io import Task
+from worldforge.warehouse.cache import open_worlds_set
 from worldforge.warehouse.layout import Warehouse, WarehouseLike
 
 __all__ = ["FAMILIES", "EpisodeOver", "RewardConfig", "check_family", "is_deep", "submit_hint", "SUBMIT_SCHEMA", "SearchWorldEnv", "parse_perturbations", "scripted_answer", "world_tasks"]
@@ -82,7 +83,8 @@ class SearchWorldEnv:
 
     def __init__(self, warehouse: WarehouseLike | None = None, reward: RewardConfig | None = None, record: bool = True,
                  agent: str = "rl", max_tool_calls: int | None = None):
-        apply_settings()  # the bound of the world caches: a trainer's process has no other edge
+        if not open_worlds_set():  # the world caches' bound, once a process: a trainer's process has no other edge
+            apply_settings()  # (a server applied it at its start; a settings read per session cost OpenEnv 9% of its steps/s)
         self.warehouse = Warehouse.configured(warehouse)
         self.reward_config = reward or RewardConfig()
         self.record, self.agent, self.max_tool_calls = record, agent, max_tool_calls

@@ -22,7 +22,7 @@ from cachetools import LRUCache
 
 from worldforge.settings import default_open_worlds
 
-__all__ = ["FileCache", "open_worlds", "set_open_worlds"]
+__all__ = ["FileCache", "open_worlds", "open_worlds_set", "set_open_worlds"]
 
 V = TypeVar("V")
 
@@ -33,6 +33,12 @@ _caches: weakref.WeakSet[FileCache] = weakref.WeakSet()
 def open_worlds() -> int:
     """Entries each :class:`FileCache` of this process keeps at most (unless it was given its own ``maxsize``)."""
     return _bound if _bound is not None else default_open_worlds()
+
+
+def open_worlds_set() -> bool:
+    """Whether an edge has set this process's bound (:func:`set_open_worlds`); an entry point constructed many times
+    (an environment per session) applies the settings only when none has."""
+    return _bound is not None
 
 
 def set_open_worlds(n: int) -> None:
