@@ -6,7 +6,7 @@
   ``TYPE_CHECKING``;
 * the library never imports ``dagster`` or the code location (``assets``);
 * ``simenv/`` never imports ``agentworldbench/``, directly, deferred or through what it imports;
-* only the edges read ``worldforge.settings`` (:data:`SETTINGS_EDGES`; the reads still to move are listed);
+* only the edges read ``worldforge.settings`` (:data:`SETTINGS_EDGES`);
 * only the edges turn a folder into a ``Warehouse`` (:data:`PATH_EDGES`); the library takes one and uses it as is;
 * every public module, function, class and method has a docstring;
 * no two modules of one package, and no module beside a package, are one name in two forms (``page``/``pages``,
@@ -456,11 +456,6 @@ SETTINGS_EDGES = {
 ``.configured(``), ``module:qualified name`` → why it is an edge; besides ``worldforge.cli`` (the
 options) and ``worldforge.settings`` itself. ``assets/`` (the Dagster resources) is outside the library."""
 
-SETTINGS_READS_TO_MOVE: dict[str, str] = {}
-"""Settings reads found below the edges when the rule was written, each to be turned into an argument
-from its caller (issue 50); listed so that the rule catches every new one. Remove an entry once fixed."""
-
-
 def _settings_reads(path: Path) -> set[str]:
     """``qualified name`` of each function or class (``<module>`` at top level) that calls ``get_settings``,
     ``Settings(...)`` or ``<anything>.configured(...)``."""
@@ -489,9 +484,9 @@ def test_settings_are_read_only_at_the_edges():
     """Below the edges (CLI, server entry points, the constructors trainers call with no arguments) the library
     takes every setting as an argument from its caller; a new reader anywhere else fails here."""
     readers = _settings_readers()
-    new = sorted(readers - SETTINGS_EDGES.keys() - SETTINGS_READS_TO_MOVE.keys())
+    new = sorted(readers - SETTINGS_EDGES.keys())
     assert not new, "settings read below the edges (take the value as an argument, or name a new edge):\n" + "\n".join(new)
-    stale = sorted((SETTINGS_EDGES.keys() | SETTINGS_READS_TO_MOVE.keys()) - readers)
+    stale = sorted(SETTINGS_EDGES.keys() - readers)
     assert not stale, "listed as reading settings but no longer does (remove them):\n" + "\n".join(stale)
 
 
@@ -523,10 +518,13 @@ def test_the_library_defaults_match_the_settings_defaults():
     assert library == settings
 
 
-def _forms(name: str) -> set[str]:
-    """The forms a module name is read as the same word in: itself, plural, agent noun (``build`` → ``builds``, ``builder``)."""
-    stem = name.removesuffix("s").removesuffix("e") if name.endswith(("es", "s")) else name
-    return {name, stem, stem + "s", stem + "es", stem + "er", stem + "r", stem + "ers", name.removesuffix("er"), name.removesuffix("r")}
+WORD_FORMS = ("s", "es", "r", "er", "ers")
+"""Endings that make another form of one word: a plural (``page``/``pages``) or an agent noun (``build``/``builder``)."""
+
+
+def _one_word(a: str, b: str) -> bool:
+    """``a`` and ``b`` are one word in two forms: one is the other with an ending of :data:`WORD_FORMS`."""
+    return any(b == a + end or a == b + end for end in WORD_FORMS)
 
 
 def _same_word_siblings(modules: dict[str, Path]) -> list[str]:
@@ -537,17 +535,15 @@ def _same_word_siblings(modules: dict[str, Path]) -> list[str]:
         by_parent.setdefault(parent, []).append(leaf)
     hits = []
     for parent, leaves in by_parent.items():
-        leaves = sorted(set(leaves) - {"__init__"})
-        hits += [f"{parent}.{a} ~ {parent}.{b}" for i, a in enumerate(leaves) for b in leaves[i + 1:] if b in _forms(a) or a in _forms(b)]
+        leaves = sorted(set(leaves))
+        hits += [f"{parent}.{a} ~ {parent}.{b}" for i, a in enumerate(leaves) for b in leaves[i + 1:] if _one_word(a, b)]
     return hits
 
 
 def test_no_package_holds_one_name_in_two_forms():
     """A reader must not have to open both ``page.py`` and ``pages.py`` to learn which is which (issue 50):
     siblings in a package are different words."""
-    modules = {m: p for m, p in _modules().items()}
-    modules |= {m.removesuffix(".__init__"): p for m, p in modules.items() if m.endswith(".__init__")}
-    hits = _same_word_siblings(modules)
+    hits = _same_word_siblings(_modules())  # a package is named as a module of its parent: a module beside it counts too
     assert not hits, "modules of one package that are one name in two forms:\n" + "\n".join(hits)
 
 

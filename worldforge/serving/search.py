@@ -511,7 +511,7 @@ def serve(world: str, warehouse: WarehouseLike, host: str | None = None, port: i
 
     settings = apply_settings()
     host, port = host or settings.host, port or settings.search_port
-    api = create_app(world, warehouse, idle_timeout=idle_timeout or settings.session_idle_s, record=record)
+    api = create_app(world, warehouse, idle_timeout=idle_timeout if idle_timeout is not None else settings.session_idle_s, record=record)
     if on_ready is not None:
         on_ready(f"http://{host}:{port}")
     return_large_blocks()  # freed large blocks go back to the OS at once (see worldforge.runtime)

@@ -44,7 +44,7 @@ def open_worlds_set() -> bool:
 def set_open_worlds(n: int) -> None:
     """Bound every :class:`FileCache` of this process (those without a ``maxsize`` of their own) to ``n``
     entries; a cache holding more drops its least recently used ones at once. For worldforge's edges,
-    which pass ``WORLDFORGE_OPEN_WORLDS`` (:func:`worldforge.settings.apply_settings`).
+    which pass ``WORLDFORGE_OPEN_WORLDS`` (:func:`worldforge.runtime.apply_settings`).
 
     Raises:
         ValueError: ``n`` is under 1.
