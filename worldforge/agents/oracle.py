@@ -262,7 +262,7 @@ class Oracle:
             elif "anchor" in parent:  # the anchor's own parent: its siblings
                 name = parent["anchor"]
                 spec = plan["anchors"][name]
-                url = self.parent_link(self.anchor(plan, name), spec["table_slug"], parent["slug"])[1]
+                url = self.parent_link(self.anchor(plan, name), spec["table_slug"], parent["slug"], parent.get("role"))[1]
             elif "common" in parent:  # the parent two chains meet at
                 found = self.common({"slug": parent["slug"], "chains": parent["common"]}, plan)
                 url = found[0].url or self.article(found[0].label, parent["slug"])
@@ -313,7 +313,7 @@ class Oracle:
                 raise OracleFailed(f"no '{what}' on {row.url}")
             return read(box[what], fplan)
         if fplan["of"] == "parent":
-            plabel, purl = self.parent_link(row, plan["table_slug"], fplan["slug"])
+            plabel, purl = self.parent_link(row, plan["table_slug"], fplan["slug"], fplan.get("role"))
             if what == "@name":
                 return plabel
             box = infobox(self.page(purl))
@@ -327,13 +327,20 @@ class Oracle:
             return read(base[row.label][what], fplan)
         raise OracleFailed(f"unknown field source {fplan['of']!r}")
 
-    def parent_link(self, row: _Row, table_slug: str, parent_slug: str) -> tuple[str, str]:
+    def parent_link(self, row: _Row, table_slug: str, parent_slug: str, role: str | None = None) -> tuple[str, str]:
         """``(label, url)`` of a row's parent: the first link to the parent table's articles in the lead of the row's
-        encyclopedia article.
+        encyclopedia article; for a parent in a ``role`` (a game's White player), the link in the infobox row of
+        that role.
 
         Raises:
-            OracleFailed: the lead links no such article.
+            OracleFailed: the lead (or the role's infobox row) links no such article.
         """
+        if role:
+            cell = infobox(self.wiki(row, table_slug)).get(role[:1].upper() + role[1:])
+            plabel, purl = link(cell) if cell else (None, None)
+            if purl is None or f"/wiki/{parent_slug}/" not in purl:
+                raise OracleFailed(f"no {role} linked from {row.url}")
+            return plabel, purl
         lead = self.wiki(row, table_slug).split("\n|", 1)[0]
         found = [(lab, u) for lab, u in _LINK.findall(lead) if f"/wiki/{parent_slug}/" in u]
         if not found:
@@ -390,7 +397,7 @@ class Oracle:
         shared: dict[str, str] | None = None
         for chain in src["chains"]:
             rows = [r for r in self.dataset(f"Dataset: {chain['plural']} in ") if all(self.holds(r, c, chain) for c in chain["where"])]
-            links = dict(self.parent_link(r, chain["table_slug"], src["slug"]) for r in rows)
+            links = dict(self.parent_link(r, chain["table_slug"], src["slug"], chain.get("role")) for r in rows)
             shared = links if shared is None else {k: v for k, v in shared.items() if k in links}
         if not shared:
             raise OracleFailed("the chains share no row")

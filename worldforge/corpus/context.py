@@ -414,20 +414,22 @@ class ContextWriter:
                       {"child": t, "fk": group, "cells": cells})
         return Passage([_sentence(text, rng)], pfacts, [claim])
 
-    def children(self, rng, t: str, row: dict, style: Style, ref: str, only: str | None = None) -> Passage:
+    def children(self, rng, t: str, row: dict, style: Style, ref: str, only: str | None = None, via: str | None = None) -> Passage:
         """What a row's related rows add up to: their count, a total of an additive column, the highest and lowest of a
-        numeric one (rank claims about the children themselves)."""
+        numeric one (rank claims about the children themselves). ``only`` keeps one child table, ``via`` one of its
+        references (a player's games as White, not as Black)."""
         b = self.b
         out = Passage()
         pk = b.spec.tables[t].primary_key
         for child, fk in b.children[t]:
-            if only is not None and child != only:
+            if (only is not None and child != only) or (via is not None and fk != via):
                 continue
             kids = self.kids(child, fk, row[pk])
             if len(kids) < 2:
                 continue
             cplural = b.info[child].plural
-            claim_text = f"{len(kids)} {cplural}"
+            role = b.info[child].roles.get(fk)
+            claim_text = f"{len(kids)} {cplural}" + (f" as {role}" if role else "")
             text = rng.choice([f"{ref} has {claim_text} on record", f"{claim_text} are listed under {ref}",
                                f"in all, {ref} counts {claim_text}", f"{ref} has {claim_text} in total", f"{claim_text} belong to {ref}",
                                f"all told, {ref} has {claim_text}"])
@@ -828,7 +830,7 @@ class ContextWriter:
                 out.extend(said)
             fk = next(ref_ for ref_, col in self.refs(t).items() if col.parent == pt)
             if self.group_column(t) != fk:
-                out.extend(self.children(rng, pt, prow, style, pname, only=t))
+                out.extend(self.children(rng, pt, prow, style, pname, only=t, via=fk))
         return out
 
 

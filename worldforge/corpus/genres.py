@@ -87,13 +87,20 @@ def encyclopedia(b: CorpusBuilder) -> None:
                 forms = [f"{info.noun} whose {clabel} is {ctext}", f"{info.noun} ({clabel}: {ctext})"]
                 what = rng.choice(forms + ([f"{ctext} {info.noun}"] * 2 if ctext[:1].islower() else []))
                 facts.append(cfact)
-            parents = []
+            parents, roles = [], []
             for ref, col in b.refs[t].items():
                 prow = b.by_key[col.parent][row[ref]]
-                parents.append(f"[{b.labels[col.parent][row[ref]]}]({b.wiki_url(col.parent, row[ref])})")
+                plink = f"[{b.labels[col.parent][row[ref]]}]({b.wiki_url(col.parent, row[ref])})"
                 facts += b.name_fact(col.parent, prow, "lead")
+                if ref in info.roles:  # a game's White and Black: said with their roles, after the lead, and in the infobox
+                    roles.append((info.roles[ref], plink))
+                else:
+                    parents.append(plink)
             lead = _wiki_lead(b, rng, t, label, what, parents)
+            if roles:
+                lead += " " + sentence_case(" and ".join(f"its {r} is {p}" for r, p in roles)) + "."
             lines = [lead, "", f"| {sentence_case(info.noun)} | {cell_text(label)} |", "|---|---|"]
+            lines += [f"| {sentence_case(r)} | {p} |" for r, p in roles]
             shown = []
             for c in b.attributes(t):  # compose-only columns are no infobox rows
                 if row[c] is None or c == (cats[0] if cats else None) or b.col(t, c).compose_only:
@@ -140,11 +147,11 @@ def encyclopedia(b: CorpusBuilder) -> None:
                 if not kids:
                     continue
                 cpk = b.spec.tables[child].primary_key
-                lines += ["", f"## {sentence_case(b.info[child].plural)}", ""]
+                lines += ["", f"## {b.info[child].section(b.info[child].roles.get(ref_col))}", ""]
                 for k in kids:  # the list right under its heading (what readers of the section take), the summary after it
                     lines.append(f"- [{b.labels[child][k[cpk]]}]({b.wiki_url(child, k[cpk])})")
                     facts += b.name_fact(child, k, "body")
-                summary = b.context.children(rng, t, row, site.style, label, only=child)
+                summary = b.context.children(rng, t, row, site.style, label, only=child, via=ref_col)
                 if summary.sentences:
                     lines += ["", " ".join(summary.sentences)]
                     facts += summary.facts

@@ -31,7 +31,7 @@ A date column named by a present-tense verb reads as a date: ``closes`` -> "clos
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from functools import lru_cache
 from typing import Any
@@ -44,7 +44,7 @@ from worldforge.spec import models as M
 
 __all__ = [
     "ColumnInfo", "RowLabel", "TableInfo", "column_info", "derive_label", "faker_person", "is_additive", "is_calendar_year", "label_column", "ordinal",
-    "row_labels", "singular", "table_info",
+    "reference_roles", "role_noun", "row_labels", "singular", "table_info",
 ]
 
 # name tokens that are units: token -> unit text
@@ -163,6 +163,11 @@ class TableInfo:
 
     ``designation`` is the template rows of a table without a name column are called by (the spec's,
     or the derived one, :func:`row_labels`), ``None`` for a table with a name column.
+
+    ``roles`` names the part each reference plays where the table has two or more references to one parent table (a
+    game's ``white_id`` and ``black_id``, both players: ``{"white_id": "White", "black_id": "Black"}``; a match's home
+    and away team): the reference column's label. A table's only reference to a parent has no role: pages and tasks
+    call that parent by its noun.
     """
 
     name: str
@@ -171,6 +176,13 @@ class TableInfo:
     label_column: str
     columns: dict[str, ColumnInfo]
     designation: str | None = None
+    roles: dict[str, str] = field(default_factory=dict)
+
+    def section(self, role: str | None = None) -> str:
+        """The heading under which a parent's article lists rows of this table: ``Games``, or ``Games as White`` for the
+        rows that reach the parent through the reference playing ``role``."""
+        head = self.plural[:1].upper() + self.plural[1:]
+        return f"{head} as {role}" if role else head
 
     def attributes(self, kinds: tuple[str, ...] = ("number", "share", "rank", "date", "category", "bool", "text")) -> list[str]:
         """Columns of those kinds a page may state and a task may ask, in declared order (compose-only columns left out)."""
@@ -281,7 +293,24 @@ def table_info(spec: M.WorldSpec, table: str, frame: pl.DataFrame | None = None)
     design = None
     if lc == t.primary_key:
         design = t.designation or _derived_designation(spec, table, noun, cols, frame)
-    return TableInfo(table, noun, _plural(noun), lc, cols, design)
+    return TableInfo(table, noun, _plural(noun), lc, cols, design, reference_roles(t, cols))
+
+
+def reference_roles(table: M.TableSpec, cols: dict[str, ColumnInfo]) -> dict[str, str]:
+    """``{reference column: role}`` of the references that share their parent table with another reference of the
+    table (:attr:`TableInfo.roles`); the role is the column's label (``home team`` for ``home_team_id``)."""
+    refs = table.references
+    shared = {c.parent for r, c in refs.items() if sum(1 for x in refs.values() if x.parent == c.parent) > 1}
+    return {r: cols[r].label for r, c in refs.items() if c.parent in shared}
+
+
+def role_noun(role: str, noun: str) -> str:
+    """How a question calls a parent by its role: the role when it names a kind of thing (``home team`` for a team,
+    ``buyer``), else the role before the parent's noun (``White player``)."""
+    last = role.split()[-1].lower()
+    if last == noun.split()[-1].lower() or last.endswith(("er", "or", "ist", "ant", "ent", "ee")):
+        return role
+    return f"{role} {noun}"
 
 
 # -- additive or not -----------------------------------------------------------------------------

@@ -18,7 +18,8 @@ import polars as pl
 
 from worldforge.corpus.generate import slug
 from worldforge.corpus.quantity import Style, format_value, render_value
-from worldforge.corpus.vocab import ColumnInfo, TableInfo, row_labels, table_info
+from worldforge.corpus.lexicon import plural_noun
+from worldforge.corpus.vocab import ColumnInfo, TableInfo, role_noun, row_labels, table_info
 from worldforge.spec import models as M
 from worldforge.synth import column_rng
 from worldforge.tasks.io import Task, norm_column
@@ -41,12 +42,15 @@ class Field:
         table: the table holding the column.
         column: the column identifier, ``@name`` for the row's label, ``@url`` for its encyclopedia page.
         ref: for ``parent``, the reference column of the row's table.
+        role: for ``parent``, the part the parent plays when the row's table has several references to its table
+            (``White``: :attr:`~worldforge.corpus.vocab.TableInfo.roles`), read from the row's infobox.
     """
 
     of: str
     table: str
     column: str
     ref: str | None = None
+    role: str | None = None
 
 
 @dataclass(frozen=True)
@@ -139,9 +143,12 @@ class TaskContext:
         if ("attributes", t, kinds) in self._memo:
             return list(self._memo["attributes", t, kinds])
         frame = self.tables[t]
+        # a column headed as the row's own name column or its parent's is no task column ("Medal" of a medal)
+        taken = {norm_column(capitalized(self.info[t].noun))}
+        taken |= {norm_column(capitalized(self.parent_noun(t, ref, col.parent)[0])) for ref, col in self.spec.tables[t].references.items()}
         out = []
         for c in self.info[t].attributes(kinds):
-            if frame[c].null_count():
+            if frame[c].null_count() or norm_column(self.header(t, c)) in taken:
                 continue
             if frame.schema[c] == pl.String and (frame[c].str.strip_chars() == "").any():
                 continue
@@ -190,12 +197,28 @@ class TaskContext:
         """The task column of an attribute of the row."""
         return Column(self.header(t, c), Field("row", t, c), self.ctype(t, c), exact=self.ci(t, c).kind == "rank")
 
+    def role(self, t: str, ref: str) -> str | None:
+        """The part ``t``'s parent through ``ref`` plays (``White``), when ``t`` has several references to that table."""
+        return self.info[t].roles.get(ref)
+
+    def parent_noun(self, t: str, ref: str, pt: str) -> tuple[str, str]:
+        """How a question calls ``t``'s parent through ``ref``: ``(noun, plural)`` (``White player``, ``home team``)."""
+        role = self.role(t, ref)
+        if role is None:
+            return self.info[pt].noun, self.info[pt].plural
+        noun = role_noun(role, self.info[pt].noun)
+        return noun, plural_noun(noun)
+
+    def section(self, t: str, ref: str) -> str:
+        """The heading under which a parent's article lists its rows of ``t`` through ``ref`` (``Games as White``)."""
+        return self.info[t].section(self.role(t, ref))
+
     def parent_col(self, t: str, ref: str, pt: str, c: str = "@name") -> Column:
-        """The task column of the row's parent label, or of a parent attribute ``c``."""
-        noun = self.info[pt].noun
+        """The task column of the row's parent label, or of a parent attribute ``c`` (by the parent's role, if it has one)."""
+        noun = self.parent_noun(t, ref, pt)[0]
         name = capitalized(noun) if c == "@name" else f"{capitalized(noun)} {self.ci(pt, c).label}" + (f" ({self.ci(pt, c).unit.header()})" if self.ci(pt, c).unit and self.ci(pt, c).unit.header() else "")
         ctype = "string" if c == "@name" else self.ctype(pt, c)
-        return Column(name, Field("parent", pt, c, ref), ctype, exact=c != "@name" and self.ci(pt, c).kind == "rank")
+        return Column(name, Field("parent", pt, c, ref, self.role(t, ref)), ctype, exact=c != "@name" and self.ci(pt, c).kind == "rank")
 
     def url_col(self, t: str) -> Column:
         """The task column of the row's encyclopedia URL (``url_match``)."""
@@ -266,6 +289,8 @@ class TaskContext:
             out.update(read=capitalized(ci.label), unit=ci.unit.text if ci.unit else None, kind=self.ctype(f.table, f.column))
         if f.of == "parent":
             out["noun"] = self.info[f.table].noun
+            if f.role:
+                out["role"] = f.role
         return out
 
     def cond_plan(self, t: str, c: str, op: str, value: Any) -> dict:

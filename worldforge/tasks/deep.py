@@ -148,6 +148,12 @@ def _sql_clue(alias: str, c: str, op: str, v: Any) -> str:
     return f"{col} BETWEEN {_sql_value(v[0])} AND {_sql_value(v[1])}"
 
 
+def plain_parents(ctx: TaskContext, t: str) -> list[tuple[str, str]]:
+    """``(reference, parent table)`` of ``t`` whose reference plays no role (:attr:`~worldforge.corpus.vocab.TableInfo.roles`):
+    the parents a question's chain walks as "its <parent>"."""
+    return [(ref, pt) for ref, pt in ctx.parents(t) if ref not in ctx.info[t].roles]
+
+
 class _Builder:
     """The deep questions of one corpus, from its :class:`TaskContext` and ``corpus_facts``."""
 
@@ -236,7 +242,9 @@ class _Builder:
         for t in _by_family(ctx):
             if limit <= 0 or t not in ctx.has_dataset:
                 continue
-            ref, pt = ctx.parents(t)[0]
+            if not plain_parents(ctx, t):  # a match's home and away team: no chain walks a role yet
+                continue
+            ref, pt = plain_parents(ctx, t)[0]
             clue_cols = [c for c in ctx.attributes(t, ("number", "share", "rank", "category", "date")) if ctx.tables[t][c].n_unique() > 1]
             if len(clue_cols) < 2:
                 continue
@@ -316,7 +324,9 @@ class _Builder:
         for t in _by_family(ctx):
             if limit <= 0:
                 return
-            ref, pt = ctx.parents(t)[0]
+            if not plain_parents(ctx, t):  # a match's home and away team: no chain walks a role yet
+                continue
+            ref, pt = plain_parents(ctx, t)[0]
             clue_cols = [c for c in ctx.attributes(pt, ("number", "share", "rank", "category", "date")) if ctx.tables[pt][c].n_unique() > 1]
             nums = [c for c in ctx.numbers(t) if ctx.ci(t, c).kind != "share"]
             if len(clue_cols) < 2 or ctx.tables[pt].height < 3 or pt not in ctx.has_dataset or not nums:
@@ -493,7 +503,9 @@ class _Builder:
         """``(reference column, parent table, parent keys with 3+ children, shuffled)`` of ``t`` when its parents can be
         described by clues (a dataset page, two clue columns, three rows), else ``None``."""
         ctx = self.ctx
-        ref, pt = ctx.parents(t)[0]
+        if not plain_parents(ctx, t):
+            return None
+        ref, pt = plain_parents(ctx, t)[0]
         if len(self.clue_cols(pt)) < 2 or ctx.tables[pt].height < 3 or pt not in ctx.has_dataset:
             return None
         counts = dict(ctx.tables[t].group_by(ref).len().rows())
@@ -705,7 +717,7 @@ class _Builder:
             name, pk = self.named(t), ctx.spec.tables[t].primary_key
             if name is None:  # a row known by a designation ("Ridge Station reading of 26 February 2035") names no anchor
                 continue
-            parents = ctx.parents(t)
+            parents = plain_parents(ctx, t)
             rows = sorted(ctx.rows[t], key=lambda r: ctx.label(t, r))
             for _ in range(12 * limit):
                 if made >= limit:
@@ -772,7 +784,9 @@ class _Builder:
             dc = ctx.event(t)
             if made >= limit or dc is None or t not in ctx.has_dataset:
                 continue
-            ref, pt = ctx.parents(t)[0]
+            if not plain_parents(ctx, t):  # a match's home and away team: no chain walks a role yet
+                continue
+            ref, pt = plain_parents(ctx, t)[0]
             cols = self.clue_cols(t, (dc,))
             if len(cols) < 2:
                 continue
@@ -885,7 +899,7 @@ class _Builder:
         ctx, made = self.ctx, 0
         kids_of: dict[str, list[tuple[str, str]]] = {}
         for t in _labelled_tables(ctx):
-            for ref, pt in ctx.parents(t)[:1]:
+            for ref, pt in plain_parents(ctx, t)[:1]:
                 if t in ctx.has_dataset and len(self.clue_cols(t)) >= 2:
                     kids_of.setdefault(pt, []).append((t, ref))
         for pt, kids in sorted(kids_of.items()):
@@ -955,7 +969,7 @@ class _Builder:
         ctx = self.ctx
         ppk = ctx.spec.tables[pt].primary_key
         for t in _labelled_tables(ctx):
-            for ref, p in ctx.parents(t)[:1]:
+            for ref, p in plain_parents(ctx, t)[:1]:
                 if p != pt or self.named(t) is None:
                     continue
                 kids = [r for r in ctx.rows[t] if r[ref] == prow[ppk]]
@@ -978,7 +992,7 @@ class _Builder:
             dc = ctx.event(t)
             if made >= limit or dc is None or not ctx.ci(t, dc).event or t not in ctx.has_dataset:
                 continue
-            parents = ctx.parents(t)[:1]
+            parents = plain_parents(ctx, t)[:1]
             ref, pt = parents[0] if parents else (None, None)
             pk = ctx.spec.tables[t].primary_key
             reported = self.reported.get((t, dc), {})

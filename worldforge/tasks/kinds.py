@@ -86,7 +86,8 @@ def lookup_tasks(ctx: TaskContext, limit: int) -> None:
             cols.insert(1, ctx.parent_col(t, ref, pt))
         plabels = [ctx.names[pt][k].text for k in keys]
         rows = sorted((r for r in ctx.rows[t] if r[ref] in keys), key=lambda r: ctx.label(t, r))
-        who = join_words(plabels)
+        role = ctx.role(t, ref)
+        who = join_words(plabels) + (f" as {role}" if role else "")
         pdesc = f"two {ctx.info[pt].plural}" if len(keys) > 1 else with_article(ctx.info[pt].noun)
         w, many = ctx.ph.world, len(keys) > 1
         q = ctx.ph.preface() + ctx.ph.pick([
@@ -98,7 +99,7 @@ def lookup_tasks(ctx: TaskContext, limit: int) -> None:
             f"Give {ctx.heads(cols[1:-1], 'the')} of each, with the URL of its encyclopedia page.",
             f"Every {info.noun} of {who} in {w}, please, with {ctx.heads(cols[1:-1], 'its')}, plus a link to its encyclopedia article.",
         ])
-        plan = {"rows": {"from": "children", "parents": [{"slug": slug(pt), "label": x} for x in plabels], "section": capitalized(info.plural)}}
+        plan = {"rows": {"from": "children", "parents": [{"slug": slug(pt), "label": x} for x in plabels], "section": ctx.section(t, ref)}}
         ctx.add("lookup", t, rows, cols, q, plan)
         made += 1
 
@@ -324,9 +325,9 @@ def aggregate_tasks(ctx: TaskContext, limit: int) -> None:
                 continue
             unit = f" ({ci.unit.header()})" if ci.unit and ci.unit.header() else ""
             if how == "parent":
-                gname = capitalized(ctx.info[g].noun)
+                gname = capitalized(ctx.parent_noun(t, ref, g)[0])
                 glabel = {k: ctx.names[g][k].text for k in buckets}
-                gfield = Field("parent", g, "@name", ref)
+                gfield = Field("parent", g, "@name", ref, ctx.role(t, ref))
             else:
                 gname = capitalized(ctx.ci(t, g).label)
                 glabel = {k: render_value(k) for k in buckets}
@@ -350,7 +351,7 @@ def aggregate_tasks(ctx: TaskContext, limit: int) -> None:
                     cells += ctx.value(t, r, gfield)[1] + [(t, str(r[pk]), c, None)]
                 row_cells.append(cells)
                 keys.append(rs[0])
-            by = f"{ctx.info[g].noun}" if how == "parent" else ctx.ci(t, g).label
+            by = ctx.parent_noun(t, ref, g)[0] if how == "parent" else ctx.ci(t, g).label
             aggs = join_words([words[f][:1].lower() + words[f][1:] for f in fns[1:]])  # "time on Mars" keeps its capital
             w = ctx.ph.world
             q = ctx.ph.preface() + ctx.ph.pick([
@@ -553,7 +554,7 @@ def deep_wide_tasks(ctx: TaskContext, limit: int) -> None:
                     f"compile every {info.noun} it has, with {ctx.heads(cols[1:], 'the')}.",
                     f"Find the {pn} of {w} for which {join_words(clue_list)}. Then list each of its {info.plural} with {ctx.heads(cols[1:], 'their')}.",
                 ])
-                plan = {"rows": {"from": "children", "section": capitalized(info.plural),
+                plan = {"rows": {"from": "children", "section": ctx.section(t, ref),
                                  "parent": {"slug": slug(pt), "resolve": {"plural": pinfo.plural, "table": pt,
                                                                            "where": [ctx.cond_plan(pt, c, op, v) for c, op, v in clues]}}}}
                 inputs = ctx.all_rows_inputs(pt, [c for c, _, _ in clues])
@@ -652,7 +653,7 @@ def scenario_diff_tasks(ctx: TaskContext, limit: int) -> None:
                 f"I'm writing a report on {w} that compares {base_year} with today ({ctx.as_of()}). For each {info.noun} {scope}that existed in {base_year}, "
                 f"I need its {cw} then and now" + (f", plus its current {ow}." if own else "."),
             ])
-            rows_plan: dict[str, Any] = ({"from": "children", "parent": {"slug": slug(parents[0][1]), "label": plabel}, "section": capitalized(info.plural)}
+            rows_plan: dict[str, Any] = ({"from": "children", "parent": {"slug": slug(parents[0][1]), "label": plabel}, "section": ctx.section(t, ref)}
                                          if ref else {"from": "dataset"})
             plan = {"rows": rows_plan, "base": {"title": f"Archived dataset: {info.plural} as of {base_year}"}}
             ctx.add("scenario_diff", t, rows, cols, q, plan)
@@ -729,7 +730,7 @@ def parent_filter_tasks(ctx: TaskContext, limit: int) -> None:
         if not own:
             continue
         info, pinfo = ctx.info[t], ctx.info[pt]
-        w, pn, pp, n = ctx.ph.world, pinfo.noun, pinfo.plural, info.noun
+        (pn, pp), w, n = ctx.parent_noun(t, ref, pt), ctx.ph.world, info.noun
         which = _cond_words(ctx, pt, c, op, v)
         cl = ctx.ci(pt, c).label
         ownw = ctx.ph.attrs([ctx.ci(t, a).label for a in own])
@@ -740,8 +741,8 @@ def parent_filter_tasks(ctx: TaskContext, limit: int) -> None:
             f"I'm looking at the {pp} of {w} {which}. Give me every {n} they have: its {pn}, the {pn}'s {cl}, and the {n}'s {ownw}.",
             f"Across all {pp} in {w} {which}, list each of their {info.plural} with {ctx.heads(cols[1:], 'the')}.",
         ])
-        plan = {"rows": {"from": "children", "section": capitalized(info.plural),
-                         "of": {"rows": {"from": "dataset"}, "plural": pp, "slug": slug(pt), "table": pt,
+        plan = {"rows": {"from": "children", "section": ctx.section(t, ref),
+                         "of": {"rows": {"from": "dataset"}, "plural": pinfo.plural, "slug": slug(pt), "table": pt,
                                 "where": [ctx.cond_plan(pt, c, op, v)]}}}
         ctx.add("parent_filter", t, rows, cols, q, plan, inputs=ctx.all_rows_inputs(pt, [c]))
         made += 1
@@ -773,7 +774,7 @@ def top_parents_tasks(ctx: TaskContext, limit: int) -> None:
         if not own:
             continue
         info, pinfo = ctx.info[t], ctx.info[pt]
-        w, pn, pp, n, cl = ctx.ph.world, pinfo.noun, pinfo.plural, info.noun, ctx.ci(pt, c).label
+        (pn, pp), w, n, cl = ctx.parent_noun(t, ref, pt), ctx.ph.world, info.noun, ctx.ci(pt, c).label
         which = "highest" if desc else "lowest"
         ownw = ctx.ph.attrs([ctx.ci(t, a).label for a in own])
         q = ctx.ph.preface() + ctx.ph.pick([
@@ -785,8 +786,8 @@ def top_parents_tasks(ctx: TaskContext, limit: int) -> None:
             f"each with its {pn}, that {pn}'s {cl}, and its {ownw}.",
             f"First find the {k} {pp} in {w} with the {which} {cl}; then give me each of their {info.plural} with {ctx.heads(cols[1:], 'the')}.",
         ])
-        plan = {"rows": {"from": "children", "section": capitalized(info.plural),
-                         "of": {"rows": {"from": "dataset"}, "plural": pp, "slug": slug(pt), "table": pt,
+        plan = {"rows": {"from": "children", "section": ctx.section(t, ref),
+                         "of": {"rows": {"from": "dataset"}, "plural": pinfo.plural, "slug": slug(pt), "table": pt,
                                 "order": {"field": ctx.field_plan(Field("row", pt, c)), "desc": desc}, "limit": k}}}
         ctx.add("top_parents", t, rows, cols, q, plan, inputs=ctx.all_rows_inputs(pt, [c]))
         made += 1
@@ -845,17 +846,19 @@ def nested_tasks(ctx: TaskContext, limit: int) -> None:
         where = f" {_cond_words(ctx, mt, *cond)}" if cond else ""
         mcol = f", that {mn}'s {ctx.ci(mt, cond[0]).label}" if cond else ""
         ownw = ctx.ph.attrs([ctx.ci(t, a).label for a in own])
+        role = ctx.role(t, ref)
+        only = f" Count only the {info.plural} in which the {mn} is the {ctx.parent_noun(t, ref, mt)[0]}." if role else ""
         q = ctx.ph.preface() + ctx.ph.pick([
             f"{about}. {ctx.ph.request()} a list of every {n} of {its} {mp}{where}. For each {n}, give the {mn} it belongs to{mcol} and its {ownw}.",
             f"Go through the {mp} of {who} in {w}{where}, and list all of their {info.plural}: each {n} with its {mn}{mcol} and its {ownw}.",
             f"{about}. Which {info.plural} belong to {its} {mp}{where}? Give every one of them with {ctx.heads(cols[1:], 'the')}.",
             f"For {who} in {w}, I need every {n} of {its} {mp}{where}, as of {ctx.as_of()}, with {ctx.heads(cols[1:], 'the')} of each.",
-        ])
-        sub: dict[str, Any] = {"rows": {"from": "children", "section": capitalized(mp), "parents": [{"slug": slug(gt), "label": x} for x in glabels]},
+        ]) + only
+        sub: dict[str, Any] = {"rows": {"from": "children", "section": ctx.section(mt, mref), "parents": [{"slug": slug(gt), "label": x} for x in glabels]},
                                "plural": mp, "slug": slug(mt), "table": mt}
         if cond:
             sub["where"] = [ctx.cond_plan(mt, *cond)]
-        plan = {"rows": {"from": "children", "section": capitalized(info.plural), "of": sub}}
+        plan = {"rows": {"from": "children", "section": ctx.section(t, ref), "of": sub}}
         inputs = [cell for m in middles for cell in ctx.label_cells(mt, m)]
         if cond:
             inputs += [cell for g in picked for m in per_gp[g] for cell in ctx.label_cells(mt, m) + [(mt, str(m[mpk]), cond[0], None)]]
