@@ -378,6 +378,9 @@ def _row_ranges(spec: WorldSpec, order: list[str], problems: list[tuple[str, str
             continue
         ref_name, ref = driving
         assert ref.cardinality is not None
+        if ref.parent == tname:  # refused by column_inputs: a self-reference takes no cardinality
+            ranges[tname] = (table.rows or 0, table.rows or 0)
+            continue
         plo, phi = ranges.get(ref.parent, (0, 0))
         card = ref.cardinality
         junction = len(junction_references(table)) > 1

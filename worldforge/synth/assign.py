@@ -13,9 +13,9 @@ that uses none of these shapes gets exactly the tables it always got:
   parent is an earlier row, within the depth and branching bounds;
 * **optional references** (``null_share``): :func:`null_rows` picks the rows left without a parent;
 * **rules between references** (a ``check`` with ``enforce: resample`` that reads reference columns, a ``unique``
-  constraint over reference columns, a junction's distinct pairs): :func:`repair` swaps the parent of one
-  reference between two rows until every rule holds. A swap keeps each parent's number of children, so every
-  cardinality still holds.
+  constraint over reference columns, a junction's distinct pairs): :func:`repair` gives a failing row a new parent
+  drawn among those that keep every rule when its reference was drawn uniformly, and otherwise swaps the parent of
+  one reference between two rows. A swap keeps each parent's number of children, so every cardinality still holds.
 """
 
 from __future__ import annotations
@@ -189,6 +189,44 @@ class _Rules:
         """Whether expression column ``name`` is read through reference ``ref`` (``parent.column``)."""
         return "." in name and _parent_of_ref(self.table, name.split(".", 1)[0]) == ref
 
+    def free(self, ref: str) -> bool:
+        """Whether ``ref``'s parents were drawn uniformly, row by row (no cardinality, tree or junction): then a row
+        may take any parent, not only one swapped with another row."""
+        return (self.t, ref) not in self.w.parent_index
+
+    def redraws(self, i: int, ref: str) -> list[Any]:
+        """Parent keys row ``i`` of a free reference could take, keeping every rule."""
+        w, t = self.w, self.t
+        col = self.table.references[ref]
+        keys = w.values[col.parent][w.spec.tables[col.parent].primary_key]
+        vi = w.values[t][ref][i]
+        if vi is None:  # a null_share row stays without a parent
+            return []
+        ok = [k != vi for k in keys]
+        for _, _, refs, names, expr in self.checks:
+            if ref not in refs:
+                continue
+            override: dict[str, list[Any]] = {}
+            for name in names:
+                if name == ref:
+                    override[name] = list(keys)
+                elif self._via(ref, name):
+                    pcol = name.split(".", 1)[1]
+                    override[name] = list(w.values[col.parent][pcol])
+                else:
+                    override[name] = [w.read(t, name)[i]] * len(keys)
+            holds = self._frame(names, override).select(expr.alias("h")).get_column("h").cast(pl.Boolean).fill_null(True).to_list()
+            ok = [a and b for a, b in zip(ok, holds)]
+        for cols in self.uniques:
+            if ref not in cols:
+                continue
+            rows = self._keys(cols)
+            pos = cols.index(ref)
+            taken = Counter(rows)
+            taken[rows[i]] -= 1
+            ok = [o and not (taken[rows[i][:pos] + (k,) + rows[i][pos + 1:]] > 0) for o, k in zip(ok, keys)]
+        return [k for k, o in zip(keys, ok) if o]
+
     def candidates(self, i: int, ref: str) -> list[int]:
         """Rows ``j`` whose parent through ``ref``, swapped with row ``i``'s, leaves both rows keeping every rule."""
         w, t = self.w, self.t
@@ -236,9 +274,11 @@ class _Rules:
 def repair(w, plan: Plan) -> set[tuple[str, str]]:
     """Swap parents between rows until every table's reference rules hold; returns the ``(table, reference)`` columns changed.
 
-    Each failing row, in row order, tries its references in declared order: among the rows whose parent through
-    that reference could be swapped with its own leaving both rows within every rule, one is drawn at random (a
-    stream of the table's own, ``(seed, table, "assign")``). At most
+    Each failing row, in row order, tries its references in declared order: a reference drawn uniformly takes a
+    parent drawn among those that keep the row within every rule; any other (cardinality, junction) takes the parent
+    of a row drawn among those whose parent could be swapped with its own leaving both rows within every rule. A row
+    no single move mends swaps with a random row, to leave the dead end. Draws come from a stream of the table's own,
+    ``(seed, table, "assign")``. At most
     :data:`~worldforge.spec.limits.MAX_RESAMPLE_TRIES` rounds.
 
     Raises:
@@ -257,11 +297,24 @@ def repair(w, plan: Plan) -> set[tuple[str, str]]:
                 break
             for i in bad:
                 for ref in refs:
+                    if rules.free(ref):
+                        keys = rules.redraws(i, ref)
+                        if keys:
+                            w.values[t][ref][i] = keys[rng.randrange(len(keys))]
+                            changed.add((t, ref))
+                            break
+                        continue
                     options = rules.candidates(i, ref)
                     if options:
                         _swap(w, t, ref, i, options[rng.randrange(len(options))])
                         changed.add((t, ref))
                         break
+                else:  # no single move mends the row: swap one of its references with a random row, and go on
+                    movable = [r for r in refs if not rules.free(r)]
+                    if movable:
+                        ref = movable[rng.randrange(len(movable))]
+                        _swap(w, t, ref, i, rng.randrange(w.n[t]))
+                        changed.add((t, ref))
         else:
             bad = rules.failing()
         if bad:
