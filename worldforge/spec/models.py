@@ -493,7 +493,10 @@ ColumnSpec = Annotated[
 
 
 class UniqueConstraint(_Strict):
-    """The combination of ``columns`` must not repeat across rows.
+    """The combination of ``columns`` must not repeat across rows (nulls aside).
+
+    Over reference columns (``[home_team_id, away_team_id]``, ``[course_id, student_id]``) it is met while
+    parents are assigned (:class:`ReferenceColumn`); otherwise it is verified.
 
     YAML: ``{kind: unique, columns: [handle]}``.
     """
@@ -541,6 +544,8 @@ class CheckConstraint(_Strict):
       directly or through derived columns (``derive``, ``format``, ``rank``, ``share``,
       ``aggregate``), except the primary key. ``sequence`` and ``reference`` columns are never redrawn,
       so row counts and parent assignment stay; values of ``parent.column`` are read, never redrawn.
+      A check that reads a reference column of this table and something else, and nothing redrawable
+      (``home_team_id != away_team_id``), reassigns parents instead: see :class:`ReferenceColumn` (roles).
       Only the failing rows' redrawable inputs are redrawn, from the same generators (a ``unique``
       column keeps unique: a redrawn value is none of the kept rows'), and every column derived from
       them is recomputed, in parent tables too. Redraws repeat up to

@@ -197,7 +197,7 @@ def _check_constraint(spec: M.WorldSpec, tname: str, tables: dict[str, pl.DataFr
     pk = table.primary_key
     df = tables[tname]
     if isinstance(con, M.UniqueConstraint):
-        dup = df.group_by(con.columns).len().filter(pl.col("len") > 1)
+        dup = df.drop_nulls(con.columns).group_by(con.columns).len().filter(pl.col("len") > 1)  # nulls: no value to repeat
         if dup.height:
             ex = ", ".join(f"{c}={dup[c][0]}" for c in con.columns)
             return [Violation(tname, "unique", f"({', '.join(con.columns)}) repeats", int(dup["len"].sum()), ex)]
