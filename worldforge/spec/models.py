@@ -18,7 +18,8 @@ date       a date inside a window given absolutely (``2029-03-01``) or relative 
            ``target_year`` (``Y-01-01``, ``Y-2-06-30``, ``Y+1-12-31``)
 format     a formatted identifier, ``"{brands.code}-{n:03d}"``; ``n`` counts rows, restarting
            within ``counter_within``; fields name row columns or ``parent.column``
-reference  a foreign key to a parent table's primary key, with a cardinality
+reference  a foreign key to a parent table's primary key, with a cardinality; several per parent
+           (roles), optional (``null_share``), or to its own table (a ``hierarchy``)
 derive     an expression over the row (see :mod:`worldforge.spec.expr`)
 rank       rank of ``of`` (1 = largest when ``descending``) within an optional group
 share      ``of`` / sum of ``of`` within an optional group
@@ -312,19 +313,98 @@ class Cardinality(_Strict):
         return self
 
 
+class Hierarchy(_Strict):
+    """The shape of the tree (or forest) a self-reference draws: a ``reference`` whose ``parent`` is its own table.
+
+    ``roots`` rows have no parent (a null reference); every other row gets an earlier row (lower row position, so
+    a lower ``sequence`` key) as its parent, so the tree is acyclic by construction. ``max_depth`` bounds the hops
+    from any row up to its root (a root has depth 0), ``max_children`` the rows that name one row as their parent.
+    Each non-root row picks uniformly among the earlier rows that still have room (depth below ``max_depth``,
+    fewer than ``max_children`` children). ``roots`` defaults to ``round(null_share × rows)`` when the reference
+    has a ``null_share``, else 1. The spec is refused when the table's rows cannot fit the bounds
+    (``roots × (1 + K + K² + … + K^max_depth)`` rows at most).
+
+    YAML (inside table ``staff``)::
+
+        manager_id:
+          kind: reference
+          parent: staff
+          label: line manager
+          hierarchy: {max_depth: 5, max_children: 6}
+    """
+
+    roots: int | None = Field(None, ge=1, le=ROW_BUDGET[1])
+    max_depth: int | None = Field(None, ge=1, le=ROW_BUDGET[1])
+    max_children: int | None = Field(None, ge=1, le=ROW_BUDGET[1])
+
+    def capacity(self, roots: int) -> int:
+        """The most rows a forest of ``roots`` trees can hold within the bounds (capped at the row budget + 1)."""
+        if self.max_depth is None or self.max_children is None:
+            return ROW_BUDGET[1] + 1
+        total, level = 0, roots
+        for _ in range(self.max_depth + 1):
+            total += level
+            level *= self.max_children
+            if total > ROW_BUDGET[1]:
+                return ROW_BUDGET[1] + 1
+        return total
+
+
 class ReferenceColumn(_ColumnBase):
-    """A foreign key: every value is a primary key of the ``parent`` table.
+    """A foreign key: every value is a primary key of the ``parent`` table (or null, see ``null_share``).
 
     The first reference with a ``cardinality`` drives the table's rows: each parent gets ``min``–``max``
     children (the table's ``rows``, when given, fixes the total). Without a cardinality, every row gets a
     parent drawn at random.
 
-    YAML: ``{kind: reference, parent: brands, cardinality: {min: 8, max: 14}}``.
+    **Roles.** A table may hold several references to the same parent, each with its own ``label``
+    (``home_team_id`` "home team", ``away_team_id`` "away team"), each with its own optional cardinality.
+    Rules between them are enforced while the parents are assigned, never by failing the build: a
+    ``check`` with ``enforce: resample`` that reads reference columns (``home_team_id != away_team_id``) and
+    a ``unique`` constraint over reference columns (``[home_team_id, away_team_id]``) are met by swapping the
+    parent of one reference between two rows (which keeps every parent's count, so cardinalities hold), from a
+    seeded stream of their own; a spec without such rules gets the tables it always got.
+
+    **Junctions.** When two or more references carry a cardinality (``enrolments``: ``course_id`` 10–14 per
+    course, ``student_id`` 0–3 per student), every one holds: the first fixes the rows per parent as above
+    (nudged, within its bounds, so the total fits the others), each other one gets per-parent counts within its
+    bounds summing to the same total, and rows are matched to parents so that no (first parent, other parent)
+    pair repeats — the default in a junction, whenever each other parent's count can stay within the number of
+    first parents. A combination that cannot hold for every seed (one side's minimum total above the other's
+    maximum) is refused when the spec loads, with the bounds that conflict and by how much.
+
+    **Optional references.** ``null_share`` (0 to 0.95) leaves that share of rows (rounded) without a parent:
+    the reference is null there, chosen by a seeded stream of its own. A null reference is absent everywhere:
+    foreign-key and cardinality checks skip it, aggregates through it do not count the row, and
+    ``parent.column`` read through it is null. It cannot be combined with a ``cardinality``.
+
+    **Hierarchies.** A reference to its own table (``manager_id`` in ``staff``) builds a tree or forest,
+    shaped by ``hierarchy`` (see :class:`Hierarchy`); its roots hold null. It takes no ``cardinality`` (use
+    ``hierarchy.max_children``), and ``null_share`` sets the share of roots. Aggregates may read the table's
+    own rows through it (``direct_reports: {kind: aggregate, child: staff, via: manager_id, fn: count}``);
+    expressions and templates cannot read ``staff.column`` through it (the spec is refused: the parent row
+    is the table's own).
+
+    YAML: ``{kind: reference, parent: brands, cardinality: {min: 8, max: 14}}``,
+    ``{kind: reference, parent: teams, label: away team}``,
+    ``{kind: reference, parent: distributors, null_share: 0.3}``,
+    ``{kind: reference, parent: staff, hierarchy: {max_depth: 5, max_children: 6}}``.
     """
 
     kind: Literal["reference"]
     parent: str
     cardinality: Cardinality | None = None
+    null_share: float | None = Field(None, ge=0, le=0.95)
+    """The share of rows left without a parent (null); left out of dumps when unset."""
+    hierarchy: Hierarchy | None = None
+    """For a reference to its own table: the tree's bounds (:class:`Hierarchy`)."""
+
+    @model_validator(mode="after")
+    def _null_share(self) -> "ReferenceColumn":
+        if self.null_share and self.cardinality is not None:
+            raise ValueError("null_share and cardinality cannot go together on one reference "
+                             "(the cardinality counts every row); drop one of them")
+        return self
 
 
 class DeriveColumn(_ColumnBase):
@@ -413,7 +493,10 @@ ColumnSpec = Annotated[
 
 
 class UniqueConstraint(_Strict):
-    """The combination of ``columns`` must not repeat across rows.
+    """The combination of ``columns`` must not repeat across rows (nulls aside).
+
+    Over reference columns (``[home_team_id, away_team_id]``, ``[course_id, student_id]``) it is met while
+    parents are assigned (:class:`ReferenceColumn`); otherwise it is verified.
 
     YAML: ``{kind: unique, columns: [handle]}``.
     """
@@ -461,6 +544,8 @@ class CheckConstraint(_Strict):
       directly or through derived columns (``derive``, ``format``, ``rank``, ``share``,
       ``aggregate``), except the primary key. ``sequence`` and ``reference`` columns are never redrawn,
       so row counts and parent assignment stay; values of ``parent.column`` are read, never redrawn.
+      A check that reads a reference column of this table and something else, and nothing redrawable
+      (``home_team_id != away_team_id``), reassigns parents instead: see :class:`ReferenceColumn` (roles).
       Only the failing rows' redrawable inputs are redrawn, from the same generators (a ``unique``
       column keeps unique: a redrawn value is none of the kept rows'), and every column derived from
       them is recomputed, in parent tables too. Redraws repeat up to

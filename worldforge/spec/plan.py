@@ -108,7 +108,11 @@ def column_inputs(spec: WorldSpec, tname: str, cname: str) -> tuple[list[tuple[s
         if "." in name:
             parent, pcol = name.split(".", 1)
             ref = _parent_of_ref(table, parent)
-            if ref is None:
+            if parent == tname and ref is not None:
+                problems.append(f"{what} {name!r}: '{tname}.column' would read through the self-reference "
+                                f"'{ref}', which is not supported (a row's parent is a row of its own table); "
+                                f"aggregate over it instead")
+            elif ref is None:
                 problems.append(f"{what} {name!r}: table '{tname}' has no reference column to '{parent}'")
             elif parent not in spec.tables:  # the reference column names a table that does not exist
                 problems.append(f"{what} {name!r}: no table '{parent}'")
@@ -127,8 +131,17 @@ def column_inputs(spec: WorldSpec, tname: str, cname: str) -> tuple[list[tuple[s
         if col.parent not in spec.tables:
             problems.append(f"parent {col.parent!r}: no such table")
         elif col.parent == tname:
-            problems.append("a table cannot reference itself")
+            if cname == table.primary_key:
+                problems.append("the primary key cannot reference its own table")
+            elif col.cardinality is not None:
+                problems.append("a reference to its own table takes no cardinality; bound its tree with "
+                                "hierarchy: {max_children: K, max_depth: D}")
+            else:
+                deps.append((tname, table.primary_key))
         else:
+            if col.hierarchy is not None:
+                problems.append(f"hierarchy: only a reference to its own table ('{tname}') draws a tree; "
+                                f"this one points at '{col.parent}'")
             deps.append((col.parent, spec.tables[col.parent].primary_key))
     elif isinstance(col, M.DeriveColumn):
         for name in sorted(E.columns_of(E.parse(col.expr))):
@@ -165,7 +178,9 @@ def column_inputs(spec: WorldSpec, tname: str, cname: str) -> tuple[list[tuple[s
             else:
                 deps.append((col.child, via))
             if col.of is not None:
-                if col.of not in child.columns:
+                if col.child == tname and col.of == cname:
+                    problems.append(f"of {col.of!r}: an aggregate cannot aggregate itself")
+                elif col.of not in child.columns:
                     problems.append(f"of {col.of!r}: table '{col.child}' has no such column")
                 else:
                     deps.append((col.child, col.of))
@@ -228,18 +243,124 @@ def resample_columns(spec: WorldSpec, tname: str, expr: str) -> list[str]:
     ]
 
 
+def reference_targets(spec: WorldSpec, tname: str, expr: str) -> list[str]:
+    """The reference columns of ``tname`` whose parents a check with ``enforce: resample`` reassigns (swaps between
+    rows, :mod:`worldforge.synth.assign`) until it holds, in declared order: those it reads directly or through
+    ``parent.column`` (the first reference to that parent), when it reads a reference directly, something else
+    besides, and no column it can redraw (:func:`resample_columns`). A check that reads a redrawable column redraws it, as it always did."""
+    table = spec.tables[tname]
+    names = E.columns_of(E.parse(expr))
+    if not any(n in table.references for n in names) or len(names) < 2 or resample_columns(spec, tname, expr):
+        return []  # a swap keeps each parent's rows: a check of one reference alone holds or fails whatever the swaps
+    refs = table.references
+    read: set[str] = set()
+    for name in names:
+        if "." in name:
+            ref = _parent_of_ref(table, name.split(".", 1)[0])
+            if ref is not None and refs[ref].parent != tname:
+                read.add(ref)
+        elif name in refs:
+            read.add(name)
+    return [r for r in refs if r in read]
+
+
+def unique_reference_targets(table: TableSpec, con: "M.UniqueConstraint") -> list[str]:
+    """The reference columns of a ``unique`` constraint, in its order: swapped between rows until no combination repeats."""
+    refs = table.references
+    return [c for c in con.columns if c in refs and refs[c].parent is not None]
+
+
 def _resample_problems(spec: WorldSpec) -> list[tuple[str, str]]:
-    """A check with ``enforce: resample`` must read (directly or through derived columns) a column it can redraw."""
+    """A check with ``enforce: resample`` must read (directly or through derived columns) a column it can redraw,
+    or read a reference column of its table (whose parents are then reassigned)."""
     problems = []
     for tname, table in spec.tables.items():
         for i, con in enumerate(table.constraints):
-            if con.kind == "check" and con.enforce == "resample" and not resample_columns(spec, tname, con.expr):
+            if (con.kind == "check" and con.enforce == "resample" and not resample_columns(spec, tname, con.expr)
+                    and not reference_targets(spec, tname, con.expr)):
                 problems.append((
                     f"tables.{tname}.constraints.{i}.enforce",
                     f"resample: {con.expr!r} reads no column of '{tname}' that can be redrawn "
                     f"(a {', '.join(sorted(REDRAWABLE_KINDS))} column other than the primary key, read directly "
-                    "or through derived columns); use enforce: verify",
+                    "or through derived columns) and no reference column whose parents can be reassigned; use enforce: verify",
                 ))
+    return problems
+
+
+def junction_references(table: TableSpec) -> list[tuple[str, M.ReferenceColumn]]:
+    """The references of a table that carry a cardinality, in declared order (the first drives the rows).
+    Two or more make the table a junction whose every cardinality holds."""
+    return [(n, r) for n, r in table.references.items() if r.cardinality is not None]
+
+
+def _junction_range(tname: str, table: TableSpec, ranges: dict[str, tuple[int, int]], lo: int, hi: int,
+                    problems: list[tuple[str, str]]) -> tuple[int, int]:
+    """Narrow a junction's row range ``(lo, hi)`` (from its driving reference) to what every other cardinality
+    reference can take, for every seed; a conflict is one problem naming the bounds and by how much."""
+    refs = junction_references(table)
+    a_name, a = refs[0]
+    for b_name, b in refs[1:]:
+        assert a.cardinality is not None and b.cardinality is not None
+        blo, bhi = ranges.get(b.parent, (0, 0))
+        need_lo, take_hi = blo * b.cardinality.min, bhi * b.cardinality.max  # B's totals over its parents
+        take_lo = blo * b.cardinality.max  # the least B can take, for every seed
+        need_hi = bhi * b.cardinality.min  # the most B needs, for every seed
+        path = f"tables.{tname}.columns.{b_name}.cardinality"
+        what = f"{b.cardinality.min}–{b.cardinality.max} per '{b.parent}' row"
+        if table.rows is not None:
+            if need_hi > table.rows:
+                problems.append((path, f"{what} needs at least {bhi}×{b.cardinality.min} = {need_hi} '{tname}' rows, "
+                                       f"but rows is {table.rows}: {need_hi - table.rows} too few"))
+            elif take_lo < table.rows:
+                problems.append((path, f"{what} takes at most {blo}×{b.cardinality.max} = {take_lo} '{tname}' rows, "
+                                       f"but rows is {table.rows}: {table.rows - take_lo} too many"))
+            continue
+        alo, ahi = ranges.get(a.parent, (0, 0))
+        a_need = ahi * a.cardinality.min  # the most the driving side may need
+        a_take = alo * a.cardinality.max  # the least the driving side may take
+        if a_need > take_lo:
+            problems.append((path, f"cannot hold with {a_name} ({a.cardinality.min}–{a.cardinality.max} per '{a.parent}' row): "
+                                   f"{ahi} '{a.parent}' rows need at least {ahi}×{a.cardinality.min} = {a_need} '{tname}' rows, "
+                                   f"but {blo} '{b.parent}' rows take at most {blo}×{b.cardinality.max} = {take_lo} ({what}): "
+                                   f"{a_need - take_lo} short"))
+        elif need_hi > a_take:
+            problems.append((path, f"cannot hold with {a_name} ({a.cardinality.min}–{a.cardinality.max} per '{a.parent}' row): "
+                                   f"{bhi} '{b.parent}' rows need at least {bhi}×{b.cardinality.min} = {need_hi} '{tname}' rows "
+                                   f"({what}), but {alo} '{a.parent}' rows take at most {alo}×{a.cardinality.max} = {a_take}: "
+                                   f"{need_hi - a_take} short"))
+        lo, hi = max(lo, need_lo), min(hi, take_hi)
+    return lo, max(lo, hi)
+
+
+def hierarchy_roots(ref: M.ReferenceColumn, rows: int) -> int:
+    """How many roots (rows without a parent) a self-reference's tree of ``rows`` rows has."""
+    if ref.hierarchy is not None and ref.hierarchy.roots is not None:
+        return ref.hierarchy.roots
+    if ref.null_share:
+        return max(1, round(ref.null_share * rows))
+    return 1
+
+
+def _hierarchy_problems(spec: WorldSpec, ranges: dict[str, tuple[int, int]]) -> list[tuple[str, str]]:
+    """A self-reference's tree must fit its table's rows for every seed: at least its roots, at most what the bounds hold."""
+    problems = []
+    for tname, table in spec.tables.items():
+        lo, hi = ranges.get(tname, (0, 0))
+        for rname, ref in table.references.items():
+            if ref.parent != tname:
+                continue
+            path = f"tables.{tname}.columns.{rname}.hierarchy"
+            roots = hierarchy_roots(ref, lo)
+            if roots > lo:
+                problems.append((path, f"{roots} roots, but '{tname}' may have only {lo} rows"))
+            h = ref.hierarchy or M.Hierarchy()
+            for n in sorted({lo, hi}):
+                cap = h.capacity(hierarchy_roots(ref, n))
+                if cap < n:
+                    problems.append((path, f"at most {cap} rows fit {hierarchy_roots(ref, n)} root(s) with max_children "
+                                           f"{h.max_children} and max_depth {h.max_depth}, but '{tname}' may have {n} rows: "
+                                           f"{n - cap} too many"))
+                    break
     return problems
 
 
@@ -257,11 +378,19 @@ def _row_ranges(spec: WorldSpec, order: list[str], problems: list[tuple[str, str
             continue
         ref_name, ref = driving
         assert ref.cardinality is not None
+        if ref.parent == tname:  # refused by column_inputs: a self-reference takes no cardinality
+            ranges[tname] = (table.rows or 0, table.rows or 0)
+            continue
         plo, phi = ranges.get(ref.parent, (0, 0))
         card = ref.cardinality
+        junction = len(junction_references(table)) > 1
         if table.rows is None:
             ranges[tname] = (plo * card.min, phi * card.max)
+            if junction:
+                ranges[tname] = _junction_range(tname, table, ranges, *ranges[tname], problems)
         else:
+            if junction:
+                _junction_range(tname, table, ranges, table.rows, table.rows, problems)
             if not (phi * card.min <= table.rows <= plo * card.max):
                 problems.append((
                     f"tables.{tname}.rows",
@@ -351,7 +480,9 @@ def build_plan(spec: WorldSpec) -> tuple[Plan | None, list[tuple[str, str]]]:
             for n in names:
                 if "." in n:
                     parent = n.split(".", 1)[0]
-                    if _parent_of_ref(table, parent) is None or parent not in spec.tables or n.split(".", 1)[1] not in spec.tables[parent].columns:
+                    if parent == tname:
+                        problems.append((path, f"{n!r}: '{tname}.column' would read through a self-reference, which is not supported"))
+                    elif _parent_of_ref(table, parent) is None or parent not in spec.tables or n.split(".", 1)[1] not in spec.tables[parent].columns:
                         problems.append((path, f"{n!r} is not reachable from table '{tname}'"))
                 elif n not in table.columns:
                     problems.append((path, f"{n!r} is not a column of '{tname}'"))
@@ -363,6 +494,7 @@ def build_plan(spec: WorldSpec) -> tuple[Plan | None, list[tuple[str, str]]]:
         problems.extend((f"tables.{tname}.designation", p) for p in designation_problems(spec, tname))
 
     ranges = _row_ranges(spec, torder, problems)
+    problems.extend(_hierarchy_problems(spec, ranges))
     if problems:
         return None, problems
 

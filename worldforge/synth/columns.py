@@ -26,6 +26,7 @@ from worldforge.spec import models as M
 from worldforge.spec.dates import resolve_date
 from worldforge.spec.limits import MAX_STRING_CHARS
 from worldforge.spec.plan import template_fields
+from worldforge.synth import assign
 from worldforge.synth.state import WorldState, dtype_of
 
 _UNIQUE_TRIES = 200
@@ -174,7 +175,9 @@ def format_column(w: WorldState, t, c, col: M.FormatColumn, n, rng):
     return out, pl.String()
 
 def reference(w: WorldState, t, c, col: M.ReferenceColumn, n, rng):
-    """Parent keys: the driving reference's parent row of each child row, else a uniformly random parent."""
+    """Parent keys: the parent row fixed for each row when rows were counted (a driving or junction reference, a
+    hierarchy; ``None``: no parent), else a uniformly random parent; a ``null_share`` of rows (drawn from a stream of
+    its own) then holds null."""
     parent = w.spec.tables[col.parent]
     keys = w.values[col.parent][parent.primary_key]
     idx = w.parent_index.get((t, c))
@@ -182,7 +185,10 @@ def reference(w: WorldState, t, c, col: M.ReferenceColumn, n, rng):
         if not keys:
             raise w.fail(t, c, f"parent table '{col.parent}' has no rows")
         idx = [rng.randrange(len(keys)) for _ in range(n)]
-    return [keys[i] for i in idx], w.dtypes[col.parent][parent.primary_key]
+        if col.null_share:
+            empty = assign.null_rows(n, col.null_share, w.rng(t, c, "null"))
+            idx = [None if r in empty else i for r, i in enumerate(idx)]
+    return [None if i is None else keys[i] for i in idx], w.dtypes[col.parent][parent.primary_key]
 
 def derive(w: WorldState, t, c, col: M.DeriveColumn, n, rng):
     """The expression evaluated over the row (and its parents' columns), cast to ``dtype`` when given."""

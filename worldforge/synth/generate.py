@@ -10,7 +10,8 @@ machine (with the same Faker version, which the warehouse records), and editing 
 leaves the others unchanged. Row counts are fixed first (parents before children, children
 spread over parents within the reference's cardinality); columns are then generated in the
 dependency order of :func:`worldforge.spec.plan.build_plan`. Rows that break a ``check`` with
-``enforce: resample`` are then redrawn (:func:`worldforge.synth.resample.resample`) from streams of their own, so a
+``enforce: resample`` are then mended: rules between reference columns by swapping parents between rows
+(:func:`worldforge.synth.assign.repair`), the rest redrawn (:func:`worldforge.synth.resample.resample`) from streams of their own, so a
 spec without such checks gives exactly the tables it gave before they existed.
 
 Whatever a spec asks for is bounded before generation (:mod:`worldforge.spec.limits`); as a
@@ -30,7 +31,8 @@ from worldforge.spec import models as M
 from worldforge.spec.limits import MAX_ABS_INT64
 from worldforge.spec.plan import validate_spec
 from worldforge.synth.columns import BASE_KINDS, generate_column
-from worldforge.synth.resample import resample
+from worldforge.synth.assign import repair
+from worldforge.synth.resample import downstream, resample
 from worldforge.synth.state import WorldState, column_rng
 
 log = logging.getLogger(__name__)
@@ -62,6 +64,9 @@ def build_world(spec: M.WorldSpec, seed: int | None = None) -> dict[str, pl.Data
     world.count_rows(plan.table_order)
     for tname, cname in plan.column_order:
         generate_column(world, tname, cname)
+    swapped = repair(world, plan)  # rules between references: parents swapped between rows
+    for node in downstream(world, plan, swapped):
+        generate_column(world, *node)
     resample(world, plan)
     log.debug("built world %s seed=%s rows=%s", spec.world, world.seed, world.n)
     return world.frames(plan.table_order)

@@ -6,7 +6,10 @@ violation instead of stopping at the first one, so a user sees the whole list:
 * ``row_budget``   — total rows outside :data:`~worldforge.spec.models.ROW_BUDGET`;
 * ``pk_null`` / ``pk_unique`` — primary keys must be present and unique;
 * ``fk_unresolved`` — a reference value that is no primary key of its parent;
-* ``cardinality``  — a parent with fewer or more children than the reference allows;
+* ``cardinality``  — a parent with fewer or more children than the reference allows (a null reference,
+  ``null_share``, is no child of any parent);
+* ``hierarchy_cycle`` / ``hierarchy`` — a self-reference must draw a forest: no row its own ancestor, within
+  the declared ``max_depth``, ``max_children`` and ``roots``;
 * ``unique`` / ``range`` / ``monotone`` / ``check`` / ``not_after_as_of`` — the table's
   declared constraints (the last: no row refers to the future of the world's ``as_of``).
 """
@@ -130,6 +133,9 @@ def check_world(spec: M.WorldSpec, tables: dict[str, pl.DataFrame]) -> list[Viol
                         bad.height, f"{ref.parent} {bad['k'][0]} has {bad['len'][0]}",
                     ))
 
+            if ref.parent == tname:
+                out.extend(_check_hierarchy(tname, df, pk, ref_name, ref))
+
         for i, con in enumerate(table.constraints):
             try:
                 out.extend(_check_constraint(spec, tname, tables, con))
@@ -141,12 +147,57 @@ def check_world(spec: M.WorldSpec, tables: dict[str, pl.DataFrame]) -> list[Viol
     return out
 
 
+def _check_hierarchy(tname: str, df: pl.DataFrame, pk: str, ref_name: str, ref: M.ReferenceColumn) -> list[Violation]:
+    """A self-reference must draw a forest: no row is its own ancestor (``hierarchy_cycle``), and the tree keeps
+    its declared bounds (``hierarchy``: depth, children per row, number of roots)."""
+    keys = df[pk].to_list()
+    up = dict(zip(keys, df[ref_name].to_list()))
+    out: list[Violation] = []
+    depth: dict = {}
+    cyclic: list = []
+    for k in keys:
+        path, cur = [], k
+        while cur is not None and cur not in depth and cur in up:
+            if cur in path:  # a cycle: every row on it (and below it) has no root
+                cyclic.append(cur)
+                for p in path:
+                    depth[p] = None
+                break
+            path.append(cur)
+            cur = up[cur]
+        else:
+            base = -1 if cur is None or cur not in up else depth[cur]
+            for p in reversed(path):
+                base = None if base is None else base + 1
+                depth[p] = base
+    if cyclic:
+        out.append(Violation(tname, "hierarchy_cycle", f"'{ref_name}' goes round in a cycle (a row is its own ancestor)",
+                             sum(1 for d in depth.values() if d is None), str(cyclic[0])))
+    h = ref.hierarchy or M.Hierarchy()
+    if h.max_depth is not None:
+        deep = [k for k in keys if depth.get(k) is not None and depth[k] > h.max_depth]
+        if deep:
+            out.append(Violation(tname, "hierarchy", f"rows more than max_depth {h.max_depth} hops below their root via '{ref_name}'",
+                                 len(deep), f"{deep[0]} is {depth[deep[0]]} deep"))
+    if h.max_children is not None:
+        kids = df.filter(pl.col(ref_name).is_not_null()).group_by(ref_name).len().filter(pl.col("len") > h.max_children)
+        if kids.height:
+            out.append(Violation(tname, "hierarchy", f"rows with more than max_children {h.max_children} children via '{ref_name}'",
+                                 kids.height, f"{kids[ref_name][0]} has {kids['len'][0]}"))
+    roots = sum(1 for k in keys if up[k] is None)
+    if h.roots is not None and roots != h.roots:
+        out.append(Violation(tname, "hierarchy", f"{roots} roots (rows with no '{ref_name}'), expected {h.roots}", abs(roots - h.roots)))
+    elif roots == 0 and keys:
+        out.append(Violation(tname, "hierarchy", f"no root (every row has a '{ref_name}')", len(keys)))
+    return out
+
+
 def _check_constraint(spec: M.WorldSpec, tname: str, tables: dict[str, pl.DataFrame], con) -> list[Violation]:
     table = spec.tables[tname]
     pk = table.primary_key
     df = tables[tname]
     if isinstance(con, M.UniqueConstraint):
-        dup = df.group_by(con.columns).len().filter(pl.col("len") > 1)
+        dup = df.drop_nulls(con.columns).group_by(con.columns).len().filter(pl.col("len") > 1)  # nulls: no value to repeat
         if dup.height:
             ex = ", ".join(f"{c}={dup[c][0]}" for c in con.columns)
             return [Violation(tname, "unique", f"({', '.join(con.columns)}) repeats", int(dup["len"].sum()), ex)]

@@ -43,7 +43,7 @@ def resample(w: WorldState, plan: Plan) -> None:
         return
     targets = {(t, i): resample_columns(w.spec, t, con.expr) for t, i, con in checks}
     redrawn = {(t, c) for (t, _), cols in targets.items() for c in cols}
-    dependents = _downstream(w, plan, redrawn)
+    dependents = downstream(w, plan, redrawn)
     rngs: dict[tuple[str, str], random.Random] = {}
     by_table: dict[str, list[tuple[int, M.CheckConstraint]]] = defaultdict(list)
     for t, i, con in checks:
@@ -76,7 +76,7 @@ def resample(w: WorldState, plan: Plan) -> None:
         + f" (the bound is MAX_RESAMPLE_TRIES = {MAX_RESAMPLE_TRIES}); loosen the check or widen the columns it redraws"
     )
 
-def _downstream(w: WorldState, plan: Plan, roots: set[tuple[str, str]]) -> list[tuple[str, str]]:
+def downstream(w: WorldState, plan: Plan, roots: set[tuple[str, str]]) -> list[tuple[str, str]]:
     """The columns that read any of ``roots``, directly or not, in plan order (``roots`` left out)."""
     users: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)
     for node in plan.column_order:

@@ -22,6 +22,8 @@ from worldforge.errors import GenerationError
 from worldforge.spec import expr as E
 from worldforge.spec import models as M
 from worldforge.spec.limits import MAX_STRING_CHARS
+from worldforge.spec.plan import hierarchy_roots, junction_references
+from worldforge.synth import assign
 
 
 def column_rng(seed: int, *names: str) -> random.Random:
@@ -57,7 +59,9 @@ class WorldState:
         n: rows per table, fixed by :meth:`count_rows` before any column is drawn.
         values: ``values[table][column]``: the column's values so far, one per row.
         dtypes: ``dtypes[table][column]``: each generated column's polars dtype.
-        parent_index: ``(child table, driving reference) -> parent row of each child row``.
+        parent_index: ``(child table, reference) -> parent row of each child row`` for the driving reference, a
+            junction's other cardinality references and a self-reference's tree (``None``: no parent).
+        distinct_pairs: per junction table, the ``(driving, other)`` reference pairs that never repeat.
         check_exprs: ``(table, constraint index) -> (columns read, polars expression)`` of the
             ``enforce: resample`` checks, compiled once per run (:mod:`worldforge.synth.resample`).
     """
@@ -71,6 +75,8 @@ class WorldState:
         # driving reference: child row -> parent row index
         self.parent_index: dict[tuple[str, str], list[int]] = {}
         self.check_exprs: dict[tuple[str, int], tuple[set[str], pl.Expr]] = {}
+        # junction tables: (driving reference, other cardinality reference) pairs kept distinct
+        self.distinct_pairs: dict[str, list[tuple[str, str]]] = {}
 
     def rng(self, *names: str) -> random.Random:
         """A random stream for one column, seeded by the world's seed and the names given."""
@@ -112,8 +118,54 @@ class WorldState:
                     counts[open_[i]] += 1
                     if counts[open_[i]] >= card.max:
                         open_.pop(i)
+            junction = junction_references(table)
+            if len(junction) > 1:
+                counts = self._junction(tname, junction, counts)
             self.parent_index[(tname, ref_name)] = [p for p, c in enumerate(counts) for _ in range(c)]
             self.n[tname] = sum(counts)
+            if len(junction) > 1:
+                self._match(tname, junction, counts)
+        for tname in table_order:
+            for ref_name, ref in self.spec.tables[tname].references.items():
+                if ref.parent == tname:
+                    h = ref.hierarchy or M.Hierarchy()
+                    n = self.n[tname]
+                    try:
+                        self.parent_index[(tname, ref_name)] = assign.tree(
+                            n, hierarchy_roots(ref, n), h.max_depth, h.max_children, self.rng(tname, ref_name, "hierarchy"))
+                    except ValueError as exc:
+                        raise self.fail(tname, ref_name, str(exc)) from None
+
+    def _junction(self, tname: str, junction: list[tuple[str, M.ReferenceColumn]], counts: list[int]) -> list[int]:
+        """The driving reference's per-parent counts, nudged within its bounds so every other cardinality can take the total."""
+        card = junction[0][1].cardinality
+        assert card is not None
+        lo, hi = 0, 10**9
+        for _, ref in junction[1:]:
+            c, m = ref.cardinality, self.n[ref.parent]
+            assert c is not None
+            lo, hi = max(lo, m * c.min), min(hi, m * c.max)
+        if lo > hi or not (len(counts) * card.min <= hi and lo <= len(counts) * card.max):
+            raise self.fail(tname, junction[1][0], f"no row count fits every cardinality ({lo}–{hi} against "
+                                                    f"{len(counts) * card.min}–{len(counts) * card.max} from {junction[0][0]})")
+        return assign.fit_total(counts, card.min, card.max, (lo, hi), self.rng(tname, junction[0][0], "junction"))
+
+    def _match(self, tname: str, junction: list[tuple[str, M.ReferenceColumn]], counts: list[int]) -> None:
+        """Each other cardinality reference: per-parent counts within its bounds, rows matched to parents with no
+        (driving parent, other parent) pair repeated when that is possible (then kept so by :func:`assign.repair`)."""
+        drive = junction[0][0]
+        total = sum(counts)
+        for ref_name, ref in junction[1:]:
+            c = ref.cardinality
+            assert c is not None
+            m = self.n[ref.parent]
+            cap = min(c.max, len(counts))  # distinct pairs: no other parent with more rows than driving parents
+            distinct = c.min <= cap and total <= m * cap and max(counts, default=0) <= m
+            rng = self.rng(tname, ref_name, "junction")
+            other = assign.spread(total, m, c.min, cap if distinct else c.max, rng)
+            self.parent_index[(tname, ref_name)] = assign.match(counts, other, rng)
+            if distinct:
+                self.distinct_pairs.setdefault(tname, []).append((drive, ref_name))
 
     # ---- lookups ------------------------------------------------------------------------
     def read(self, tname: str, name: str) -> list[Any]:

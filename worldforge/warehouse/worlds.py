@@ -104,6 +104,25 @@ def _ddl(spec: WorldSpec, order: tuple[str, ...], tables: dict[str, pl.DataFrame
     return ";\n".join(stmts)
 
 
+def _insert_table(con: duckdb.DuckDBPyConnection, spec: WorldSpec, tname: str, target: str, frame: pl.DataFrame) -> None:
+    """Insert a world table. DuckDB checks a self-referencing FOREIGN KEY against the rows already in the table, not
+    those of the same statement, so a table that references itself (a hierarchy, whose parents are earlier rows) goes
+    in consecutive slices, each cut where a row's parent lies in the slice; row order is kept."""
+    table = spec.tables[tname]
+    selfrefs = [r for r, c in table.references.items() if c.parent == tname]
+    if not selfrefs or frame.height == 0:
+        insert_frame(con, target, frame)
+        return
+    pos = {k: i for i, k in enumerate(frame[table.primary_key].to_list())}
+    parents = [[pos.get(v) for v in frame[r].to_list()] for r in selfrefs]
+    start = 0
+    for i in range(frame.height):
+        if any(p[i] is not None and p[i] >= start for p in parents):
+            insert_frame(con, target, frame.slice(start, i - start))
+            start = i
+    insert_frame(con, target, frame.slice(start, frame.height - start))
+
+
 def write_world(
     spec: WorldSpec,
     tables: dict[str, pl.DataFrame],
@@ -149,7 +168,7 @@ def write_world(
     with atomic_duckdb(path, block_size=WORLD_BLOCK_SIZE) as con:
         con.execute(_ddl(spec, order, tables))
         for tname in order:
-            insert_frame(con, tname, tables[tname])
+            _insert_table(con, spec, tname, tname, tables[tname])
         con.execute(
             "CREATE TABLE _world (world VARCHAR PRIMARY KEY, title VARCHAR, seed BIGINT, target_year INTEGER, "
             "spec_hash VARCHAR, spec_json VARCHAR, generated_at TIMESTAMP, worldforge_version VARCHAR, "
@@ -179,7 +198,7 @@ def _create_scenarios(con: duckdb.DuckDBPyConnection, spec: WorldSpec, order: tu
         schema = scenario_schema(name)
         con.execute(_ddl(spec, order, stables, schema))
         for tname in order:
-            insert_frame(con, f"{schema}.{tname}", stables[tname])
+            _insert_table(con, spec, tname, f"{schema}.{tname}", stables[tname])
         con.execute(
             "INSERT INTO _scenarios VALUES (?, ?, ?, ?, ?, ?, ?)",
             [name, schema, sc.description, sc.shift_years, sspec.target_year, sspec.as_of_date, sum(f.height for f in stables.values())],
