@@ -9,8 +9,9 @@ world               the spec's world name
 title               the spec's title
 seed                the seed the tables were generated with
 target_year         the spec's target year
-spec_hash           SHA-256 of the spec's canonical JSON
-spec_json           the validated spec, so ``world check`` can re-run its constraints
+spec_hash           SHA-256 of the spec's canonical JSON, order included (:func:`~worldforge.spec.spec_hash`)
+spec_json           the validated spec in the author's order (:func:`~worldforge.spec.spec_json`): it reads back
+                    to the same spec, so ``world check`` can re-run its constraints
 generated_at        UTC timestamp of the build
 worldforge_version  the library version that built the file
 faker_version       Faker's version (its providers decide faker columns' values)
@@ -39,7 +40,7 @@ import polars as pl
 
 import worldforge
 from worldforge.errors import SpecError, WarehouseError
-from worldforge.spec import WorldSpec, spec_from_dict, spec_hash, validate_spec
+from worldforge.spec import WorldSpec, spec_from_dict, spec_hash, spec_json, validate_spec
 from worldforge.spec.scenario import scenario_spec
 from worldforge.warehouse.duck import atomic_duckdb, constraints, duck_type, insert_frame, open_readonly, quote_ident, quote_str, read_table
 from worldforge.warehouse.layout import Warehouse
@@ -137,7 +138,7 @@ def write_world(
             "seed": [spec.seed if seed is None else seed],
             "target_year": [spec.target_year],
             "spec_hash": [spec_hash(spec)],
-            "spec_json": [json.dumps(spec.model_dump(mode="json", exclude_defaults=True), sort_keys=True)],
+            "spec_json": [spec_json(spec)],
             "generated_at": [datetime.now(timezone.utc).replace(tzinfo=None)],
             "worldforge_version": [worldforge.__version__],
             "faker_version": [_FAKER_VERSION],
