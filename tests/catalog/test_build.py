@@ -141,7 +141,9 @@ def test_the_report(catalog):
     assert figures["worlds"] == "4" and figures["distinct schema signatures"] == "1" and "%" in figures["entity names in more than one world"]
     built = {r.world: r.tasks for r in read_catalog(Warehouse(wh)) if r.status == "built"}
     assert {w: t.tasks for w, t in rep.world_tasks.items()} == built  # every built world's tasks, counted from its file
-    assert all(t.base >= 30 and t.median_gold >= 15 and t.max_gold <= 60 for t in rep.world_tasks.values()), rep.world_tasks
+    # median gold 14-15 rows: the tasks read the stored spec, in the author's column order since it keeps it (15.0 from the
+    # alphabetical order it was stored in before)
+    assert all(t.base >= 30 and t.median_gold >= 14 and t.max_gold <= 60 for t in rep.world_tasks.values()), rep.world_tasks
     assert figures["median gold rows per world (min / median / max)"] != "-"
     assert catalog_report(Warehouse(wh.parent / "nothing")).worlds == 0
 
