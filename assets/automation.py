@@ -56,12 +56,14 @@ def landing_trajectories(context: SensorEvaluationContext, warehouse: WarehouseR
 
 @sensor(job=world_build_job, minimum_interval_seconds=30, default_status=DefaultSensorStatus.STOPPED)
 def world_spec_changes(context: SensorEvaluationContext, warehouse: WarehouseResource, sources: SourcesResource):
-    """Rebuild a world (and everything downstream) when its spec file changes or was never built.
+    """Rebuild a world (and everything downstream) when its spec file changes, was never built, or its world file is stale
+    (built by another :data:`worldforge.GENERATOR_VERSION`).
 
     A spec that fails validation still gets its run: it fails with the spec error, and the
     other worlds are unaffected.
     """
     from assets.worlds import world_partitions
+    from worldforge import GENERATOR_VERSION
     from worldforge.errors import SpecError, WarehouseError
     from worldforge.spec import discover_specs, load_spec, spec_hash
     from worldforge.warehouse import read_world
@@ -78,10 +80,12 @@ def world_spec_changes(context: SensorEvaluationContext, warehouse: WarehouseRes
             wanted = "invalid-" + hashlib.sha256(spec_file.read_bytes()).hexdigest()
         built = warehouse.get().world(name)
         try:
-            current = read_world(built).meta["spec_hash"] if built.exists() else None
+            wf = read_world(built) if built.exists() else None
         except WarehouseError:
-            current = None
-        if current == wanted:
+            wf = None
+        if wf is not None and wf.meta["spec_hash"] == wanted and not wf.stale:
             continue
-        requests.append(RunRequest(partition_key=name, run_key=f"{name}-{wanted[:24]}", tags={"trigger": "spec_change"}))
-    return requests or SkipReason("every world is built from its current spec")
+        stale = wf is not None and wf.meta["spec_hash"] == wanted
+        requests.append(RunRequest(partition_key=name, run_key=f"{name}-{wanted[:24]}-g{GENERATOR_VERSION}",
+                                   tags={"trigger": "generator_version" if stale else "spec_change"}))
+    return requests or SkipReason("every world is built from its current spec by this generator version")

@@ -2,7 +2,8 @@
 (``WORLDFORGE_CATALOG_SPECS``), and ``catalog_report``, the catalog's diversity.
 
 The sensor ``catalog_spec_folder`` adds a partition for every new spec file (and removes those of deleted
-files), and requests a run for every spec that is new or changed since its catalog row. A backfill over the
+files), and requests a run for every spec that is new or changed since its catalog row, or whose world is stale
+(built by another :data:`worldforge.GENERATOR_VERSION`, which ``catalog_world`` carries in its ``code_version``). A backfill over the
 partitions runs through the configured executor (``assets/executors.py``): multiprocess here, Celery or
 Kubernetes for a cluster. Each run builds one world end to end with the library
 (:func:`worldforge.catalog.build.build_entry`) and writes its row to ``WAREHOUSE/catalog.duckdb`` under a
@@ -26,16 +27,16 @@ from dagster import (
     sensor,
 )
 
-from assets.metadata import md_table
+from assets.metadata import WORLD_CODE_VERSION, md_table
 from assets.resources import SourcesResource, WarehouseResource
 
 catalog_partitions = DynamicPartitionsDefinition(name="catalog_worlds")
 
 
-@asset(partitions_def=catalog_partitions, group_name="catalog")
+@asset(partitions_def=catalog_partitions, group_name="catalog", code_version=WORLD_CODE_VERSION)
 def catalog_world(context: AssetExecutionContext, warehouse: WarehouseResource, sources: SourcesResource) -> MaterializeResult:
     """One catalog world end to end (world, scenarios, corpus, index, tasks, oracle) and its row in WAREHOUSE/catalog.duckdb;
-    an unchanged spec already built is skipped."""
+    an unchanged spec already built by this generator version is skipped (a stale world is rebuilt)."""
     from worldforge.catalog.build import build_entry
 
     try:
@@ -62,7 +63,7 @@ def catalog_report(warehouse: WarehouseResource) -> MaterializeResult:
     rep = report(warehouse.get())
     return MaterializeResult(metadata={
         "worlds": rep.worlds, "built": rep.built, "failed": rep.failed, "signatures": rep.signatures,
-        "entity_overlap": rep.entity_overlap,
+        "entity_overlap": rep.entity_overlap, "stale": len(rep.stale), "stale_worlds": MetadataValue.json(rep.stale),
         "figures": md_table([{"figure": k, "value": v} for k, v in rep.figures().items()]),
         "archetypes": md_table([{"archetype": k, "worlds": v} for k, v in rep.archetypes.items()] or [{"archetype": "none", "worlds": 0}]),
         "failures": MetadataValue.json([{"world": w, "error": e[:500]} for w, e in rep.failures]),
@@ -79,10 +80,11 @@ catalog_job = define_asset_job("catalog_build", selection=[catalog_world],
 @sensor(job=catalog_job, minimum_interval_seconds=30, default_status=DefaultSensorStatus.STOPPED)
 def catalog_spec_folder(context: SensorEvaluationContext, warehouse: WarehouseResource, sources: SourcesResource):
     """A partition per spec file in the catalog's spec folder (added and removed as files come and go), and a run
-    for every spec that is new or changed since its catalog row."""
+    for every spec that is new or changed since its catalog row, or whose world is stale (another generator version)."""
     from pathlib import Path
 
-    from worldforge.catalog.build import catalog_specs, content_hash, read_catalog
+    from worldforge import GENERATOR_VERSION
+    from worldforge.catalog.build import catalog_specs, content_hash, read_catalog, stale_world
 
     folder = Path(sources.catalog_specs)
     specs = {p.stem: p for p in catalog_specs(folder)} if folder.is_dir() else {}
@@ -92,10 +94,12 @@ def catalog_spec_folder(context: SensorEvaluationContext, warehouse: WarehouseRe
     for key, path in specs.items():
         digest = content_hash(path)
         row = rows.get(str(path))
-        if row is None or row.spec_hash != digest:
-            requests.append(RunRequest(partition_key=key, run_key=f"{key}-{digest[:24]}", tags={"trigger": "catalog_spec"}))
+        stale = row is not None and row.status == "built" and stale_world(warehouse.get(), row.world)
+        if row is None or row.spec_hash != digest or stale:
+            requests.append(RunRequest(partition_key=key, run_key=f"{key}-{digest[:24]}-g{GENERATOR_VERSION}",
+                                       tags={"trigger": "generator_version" if stale and row.spec_hash == digest else "catalog_spec"}))
     add, gone = sorted(set(specs) - known), sorted(known - set(specs))
     changes = ([catalog_partitions.build_add_request(add)] if add else []) + ([catalog_partitions.build_delete_request(gone)] if gone else [])
     if not requests and not changes:
-        return SkipReason(f"every spec in {folder} has its partition and is built from its current content")
+        return SkipReason(f"every spec in {folder} has its partition and is built from its current content by this generator version")
     return SensorResult(run_requests=requests, dynamic_partitions_requests=changes)

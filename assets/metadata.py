@@ -1,9 +1,15 @@
-"""Materialization metadata: Markdown tables, and a :class:`~worldforge.tally.Tally` as metadata and as a check."""
+"""Materialization metadata: Markdown tables, and a :class:`~worldforge.tally.Tally` as metadata and as a check; the
+code version of the assets that build worlds."""
 
 import polars as pl
 from dagster import AssetCheckResult, MetadataValue
 
+from worldforge import GENERATOR_VERSION
 from worldforge.tally import Tally
+
+WORLD_CODE_VERSION = f"generator-{GENERATOR_VERSION}"
+"""The ``code_version`` of every asset that builds worlds (the world step assets, ``catalog_world``): a bump of
+:data:`worldforge.GENERATOR_VERSION` changes it, so Dagster shows what they built as stale."""
 from worldforge.tasks import frame_markdown
 
 

@@ -20,7 +20,7 @@ from dagster import (
     asset,
 )
 
-from assets.metadata import tally_metadata
+from assets.metadata import WORLD_CODE_VERSION, tally_metadata
 from worldforge.corpus import RetrieverConfig, rewriter_config
 from worldforge.errors import WorldforgeError
 from worldforge.llm import BackendError
@@ -93,14 +93,16 @@ def _materialization(result: StepResult) -> MaterializeResult:
 
 
 def world_asset(step: Step) -> AssetsDefinition:
-    """The Dagster asset of one world step: partitioned by spec, after the step's ``after`` assets, with its checks.
+    """The Dagster asset of one world step: partitioned by spec, after the step's ``after`` assets, with its checks, and
+    the generator version in its ``code_version`` (:data:`~assets.metadata.WORLD_CODE_VERSION`: Dagster shows a world built
+    by another version stale).
 
     A step that cannot write its output (:class:`~worldforge.pipeline.StepFailed`, a spec error, an
     unreachable writer) fails the run with its message, not a traceback.
     """
     first = not step.after  # the first step reads the spec file (the sources resource); the others read the world file
     spec = dict(name=step.name, description=step.description, partitions_def=world_partitions, group_name=step.group,
-                deps=[AssetKey(a) for a in step.after], pool=step.pool,
+                deps=[AssetKey(a) for a in step.after], pool=step.pool, code_version=WORLD_CODE_VERSION,
                 required_resource_keys={"warehouse", "sources"} if first else {"warehouse"},
                 check_specs=[AssetCheckSpec(c.name, asset=step.name, description=c.description) for c in step.checks])
 

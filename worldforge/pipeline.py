@@ -8,7 +8,10 @@ what it writes, the checks it answers and a function ``run(WorldRun) -> StepResu
                                                     -> search_tasks  -> oracle_episodes
 
 :func:`run_world` executes them for one spec file, stopping at the first step that fails or answers
-a check with a failure. Every entry point derives from the list: the Dagster world assets and their
+a check with a failure. A run of the later steps on a built world whose file is stale (built by another
+:data:`worldforge.GENERATOR_VERSION`) rebuilds it first, from its stored spec and seed, with every step the
+selection comes after (:func:`stale_rebuild`), and says so in ``world_tables``' result. Every entry point
+derives from the list: the Dagster world assets and their
 checks are generated from it (one asset per step, ``assets/worlds.py``), ``worldforge catalog build``
 builds each catalog world with :func:`run_world`, ``worldforge world run`` runs it from the shell,
 and the Makefile selects the assets by :func:`step_names`.
@@ -36,7 +39,7 @@ if TYPE_CHECKING:
     from worldforge.spec import WorldSpec
 
 __all__ = ["WORLD_STEPS", "Check", "CheckResult", "Json", "Markdown", "Step", "StepFailed", "StepResult", "WorldRun",
-           "frame_markdown", "run_world", "select_steps", "step_names"]
+           "frame_markdown", "run_world", "select_steps", "stale_rebuild", "step_names", "with_prerequisites"]
 
 
 class Markdown(str):
@@ -161,6 +164,8 @@ class WorldRun:
             write (nothing is written when a scenario breaks an invariant); ``scenario_tables`` then checks them
             without building them again. :func:`run_world` sets it when it runs both steps.
         scenarios: the scenarios ``world_tables`` wrote with the world (``None``: not built yet).
+        stale_from: the generator version recorded by the stale world file this run rebuilds from its stored spec
+            (``"unknown"`` for a file from before the version was recorded); ``None``: not a stale rebuild.
     """
 
     world: str
@@ -177,6 +182,7 @@ class WorldRun:
     on_page: Callable[[int, int], None] | None = None
     scenarios_with_world: bool = False
     scenarios: dict[str, dict[str, pl.DataFrame]] | None = None
+    stale_from: str | None = None
 
     @property
     def path(self) -> Path:
@@ -240,7 +246,7 @@ def _world_tables(run: WorldRun) -> StepResult:
     from worldforge.spec import spec_hash
     from worldforge.world import build_world_file, check_world_file
 
-    if run.spec_path is None:
+    if run.spec_path is None and run.spec is None:
         raise StepFailed("world_tables", "world_tables needs the spec file")
     built = build_world_file(run.spec or run.spec_path, run.warehouse, run.seed, with_scenarios=run.scenarios_with_world)
     if built.violations:
@@ -257,7 +263,8 @@ def _world_tables(run: WorldRun) -> StepResult:
               for hits in [_violations(found, kinds, scenario=False)]]
     total = sum(f.height for f in built.tables.values())
     preview = "\n\n".join(f"**{t}** ({f.height} rows)\n\n" + frame_markdown(f, 5) for t, f in built.tables.items())
-    return StepResult("world_tables", metadata={
+    rebuilt = {} if run.stale_from is None else {"rebuilt_stale": _stale_note(run.world, run.stale_from)}
+    return StepResult("world_tables", metadata={**rebuilt,
         "path": built.path, "seed": built.seed, "spec_hash": spec_hash(built.spec), "total_rows": total,
         "rows_by_table": Json({t: f.height for t, f in built.tables.items()}), "preview": Markdown(preview),
     }, checks=checks, figures={"rows": total}, value=built)
@@ -420,6 +427,50 @@ def select_steps(names: str | Sequence[str] | None) -> tuple[Step, ...]:
     return tuple(s for s in WORLD_STEPS if s.name in wanted)
 
 
+def with_prerequisites(steps: Sequence[Step]) -> tuple[Step, ...]:
+    """``steps`` and every step they come after (their ``after``, transitively), in :data:`WORLD_STEPS`' order."""
+    by_name = {s.name: s for s in WORLD_STEPS}
+    wanted, todo = set(), [s.name for s in steps]
+    while todo:
+        name = todo.pop()
+        if name not in wanted:
+            wanted.add(name)
+            todo.extend(by_name[name].after)
+    return tuple(s for s in WORLD_STEPS if s.name in wanted)
+
+
+def _stale_note(world: str, recorded: str) -> str:
+    from worldforge import GENERATOR_VERSION
+
+    return (f"{world} was built by generator version {recorded}, not {GENERATOR_VERSION}: rebuilt from the spec and seed "
+            "stored in its file, with every step the selection comes after")
+
+
+def stale_rebuild(warehouse: Warehouse, world: str, steps: Sequence[Step]) -> tuple[WorldSpec, int, tuple[Step, ...], str] | None:
+    """What a run of ``steps`` on the built world ``world`` (no spec file) does when its file is stale, built by another
+    :data:`worldforge.GENERATOR_VERSION` (or before the version was recorded): rebuild the world from the spec and seed
+    its file stores (``_world.spec_json`` reads back to the same spec), running ``steps`` with every step they come after.
+
+    Returns:
+        ``(spec, seed, steps to run, recorded version or "unknown")``; ``None`` when the file is current or absent (the
+        steps then read it as it is, or say it is missing).
+
+    Raises:
+        WarehouseError: the file is not a readable world.
+    """
+    from worldforge.warehouse import read_world
+    from worldforge.warehouse.worlds import generator_version, is_stale
+
+    path = warehouse.world(world)
+    if not path.is_file():
+        return None
+    recorded = generator_version(path)
+    if not is_stale(recorded):
+        return None
+    wf = read_world(path)
+    return wf.spec, wf.meta["seed"], with_prerequisites(steps), recorded or "unknown"
+
+
 def run_world(spec_path: str | Path | None, warehouse: Warehouse, rewriter: RewriterConfig | None = None,
               steps: Sequence[Step] = WORLD_STEPS, progress: Callable[[str], None] | None = None,
               on_result: Callable[[StepResult], None] | None = None, spec: WorldSpec | None = None,
@@ -431,6 +482,9 @@ def run_world(spec_path: str | Path | None, warehouse: Warehouse, rewriter: Rewr
     The spec is read and compiled once (here, or by the caller: ``spec``) and travels with the run. When the
     steps include both ``world_tables`` and ``scenario_tables``, the scenarios are written with the world in one
     atomic write (:attr:`WorldRun.scenarios_with_world`): a scenario that breaks an invariant leaves nothing written.
+    Given a built world's name (no spec file) whose file is stale, built by another :data:`worldforge.GENERATOR_VERSION`,
+    the world is rebuilt from its stored spec and seed first: ``steps`` run with every step they come after
+    (:func:`stale_rebuild`), and ``world_tables``' result says so (metadata ``rebuilt_stale``).
 
     Args:
         spec_path: the world spec (YAML); ``None`` with ``world``: the steps read the spec from the world file
@@ -461,18 +515,25 @@ def run_world(spec_path: str | Path | None, warehouse: Warehouse, rewriter: Rewr
     from worldforge.spec import load_spec
 
     names = step_names(steps)
+    stale_from = None
     if spec_path is None:
         if world is None:
             raise WorldforgeError("a run needs a spec file or a built world's name")
         if "world_tables" in names:
             raise WorldforgeError("world_tables needs the spec file (a world's name runs the steps after it)")
         warehouse.world(world)  # a store's name is refused here, before any step
+        stale = stale_rebuild(warehouse, world, steps)
+        if stale is not None:  # another generator's world: rebuilt, not built upon
+            spec, stored_seed, steps, stale_from = stale
+            seed = stored_seed if seed is None else seed
+            names = step_names(steps)
     else:
         spec = spec if spec is not None else load_spec(spec_path)
         world = spec.world
     run = WorldRun(world, warehouse, None if spec_path is None else Path(spec_path), rewriter, progress or (lambda _: None),
                    export_tasks=export_tasks, retriever=retriever, spec=spec, seed=seed, tasks_dir=tasks_dir, on_page=on_page,
-                   scenarios_with_world={"world_tables", "scenario_tables"} <= set(names))
+                   scenarios_with_world={"world_tables", "scenario_tables"} <= set(names),
+                   stale_from=stale_from)
     results: list[StepResult] = []
     for step in steps:
         run.progress(step.name)

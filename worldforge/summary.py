@@ -1,7 +1,7 @@
 """What a warehouse holds, in counts (``worldforge summary`` and the end of ``make demo``).
 
-Reads every store without changing it: world files (tables, rows, scenarios, pages, tasks),
-the trajectory store, the episode store, the dataset reports and the evaluation scores.
+Reads every store without changing it: world files (tables, rows, scenarios, pages, tasks, and the generator version
+that built each: a world built by another one than :data:`worldforge.GENERATOR_VERSION` is stale), the trajectory store, the episode store, the dataset reports and the evaluation scores.
 """
 
 from __future__ import annotations
@@ -20,7 +20,9 @@ from worldforge.warehouse.layout import Warehouse
 
 @dataclass(frozen=True)
 class WorldSummary:
-    """One world file: its seed, tables, rows, scenarios, and corpus pages and tasks (``None`` before they are built)."""
+    """One world file: its seed, tables, rows, scenarios, and corpus pages and tasks (``None`` before they are built); the
+    generator version that built it (``None``: unknown, a file from before the version was recorded) and whether that
+    makes it stale (another version than this code's :data:`~worldforge.GENERATOR_VERSION`)."""
 
     world: str
     seed: int
@@ -29,6 +31,8 @@ class WorldSummary:
     scenarios: int
     pages: int | None
     tasks: int | None
+    generator_version: str | None = None
+    stale: bool = False
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,11 @@ class WarehouseSummary:
         """World rows over all worlds."""
         return sum(w.rows for w in self.worlds)
 
+    @property
+    def stale(self) -> list[str]:
+        """The worlds built by another generator version (or an unknown one), by name: rebuild them."""
+        return [w.world for w in self.worlds if w.stale]
+
 
 def summarise(warehouse: Warehouse) -> WarehouseSummary:
     """Count what a warehouse holds.
@@ -67,7 +76,7 @@ def summarise(warehouse: Warehouse) -> WarehouseSummary:
     for p in warehouse.world_files():
         wf = read_world(p)
         worlds.append(WorldSummary(wf.spec.world, wf.meta["seed"], len(wf.tables), sum(f.height for f in wf.tables.values()),
-                                   len(wf.scenarios), page_count(p), task_count(p)))
+                                   len(wf.scenarios), page_count(p), task_count(p), wf.generator_version, wf.stale))
     datasets = {}
     for name in ("cpt", "sft", "agentworldbench"):
         report = warehouse.dataset(name) / "report.json"

@@ -7,11 +7,14 @@ import pytest
 from dagster import DagsterInstance, RunRequest, SkipReason, build_schedule_context, build_sensor_context, materialize
 
 from assets.automation import landing_trajectories, nightly_dataset_build, world_spec_changes
+from assets.catalog import catalog_world
 from assets.definitions import defs
 from assets.resources import SourcesResource, WarehouseResource
 from assets.trajectories import trajectory_turns, turn_mask_stats
 from assets.worlds import WORLD_ASSETS
 from tests.conftest import SPECS_DIR, TRAJECTORIES
+from tests.conftest_worlds import age_world
+from worldforge import GENERATOR_VERSION
 from worldforge.trajectories import load_store
 
 pytestmark = pytest.mark.dagster
@@ -47,6 +50,14 @@ def test_landing_sensor_then_ingest(tmp_path):
     assert store.trajectories["source"].to_list() == ["swe-agent"]
 
 
+def test_the_world_assets_carry_the_generator_version_in_their_code_version():
+    """A bump of worldforge.GENERATOR_VERSION changes the code version of every asset that builds worlds: Dagster shows
+    what they built as stale."""
+    for asset in [*WORLD_ASSETS.values(), catalog_world]:
+        (version,) = asset.code_versions_by_key.values()
+        assert version == f"generator-{GENERATOR_VERSION}", (asset.key, version)
+
+
 def test_spec_change_sensor_then_rebuild(tmp_path):
     specs = tmp_path / "specs"
     specs.mkdir()
@@ -62,6 +73,10 @@ def test_spec_change_sensor_then_rebuild(tmp_path):
     result = materialize([WORLD_ASSETS["world_tables"]], partition_key="mars_colony_2030", resources=resources, instance=DagsterInstance.ephemeral())
     assert result.success
     assert isinstance(evaluate(), SkipReason)  # built from the current spec
+    age_world(tmp_path / "wh" / "mars_colony_2030.duckdb", "0")  # the same spec, built by an older generator: stale
+    (stale,) = evaluate()
+    assert stale.partition_key == "mars_colony_2030" and stale.tags["trigger"] == "generator_version"
+    assert stale.run_key.endswith(f"-g{GENERATOR_VERSION}")
     spec_file.write_text(spec_file.read_text().replace("seed: 2030", "seed: 7"))
     changed = evaluate()
     assert [r.partition_key for r in changed] == ["mars_colony_2030"] and changed[0].run_key != first[0].run_key

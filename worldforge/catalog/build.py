@@ -8,8 +8,11 @@ world and run, :mod:`worldforge.trajectories.episodes`), which the SFT and CPT d
 
 A world that fails (invalid spec, invariant violation, contradicted fact, no solvable task, oracle
 F1 below 1, leakage, any exception) gets a ``failed`` row with its error; the others go on. A spec
-whose content hash equals that of its last ``built`` row, and whose world file still exists, is
-skipped: its row is kept as it is (``status`` stays ``built``; the run counts it as skipped).
+whose content hash equals that of its last ``built`` row, whose world file still exists and records this
+code's :data:`worldforge.GENERATOR_VERSION`, is skipped: its row is kept as it is (``status`` stays ``built``; the
+run counts it as skipped). A world file built by another generator version (or one from before the version was
+recorded) is *stale*: its spec is built again though its bytes are unchanged, and the run lists it
+(:attr:`CatalogBuild.stale`), so a catalog never mixes worlds of two generator versions unsaid.
 
 Workers are processes (a ``forkserver`` pool, each worker builds whole worlds and is replaced after
 ``recycle`` worlds, so memory does not grow with the catalog); the calling process alone writes
@@ -28,16 +31,17 @@ import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import duckdb
 
-from worldforge.errors import WorldforgeError
+from worldforge.errors import WarehouseError, WorldforgeError
 from worldforge.warehouse.atomic import file_lock
 from worldforge.warehouse.layout import Warehouse
+from worldforge.warehouse.worlds import generator_version, is_stale
 
 if TYPE_CHECKING:
     from worldforge.corpus.rewriter import RewriterConfig
@@ -109,9 +113,12 @@ class CatalogBuild:
     Attributes:
         path: ``WAREHOUSE/catalog.duckdb``.
         rows: the row of every spec the run built or tried (finishing order).
-        skipped: the kept rows of the specs the run skipped (unchanged and built).
+        skipped: the kept rows of the specs the run skipped (unchanged, built, and by this generator version).
         wall_s: seconds the run took.
         workers: processes that built worlds.
+        stale: the previous rows of the specs built again because their world file was stale (built by another
+            :data:`~worldforge.GENERATOR_VERSION`, or before the version was recorded) though their bytes were unchanged;
+            their new rows are in ``rows``.
     """
 
     path: Path
@@ -119,6 +126,7 @@ class CatalogBuild:
     skipped: list[CatalogRow]
     wall_s: float
     workers: int
+    stale: list[CatalogRow] = field(default_factory=list)
 
     @property
     def built(self) -> int:
@@ -259,9 +267,25 @@ def read_catalog(warehouse: Warehouse) -> list[CatalogRow]:
 # -- the whole folder -----------------------------------------------------------------------------
 
 
-def _unchanged(spec: Path, previous: CatalogRow | None, warehouse: Warehouse) -> bool:
+def _built_from(spec: Path, previous: CatalogRow | None, warehouse: Warehouse) -> bool:
+    """The spec's last row is ``built`` from these very bytes and its world file exists."""
     return (previous is not None and previous.status == "built" and previous.spec_hash == content_hash(spec)
             and warehouse.world(previous.world).is_file())
+
+
+def stale_world(warehouse: Warehouse, world: str) -> bool:
+    """The world's file records another generator version than :data:`worldforge.GENERATOR_VERSION` (or none: written
+    before the version was recorded). A file that cannot be read is not called stale here (``worldforge doctor`` says what
+    it is; the catalog keeps its row as it is)."""
+    try:
+        return is_stale(generator_version(warehouse.world(world)))
+    except WarehouseError:
+        return False
+
+
+def _unchanged(spec: Path, previous: CatalogRow | None, warehouse: Warehouse) -> bool:
+    """Skip the spec: built from these bytes, its world file present and built by this generator version."""
+    return _built_from(spec, previous, warehouse) and not stale_world(warehouse, previous.world)
 
 
 def _worker_init(threads: int) -> None:
@@ -364,7 +388,8 @@ def _world_clashes(specs: list[Path], kept: list[Path]) -> tuple[list[Path], lis
 
 def build_entry(spec_path: str | Path, warehouse: Warehouse, force: bool = False,
                 rewriter: RewriterConfig | None = None) -> tuple[CatalogRow, str]:
-    """One spec as a catalog entry, in this process: skipped when unchanged and built, else built end to end
+    """One spec as a catalog entry, in this process: skipped when unchanged and built (by this generator version: a stale
+    world is built again), else built end to end
     (:func:`build_world_entry`, with ``rewriter``) and its row written to ``catalog.duckdb`` (what the Dagster asset ``catalog_world`` runs).
 
     Returns:
@@ -400,7 +425,7 @@ def build_catalog(
         progress: called in this process with each row and its outcome (``built``, ``failed`` or
             ``skipped``) as it comes; first with every skipped spec.
         recycle: worlds a worker builds before it is replaced by a fresh process.
-        force: rebuild unchanged specs too.
+        force: rebuild unchanged specs too (a stale world, built by another generator version, is rebuilt without it).
         rewriter: rewrite each corpus's prose pages with a model (:mod:`worldforge.corpus.rewriter`); ``None``: template pages.
             Its server is checked once before any world is built.
         engine: where worlds run: ``process`` (a process pool on this machine) or ``ray`` (Ray tasks,
@@ -408,7 +433,7 @@ def build_catalog(
         address: with ``ray``, the cluster to join (``HOST:PORT`` of ``ray start --head``); ``None``: a local cluster.
 
     Returns:
-        The run's rows; failures are rows, never exceptions.
+        The run's rows (and which of them were stale); failures are rows, never exceptions.
 
     Raises:
         FileNotFoundError: no such spec folder.
@@ -422,7 +447,9 @@ def build_catalog(
     specs = catalog_specs(spec_dir)
     previous = {r.spec_path: r for r in read_catalog(warehouse)}
     tell = progress or (lambda _row, _outcome: None)
-    skipped = [previous[str(s)] for s in specs if not force and _unchanged(s, previous.get(str(s)), warehouse)]
+    same = [previous[str(s)] for s in specs if not force and _built_from(s, previous.get(str(s)), warehouse)]
+    stale = [r for r in same if stale_world(warehouse, r.world)]
+    skipped = [r for r in same if r not in stale]
     for r in skipped:
         tell(r, "skipped")
     kept = {r.spec_path for r in skipped}
@@ -453,4 +480,4 @@ def build_catalog(
             lost += [(again, DIED) for again in _run_pool([spec], warehouse, 1, 1, record, rewriter)]
     for spec, error in lost:
         record(CatalogRow(world=spec.stem, spec_path=str(spec), spec_hash=content_hash(spec), status="failed", built_at=_now(), error=error or DIED))
-    return CatalogBuild(warehouse.catalog, rows, skipped, time.perf_counter() - t0, n if todo else 0)
+    return CatalogBuild(warehouse.catalog, rows, skipped, time.perf_counter() - t0, n if todo else 0, stale)

@@ -2,7 +2,8 @@
 
 Read from the ``catalog`` table (archetypes, schema signatures, rows, tasks, years, statuses) and from
 the built worlds' files (table and column names, and the entity names: the values of each table's label
-column, :func:`~worldforge.corpus.vocab.label_column`, where it holds text).
+column, :func:`~worldforge.corpus.vocab.label_column`, where it holds text), and which built worlds are stale: their file
+records another generator version than :data:`worldforge.GENERATOR_VERSION` (``worldforge catalog build`` rebuilds them).
 """
 
 from __future__ import annotations
@@ -65,6 +66,8 @@ class CatalogReport:
         years: distinct target years of the built worlds, sorted.
         failures: ``(world, error)`` of every failed row.
         world_tasks: per built world whose file has tasks, :class:`WorldTasks` (base-world wide tasks and gold sizes).
+        stale: the built worlds whose file records another generator version (or none), sorted: the next
+            ``worldforge catalog build`` rebuilds them.
     """
 
     worlds: int
@@ -82,6 +85,7 @@ class CatalogReport:
     years: list[int] = field(default_factory=list)
     failures: list[tuple[str, str]] = field(default_factory=list)
     world_tasks: dict[str, WorldTasks] = field(default_factory=dict)
+    stale: list[str] = field(default_factory=list)
 
     @property
     def entity_overlap(self) -> float:
@@ -110,6 +114,8 @@ class CatalogReport:
             "base-world wide tasks per world (min / median / max)": spread(_spread([w.base for w in self.world_tasks.values()])),
             "median gold rows per world (min / median / max)": spread(_spread([w.median_gold for w in self.world_tasks.values()])),
             "target years": "-" if not self.years else f"{self.years[0]}–{self.years[-1]} ({len(self.years)} distinct)",
+            "stale worlds (another generator version)": str(len(self.stale)) if not self.stale else
+            f"{len(self.stale)}: {', '.join(self.stale[:10])}{', ...' if len(self.stale) > 10 else ''}",
         }
 
 
@@ -131,11 +137,14 @@ def catalog_report(warehouse: Warehouse) -> CatalogReport:
     columns: set[str] = set()
     seen_in: Counter[str] = Counter()
     per_world: dict[str, WorldTasks] = {}
+    stale: list[str] = []
     for r in built:
         try:
             wf = read_world(warehouse.world(r.world))
         except WarehouseError:
             continue
+        if wf.stale:
+            stale.append(r.world)
         wt = world_tasks(warehouse.world(r.world))
         if wt is not None:
             per_world[r.world] = wt
@@ -161,6 +170,7 @@ def catalog_report(warehouse: Warehouse) -> CatalogReport:
         years=sorted({r.target_year for r in built if r.target_year is not None}),
         failures=[(r.world, r.error or "") for r in rows if r.status != "built"],
         world_tasks=dict(sorted(per_world.items())),
+        stale=sorted(stale),
     )
 
 

@@ -100,7 +100,8 @@ def build(
     spec_dir: Annotated[Path, typer.Argument(help="Folder of world specs (*.yaml, *.yml).")],
     warehouse: WarehouseOpt = None,
     workers: Annotated[Optional[int], typer.Option("--workers", "-j", min=1, help="Worker processes (default: WORLDFORGE_CATALOG_WORKERS, else one per CPU).", show_default=False)] = None,
-    force: Annotated[bool, typer.Option("--force", help="Rebuild unchanged specs too.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Rebuild unchanged specs too (stale worlds, built by another generator "
+                                                       "version, are rebuilt without it).")] = False,
     writer: Annotated[str, typer.Option(help="Who writes the corpus's prose pages: template, or openai (a model behind an OpenAI-compatible "
                                              "server; a page is kept only when every value checks out).")] = "template",
     base_url: Annotated[Optional[str], typer.Option(help="--writer openai: the server's API root (default: WORLDFORGE_VLLM_URL).", show_default=False)] = None,
@@ -112,8 +113,8 @@ def build(
 ) -> None:
     """Build every spec of SPEC_DIR end to end (world, scenarios, corpus, index, tasks, oracle) into WAREHOUSE/catalog.duckdb.
 
-    Unchanged specs already built are skipped; a failing world is recorded with its error and the others go on.
-    Exit 1 when any world failed, 2 on a missing folder or a folder without specs.
+    Unchanged specs already built are skipped, unless their world is stale (built by another generator version: rebuilt,
+    and said so); a failing world is recorded with its error and the others go on. Exit 1 when any world failed, 2 on a missing folder or a folder without specs.
     """
     import time
 
@@ -163,6 +164,12 @@ def build(
                     f"{result.path}: {len(result.rows)} world(s) this run")
     for r in sorted(result.failed, key=lambda r: r.world):
         out.print(f"[red]failed[/] {escape(r.world)}: {escape(r.error or '')}", soft_wrap=True)
+    if result.stale:
+        from worldforge import GENERATOR_VERSION
+
+        names = ", ".join(sorted(r.world for r in result.stale))
+        out.print(f"rebuilt {len(result.stale)} stale world(s), built by another generator version than {GENERATOR_VERSION} "
+                  f"though their specs were unchanged: {escape(names)}", soft_wrap=True)
     out.print(f"built {result.built}, failed {len(result.failed)}, skipped {len(result.skipped)} (unchanged) in {result.wall_s:.1f} s"
               f" on {result.workers} {'Ray task(s) in flight at most' if engine == 'ray' else 'worker(s)'}: {result.worlds_per_min:.1f} worlds/min")
     if result.failed:
@@ -193,6 +200,11 @@ def report(warehouse: WarehouseOpt = None) -> None:
         print_frame(pl.DataFrame({"world": list(wt), "tasks": [w.tasks for w in wt.values()], "base-world tasks": [w.base for w in wt.values()],
                                   "median gold rows": [float(w.median_gold) for w in wt.values()], "largest gold": [w.max_gold for w in wt.values()]}),
                     "wide tasks per world (gold rows of the base world's)")
+    if rep.stale:
+        from worldforge import GENERATOR_VERSION
+
+        out.print(f"{len(rep.stale)} stale world(s), built by another generator version than {GENERATOR_VERSION} "
+                  f"(`worldforge catalog build` rebuilds them): {escape(', '.join(rep.stale))}", soft_wrap=True)
     if rep.failures:
         print_frame(pl.DataFrame({"world": [w for w, _ in rep.failures], "error": [e[:160] for _, e in rep.failures]}),
                     f"{len(rep.failures)} failed world(s)")

@@ -45,14 +45,15 @@ def build(
 ) -> None:
     """Generate the search corpus of WORLD and its scenarios, check every stated fact, and index it
     (`world run WORLD --steps search_corpus,search_index`, showing the corpus; contradicted facts: exit 1, not indexed)."""
-    from worldforge.cli.world import rewriter_of, run_steps
+    from worldforge.cli.world import rewriter_of, run_steps, step_result
 
     config = rewriter_of(writer, base_url=base_url, model=model, api_key=api_key, max_rounds=max_rounds, concurrency=concurrency, limit=limit)
     with user_errors():
         path = warehouse_of(warehouse).world(world)
     results = run_steps(world, warehouse, "search_corpus,search_index", rewriter=config)
-    built = results[0].value
-    indexes = [bm25 for _, bm25, _ in results[1].value] if len(results) > 1 else []
+    built = step_result(results, "search_corpus").value  # a stale world's rebuild runs the steps before it first
+    index = next((r for r in results if r.step == "search_index"), None)
+    indexes = [bm25 for _, bm25, _ in index.value] if index is not None else []
     table = Table(title=f"corpus of {world} → {path}")
     for col in ("corpus", "pages", "index"):
         table.add_column(col)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.markup import escape
 from rich.table import Table
 
+from worldforge import GENERATOR_VERSION
 from worldforge.cli._common import WarehouseOpt, out, print_tally, user_errors, warehouse_of
 from worldforge.tally import Tally
 
@@ -16,13 +17,18 @@ def summary(warehouse: WarehouseOpt = None) -> None:
     with user_errors():
         s = summarise(warehouse_of(warehouse))
     table = Table(title=f"worlds in {s.path}")
-    for col in ("world", "seed", "tables", "rows", "scenarios", "pages", "tasks"):
+    for col in ("world", "seed", "tables", "rows", "scenarios", "pages", "tasks", "generator"):
         table.add_column(col, justify="left" if col == "world" else "right")
     for w in s.worlds:
         cells = (w.seed, w.tables, w.rows, w.scenarios, "-" if w.pages is None else w.pages, "-" if w.tasks is None else w.tasks)
-        table.add_row(escape(w.world), *map(str, cells))
+        made = (w.generator_version or "unknown") + (" (stale)" if w.stale else "")
+        table.add_row(escape(w.world), *map(str, cells), escape(made))
     out.print(table)
     out.print(f"worlds: {len(s.worlds)} ({s.rows} rows)")
+    if s.stale:
+        out.print(f"stale worlds: {len(s.stale)} ({escape(', '.join(s.stale))}): built by another generator version than "
+                  f"{GENERATOR_VERSION}; rebuild them (`worldforge world run SPEC`, or `worldforge catalog build` for a catalog)",
+                  soft_wrap=True)
     t = s.trajectories
     share = "n/a" if t.informative_share is None else f"{t.informative_share:.1%}"
     out.print(f"trajectories: {t.trajectories} from {t.sources} sources; turns: {t.turns}; quarantined records: {t.quarantined}; "

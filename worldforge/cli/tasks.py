@@ -22,9 +22,9 @@ def export(
 ) -> None:
     """Generate WORLD's tasks (world and scenarios), keep those solvable in its corpus, and export them (exit 1: none is)
     (`world run WORLD --steps search_tasks --tasks-out OUT_DIR`, listing the rejected tasks)."""
-    from worldforge.cli.world import run_steps
+    from worldforge.cli.world import run_steps, step_result
 
-    built = run_steps(world, warehouse, "search_tasks", tasks_dir=out_dir)[0].value
+    built = step_result(run_steps(world, warehouse, "search_tasks", tasks_dir=out_dir), "search_tasks").value
     out.print(f"{len(built.kept)} tasks → {out_dir / 'tasks.jsonl'} (+ {out_dir / 'tables'}/<instance_id>.csv)")
     print_tally(built.tally)
     for iid, problems in built.unsolvable.items():  # rejected: not stored, not exported

@@ -57,6 +57,9 @@ def run_steps(target: str | Path, warehouse: Path | None, steps: str | Sequence[
         steps: step names (:func:`~worldforge.pipeline.select_steps`); ``None``: every step.
         seed, rewriter, retriever, tasks_dir: :func:`~worldforge.pipeline.run_world`'s.
 
+    A built world whose file is stale (another generator version) is rebuilt from its stored spec first, with every step
+    the selection comes after (:func:`~worldforge.pipeline.run_world`): a line says so, and the results include those steps.
+
     Returns:
         The steps' results (the last one has failed checks when the run stopped early).
 
@@ -74,9 +77,13 @@ def run_steps(target: str | Path, warehouse: Path | None, steps: str | Sequence[
             with progress() as bar:
                 task = bar.add_task("starting", total=len(chosen))
                 pages = bar.add_task("writing pages", total=None, visible=rewriter is not None)
-                return run_world(spec, warehouse_of(warehouse), rewriter=rewriter, steps=chosen, retriever=retriever, world=world, seed=seed,
-                                 tasks_dir=tasks_dir, progress=lambda name: bar.update(task, advance=1, description=name),
-                                 on_page=lambda done, total: bar.update(pages, completed=done, total=total))
+                results = run_world(spec, warehouse_of(warehouse), rewriter=rewriter, steps=chosen, retriever=retriever, world=world, seed=seed,
+                                    tasks_dir=tasks_dir, progress=lambda name: bar.update(task, advance=1, description=name),
+                                    on_page=lambda done, total: bar.update(pages, completed=done, total=total))
+            for result in results:
+                if "rebuilt_stale" in result.metadata:
+                    out.print(f"[yellow]stale world[/]: {escape(result.metadata['rebuilt_stale'])}", soft_wrap=True)
+            return results
         except StepFailed as exc:
             built = exc.value
             if exc.step != "world_tables" or built is None or not built.violations:
@@ -84,6 +91,18 @@ def run_steps(target: str | Path, warehouse: Path | None, steps: str | Sequence[
             _print_violations(built.violations)
             out.print(f"[red]not written[/]: {len(built.violations)} violation(s); the previous file (if any) is untouched")
             raise typer.Exit(1) from None
+
+
+def step_result(results: Sequence[StepResult], name: str) -> StepResult:
+    """The result of step ``name`` among ``results`` (what the aliases of ``world run`` show). When it did not run, an
+    earlier step of a stale world's rebuild failed a check: its failures are printed and the command exits 1."""
+    for result in results:
+        if result.step == name:
+            return result
+    for result in results:
+        for c in result.failed_checks:
+            out.print(f"[red]{escape(result.step)}: {escape(c.name)}[/]: {escape(c.summary)}", soft_wrap=True)
+    raise typer.Exit(1)
 
 
 def rewriter_of(writer: str, **options) -> RewriterConfig | None:

@@ -107,7 +107,18 @@ def discover_specs(directory: str | Path) -> dict[str, Path]:
     return {f.stem: f for f in files}
 
 
+def spec_json(spec: WorldSpec) -> str:
+    """The spec as stored in a world file (``_world.spec_json``): its JSON without default fields, in the author's
+    order (tables, columns, constraints and every mapping as written; fields in the models' order), so that
+    :func:`spec_from_dict` of it gives back the same spec, order included. The order is part of the spec: the first
+    reference with a cardinality drives a table's rows, and the generators draw columns in order, so the same
+    fields sorted could build another world, or none."""
+    return json.dumps(spec.model_dump(mode="json", exclude_defaults=True))
+
+
 def spec_hash(spec: WorldSpec) -> str:
-    """SHA-256 of the spec's canonical JSON (field order, YAML formatting and unset optional fields do not matter)."""
-    canon = json.dumps(spec.model_dump(mode="json", exclude_none=True), sort_keys=True, separators=(",", ":"))
+    """SHA-256 of the spec's canonical JSON: every field in the models' order and every mapping (tables, columns ...) in
+    the author's, since order changes what a spec builds. YAML formatting, the order of a model's own fields and unset
+    optional fields do not matter; swapping two tables or two columns gives another hash."""
+    canon = json.dumps(spec.model_dump(mode="json", exclude_none=True), separators=(",", ":"))
     return hashlib.sha256(canon.encode()).hexdigest()

@@ -17,6 +17,8 @@ _EXPORTS = {
     "Warehouse": "worldforge.warehouse.layout",
     "WarehouseLike": "worldforge.warehouse.layout",
     "WorldFile": "worldforge.warehouse.worlds",
+    "generator_version": "worldforge.warehouse.worlds",
+    "is_stale": "worldforge.warehouse.worlds",
     "read_world": "worldforge.warehouse.worlds",
     "scenario_schema": "worldforge.warehouse.worlds",
     "write_scenarios": "worldforge.warehouse.worlds",

@@ -9,10 +9,13 @@ world               the spec's world name
 title               the spec's title
 seed                the seed the tables were generated with
 target_year         the spec's target year
-spec_hash           SHA-256 of the spec's canonical JSON
-spec_json           the validated spec, so ``world check`` can re-run its constraints
+spec_hash           SHA-256 of the spec's canonical JSON, order included (:func:`~worldforge.spec.spec_hash`)
+spec_json           the validated spec in the author's order (:func:`~worldforge.spec.spec_json`): it reads back
+                    to the same spec, so ``world check`` can re-run its constraints
 generated_at        UTC timestamp of the build
 worldforge_version  the library version that built the file
+generator_version   :data:`worldforge.GENERATOR_VERSION` when the file was built: what the spec built then
+                    (a file without the column reads as version unknown: stale, :func:`generator_version`)
 faker_version       Faker's version (its providers decide faker columns' values)
 total_rows          rows over all world tables
 =================== =========================================================
@@ -39,14 +42,15 @@ import polars as pl
 
 import worldforge
 from worldforge.errors import SpecError, WarehouseError
-from worldforge.spec import WorldSpec, spec_from_dict, spec_hash, validate_spec
+from worldforge.spec import WorldSpec, spec_from_dict, spec_hash, spec_json, validate_spec
 from worldforge.spec.scenario import scenario_spec
 from worldforge.warehouse.duck import atomic_duckdb, constraints, duck_type, insert_frame, open_readonly, quote_ident, quote_str, read_table
 from worldforge.warehouse.layout import Warehouse
 
 _FAKER_VERSION = version("faker")
 
-__all__ = ["WorldFile", "write_world", "write_scenarios", "read_world", "scenario_schema", "content_digests"]
+__all__ = ["WorldFile", "write_world", "write_scenarios", "read_world", "scenario_schema", "content_digests", "generator_version",
+           "is_stale"]
 
 WORLD_BLOCK_SIZE = 16 * 1024
 """Storage block of a world file: DuckDB's smallest. A world is a dozen small tables and its corpus (2–3 MB of
@@ -156,9 +160,10 @@ def write_world(
             "seed": [spec.seed if seed is None else seed],
             "target_year": [spec.target_year],
             "spec_hash": [spec_hash(spec)],
-            "spec_json": [json.dumps(spec.model_dump(mode="json", exclude_defaults=True), sort_keys=True)],
+            "spec_json": [spec_json(spec)],
             "generated_at": [datetime.now(timezone.utc).replace(tzinfo=None)],
             "worldforge_version": [worldforge.__version__],
+            "generator_version": [worldforge.GENERATOR_VERSION],
             "faker_version": [_FAKER_VERSION],
             "total_rows": [total],
         },
@@ -172,7 +177,7 @@ def write_world(
         con.execute(
             "CREATE TABLE _world (world VARCHAR PRIMARY KEY, title VARCHAR, seed BIGINT, target_year INTEGER, "
             "spec_hash VARCHAR, spec_json VARCHAR, generated_at TIMESTAMP, worldforge_version VARCHAR, "
-            "faker_version VARCHAR, total_rows BIGINT)"
+            "generator_version VARCHAR, faker_version VARCHAR, total_rows BIGINT)"
         )
         con.execute("COMMENT ON TABLE _world IS 'How this world was generated (worldforge).'")
         con.execute(_COLUMNS_VIEW)
@@ -229,6 +234,16 @@ class WorldFile:
     scenarios: dict[str, dict[str, pl.DataFrame]]
     has_scenarios: bool  # the file has a _scenarios table (its scenarios were built)
 
+    @property
+    def generator_version(self) -> str | None:
+        """The generator version the file records (``None``: written before the version was recorded)."""
+        return self.meta.get("generator_version")
+
+    @property
+    def stale(self) -> bool:
+        """Built by another generator version than this one's (:func:`is_stale`)."""
+        return is_stale(self.generator_version)
+
     def sources(self, include_scenarios: bool = True) -> list[tuple[str | None, WorldSpec, dict[str, pl.DataFrame]]]:
         """``(scenario or None, spec, tables)`` of the world, then of each stored scenario in the spec's order (its spec
         time-shifted by :func:`~worldforge.spec.scenario.scenario_spec`): what a corpus or task build reads per corpus."""
@@ -275,6 +290,34 @@ def read_world(path: str | Path) -> WorldFile:
     finally:
         con.close()
     return WorldFile(p, spec, meta, tables, declared, scenarios, ("main", "_scenarios") in present)
+
+
+def is_stale(recorded: str | None) -> bool:
+    """A recorded generator version is stale: not :data:`worldforge.GENERATOR_VERSION` (``None``, unknown, is stale)."""
+    return recorded != worldforge.GENERATOR_VERSION
+
+
+def generator_version(path: str | Path) -> str | None:
+    """The generator version a world file records in ``_world.generator_version``, read alone (not the tables).
+
+    Returns:
+        The version; ``None`` for a file written before the version was recorded (no such column, or no value).
+
+    Raises:
+        WarehouseError: the file is missing, not DuckDB, or not a worldforge world.
+    """
+    p = Path(path)
+    con = open_readonly(p)
+    try:
+        try:
+            row = con.execute("SELECT generator_version FROM _world").fetchone()
+        except duckdb.BinderException:  # a file from before the column
+            return None
+        except duckdb.CatalogException:
+            raise WarehouseError(f"{p}: not a worldforge world (no _world table)") from None
+    finally:
+        con.close()
+    return None if row is None else row[0]
 
 
 def content_digests(path: str | Path) -> dict[str, str]:
