@@ -147,7 +147,7 @@ def encyclopedia(b: CorpusBuilder) -> None:
                 if not kids:
                     continue
                 cpk = b.spec.tables[child].primary_key
-                lines += ["", f"## {b.info[child].section(b.info[child].roles.get(ref_col))}", ""]
+                lines += ["", f"## {b.info[child].section(ref_col)}", ""]
                 for k in kids:  # the list right under its heading (what readers of the section take), the summary after it
                     lines.append(f"- [{b.labels[child][k[cpk]]}]({b.wiki_url(child, k[cpk])})")
                     facts += b.name_fact(child, k, "body")

@@ -164,6 +164,7 @@ class TableInfo:
     ``designation`` is the template rows of a table without a name column are called by (the spec's,
     or the derived one, :func:`row_labels`), ``None`` for a table with a name column.
 
+    ``self_refs`` are the references of the table to itself (a hierarchy: a staff member's line manager).
     ``roles`` names the part each reference plays where the table has two or more references to one parent table (a
     game's ``white_id`` and ``black_id``, both players: ``{"white_id": "White", "black_id": "Black"}``; a match's home
     and away team): the reference column's label. A table's only reference to a parent has no role: pages and tasks
@@ -177,10 +178,15 @@ class TableInfo:
     columns: dict[str, ColumnInfo]
     designation: str | None = None
     roles: dict[str, str] = field(default_factory=dict)
+    self_refs: frozenset[str] = frozenset()
 
-    def section(self, role: str | None = None) -> str:
-        """The heading under which a parent's article lists rows of this table: ``Games``, or ``Games as White`` for the
-        rows that reach the parent through the reference playing ``role``."""
+    def section(self, ref: str | None = None) -> str:
+        """The heading under which a parent's article lists rows of this table reached through ``ref``: ``Games``;
+        ``Games as White`` through a reference with a role; ``Line manager of`` through a self-reference (a hierarchy:
+        the rows this row is the line manager of)."""
+        role = self.roles.get(ref) if ref else None
+        if role and ref in self.self_refs:
+            return f"{role[:1].upper() + role[1:]} of"
         head = self.plural[:1].upper() + self.plural[1:]
         return f"{head} as {role}" if role else head
 
@@ -293,15 +299,17 @@ def table_info(spec: M.WorldSpec, table: str, frame: pl.DataFrame | None = None)
     design = None
     if lc == t.primary_key:
         design = t.designation or _derived_designation(spec, table, noun, cols, frame)
-    return TableInfo(table, noun, _plural(noun), lc, cols, design, reference_roles(t, cols))
+    return TableInfo(table, noun, _plural(noun), lc, cols, design, reference_roles(table, t, cols),
+                     frozenset(r for r, c in t.references.items() if c.parent == table))
 
 
-def reference_roles(table: M.TableSpec, cols: dict[str, ColumnInfo]) -> dict[str, str]:
+def reference_roles(name: str, table: M.TableSpec, cols: dict[str, ColumnInfo]) -> dict[str, str]:
     """``{reference column: role}`` of the references that share their parent table with another reference of the
-    table (:attr:`TableInfo.roles`); the role is the column's label (``home team`` for ``home_team_id``)."""
+    table, and of a reference to the table itself (:attr:`TableInfo.roles`); the role is the column's label (``home
+    team`` for ``home_team_id``, ``line manager`` for a staff member's ``manager_id``)."""
     refs = table.references
     shared = {c.parent for r, c in refs.items() if sum(1 for x in refs.values() if x.parent == c.parent) > 1}
-    return {r: cols[r].label for r, c in refs.items() if c.parent in shared}
+    return {r: cols[r].label for r, c in refs.items() if c.parent in shared or c.parent == name}
 
 
 def role_noun(role: str, noun: str) -> str:

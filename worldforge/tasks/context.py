@@ -211,7 +211,7 @@ class TaskContext:
 
     def section(self, t: str, ref: str) -> str:
         """The heading under which a parent's article lists its rows of ``t`` through ``ref`` (``Games as White``)."""
-        return self.info[t].section(self.role(t, ref))
+        return self.info[t].section(ref)
 
     def parent_col(self, t: str, ref: str, pt: str, c: str = "@name") -> Column:
         """The task column of the row's parent label, or of a parent attribute ``c`` (by the parent's role, if it has one)."""
