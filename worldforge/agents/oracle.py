@@ -320,6 +320,16 @@ class Oracle:
             if what not in box:
                 raise OracleFailed(f"no '{what}' on {purl}")
             return read(box[what], fplan)
+        if fplan["of"] == "ancestor":  # up a hierarchy: the role's link in each article's infobox, ``steps`` times
+            cur = row
+            for _ in range(fplan["steps"]):
+                cur = _Row(*self.parent_link(cur, fplan["slug"], fplan["slug"], fplan["role"]))
+            if what == "@name":
+                return cur.label
+            box = infobox(self.wiki(cur, fplan["slug"]))
+            if what not in box:
+                raise OracleFailed(f"no '{what}' on {cur.url}")
+            return read(box[what], fplan)
         if fplan["of"] == "base":
             base = self.base_rows(plan)
             if row.label not in base or what not in base[row.label]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import typer
 
-from worldforge.cli import catalog, corpus, datasets, dev, evaluation, export, record, rl, serve, tasks, trajectories, world
+from worldforge.cli import catalog, corpus, datasets, dev, evaluation, export, record, rl, serve, spec, tasks, trajectories, world
 from worldforge.cli._common import user_errors
 from worldforge.cli.doctor import doctor
 from worldforge.cli.settings import settings
@@ -31,6 +31,7 @@ def _check_settings() -> None:
 
 
 app.add_typer(world.app, name="world")
+app.add_typer(spec.app, name="spec")
 app.add_typer(trajectories.app, name="trajectories")
 app.add_typer(corpus.app, name="corpus")
 app.add_typer(tasks.app, name="tasks")

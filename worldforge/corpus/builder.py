@@ -229,6 +229,8 @@ class CorpusBuilder:
                 groups = self._groups[(t, ref)] = {}
                 for r in self.rows[t]:
                     groups.setdefault(r[ref], []).append(r)
+            if row[ref] is None:  # no parent: no siblings either
+                return []
             return [r for r in groups.get(row[ref], ()) if r[pk] != row[pk]]
         return []
 

@@ -145,6 +145,8 @@ class ContextWriter:
         b = self.b
         got = None if 3 <= len(b.rows[t]) <= MAX_ROOT_GROUP else False
         for ref, col in self.refs(t).items():
+            if col.parent == t or any(r[ref] is None for r in b.rows[t]):
+                continue  # rows without a parent (an optional reference, a hierarchy's roots) would make a group of their own
             if b.info[col.parent].label_column != b.spec.tables[col.parent].primary_key:
                 sizes: dict[Any, int] = {}
                 for r in b.rows[t]:
@@ -429,10 +431,14 @@ class ContextWriter:
                 continue
             cplural = b.info[child].plural
             role = b.info[child].roles.get(fk)
-            claim_text = f"{len(kids)} {cplural}" + (f" as {role}" if role else "")
-            text = rng.choice([f"{ref} has {claim_text} on record", f"{claim_text} are listed under {ref}",
-                               f"in all, {ref} counts {claim_text}", f"{ref} has {claim_text} in total", f"{claim_text} belong to {ref}",
-                               f"all told, {ref} has {claim_text}"])
+            if fk in b.info[child].self_refs:  # a hierarchy: "Jade Douglas is the line manager of 4 staff members"
+                claim_text = f"{len(kids)} {cplural}"
+                text = rng.choice([f"{ref} is the {role} of {claim_text}", f"{ref} is listed as {role} of {claim_text}"])
+            else:
+                claim_text = f"{len(kids)} {cplural}" + (f" as {role}" if role else "")
+                text = rng.choice([f"{ref} has {claim_text} on record", f"{claim_text} are listed under {ref}",
+                                   f"in all, {ref} counts {claim_text}", f"{ref} has {claim_text} in total", f"{claim_text} belong to {ref}",
+                                   f"all told, {ref} has {claim_text}"])
             cells = self._cells(child, kids, (fk,))
             out.sentences.append(_sentence(text, rng))
             out.claims.append(Claim("count", t, str(row[pk]), pk, claim_text, {"child": child, "fk": fk, "cells": cells}))
@@ -589,7 +595,7 @@ class ContextWriter:
         if len(show) + len(refs) < 2:  # a two-column table would read as an infobox
             return [], []
         show = refs + show  # a junction row's other parent first: "Sales records of Netherlands | Model | Registrations"
-        head = [sentence_case(b.info[t].noun)] + [sentence_case(b.info[b.spec.tables[t].columns[c].parent].noun) if c in refs
+        head = [sentence_case(b.info[t].noun)] + [sentence_case(b.info[t].roles.get(c) or b.info[b.spec.tables[t].columns[c].parent].noun) if c in refs
                                                   else sentence_case(b.col(t, c).label) for c in show]
         return self._table(t, window, row, show, head, style, refs)
 

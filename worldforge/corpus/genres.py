@@ -89,6 +89,8 @@ def encyclopedia(b: CorpusBuilder) -> None:
                 facts.append(cfact)
             parents, roles = [], []
             for ref, col in b.refs[t].items():
+                if row[ref] is None:  # an optional reference left empty, a hierarchy's root: no parent, never "none"
+                    continue
                 prow = b.by_key[col.parent][row[ref]]
                 plink = f"[{b.labels[col.parent][row[ref]]}]({b.wiki_url(col.parent, row[ref])})"
                 facts += b.name_fact(col.parent, prow, "lead")
@@ -341,6 +343,8 @@ def rankings(b: CorpusBuilder) -> None:
                 groups.setdefault(row[col.within] if col.within else None, []).append(row)
             of = b.col(t, col.of)
             for g, rows in groups.items():
+                if col.within and g is None and isinstance(table.columns[col.within], M.ReferenceColumn):
+                    continue  # the rows without a parent are no group a ranking page lists
                 rows = sorted(rows, key=lambda r: r[rc])
                 scope = ""
                 facts: list[Fact] = []
@@ -528,7 +532,9 @@ def _dataset_pages(b: CorpusBuilder, src: CorpusBuilder, t: str, cols: list[str]
             wiki = b.wiki_urls.get((t, r[pk]))
             cells = [f"[{cell_text(label)}]({wiki})" if wiki and b.labels[t].get(r[pk]) == label else cell_text(label)]
             facts += src.name_fact(t, r, "body", scope)
-            if parent_ref:
+            if parent_ref and r[parent_ref[0]] is None:  # no parent: an empty cell
+                cells.append("")
+            elif parent_ref:
                 pt = parent_ref[1].parent
                 cells.append(cell_text(src.labels[pt][r[parent_ref[0]]]))
                 facts += src.name_fact(pt, src.by_key[pt][r[parent_ref[0]]], "body", scope)

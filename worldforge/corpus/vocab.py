@@ -383,9 +383,20 @@ def _event_column(cols: dict[str, ColumnInfo], frame: pl.DataFrame | None) -> st
 def _derived_designation(spec: M.WorldSpec, table: str, noun: str, cols: dict[str, ColumnInfo], frame: pl.DataFrame | None) -> str:
     """The designation of a nameless table: ``{ref} <noun> of {date}`` when parent and date tell (nearly all) rows apart, else an ordinal."""
     t = spec.tables[table]
-    ref = next(iter(t.references), None)
+    # the parent that names the row: a reference every row has, to another table, in no role (never one player of a game)
+    ref = next((r for r, c in t.references.items() if c.null_share is None and c.hierarchy is None and c.parent != table
+                and sum(1 for x in t.references.values() if x.parent == c.parent) == 1), None)
     dc = _event_column(cols, frame)
     head = noun[:1].upper() + noun[1:]
+    # two parents in a pair of roles name the row together: "Rovers–United match of 18 October 2032", "Jędrasiak–Waloch game"
+    pair = next(([r for r, c in t.references.items() if c.parent == p] for p in dict.fromkeys(c.parent for c in t.references.values())
+                 if p != table and [c.null_share for c in t.references.values() if c.parent == p] == [None, None]), None)
+    if pair:
+        tpl = f"{{{pair[0]}}}–{{{pair[1]}}} {noun}"
+        if dc is not None and (frame is None or frame.select([*pair, dc]).n_unique() >= 0.9 * frame.height):
+            return f"{tpl} of {{{dc}}}"
+        if frame is None or frame.select(pair).n_unique() >= 0.9 * frame.height:
+            return tpl
     if dc is not None:
         keys = [ref, dc] if ref else [dc]
         if frame is None or frame.select(keys).n_unique() >= 0.9 * frame.height:  # a rare repeat is told apart (row_labels)
@@ -481,11 +492,15 @@ def row_labels(spec: M.WorldSpec, tables: dict[str, pl.DataFrame], infos: dict[s
                 if "." in f:
                     rf, pcol = f.split(".", 1)
                     parent = table.columns[rf].parent
+                    if r[rf] is None:  # no parent: nothing to say of it
+                        return ""
                     prow = by_key[rf][r[rf]]
                     text = _designation_text(prow[pcol])
                     cells.append((parent, str(r[rf]), pcol, text))
                     return text
                 if isinstance(table.columns[f], M.ReferenceColumn):
+                    if r[f] is None:
+                        return ""
                     plabel = out[table.columns[f].parent][r[f]]
                     cells.extend(plabel.cells)
                     return plabel.text

@@ -37,13 +37,16 @@ class Field:
     """Where a task column or a condition reads its value.
 
     Attributes:
-        of: ``row`` (the listed row), ``parent`` (the row's parent through ``ref``), ``base`` (the listed row in
-            the base world, for scenario comparisons) or ``group`` (an aggregate's group).
+        of: ``row`` (the listed row), ``parent`` (the row's parent through ``ref``), ``ancestor`` (the row reached by
+            following a self-reference ``ref`` ``steps`` times up a hierarchy: the line manager's line manager),
+            ``base`` (the listed row in the base world, for scenario comparisons) or ``group`` (an aggregate's group).
         table: the table holding the column.
         column: the column identifier, ``@name`` for the row's label, ``@url`` for its encyclopedia page.
         ref: for ``parent``, the reference column of the row's table.
         role: for ``parent``, the part the parent plays when the row's table has several references to its table
-            (``White``: :attr:`~worldforge.corpus.vocab.TableInfo.roles`), read from the row's infobox.
+            (``White``: :attr:`~worldforge.corpus.vocab.TableInfo.roles`), read from the row's infobox; for
+            ``ancestor``, the self-reference's role (``line manager``).
+        steps: for ``ancestor``, how many times the self-reference is followed (2: the line manager's line manager).
     """
 
     of: str
@@ -51,6 +54,7 @@ class Field:
     column: str
     ref: str | None = None
     role: str | None = None
+    steps: int = 1
 
 
 @dataclass(frozen=True)
@@ -135,8 +139,10 @@ class TaskContext:
         return [(ct, ck, cc, None) for ct, ck, cc, _ in self.names[t][row[self.spec.tables[t].primary_key]].cells]
 
     def parents(self, t: str) -> list[tuple[str, str]]:
-        """``(reference column, parent table)`` of ``t`` whose parent rows have labels."""
-        return [(ref, col.parent) for ref, col in self.spec.tables[t].references.items() if self.labelled(col.parent)]
+        """``(reference column, parent table)`` of ``t`` whose parent rows have labels and that every row of ``t`` has (an
+        optional reference left empty, or a hierarchy's roots, would make rows without a parent: no task walks those)."""
+        return [(ref, col.parent) for ref, col in self.spec.tables[t].references.items()
+                if self.labelled(col.parent) and col.parent != t and not self.tables[t][ref].null_count()]
 
     def attributes(self, t: str, kinds: tuple[str, ...] = ATTR_KINDS) -> list[str]:
         """Columns usable as task cells: of those kinds, never null, never an empty string, never compose-only (declared order)."""
@@ -233,6 +239,15 @@ class TaskContext:
             if f.column == "@name":
                 return self.label(f.table, prow), self.label_cells(f.table, prow) + self.label_cells(t, row)
             return prow[f.column], [(f.table, str(prow[ppk]), f.column, None)] + self.label_cells(t, row)
+        if f.of == "ancestor":  # up a hierarchy: each step's reference and the label of the row it leads to
+            cells, cur = self.label_cells(t, row), row
+            for _ in range(f.steps):
+                cells.append((t, str(cur[pk]), f.ref, None))
+                cur = self.by_key[t][cur[f.ref]]
+                cells += self.label_cells(t, cur)
+            if f.column == "@name":
+                return self.label(t, cur), cells
+            return cur[f.column], [(t, str(cur[pk]), f.column, None)] + cells
         if f.of == "base":
             brow = self.base[t].filter(pl.col(pk) == row[pk]).row(0, named=True)
             return brow[f.column], [(t, str(row[pk]), f.column, "world")]
@@ -287,10 +302,12 @@ class TaskContext:
         else:
             ci = self.ci(f.table, f.column)
             out.update(read=capitalized(ci.label), unit=ci.unit.text if ci.unit else None, kind=self.ctype(f.table, f.column))
-        if f.of == "parent":
+        if f.of in ("parent", "ancestor"):
             out["noun"] = self.info[f.table].noun
             if f.role:
                 out["role"] = f.role
+        if f.of == "ancestor":
+            out["steps"] = f.steps
         return out
 
     def cond_plan(self, t: str, c: str, op: str, value: Any) -> dict:

@@ -29,6 +29,8 @@ pattern              hops  the question asks for
 ``event_anchored``   2-4   a row dated by a news report or press release (the day of its event, a
                            category when the day is shared) -> its parent's name or an attribute (no
                            parent: another of its own attributes)
+``hierarchy``        3-6   the described row -> up a self-reference 2 to 4 times (the line manager of
+                           the line manager of ...) -> that row's name, or one of its attributes
 ==================== ===== ==========================================================================
 
 Hops count the chain's steps: resolving a description (or a named row), each table-to-table link,
@@ -272,6 +274,60 @@ class _Builder:
                 chain = [(t, str(row[pk]), cc, None) for cc, _, _ in clues] + [(t, str(row[pk]), ref, None)]
                 limit -= self.add("parent", 2 if ask_name else 3, t, row, col, self.parent_question(t, pt, clues, None if ask_name else c),
                                   {"from": "dataset"}, sql, chain, {"where": self.where(t, clues)})
+
+    # -- the described row -> its ancestor up a hierarchy (2-4 steps) -> the ancestor's name or an attribute ------
+    def hierarchy_questions(self, limit: int) -> None:
+        """Add up to ``limit`` ``hierarchy`` questions: a row of a table with a self-reference (a staff member and their
+        line manager), described by clues that fit it alone, asked for the name (3-5 hops) or an attribute (4-6 hops)
+        of the row 2 to 4 steps up ("the line manager of the line manager of that staff member")."""
+        ctx = self.ctx
+        tables = [t for t in ctx.spec.tables if ctx.info[t].self_refs and t in ctx.has_dataset and ctx.labelled(t)]
+        for t in tables:  # a world without a hierarchy draws nothing here: the other patterns' stream is untouched
+            for ref in sorted(ctx.info[t].self_refs):
+                role = ctx.info[t].roles[ref]
+                pk, name = ctx.spec.tables[t].primary_key, self.named(t)
+                clue_cols = [c for c in ctx.attributes(t, ("number", "share", "rank", "category", "date")) if ctx.tables[t][c].n_unique() > 1]
+                pattrs = self.answerable(t, set())
+                if len(clue_cols) < 2:
+                    continue
+
+                def depth(r: dict) -> int:
+                    n = 0
+                    while r[ref] is not None and n < 4:
+                        r, n = ctx.by_key[t][r[ref]], n + 1
+                    return n
+
+                rows = sorted((r for r in ctx.rows[t] if depth(r) >= 2), key=lambda r: ctx.label(t, r))
+                for row in ctx.rng.sample(rows, min(len(rows), 4 * limit)):
+                    if limit <= 0:
+                        return
+                    clues = _clues(ctx, t, row, [c for c in clue_cols if c != ref])
+                    if clues is None:
+                        continue
+                    steps = ctx.rng.randint(2, depth(row))
+                    ask_name = name is not None and (not pattrs or ctx.rng.random() < 0.5)
+                    if not ask_name and not pattrs:
+                        continue
+                    c = None if ask_name else ctx.rng.choice(pattrs)
+                    col = Column(capitalized(role) if ask_name else ctx.header(t, c), Field("ancestor", t, "@name" if ask_name else c, ref, role, steps),
+                                 "string" if ask_name else ctx.ctype(t, c), exact=not ask_name and ctx.ci(t, c).kind == "rank")
+                    target = quote_ident(name if ask_name else c)
+                    joins = " ".join(f"JOIN {self.table(t)} a{i + 1} ON {'c' if i == 0 else f'a{i}'}.{quote_ident(ref)} = a{i + 1}.{quote_ident(pk)}"
+                                     for i in range(steps))
+                    sql = f"SELECT a{steps}.{target} FROM {self.ranked(t, clues)} c {joins} WHERE {self.where_sql('c', clues)}"
+                    chain = [(t, str(row[pk]), cc, None) for cc, _, _ in clues]
+                    noun, w = ctx.info[t].noun, ctx.ph.world
+                    that = "that person" if self.person(t) else f"that {noun}"
+                    whose = "the " + " of the ".join([role] * steps) + f" of {that}"
+                    clue_list = self.describe(t, clues)
+                    final = self.ask(t, c, whose)
+                    q = ctx.ph.pick([
+                        f"In {w} there is exactly one {noun} that fits all of these clues: {'; '.join(clue_list)}. {final}",
+                        f"One {noun} of {w} fits every clue below.\n" + _bullets(clue_list) + f"\n{final}",
+                        f"I'm trying to identify {with_article(noun)} in {w}: {join_words(clue_list)}. {final}",
+                    ])
+                    limit -= self.add("hierarchy", 1 + steps + (0 if ask_name else 1), t, row, col, q, {"from": "dataset"}, sql, chain,
+                                      {"where": self.where(t, clues)})
 
     def person(self, t: str) -> bool:
         """Rows of ``t`` are people (named by Faker person names, or a person noun): clues say "they", not "it"."""
@@ -1132,7 +1188,8 @@ def deep_questions(ctx: TaskContext, facts: pl.DataFrame, limit: int = 24, pages
     return b.made
 
 
-PATTERNS = ("identify", "parent", "extreme_child", "aggregate", "exclusion", "comparative", "temporal", "two_entity", "event_anchored")
+PATTERNS = ("identify", "parent", "extreme_child", "aggregate", "exclusion", "comparative", "temporal", "two_entity", "event_anchored",
+            "hierarchy")
 """The deep question patterns, in the order each gets its share (see the module's table)."""
 
 def verify_deep(con: duckdb.DuckDBPyConnection, questions: list[DeepQuestion]) -> dict[str, str]:

@@ -285,7 +285,7 @@ def join_tasks(ctx: TaskContext, limit: int) -> None:
                         + [ctx.attr_col(t, c) for c in own])
                 info, pinfo = ctx.info[t], ctx.info[pt]
                 cond = _cond_words(ctx, t, dc, "between", (start, end))
-                w, dl, pn = ctx.ph.world, ctx.ci(t, dc).label, pinfo.noun
+                w, dl, pn = ctx.ph.world, ctx.ci(t, dc).label, ctx.parent_noun(t, ref, pt)[0]
                 pwords = ctx.ph.attrs([ctx.ci(pt, c).label for c in pa])
                 ownw = ctx.ph.attrs([ctx.ci(t, c).label for c in own])
                 q = ctx.ph.preface() + ctx.ph.pick([

@@ -35,6 +35,7 @@ def plan_hops(plan: dict) -> int:
     fields = [c.get("field") or {} for c in plan.get("columns") or []]
     if any(f.get("of") == "parent" for f in fields):
         hops += 1
+    hops += max((f.get("steps", 1) for f in fields if f.get("of") == "ancestor"), default=0)
     if any(f.get("of") == "base" for f in fields):
         hops += 1
     if "group" in plan or any(c.get("agg") for c in plan.get("columns") or []):

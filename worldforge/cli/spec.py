@@ -1,0 +1,46 @@
+"""``worldforge spec preview SPEC``: what a spec's pages will say, table by table, before any world is built."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from worldforge.cli._common import out, user_errors
+
+app = typer.Typer(help="Read a world spec as its pages will: kinds, genres, sentences, relations.", no_args_is_help=True)
+
+
+@app.command("preview")
+def preview(
+    spec: Annotated[Path, typer.Argument(help="A world spec (YAML).")],
+    seed: Annotated[Optional[int], typer.Option(help="Seed of the sample tables (default: the spec's).")] = None,
+) -> None:
+    """Print, per table, what its rows are taken to be (person, event, measurement, thing), the genres they get, one
+    sentence per column as an article states it, and each relation (reference, role, junction, hierarchy, optional)
+    with how pages say it. Exit 2 on a spec that cannot be read or built."""
+    from worldforge.corpus.preview import preview_spec
+    from worldforge.spec import load_spec
+
+    with user_errors():
+        previews = preview_spec(load_spec(spec), seed)
+    for p in previews:
+        out.print(f"[bold]{escape(p.table)}[/bold]: {p.rows} {escape(p.plural)} — each {escape(p.noun)} is taken to be a "
+                  f"[bold]{p.kind}[/bold]; pages: {', '.join(p.genres)}", soft_wrap=True)
+        out.print(f"  sample row: {escape(p.sample)}", soft_wrap=True)
+        cols = Table(show_header=True, header_style="bold", expand=False)
+        for name in ("column", "label", "read as", "unit", "as pages say it"):
+            cols.add_column(name, overflow="fold")
+        for c in p.columns:
+            cols.add_row(escape(c.column), escape(c.label), c.kind, escape(c.unit or ""), escape(c.sentence or "(tables and infobox only)"))
+        out.print(cols)
+        if p.relations:
+            rels = Table(show_header=True, header_style="bold", expand=False)
+            for name in ("reference", "parent", "shape", "bounds", "how pages say it"):
+                rels.add_column(name, overflow="fold")
+            for r in p.relations:
+                rels.add_row(escape(r.column), escape(r.parent), r.shape, escape(r.bounds), escape(r.says))
+            out.print(rels)
