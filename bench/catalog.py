@@ -160,6 +160,11 @@ def run_engine(engine: str, specs: Path, wh: Path, workers: int, n: int, address
     per = [r.build_s for r in result.rows]
     print(f"worldforge [{engine}]: {len(result.rows)} worlds on {result.workers} {'Ray tasks in flight at most' if engine == 'ray' else 'workers'} "
           f"in {wall / 60:.1f} min ({60 * len(result.rows) / wall:.1f} worlds/min); built {result.built}, failed {len(result.failed)}")
+    if result.failed:  # a failed world is a generator bug: which archetypes, and how many of each
+        by_arch: dict[str, list[int]] = {}
+        for r in result.rows:
+            by_arch.setdefault(r.archetype or "(hand-written)", [0, 0])[r.status != "built"] += 1
+        print("  failed worlds per archetype: " + ", ".join(f"{a} {f} of {b + f}" for a, (b, f) in sorted(by_arch.items()) if f))
     if per:
         print(f"  per world build_s: mean {statistics.mean(per):.1f} s, median {statistics.median(per):.1f} s, max {max(per):.1f} s; "
               f"parallel speedup (sum build_s / wall): {sum(per) / wall:.2f}x")

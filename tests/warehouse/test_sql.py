@@ -8,7 +8,9 @@ def test_documented_views(world):
     _, path = world
     con = duckdb.connect(str(path), read_only=True)
     views = dict(con.execute("SELECT view_name, comment FROM duckdb_views() WHERE NOT internal").fetchall())
-    assert set(views) == {"v_columns", "v_pages", "v_facts", "v_claims", "v_tasks", "v_task_rows"} and all(views.values())
+    assert set(views) == {"v_columns", "v_references", "v_pages", "v_facts", "v_claims", "v_tasks", "v_task_rows"} and all(views.values())
+    refs = con.execute("SELECT table_name, column_name, parent_table, shape FROM v_references").fetchall()
+    assert ("models", "brand_id", "brands", "reference") in refs
     # derived claims: their own kinds, each with the cells it is computed from
     kinds = dict(con.execute("SELECT kind, count(*) FROM v_claims GROUP BY kind").fetchall())
     assert {"rank", "count"} <= set(kinds) and con.execute("SELECT count(*) FROM v_claims WHERE basis IS NULL").fetchall()[0][0] == 0

@@ -150,6 +150,7 @@ class Oracle:
         self.env, self.retries = env, retries
         self.steps: list[tuple[dict, Observation]] = []
         self.pages: dict[str, str] = {}
+        self.world_title: str | None = None
 
     def call(self, name: str, **arguments) -> Observation:
         """Call a tool until it answers without failing, recording every attempt in :attr:`steps`.
@@ -200,7 +201,8 @@ class Oracle:
     # -- finding rows ------------------------------------------------------------------------
     def dataset(self, title: str) -> list[_Row]:
         """Every row of a (paginated) dataset whose title starts with ``title``: page 1, then each "next page"."""
-        url = self.find([title, f"{title} page 1"], lambda u, t: t.startswith(title) and ("(page " not in t or "(page 1 of" in t))
+        queries = [title, f"{title} page 1"] + ([f"{title}{self.world_title}"] if self.world_title else [])
+        url = self.find(queries, lambda u, t: t.startswith(title) and ("(page " not in t or "(page 1 of" in t))
         rows: list[_Row] = []
         seen = set()
         while url and url not in seen:
@@ -459,6 +461,8 @@ class Oracle:
         plan = dict(task.extra.get("plan") or {})
         if not plan:
             raise OracleFailed("the task has no plan")
+        named = re.search(r"\*([^*\n]+)\*", task.question)  # the world's title, as every question names it: a search term too
+        self.world_title = named.group(1) if named else None
         plan["table_slug"] = plan.get("table_slug") or plan["columns"][0]["field"]["slug"]  # a deep question's one column may be a parent's
         pool = self.rows(plan)
         for cond in plan.get("where", []):

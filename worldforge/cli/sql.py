@@ -22,7 +22,7 @@ def sql(
 ) -> None:
     """Run SQL against a warehouse file opened read-only and print the result as a table.
 
-    World files carry documented views: v_columns, v_pages, v_facts, v_tasks, v_task_rows
+    World files carry documented views: v_columns, v_references, v_pages, v_facts, v_tasks, v_task_rows
     (see `SELECT view_name, comment FROM duckdb_views() WHERE NOT internal`). `episodes` shows
     every world's episodes as the tables trajectories, turns, episodes and steps (closed sessions
     still in the episode log are recorded first, as for every reader of the store). The query sees

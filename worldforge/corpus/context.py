@@ -29,7 +29,7 @@ from functools import lru_cache
 from typing import Any
 
 from worldforge.corpus.claims import Claim, date_span, group_stat, span_text
-from worldforge.corpus.lexicon import a_or_an, is_plural_label, possessive
+from worldforge.corpus.lexicon import a_or_an, is_plural_label, possessive, singular_of_plural
 from worldforge.corpus.page import Fact, cell_text
 from worldforge.corpus.planner import sentence_case
 from worldforge.corpus.quantity import Style, format_value
@@ -427,9 +427,9 @@ class ContextWriter:
             if (only is not None and child != only) or (via is not None and fk != via):
                 continue
             kids = self.kids(child, fk, row[pk])
-            if len(kids) < 2:
+            if not kids:
                 continue
-            cplural = b.info[child].plural
+            cplural = b.info[child].plural if len(kids) > 1 else b.info[child].noun  # "1 enrolment"
             role = b.info[child].roles.get(fk)
             if fk in b.info[child].self_refs:  # a hierarchy: "Jade Douglas is the line manager of 4 staff members"
                 claim_text = f"{len(kids)} {cplural}"
@@ -443,7 +443,7 @@ class ContextWriter:
             out.sentences.append(_sentence(text, rng))
             out.claims.append(Claim("count", t, str(row[pk]), pk, claim_text, {"child": child, "fk": fk, "cells": cells}))
             cols = self.measures(child)
-            additive = [c for c in cols if b.col(child, c).additive and all(k.get(c) is not None for k in kids)]
+            additive = [c for c in cols if b.col(child, c).additive and all(k.get(c) is not None for k in kids)] if len(kids) > 1 else []
             if additive:
                 c = rng.choice(additive)
                 ci = b.col(child, c)
@@ -452,6 +452,8 @@ class ContextWriter:
                 label = ci.label
                 if label.startswith("number of "):
                     things = label[len("number of "):]
+                    if total == 1:  # "a combined total of 1 sequel", never "1 sequels"
+                        things = singular_of_plural(things.split()[-1]) and " ".join(things.split()[:-1] + [singular_of_plural(things.split()[-1])]) or things
                     amount = rng.choice([f"a combined total of {ttext} {things}", f"{things} that come to {ttext} in all"])
                     text = rng.choice([f"together they have {amount}", f"between them, they have {amount}", f"taken together, they have {amount}",
                                        f"they account for {amount}"])

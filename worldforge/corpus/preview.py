@@ -110,15 +110,8 @@ def preview_spec(spec: M.WorldSpec, seed: int | None = None) -> list[TablePrevie
                     said, _ = b.prose(random.Random(f"{spec.seed}|{t}|{c}"), t, row, [c], style, "body")
                     sentence = " ".join(said)
                 preview.columns.append(ColumnPreview(c, ci.label, ci.kind, ci.unit.text if ci.unit else None, sentence))
-            refs = table.references
-            with_card = [r for r, col in refs.items() if col.cardinality is not None]
-            for ref, col in refs.items():
-                shape = ("hierarchy" if col.parent == t else "role" if ref in info.roles else
-                         "junction" if len(with_card) > 1 and ref in with_card else "reference")
-                if col.null_share and shape != "hierarchy":
-                    shape = "optional" if shape == "reference" else f"{shape}, optional"
-                says = _says(b, t, ref, col, row)
-                preview.relations.append(RelationPreview(ref, col.parent, shape, _bounds(col), says))
+            for ref, col in table.references.items():
+                preview.relations.append(RelationPreview(ref, col.parent, table.reference_shape(t, ref), _bounds(col), _says(b, t, ref, col, row)))
             out.append(preview)
         return out
     finally:

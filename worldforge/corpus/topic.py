@@ -218,7 +218,8 @@ def compose_background(spec: M.WorldSpec, infos: Mapping[str, TableInfo] | None 
         person = person_table(info.noun, _faker_person(table, info))
         draw.scope = t
         blocks[t] = _table(spec, t, info, infos, person, draw)
-        more[t] = [(_RECORD_T, {"n": info.noun, "p": info.plural, "an_n": a_or_an(info.noun)})]
+        parents = [(r, col.parent) for r, col in table.references.items() if col.parent in infos and col.parent != t]
+        more[t] = [(_RECORD_T, _record_fields({"n": info.noun, "p": info.plural, "an_n": a_or_an(info.noun)}, parents, infos))]
         kinds = _kinds(table, info)
         for c, ci in info.columns.items():
             if ci.compose_only or c == info.label_column or kinds[c] in ("key", "name", "reference", "text", "bool"):
@@ -327,6 +328,12 @@ def _article(a: str, head: str) -> str:
     return f"{art.capitalize() if a.isupper() else art} {head}"
 
 
+def _record_fields(base: dict[str, str], refs: list[tuple[str, str]], infos: Mapping[str, TableInfo]) -> dict[str, str]:
+    """The fields of the sentences on how records are kept: rows of a child table named with their parent ("readings of
+    sites", "readings of stations"), so that two worlds whose rows share a noun do not share the sentence."""
+    return {**base, "p": f"{base['p']} of {infos[refs[0][1]].plural}"} if refs else base
+
+
 def _table(spec: M.WorldSpec, t: str, info: TableInfo, infos: Mapping[str, TableInfo], person: bool, draw: _Drawer) -> list[str]:
     """What a table's rows are: what an entry gives, how rows are called, whom they belong to, how records of them are kept."""
     table = spec.tables[t]
@@ -358,7 +365,7 @@ def _table(spec: M.WorldSpec, t: str, info: TableInfo, infos: Mapping[str, Table
         series = [info.columns[c].label for c in attrs if kinds[c] == "number"]
         if nameless and not person and any(kinds[c] == "date" for c in attrs) and len(series) >= 2:
             out.append(draw(_SERIES_T, list=_and(series[:3]), **fields))
-    out += draw.some(_RECORD_T, 3, **base)
+    out += draw.some(_RECORD_T, 3, **_record_fields(base, refs, infos))
     if person:
         out.append(draw(_PERSON_T, **base))
     return out

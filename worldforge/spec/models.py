@@ -627,6 +627,21 @@ class TableSpec(_Strict):
         """Reference (foreign-key) columns of this table, by column name."""
         return {n: c for n, c in self.columns.items() if isinstance(c, ReferenceColumn)}
 
+    def reference_shape(self, name: str, ref: str) -> str:
+        """The shape of reference ``ref`` of this table (named ``name``): ``hierarchy`` (to the table itself), ``role`` (one
+        of two or more references to the same parent: a match's home and away team), ``junction`` (one of two or more
+        references with a cardinality), else ``reference``; ``optional`` is added to a role's or a junction's shape
+        (``role, optional``), or is the shape of a plain reference with a ``null_share``."""
+        col = self.references[ref]
+        if col.parent == name:
+            return "hierarchy"
+        refs = self.references
+        shape = ("role" if sum(1 for c in refs.values() if c.parent == col.parent) > 1 else
+                 "junction" if col.cardinality is not None and sum(1 for c in refs.values() if c.cardinality is not None) > 1 else "reference")
+        if col.null_share:
+            shape = "optional" if shape == "reference" else f"{shape}, optional"
+        return shape
+
     @property
     def driving_reference(self) -> tuple[str, ReferenceColumn] | None:
         """The first reference with a cardinality: it decides how many rows each parent gets."""

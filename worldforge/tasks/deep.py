@@ -244,9 +244,12 @@ class _Builder:
         for t in _by_family(ctx):
             if limit <= 0 or t not in ctx.has_dataset:
                 continue
-            if not plain_parents(ctx, t):  # a match's home and away team: no chain walks a role yet
+            plain = plain_parents(ctx, t)
+            roles = [(r, p) for r, p in ctx.parents(t) if r in ctx.info[t].roles]
+            if not plain and not roles:
                 continue
-            ref, pt = plain_parents(ctx, t)[0]
+            # a game's White or Black player, a match's home team: half the time when the table has roles
+            ref, pt = ctx.rng.choice(roles) if roles and (not plain or ctx.rng.random() < 0.5) else plain[0]
             clue_cols = [c for c in ctx.attributes(t, ("number", "share", "rank", "category", "date")) if ctx.tables[t][c].n_unique() > 1]
             if len(clue_cols) < 2:
                 continue
@@ -272,7 +275,7 @@ class _Builder:
                 sql = (f"SELECT p.{target} FROM {self.ranked(t, clues)} c JOIN {self.table(pt)} p ON c.{quote_ident(ref)} = p.{quote_ident(ppk)} "
                        f"WHERE {self.where_sql('c', clues)}")
                 chain = [(t, str(row[pk]), cc, None) for cc, _, _ in clues] + [(t, str(row[pk]), ref, None)]
-                limit -= self.add("parent", 2 if ask_name else 3, t, row, col, self.parent_question(t, pt, clues, None if ask_name else c),
+                limit -= self.add("parent", 2 if ask_name else 3, t, row, col, self.parent_question(t, pt, clues, None if ask_name else c, ref),
                                   {"from": "dataset"}, sql, chain, {"where": self.where(t, clues)})
 
     # -- the described row -> its ancestor up a hierarchy (2-4 steps) -> the ancestor's name or an attribute ------
@@ -358,11 +361,12 @@ class _Builder:
             return f"How many {ci.label.removeprefix('number of ')} does {whose} have?"
         return f"What {verb_is(ci.label)} the {ci.label} of {whose}{unit}?"
 
-    def parent_question(self, t: str, pt: str, clues: list[tuple], c: str | None) -> str:
+    def parent_question(self, t: str, pt: str, clues: list[tuple], c: str | None, ref: str | None = None) -> str:
         """The wording of a ``parent`` question: the row of ``t`` by its clues, then the ask about its parent in ``pt``
-        (its name when ``c`` is ``None``, else column ``c``)."""
+        through ``ref`` (its name when ``c`` is ``None``, else column ``c``; a parent in a role by its role: "its home team")."""
         ctx = self.ctx
-        noun, pnoun, w = ctx.info[t].noun, ctx.info[pt].noun, ctx.ph.world
+        noun, w = ctx.info[t].noun, ctx.ph.world
+        pnoun = ctx.parent_noun(t, ref, pt)[0] if ref else ctx.info[pt].noun
         clue_list = self.describe(t, clues)
         final = self.ask(pt, c, f"{'their' if self.person(t) else 'its'} {pnoun}")
         return ctx.ph.pick([

@@ -249,10 +249,12 @@ def _date_span(ctx: TaskContext, t: str, dc: str, lo: int, hi: int, used: set | 
         for j in range(i, min(i + 8, len(qs))):
             n = sum(x[1] for x in qs[i:j + 1])
             if lo <= n <= hi and qs[i][1] and qs[j][1] and (t, qs[i][0], qs[j][0]) not in (used or ()):
-                spans.append((qs[i][0], qs[j][0]))
+                spans.append((n, qs[i][0], qs[j][0]))
     if not spans:
         return None
-    (y0, q0), (y1, q1) = ctx.rng.choice(spans)
+    # the wider half of the spans that fit: a wide task asks for many rows (WideSearch's tables run to dozens)
+    wide = sorted(n for n, _, _ in spans)[len(spans) // 2]
+    _, (y0, q0), (y1, q1) = ctx.rng.choice([s for s in spans if s[0] >= wide])
     if used is not None:
         used.add((t, (y0, q0), (y1, q1)))
     start = date(y0, 3 * q0 - 2, 1)

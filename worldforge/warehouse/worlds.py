@@ -76,6 +76,20 @@ COMMENT ON VIEW v_columns IS 'The world tables and their columns, with units and
 """
 
 
+def _references_view(spec: WorldSpec) -> str:
+    """``v_references``: every foreign key of the world with its parent table, its label (the role it plays: ``home
+    team``) and its shape (:meth:`~worldforge.spec.models.TableSpec.reference_shape`: reference, role, junction,
+    hierarchy, optional), so that SQL users join a match to its home team by name."""
+    rows = [f"({quote_str(t)}, {quote_str(r)}, {quote_str(c.parent)}, {quote_str(c.label) if c.label else 'NULL'}, "
+            f"{quote_str(table.reference_shape(t, r))}, {c.null_share if c.null_share else 'NULL'})"
+            for t, table in spec.tables.items() for r, c in table.references.items()]
+    body = (f"SELECT * FROM (VALUES {', '.join(rows)}) AS v(table_name, column_name, parent_table, label, shape, null_share)" if rows else
+            "SELECT NULL::VARCHAR AS table_name, NULL::VARCHAR AS column_name, NULL::VARCHAR AS parent_table, NULL::VARCHAR AS label, "
+            "NULL::VARCHAR AS shape, NULL::DOUBLE AS null_share WHERE false")
+    return (f"CREATE VIEW v_references AS {body};\nCOMMENT ON VIEW v_references IS 'Every foreign key of the world: its parent "
+            f"table, its label (the role it plays) and its shape (reference, role, junction, hierarchy, optional).';")
+
+
 def _ddl(spec: WorldSpec, order: tuple[str, ...], tables: dict[str, pl.DataFrame], schema: str = "main") -> str:
     """CREATE TABLE (with PRIMARY/FOREIGN KEY) and COMMENT ON statements, parents first."""
 
@@ -181,6 +195,7 @@ def write_world(
         )
         con.execute("COMMENT ON TABLE _world IS 'How this world was generated (worldforge).'")
         con.execute(_COLUMNS_VIEW)
+        con.execute(_references_view(spec))
         insert_frame(con, "_world", meta)
         if scenarios is not None:
             _create_scenarios(con, spec, order, scenarios)
