@@ -144,7 +144,8 @@ class ContextWriter:
             return self._group_cols[t]
         b = self.b
         got = None if 3 <= len(b.rows[t]) <= MAX_ROOT_GROUP else False
-        for ref, col in self.refs(t).items():
+        roles = b.info[t].roles
+        for ref, col in sorted(self.refs(t).items(), key=lambda rc: rc[0] in roles):  # a plain parent first, then a role
             if col.parent == t or any(r[ref] is None for r in b.rows[t]):
                 continue  # rows without a parent (an optional reference, a hierarchy's roots) would make a group of their own
             if b.info[col.parent].label_column != b.spec.tables[col.parent].primary_key:
@@ -236,6 +237,9 @@ class ContextWriter:
             return f"the {n} {plural} whose {b.col(t, group).label} is {ctext}", [b.say(t, row, group, Style(), "body")[1]]
         pt = b.spec.tables[t].columns[group].parent
         prow = b.by_key[pt][row[group]]
+        role = b.info[t].roles.get(group)
+        if role:  # "the 9 matches with Rovers as home team", never "the 9 matches of Rovers" (their away matches are others)
+            return f"the {n} {plural} with {b.labels[pt][row[group]]} as {role}", b.name_fact(pt, prow, "body")
         prep = rng.choice(("of", "of", "of", "in", "under", "listed under", "belonging to")) if rng else "of"
         return f"the {n} {plural} {prep} {b.labels[pt][row[group]]}", b.name_fact(pt, prow, "body")
 
@@ -531,7 +535,10 @@ class ContextWriter:
             return None
         ctext, cfact = b.say(t, row, c, style, "body")
         fk = group and isinstance(b.spec.tables[t].columns[group], M.ReferenceColumn)
-        where = f"of {b.labels[b.spec.tables[t].columns[group].parent][row[group]]}" if fk else "on record"
+        where = "on record"
+        if fk:
+            plabel = b.labels[b.spec.tables[t].columns[group].parent][row[group]]
+            where = f"with {plabel} as {b.info[t].roles[group]}" if group in b.info[t].roles else f"of {plabel}"
         if group and not fk:
             return None  # its group is already its category
         clabel = b.col(t, c).label

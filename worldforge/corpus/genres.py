@@ -133,7 +133,8 @@ def encyclopedia(b: CorpusBuilder) -> None:
                     fk = next(iter(b.refs[t]))
                     where = f" of {b.labels[b.refs[t][fk].parent][row[fk]]}"
                 elif group and isinstance(b.spec.tables[t].columns[group], M.ReferenceColumn):
-                    where = f" of {b.labels[b.spec.tables[t].columns[group].parent][row[group]]}"
+                    plabel = b.labels[b.spec.tables[t].columns[group].parent][row[group]]
+                    where = f" with {plabel} as {info.roles[group]}" if group in info.roles else f" of {plabel}"
                 elif group:
                     where = f" ({b.col(t, group).label}: {b.say(t, row, group, site.style, 'body')[0]})"
                 lines += ["", f"## {sentence_case(info.plural)}{where}", ""] + peers
