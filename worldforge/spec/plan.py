@@ -10,9 +10,10 @@ naming the field path.
 
 from __future__ import annotations
 
+import math
 import re
 import string
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from worldforge.errors import ExpressionError, SpecError
@@ -76,11 +77,14 @@ class Plan:
         table_order: tables with parents before children (also the DuckDB creation order).
         column_order: ``(table, column)`` in dependency order.
         row_range: per table, the ``(min, max)`` rows any seed can give.
+        decimals: per ``(table, column)`` of float values, the decimals they are written and stored at
+            (:func:`column_decimals`); ``None``: full precision (a float ``number`` without ``decimals``).
     """
 
     table_order: tuple[str, ...]
     column_order: tuple[tuple[str, str], ...]
     row_range: dict[str, tuple[int, int]]
+    decimals: dict[tuple[str, str], int | None] = field(default_factory=dict)
 
     @property
     def total_rows(self) -> tuple[int, int]:
@@ -503,14 +507,14 @@ def build_plan(spec: WorldSpec) -> tuple[Plan | None, list[tuple[str, str]]]:
         problems.append(("tables", "column dependency cycle: " + " -> ".join(f"{t}.{c}" for t, c in ccycle)))
         return None, problems
 
-    _, type_problems = column_types(spec, corder)
+    types, type_problems = column_types(spec, corder)
     problems.extend(type_problems)
     problems.extend(_date_problems(spec))
     problems.extend(_resample_problems(spec))
     if problems:
         return None, problems
 
-    plan = Plan(tuple(torder), tuple(corder), ranges)
+    plan = Plan(tuple(torder), tuple(corder), ranges, column_decimals(spec, corder, types))
     lo, hi = plan.total_rows
 
     if lo < ROW_BUDGET[0] or hi > ROW_BUDGET[1]:
@@ -692,6 +696,124 @@ def column_types(spec: WorldSpec, column_order) -> tuple[dict[tuple[str, str], s
                     if ct not in ("date", "any"):
                         problems.append((path, f"'{c}' holds {ct} values, not dates"))
     return types, problems
+
+
+MAX_DECIMALS = 12
+"""The most decimals a derived precision takes (what ``decimals`` fields allow)."""
+
+MEAN_EXTRA_DECIMALS = 2
+"""Decimals a mean (an ``aggregate`` with ``fn: mean``) or a quotient (``/`` in a ``derive``) keeps beyond its inputs':
+the mean of readings written to one decimal is stored and written to three."""
+
+
+def literal_decimals(v: float | int) -> int:
+    """The decimals a number is written with at its shortest (``2.25`` → 2, ``100.0`` and ``7`` → 0)."""
+    if isinstance(v, bool) or isinstance(v, int):
+        return 0
+    text = repr(float(v))
+    if "e" in text or "E" in text:  # 1e-05, 1e+16: positional digits
+        mantissa, exp = text.lower().split("e")
+        frac = mantissa.split(".")[1].rstrip("0") if "." in mantissa else ""
+        return min(MAX_DECIMALS, max(0, len(frac) - int(exp)))
+    return len(text.split(".")[1].rstrip("0")) if "." in text else 0
+
+
+def _expr_decimals(node: E.Node, known: dict[str, int | None]) -> int | None:
+    """The decimals an expression's number values need so that float arithmetic leaves no noise in them
+    (``0.1 * 3`` is 0.30000000000000004, stored and written 0.3); ``None``: not bounded (an input of full precision)."""
+    def both(a: int | None, b: int | None, f) -> int | None:
+        return None if a is None or b is None else f(a, b)
+
+    if isinstance(node, E.Literal):
+        v = node.value
+        return literal_decimals(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
+    if isinstance(node, E.Column):
+        return known.get(node.name)
+    if isinstance(node, E.Unary):
+        return _expr_decimals(node.operand, known) if node.op == "-" else 0
+    if isinstance(node, E.Binary):
+        if node.op not in ("+", "-", "*", "/", "%"):
+            return 0
+        dl, dr = _expr_decimals(node.left, known), _expr_decimals(node.right, known)
+        if node.op in ("+", "-", "%"):
+            return both(dl, dr, max)
+        if node.op == "*":
+            return both(dl, dr, lambda a, b: a + b)
+        if isinstance(node.right, E.Literal) and isinstance(node.right.value, (int, float)) and not isinstance(node.right.value, bool) \
+                and node.right.value > 0 and float(node.right.value).is_integer() and str(int(node.right.value)).rstrip("0") == "1":
+            return None if dl is None else dl + len(str(int(node.right.value))) - 1  # x / 100: exact shift of the point
+        return both(dl, dr, lambda a, b: max(a, b) + MEAN_EXTRA_DECIMALS)
+    assert isinstance(node, E.Call)
+    f, args = node.func, node.args
+    if f == "round":
+        n = args[1].value if len(args) == 2 and isinstance(args[1], E.Literal) and isinstance(args[1].value, int) else 0
+        inner = _expr_decimals(args[0], known)
+        return n if inner is None else min(n, inner)
+    if f in ("abs", "float"):
+        return _expr_decimals(args[0], known)
+    if f in ("min", "max", "coalesce", "if"):
+        ds = [_expr_decimals(a, known) for a in (args[1:] if f == "if" else args)]
+        return None if any(d is None for d in ds) else max(ds, default=0)
+    return 0  # floor, ceil, int, len, year, month, day, days_between; strings and dates have none
+
+
+def column_decimals(spec: WorldSpec, column_order, types: dict[tuple[str, str], str]) -> dict[tuple[str, str], int | None]:
+    """The decimals of every column of float values: declared (``decimals`` of ``number``, ``share`` and ``aggregate``)
+    or derived from the columns they are computed from, so that stored values, and every page, task and answer
+    that writes them, carry no float noise (``-4.859999999999999``).
+
+    Derived: an ``aggregate``'s ``sum``, ``min`` and ``max`` keep their source's decimals, a ``mean`` two more; a
+    ``derive`` follows its expression (``+``/``-``: the larger of its sides', ``*``: their sum, ``/``: two more than
+    the larger, or the exact shift of a division by 10, 100 ...; ``round(x, n)``: n); a ``choice`` of floats its
+    values' longest. A float ``number`` without ``decimals`` is of full precision (``None``), and so is whatever is
+    computed from it. Integer, date and text columns get 0 (they hold no float)."""
+    out: dict[tuple[str, str], int | None] = {}
+
+    def known(tname: str) -> dict[str, int | None]:
+        table = spec.tables[tname]
+        got: dict[str, int | None] = {c: out.get((tname, c), 0) for c in table.columns}
+        for ref in table.references.values():
+            if ref.parent in spec.tables and ref.parent != tname:
+                for pc in spec.tables[ref.parent].columns:
+                    got.setdefault(f"{ref.parent}.{pc}", out.get((ref.parent, pc), 0))
+        return got
+
+    def cap(d: int | None) -> int | None:
+        return None if d is None else min(d, MAX_DECIMALS)
+
+    for tname, cname in column_order:
+        col = spec.tables[tname].columns[cname]
+        t = types.get((tname, cname), "any")
+        if t not in ("float", "any"):
+            out[(tname, cname)] = 0
+            continue
+        d: int | None = None
+        if isinstance(col, M.NumberColumn):
+            d = col.decimals
+        elif isinstance(col, M.ShareColumn):
+            d = col.decimals
+        elif isinstance(col, M.ChoiceColumn):
+            d = max((literal_decimals(v) for v in col.values if isinstance(v, (int, float)) and not isinstance(v, bool)), default=0)
+        elif isinstance(col, M.AggregateColumn):
+            src = out.get((col.child, col.of)) if col.of else 0
+            if col.decimals is not None:
+                d = col.decimals
+            elif col.fn == "count":
+                d = 0
+            elif src is not None:
+                d = src + MEAN_EXTRA_DECIMALS if col.fn == "mean" else src
+        elif isinstance(col, M.DeriveColumn) and t == "float":
+            d = _expr_decimals(E.parse(col.expr), known(tname))
+        out[(tname, cname)] = cap(d)
+    return out
+
+
+def round_to(value: object, decimals: int | None) -> object:
+    """A float rounded to ``decimals`` (``-0.0`` written ``0.0``); anything else, and every value when ``decimals`` is
+    ``None``, as it is."""
+    if decimals is None or not isinstance(value, float) or not math.isfinite(value):
+        return value
+    return round(value, decimals) + 0.0
 
 
 def _date_problems(spec: WorldSpec) -> list[tuple[str, str]]:

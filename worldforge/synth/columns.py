@@ -25,7 +25,7 @@ from worldforge.spec import expr as E
 from worldforge.spec import models as M
 from worldforge.spec.dates import resolve_date
 from worldforge.spec.limits import MAX_STRING_CHARS
-from worldforge.spec.plan import template_fields
+from worldforge.spec.plan import round_to, template_fields, validate_spec
 from worldforge.synth import assign
 from worldforge.synth.state import WorldState, dtype_of
 
@@ -191,7 +191,8 @@ def reference(w: WorldState, t, c, col: M.ReferenceColumn, n, rng):
     return [None if i is None else keys[i] for i in idx], w.dtypes[col.parent][parent.primary_key]
 
 def derive(w: WorldState, t, c, col: M.DeriveColumn, n, rng):
-    """The expression evaluated over the row (and its parents' columns), cast to ``dtype`` when given."""
+    """The expression evaluated over the row (and its parents' columns), cast to ``dtype`` when given; float values
+    rounded to the decimals derived from the expression's inputs (:func:`~worldforge.spec.plan.column_decimals`)."""
     node = E.parse(col.expr)
     frame = w.frame(t, E.columns_of(node))
     try:
@@ -199,6 +200,9 @@ def derive(w: WorldState, t, c, col: M.DeriveColumn, n, rng):
         if col.dtype is not None:
             expr = expr.cast({"int": pl.Int64, "float": pl.Float64, "str": pl.String, "bool": pl.Boolean, "date": pl.Date}[col.dtype])
         s = frame.with_columns(expr.alias(c)).get_column(c)  # with_columns broadcasts a constant to every row
+        if s.dtype == pl.Float64:  # at the expression's precision: no float noise (0.1 * 3 is 0.3)
+            places = validate_spec(w.spec).decimals.get((t, c))
+            return [round_to(v, places) for v in s.to_list()], s.dtype
         return s.to_list(), s.dtype
     except (pl.exceptions.PolarsError, pl.exceptions.PanicException, ValueError, OverflowError, TypeError) as exc:
         detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
@@ -238,7 +242,9 @@ def share(w: WorldState, t, c, col: M.ShareColumn, n, rng):
     return out, pl.Float64()
 
 def aggregate(w: WorldState, t, c, col: M.AggregateColumn, n, rng):
-    """Per row, the count, sum, mean, min or max of ``of`` over its child rows (``via`` the child's reference)."""
+    """Per row, the count, sum, mean, min or max of ``of`` over its child rows (``via`` the child's reference); float
+    results rounded to ``decimals``, or when none is declared to the decimals derived from the source column's
+    (:func:`~worldforge.spec.plan.column_decimals`: a mean two more, a sum, min or max the same)."""
     child = w.spec.tables[col.child]
     via = col.via or next(name for name, r in child.references.items() if r.parent == t)
     keys = w.values[col.child][via]
@@ -262,8 +268,8 @@ def aggregate(w: WorldState, t, c, col: M.AggregateColumn, n, rng):
             v = sum(b) / len(b)
         else:
             v = min(b) if col.fn == "min" else max(b)
-        if isinstance(v, float) and col.decimals is not None:
-            v = round(v, col.decimals)
+        if isinstance(v, float):  # at the declared or derived decimals: a mean or sum of floats carries no noise
+            v = round(v, col.decimals) if col.decimals is not None else round_to(v, validate_spec(w.spec).decimals.get((t, c)))
         out.append(v)
     if col.fn == "count":
         return out, pl.Int64()
