@@ -368,6 +368,18 @@ def _hierarchy_problems(spec: WorldSpec, ranges: dict[str, tuple[int, int]]) -> 
     return problems
 
 
+def _unique_choice_problems(spec: WorldSpec, ranges: dict[str, tuple[int, int]]) -> list[tuple[str, str]]:
+    """A ``unique`` choice needs a value for every row the table may have, for every seed (its most rows)."""
+    problems = []
+    for tname, table in spec.tables.items():
+        hi = ranges.get(tname, (0, 0))[1]
+        for cname, col in table.columns.items():
+            if isinstance(col, M.ChoiceColumn) and col.unique and len(col.values) < hi:
+                problems.append((f"tables.{tname}.columns.{cname}", f"a unique choice of {len(col.values)} values, but '{tname}' "
+                                 f"may have {hi} rows: give {hi - len(col.values)} more values or drop 'unique'"))
+    return problems
+
+
 def _row_ranges(spec: WorldSpec, order: list[str], problems: list[tuple[str, str]]) -> dict[str, tuple[int, int]]:
     ranges: dict[str, tuple[int, int]] = {}
     for tname in order:
@@ -499,6 +511,7 @@ def build_plan(spec: WorldSpec) -> tuple[Plan | None, list[tuple[str, str]]]:
 
     ranges = _row_ranges(spec, torder, problems)
     problems.extend(_hierarchy_problems(spec, ranges))
+    problems.extend(_unique_choice_problems(spec, ranges))
     if problems:
         return None, problems
 
@@ -510,6 +523,8 @@ def build_plan(spec: WorldSpec) -> tuple[Plan | None, list[tuple[str, str]]]:
     types, type_problems = column_types(spec, corder)
     problems.extend(type_problems)
     problems.extend(_date_problems(spec))
+    if not problems:
+        problems.extend(_as_of_problems(spec))
     problems.extend(_resample_problems(spec))
     if problems:
         return None, problems
@@ -837,6 +852,35 @@ def _date_problems(spec: WorldSpec) -> list[tuple[str, str]]:
             except (ValueError, OverflowError):
                 problems.append((path, f"date {text!r} does not exist{where} (years run from 1 to 9999)"))
                 break
+    return problems
+
+
+def _as_of_problems(spec: WorldSpec) -> list[tuple[str, str]]:
+    """A ``not_after_as_of`` date column whose window ends after the as-of date, the world's or a scenario's (its dates
+    shifted, its as-of its own): some seed draws a date after it and the build fails, so the spec is refused."""
+    from worldforge.spec.scenario import shift_year
+
+    problems = []
+    views = [(0, spec.as_of_date, "")]
+    for s in spec.scenarios:
+        year = spec.target_year + s.shift_years
+        as_of = resolve_date(s.as_of, year) if s.as_of else shift_year(spec.as_of_date, s.shift_years)
+        views.append((s.shift_years, as_of, f" of scenario '{s.name}'"))
+    for tname, table in spec.tables.items():
+        for i, con in enumerate(table.constraints):
+            if not isinstance(con, M.NotAfterAsOfConstraint):
+                continue
+            for c in con.columns:
+                col = table.columns.get(c)
+                if not isinstance(col, M.DateColumn):
+                    continue
+                end = resolve_date(col.end, spec.target_year)
+                for shift, as_of, where in views:
+                    if shift_year(end, shift) > as_of:
+                        problems.append((f"tables.{tname}.constraints.{i}",
+                                         f"not_after_as_of: '{c}' may lie after the as-of date{where} ({as_of}): its window ends {shift_year(end, shift)}; "
+                                         f"end the window by then or drop the constraint"))
+                        break
     return problems
 
 
