@@ -2,7 +2,7 @@
 
 A mean of readings written to one decimal is stored to three (``9.763``, never ``9.762500000000001``), a sum or a
 max of them to one, a derive follows its expression (``0.1 * 3`` is ``0.3``); a float ``number`` without ``decimals``
-and what is computed from it keep full precision, and so do the tables of specs that had no float noise.
+is drawn to two (or as many as its bounds are written with).
 """
 
 from __future__ import annotations
@@ -59,9 +59,9 @@ def test_derived_decimals_of_aggregates_and_derives():
     got = validate_spec(spec_from_dict(doc)).decimals
     want = {"mean_temperature_c": 3, "mean_pm25": 3, "max_temperature_c": 1, "total_pm25": 1, "declared_mean": 1,
             "elevation_km": 3, "spread": 3, "per_reading": 3, "scaled": 4, "rounded": 2, "floored": 0,
-            "raw_mean": None, "raw_scaled": None, "reading_count": 0, "elevation_m": 0}
+            "raw_mean": 4, "raw_scaled": 4, "reading_count": 0, "elevation_m": 0}
     assert {c: got[("sites", c)] for c in want} == want
-    assert got[("readings", "temperature_c")] == 1 and got[("readings", "raw")] is None
+    assert got[("readings", "temperature_c")] == 1 and got[("readings", "raw")] == 2
 
 
 def _decimals_of(x: float) -> int:
@@ -82,17 +82,23 @@ def test_stored_values_carry_no_float_noise():
         assert all("9999999" not in repr(v) and "0000000" not in repr(v) for v in values), (column, values[:5])
 
 
-def test_declared_decimals_and_clean_specs_keep_their_tables():
-    """A spec whose means declare decimals builds the tables it always built (the rounding is the same)."""
-    clean = spec_from_dict(yaml.safe_load(SENSORS.read_text()))
+def test_a_float_number_without_decimals_is_drawn_to_two_or_its_bounds_decimals():
     doc = copy.deepcopy(yaml.safe_load(SENSORS.read_text()))
-    doc["tables"]["readings"]["columns"]["pm25_ugm3"].pop("decimals")  # full precision: a mean of it stays unrounded
+    readings = doc["tables"]["readings"]["columns"]
+    readings["pm25_ugm3"].pop("decimals")
+    readings["fine"] = {"kind": "number", "min": 0, "max": 0.005}
     for col in doc["tables"]["sites"]["columns"].values():
         col.pop("decimals", None)
-    raw = build_world(spec_from_dict(doc))
-    means = raw["sites"]["mean_pm25"].to_list()
-    readings = raw["readings"]
-    for key, mean in zip(raw["sites"]["site_id"].to_list(), means):
-        vals = readings.filter(readings["site_id"] == key)["pm25_ugm3"].to_list()
-        assert mean == sum(vals) / len(vals)  # not rounded: its source has no declared precision
-    assert build_world(clean)["sites"]["mean_pm25"].to_list() == [round(v, 2) for v in build_world(clean)["sites"]["mean_pm25"].to_list()]
+    spec = spec_from_dict(doc)
+    decimals = validate_spec(spec).decimals
+    assert decimals[("readings", "pm25_ugm3")] == 2 and decimals[("readings", "fine")] == 3 and decimals[("sites", "mean_pm25")] == 4
+    tables = build_world(spec)
+    assert all(_decimals_of(v) <= 2 for v in tables["readings"]["pm25_ugm3"].to_list())
+    assert all(0 <= v <= 0.005 and _decimals_of(v) <= 3 for v in tables["readings"]["fine"].to_list())
+    assert all(_decimals_of(v) <= 4 for v in tables["sites"]["mean_pm25"].to_list() if v is not None)
+
+
+def test_declared_decimals_keep_their_tables():
+    """Rounding a value already at its declared decimals changes nothing: a spec that declares them builds as before."""
+    clean = build_world(spec_from_dict(yaml.safe_load(SENSORS.read_text())))
+    assert clean["sites"]["mean_pm25"].to_list() == [round(v, 2) for v in clean["sites"]["mean_pm25"].to_list()]

@@ -78,7 +78,7 @@ class Plan:
         column_order: ``(table, column)`` in dependency order.
         row_range: per table, the ``(min, max)`` rows any seed can give.
         decimals: per ``(table, column)`` of float values, the decimals they are written and stored at
-            (:func:`column_decimals`); ``None``: full precision (a float ``number`` without ``decimals``).
+            (:func:`column_decimals`); ``None``: full precision (an input of unknown precision).
     """
 
     table_order: tuple[str, ...]
@@ -733,6 +733,17 @@ def literal_decimals(v: float | int) -> int:
     return len(text.split(".")[1].rstrip("0")) if "." in text else 0
 
 
+DEFAULT_NUMBER_DECIMALS = 2
+"""The decimals of a float ``number`` without ``decimals`` (more when its bounds or parameters are written with more)."""
+
+
+def number_decimals(col: M.NumberColumn) -> int:
+    """The decimals a float ``number`` column without ``decimals`` is drawn to: :data:`DEFAULT_NUMBER_DECIMALS`, or
+    as many as its ``min``, ``max``, ``mean`` or ``mode`` are written with when more (``max: 0.005`` → 3)."""
+    given = [literal_decimals(v) for v in (col.min, col.max, col.mean, col.mode) if v is not None]
+    return min(MAX_DECIMALS, max([DEFAULT_NUMBER_DECIMALS, *given]))
+
+
 def _expr_decimals(node: E.Node, known: dict[str, int | None]) -> int | None:
     """The decimals an expression's number values need so that float arithmetic leaves no noise in them
     (``0.1 * 3`` is 0.30000000000000004, stored and written 0.3); ``None``: not bounded (an input of full precision)."""
@@ -780,8 +791,9 @@ def column_decimals(spec: WorldSpec, column_order, types: dict[tuple[str, str], 
     Derived: an ``aggregate``'s ``sum``, ``min`` and ``max`` keep their source's decimals, a ``mean`` two more; a
     ``derive`` follows its expression (``+``/``-``: the larger of its sides', ``*``: their sum, ``/``: two more than
     the larger, or the exact shift of a division by 10, 100 ...; ``round(x, n)``: n); a ``choice`` of floats its
-    values' longest. A float ``number`` without ``decimals`` is of full precision (``None``), and so is whatever is
-    computed from it. Integer, date and text columns get 0 (they hold no float)."""
+    values' longest; a float ``number`` without ``decimals`` :func:`number_decimals` (two, or as many as its bounds are
+    written with). ``None`` (full precision) only where an input's precision is not known (a ``faker`` value).
+    Integer, date and text columns get 0 (they hold no float)."""
     out: dict[tuple[str, str], int | None] = {}
 
     def known(tname: str) -> dict[str, int | None]:
@@ -804,7 +816,7 @@ def column_decimals(spec: WorldSpec, column_order, types: dict[tuple[str, str], 
             continue
         d: int | None = None
         if isinstance(col, M.NumberColumn):
-            d = col.decimals
+            d = col.decimals if col.decimals is not None else number_decimals(col)
         elif isinstance(col, M.ShareColumn):
             d = col.decimals
         elif isinstance(col, M.ChoiceColumn):

@@ -113,7 +113,8 @@ def choice(w: WorldState, t, c, col: M.ChoiceColumn, n, rng):
 
 def number(w: WorldState, t, c, col: M.NumberColumn, n, rng):
     """Numbers from the distribution (uniform, normal, lognormal, triangular, exponential), redrawn up to 50 times
-    to land in ``[min, max]`` and clamped after; rounded to ``decimals`` or to ints (Float64 or Int64)."""
+    to land in ``[min, max]`` and clamped after; rounded to ints, or to ``decimals`` (when none is given, to two or as
+    many as the bounds are written with: :func:`~worldforge.spec.plan.number_decimals`) (Float64 or Int64)."""
     def draw() -> float:
         d = col.distribution
         if d == "uniform":
@@ -137,7 +138,7 @@ def number(w: WorldState, t, c, col: M.NumberColumn, n, rng):
         if col.dtype == "int":
             out.append(int(round(v)))
         else:
-            out.append(round(v, col.decimals) if col.decimals is not None else v)
+            out.append(round(v, col.decimals) if col.decimals is not None else round_to(v, validate_spec(w.spec).decimals.get((t, c))))
     return out, pl.Int64() if col.dtype == "int" else pl.Float64()
 
 def date_column(w: WorldState, t, c, col: M.DateColumn, n, rng):
