@@ -29,6 +29,7 @@ BENCHES = {
     "soak": ["--short"],
     "memory": ["--small", "--kinds", "mcp,http"],
     "step_path": ["--small"],
+    "specs_fuzz": ["--small"],
 }
 STRICT = {"soak"}  # its short mode's checks are the test: a MISS (exit 1) fails it
 NEEDS_A_WORLD = {"simenv", "rl", "step_path"}  # given the warehouse of the fixture below (load builds its own)

@@ -10,9 +10,10 @@ naming the field path.
 
 from __future__ import annotations
 
+import math
 import re
 import string
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from worldforge.errors import ExpressionError, SpecError
@@ -76,11 +77,14 @@ class Plan:
         table_order: tables with parents before children (also the DuckDB creation order).
         column_order: ``(table, column)`` in dependency order.
         row_range: per table, the ``(min, max)`` rows any seed can give.
+        decimals: per ``(table, column)`` of float values, the decimals they are written and stored at
+            (:func:`column_decimals`); ``None``: full precision (an input of unknown precision).
     """
 
     table_order: tuple[str, ...]
     column_order: tuple[tuple[str, str], ...]
     row_range: dict[str, tuple[int, int]]
+    decimals: dict[tuple[str, str], int | None] = field(default_factory=dict)
 
     @property
     def total_rows(self) -> tuple[int, int]:
@@ -364,6 +368,18 @@ def _hierarchy_problems(spec: WorldSpec, ranges: dict[str, tuple[int, int]]) -> 
     return problems
 
 
+def _unique_choice_problems(spec: WorldSpec, ranges: dict[str, tuple[int, int]]) -> list[tuple[str, str]]:
+    """A ``unique`` choice needs a value for every row the table may have, for every seed (its most rows)."""
+    problems = []
+    for tname, table in spec.tables.items():
+        hi = ranges.get(tname, (0, 0))[1]
+        for cname, col in table.columns.items():
+            if isinstance(col, M.ChoiceColumn) and col.unique and len(col.values) < hi:
+                problems.append((f"tables.{tname}.columns.{cname}", f"a unique choice of {len(col.values)} values, but '{tname}' "
+                                 f"may have {hi} rows: give {hi - len(col.values)} more values or drop 'unique'"))
+    return problems
+
+
 def _row_ranges(spec: WorldSpec, order: list[str], problems: list[tuple[str, str]]) -> dict[str, tuple[int, int]]:
     ranges: dict[str, tuple[int, int]] = {}
     for tname in order:
@@ -495,6 +511,7 @@ def build_plan(spec: WorldSpec) -> tuple[Plan | None, list[tuple[str, str]]]:
 
     ranges = _row_ranges(spec, torder, problems)
     problems.extend(_hierarchy_problems(spec, ranges))
+    problems.extend(_unique_choice_problems(spec, ranges))
     if problems:
         return None, problems
 
@@ -503,14 +520,16 @@ def build_plan(spec: WorldSpec) -> tuple[Plan | None, list[tuple[str, str]]]:
         problems.append(("tables", "column dependency cycle: " + " -> ".join(f"{t}.{c}" for t, c in ccycle)))
         return None, problems
 
-    _, type_problems = column_types(spec, corder)
+    types, type_problems = column_types(spec, corder)
     problems.extend(type_problems)
     problems.extend(_date_problems(spec))
+    if not problems:
+        problems.extend(_as_of_problems(spec))
     problems.extend(_resample_problems(spec))
     if problems:
         return None, problems
 
-    plan = Plan(tuple(torder), tuple(corder), ranges)
+    plan = Plan(tuple(torder), tuple(corder), ranges, column_decimals(spec, corder, types))
     lo, hi = plan.total_rows
 
     if lo < ROW_BUDGET[0] or hi > ROW_BUDGET[1]:
@@ -694,6 +713,136 @@ def column_types(spec: WorldSpec, column_order) -> tuple[dict[tuple[str, str], s
     return types, problems
 
 
+MAX_DECIMALS = 12
+"""The most decimals a derived precision takes (what ``decimals`` fields allow)."""
+
+MEAN_EXTRA_DECIMALS = 2
+"""Decimals a mean (an ``aggregate`` with ``fn: mean``) or a quotient (``/`` in a ``derive``) keeps beyond its inputs':
+the mean of readings written to one decimal is stored and written to three."""
+
+
+def literal_decimals(v: float | int) -> int:
+    """The decimals a number is written with at its shortest (``2.25`` → 2, ``100.0`` and ``7`` → 0)."""
+    if isinstance(v, bool) or isinstance(v, int):
+        return 0
+    text = repr(float(v))
+    if "e" in text or "E" in text:  # 1e-05, 1e+16: positional digits
+        mantissa, exp = text.lower().split("e")
+        frac = mantissa.split(".")[1].rstrip("0") if "." in mantissa else ""
+        return min(MAX_DECIMALS, max(0, len(frac) - int(exp)))
+    return len(text.split(".")[1].rstrip("0")) if "." in text else 0
+
+
+DEFAULT_NUMBER_DECIMALS = 2
+"""The decimals of a float ``number`` without ``decimals`` (more when its bounds or parameters are written with more)."""
+
+
+def number_decimals(col: M.NumberColumn) -> int:
+    """The decimals a float ``number`` column without ``decimals`` is drawn to: :data:`DEFAULT_NUMBER_DECIMALS`, or
+    as many as its ``min``, ``max``, ``mean`` or ``mode`` are written with when more (``max: 0.005`` → 3)."""
+    given = [literal_decimals(v) for v in (col.min, col.max, col.mean, col.mode) if v is not None]
+    return min(MAX_DECIMALS, max([DEFAULT_NUMBER_DECIMALS, *given]))
+
+
+def _expr_decimals(node: E.Node, known: dict[str, int | None]) -> int | None:
+    """The decimals an expression's number values need so that float arithmetic leaves no noise in them
+    (``0.1 * 3`` is 0.30000000000000004, stored and written 0.3); ``None``: not bounded (an input of full precision)."""
+    def both(a: int | None, b: int | None, f) -> int | None:
+        return None if a is None or b is None else f(a, b)
+
+    if isinstance(node, E.Literal):
+        v = node.value
+        return literal_decimals(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
+    if isinstance(node, E.Column):
+        return known.get(node.name)
+    if isinstance(node, E.Unary):
+        return _expr_decimals(node.operand, known) if node.op == "-" else 0
+    if isinstance(node, E.Binary):
+        if node.op not in ("+", "-", "*", "/", "%"):
+            return 0
+        dl, dr = _expr_decimals(node.left, known), _expr_decimals(node.right, known)
+        if node.op in ("+", "-", "%"):
+            return both(dl, dr, max)
+        if node.op == "*":
+            return both(dl, dr, lambda a, b: a + b)
+        if isinstance(node.right, E.Literal) and isinstance(node.right.value, (int, float)) and not isinstance(node.right.value, bool) \
+                and node.right.value > 0 and float(node.right.value).is_integer() and str(int(node.right.value)).rstrip("0") == "1":
+            return None if dl is None else dl + len(str(int(node.right.value))) - 1  # x / 100: exact shift of the point
+        return both(dl, dr, lambda a, b: max(a, b) + MEAN_EXTRA_DECIMALS)
+    assert isinstance(node, E.Call)
+    f, args = node.func, node.args
+    if f == "round":
+        n = args[1].value if len(args) == 2 and isinstance(args[1], E.Literal) and isinstance(args[1].value, int) else 0
+        inner = _expr_decimals(args[0], known)
+        return n if inner is None else min(n, inner)
+    if f in ("abs", "float"):
+        return _expr_decimals(args[0], known)
+    if f in ("min", "max", "coalesce", "if"):
+        ds = [_expr_decimals(a, known) for a in (args[1:] if f == "if" else args)]
+        return None if any(d is None for d in ds) else max(ds, default=0)
+    return 0  # floor, ceil, int, len, year, month, day, days_between; strings and dates have none
+
+
+def column_decimals(spec: WorldSpec, column_order, types: dict[tuple[str, str], str]) -> dict[tuple[str, str], int | None]:
+    """The decimals of every column of float values: declared (``decimals`` of ``number``, ``share`` and ``aggregate``)
+    or derived from the columns they are computed from, so that stored values, and every page, task and answer
+    that writes them, carry no float noise (``-4.859999999999999``).
+
+    Derived: an ``aggregate``'s ``sum``, ``min`` and ``max`` keep their source's decimals, a ``mean`` two more; a
+    ``derive`` follows its expression (``+``/``-``: the larger of its sides', ``*``: their sum, ``/``: two more than
+    the larger, or the exact shift of a division by 10, 100 ...; ``round(x, n)``: n); a ``choice`` of floats its
+    values' longest; a float ``number`` without ``decimals`` :func:`number_decimals` (two, or as many as its bounds are
+    written with). ``None`` (full precision) only where an input's precision is not known (a ``faker`` value).
+    Integer, date and text columns get 0 (they hold no float)."""
+    out: dict[tuple[str, str], int | None] = {}
+
+    def known(tname: str) -> dict[str, int | None]:
+        table = spec.tables[tname]
+        got: dict[str, int | None] = {c: out.get((tname, c), 0) for c in table.columns}
+        for ref in table.references.values():
+            if ref.parent in spec.tables and ref.parent != tname:
+                for pc in spec.tables[ref.parent].columns:
+                    got.setdefault(f"{ref.parent}.{pc}", out.get((ref.parent, pc), 0))
+        return got
+
+    def cap(d: int | None) -> int | None:
+        return None if d is None else min(d, MAX_DECIMALS)
+
+    for tname, cname in column_order:
+        col = spec.tables[tname].columns[cname]
+        t = types.get((tname, cname), "any")
+        if t not in ("float", "any"):
+            out[(tname, cname)] = 0
+            continue
+        d: int | None = None
+        if isinstance(col, M.NumberColumn):
+            d = col.decimals if col.decimals is not None else number_decimals(col)
+        elif isinstance(col, M.ShareColumn):
+            d = col.decimals
+        elif isinstance(col, M.ChoiceColumn):
+            d = max((literal_decimals(v) for v in col.values if isinstance(v, (int, float)) and not isinstance(v, bool)), default=0)
+        elif isinstance(col, M.AggregateColumn):
+            src = out.get((col.child, col.of)) if col.of else 0
+            if col.decimals is not None:
+                d = col.decimals
+            elif col.fn == "count":
+                d = 0
+            elif src is not None:
+                d = src + MEAN_EXTRA_DECIMALS if col.fn == "mean" else src
+        elif isinstance(col, M.DeriveColumn) and t == "float":
+            d = _expr_decimals(E.parse(col.expr), known(tname))
+        out[(tname, cname)] = cap(d)
+    return out
+
+
+def round_to(value: object, decimals: int | None) -> object:
+    """A float rounded to ``decimals`` (``-0.0`` written ``0.0``); anything else, and every value when ``decimals`` is
+    ``None``, as it is."""
+    if decimals is None or not isinstance(value, float) or not math.isfinite(value):
+        return value
+    return round(value, decimals) + 0.0
+
+
 def _date_problems(spec: WorldSpec) -> list[tuple[str, str]]:
     """Every date the spec writes must exist at its target year and in every scenario (shifted)."""
 
@@ -715,6 +864,35 @@ def _date_problems(spec: WorldSpec) -> list[tuple[str, str]]:
             except (ValueError, OverflowError):
                 problems.append((path, f"date {text!r} does not exist{where} (years run from 1 to 9999)"))
                 break
+    return problems
+
+
+def _as_of_problems(spec: WorldSpec) -> list[tuple[str, str]]:
+    """A ``not_after_as_of`` date column whose window ends after the as-of date, the world's or a scenario's (its dates
+    shifted, its as-of its own): some seed draws a date after it and the build fails, so the spec is refused."""
+    from worldforge.spec.scenario import shift_year
+
+    problems = []
+    views = [(0, spec.as_of_date, "")]
+    for s in spec.scenarios:
+        year = spec.target_year + s.shift_years
+        as_of = resolve_date(s.as_of, year) if s.as_of else shift_year(spec.as_of_date, s.shift_years)
+        views.append((s.shift_years, as_of, f" of scenario '{s.name}'"))
+    for tname, table in spec.tables.items():
+        for i, con in enumerate(table.constraints):
+            if not isinstance(con, M.NotAfterAsOfConstraint):
+                continue
+            for c in con.columns:
+                col = table.columns.get(c)
+                if not isinstance(col, M.DateColumn):
+                    continue
+                end = resolve_date(col.end, spec.target_year)
+                for shift, as_of, where in views:
+                    if shift_year(end, shift) > as_of:
+                        problems.append((f"tables.{tname}.constraints.{i}",
+                                         f"not_after_as_of: '{c}' may lie after the as-of date{where} ({as_of}): its window ends {shift_year(end, shift)}; "
+                                         f"end the window by then or drop the constraint"))
+                        break
     return problems
 
 

@@ -25,7 +25,7 @@ from worldforge.spec import expr as E
 from worldforge.spec import models as M
 from worldforge.spec.dates import resolve_date
 from worldforge.spec.limits import MAX_STRING_CHARS
-from worldforge.spec.plan import template_fields
+from worldforge.spec.plan import round_to, template_fields, validate_spec
 from worldforge.synth import assign
 from worldforge.synth.state import WorldState, dtype_of
 
@@ -113,7 +113,8 @@ def choice(w: WorldState, t, c, col: M.ChoiceColumn, n, rng):
 
 def number(w: WorldState, t, c, col: M.NumberColumn, n, rng):
     """Numbers from the distribution (uniform, normal, lognormal, triangular, exponential), redrawn up to 50 times
-    to land in ``[min, max]`` and clamped after; rounded to ``decimals`` or to ints (Float64 or Int64)."""
+    to land in ``[min, max]`` and clamped after; rounded to ints, or to ``decimals`` (when none is given, to two or as
+    many as the bounds are written with: :func:`~worldforge.spec.plan.number_decimals`) (Float64 or Int64)."""
     def draw() -> float:
         d = col.distribution
         if d == "uniform":
@@ -137,7 +138,7 @@ def number(w: WorldState, t, c, col: M.NumberColumn, n, rng):
         if col.dtype == "int":
             out.append(int(round(v)))
         else:
-            out.append(round(v, col.decimals) if col.decimals is not None else v)
+            out.append(round(v, col.decimals) if col.decimals is not None else round_to(v, validate_spec(w.spec).decimals.get((t, c))))
     return out, pl.Int64() if col.dtype == "int" else pl.Float64()
 
 def date_column(w: WorldState, t, c, col: M.DateColumn, n, rng):
@@ -191,7 +192,8 @@ def reference(w: WorldState, t, c, col: M.ReferenceColumn, n, rng):
     return [None if i is None else keys[i] for i in idx], w.dtypes[col.parent][parent.primary_key]
 
 def derive(w: WorldState, t, c, col: M.DeriveColumn, n, rng):
-    """The expression evaluated over the row (and its parents' columns), cast to ``dtype`` when given."""
+    """The expression evaluated over the row (and its parents' columns), cast to ``dtype`` when given; float values
+    rounded to the decimals derived from the expression's inputs (:func:`~worldforge.spec.plan.column_decimals`)."""
     node = E.parse(col.expr)
     frame = w.frame(t, E.columns_of(node))
     try:
@@ -199,6 +201,9 @@ def derive(w: WorldState, t, c, col: M.DeriveColumn, n, rng):
         if col.dtype is not None:
             expr = expr.cast({"int": pl.Int64, "float": pl.Float64, "str": pl.String, "bool": pl.Boolean, "date": pl.Date}[col.dtype])
         s = frame.with_columns(expr.alias(c)).get_column(c)  # with_columns broadcasts a constant to every row
+        if s.dtype == pl.Float64:  # at the expression's precision: no float noise (0.1 * 3 is 0.3)
+            places = validate_spec(w.spec).decimals.get((t, c))
+            return [round_to(v, places) for v in s.to_list()], s.dtype
         return s.to_list(), s.dtype
     except (pl.exceptions.PolarsError, pl.exceptions.PanicException, ValueError, OverflowError, TypeError) as exc:
         detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
@@ -238,7 +243,9 @@ def share(w: WorldState, t, c, col: M.ShareColumn, n, rng):
     return out, pl.Float64()
 
 def aggregate(w: WorldState, t, c, col: M.AggregateColumn, n, rng):
-    """Per row, the count, sum, mean, min or max of ``of`` over its child rows (``via`` the child's reference)."""
+    """Per row, the count, sum, mean, min or max of ``of`` over its child rows (``via`` the child's reference); float
+    results rounded to ``decimals``, or when none is declared to the decimals derived from the source column's
+    (:func:`~worldforge.spec.plan.column_decimals`: a mean two more, a sum, min or max the same)."""
     child = w.spec.tables[col.child]
     via = col.via or next(name for name, r in child.references.items() if r.parent == t)
     keys = w.values[col.child][via]
@@ -262,8 +269,8 @@ def aggregate(w: WorldState, t, c, col: M.AggregateColumn, n, rng):
             v = sum(b) / len(b)
         else:
             v = min(b) if col.fn == "min" else max(b)
-        if isinstance(v, float) and col.decimals is not None:
-            v = round(v, col.decimals)
+        if isinstance(v, float):  # at the declared or derived decimals: a mean or sum of floats carries no noise
+            v = round(v, col.decimals) if col.decimals is not None else round_to(v, validate_spec(w.spec).decimals.get((t, c)))
         out.append(v)
     if col.fn == "count":
         return out, pl.Int64()
