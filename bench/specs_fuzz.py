@@ -55,6 +55,7 @@ def main() -> None:
         args.n, args.no_optional, args.no_hierarchies = 2, True, True
 
     import yaml
+
     from tests.fuzz.specs import build_end_to_end, draw_specs
 
     built: list = []

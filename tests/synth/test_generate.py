@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 
 from tests.conftest import BUNDLED, ROOT
-from worldforge.errors import GenerationError, SpecError
+from worldforge.errors import SpecError
 from worldforge.spec import ROW_BUDGET, spec_from_dict
 from worldforge.synth import build_world, check_world
 

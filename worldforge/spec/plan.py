@@ -13,7 +13,8 @@ from __future__ import annotations
 import math
 import re
 import string
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field as dc_field
 from functools import lru_cache
 
 from worldforge.errors import ExpressionError, SpecError
@@ -84,7 +85,7 @@ class Plan:
     table_order: tuple[str, ...]
     column_order: tuple[tuple[str, str], ...]
     row_range: dict[str, tuple[int, int]]
-    decimals: dict[tuple[str, str], int | None] = field(default_factory=dict)
+    decimals: dict[tuple[str, str], int | None] = dc_field(default_factory=dict)
 
     @property
     def total_rows(self) -> tuple[int, int]:

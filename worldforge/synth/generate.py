@@ -30,8 +30,8 @@ from worldforge.errors import GenerationError
 from worldforge.spec import models as M
 from worldforge.spec.limits import MAX_ABS_INT64
 from worldforge.spec.plan import validate_spec
-from worldforge.synth.columns import BASE_KINDS, generate_column
 from worldforge.synth.assign import repair
+from worldforge.synth.columns import BASE_KINDS, generate_column
 from worldforge.synth.resample import downstream, resample
 from worldforge.synth.state import WorldState, column_rng
 

@@ -17,8 +17,8 @@ from typing import Any
 import polars as pl
 
 from worldforge.corpus.generate import slug
-from worldforge.corpus.quantity import Style, format_value, render_value
 from worldforge.corpus.lexicon import plural_noun
+from worldforge.corpus.quantity import Style, format_value, render_value
 from worldforge.corpus.vocab import ColumnInfo, TableInfo, role_noun, row_labels, table_info
 from worldforge.spec import models as M
 from worldforge.synth import column_rng

@@ -285,7 +285,7 @@ def join_tasks(ctx: TaskContext, limit: int) -> None:
                 own = ctx.pick_attrs(t, 2, exclude=(dc,))
                 cols = ([ctx.name_col(t), ctx.attr_col(t, dc), ctx.parent_col(t, ref, pt)] + [ctx.parent_col(t, ref, pt, c) for c in pa]
                         + [ctx.attr_col(t, c) for c in own])
-                info, pinfo = ctx.info[t], ctx.info[pt]
+                info = ctx.info[t]
                 cond = _cond_words(ctx, t, dc, "between", (start, end))
                 w, dl, pn = ctx.ph.world, ctx.ci(t, dc).label, ctx.parent_noun(t, ref, pt)[0]
                 pwords = ctx.ph.attrs([ctx.ci(pt, c).label for c in pa])
