@@ -647,14 +647,14 @@ def shrink(doc: dict[str, Any], fails: Any, log: Any = None) -> dict[str, Any]:
     return current
 
 
-def draw_specs(n: int, seed_: int, warmup: int = 8, **flags: Any) -> Any:
-    """``n`` spec documents, one per seed ``seed_ * 1_000_003 + i``: each the last of ``warmup`` examples Hypothesis
+def draw_specs(n: int, seed_: int, warmup: int = 8, first: int = 0, **flags: Any) -> Any:
+    """``n`` spec documents, one per seed ``seed_ * 1_000_003 + i`` (``i`` from ``first``): each the last of ``warmup`` examples Hypothesis
     generates from that seed (its first examples are its simplest, and a long run keeps mutating the same few), so the
     draws are independent and repeat with the seed. Yields them one at a time."""
     from hypothesis import HealthCheck, Phase, given, seed, settings
 
     strategy = world_specs(**flags)
-    for i in range(n):
+    for i in range(first, first + n):
         got: list[dict[str, Any]] = []
 
         @seed(seed_ * 1_000_003 + i)

@@ -19,7 +19,7 @@ import yaml
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
 from tests.fuzz.budget import SEED
-from tests.fuzz.specs import build_end_to_end, world_specs
+from tests.fuzz.specs import build_end_to_end, draw_specs, world_specs
 from worldforge.errors import SpecError
 from worldforge.spec import load_spec, spec_from_dict
 
@@ -40,25 +40,24 @@ def test_every_drawn_spec_is_valid(doc):
 
 
 @pytest.mark.timeout(300)
-@seed(SEED)
-@settings(max_examples=3, phases=[Phase.generate], **_ONCE)
-@given(world_specs(optional=False, hierarchies=False))
-def test_drawn_specs_build_end_to_end(tmp_path_factory, doc):
+@pytest.mark.parametrize("i", [pytest.param(0, marks=pytest.mark.xfail(strict=True, reason="digit-only names ('{n}'): contradicted facts, "
+                                                                           "as tests/fuzz/found/digit_names.yaml")), 1, 2])
+def test_drawn_specs_build_end_to_end(i, tmp_path):
     """Three drawn specs (roles, junctions, every column kind, scenarios; no optional reference or hierarchy, see below)
-    build clean, solved at F1 1.0, twice to the same corpus hash."""
-    got = build_end_to_end(doc, tmp_path_factory.mktemp("fuzzed"))
+    build clean, solved at F1 1.0, twice to the same corpus hash. Each is drawn from a seed of its own (draw_specs: a
+    property's first examples are Hypothesis's simplest, a table of keys that has nothing to ask about)."""
+    doc = next(draw_specs(1, SEED, first=i, optional=False, hierarchies=False))
+    got = build_end_to_end(doc, tmp_path)
     assert got.ok, (got.why(), yaml.safe_dump(doc, sort_keys=False))
 
 
 @pytest.mark.timeout(300)
 @pytest.mark.xfail(strict=True, reason="null references (null_share, a hierarchy's roots) crash search_corpus: KeyError: None "
                                        "in corpus/genres.py (see tests/fuzz/found/optional_reference.yaml, hierarchy.yaml)")
-@seed(SEED)
-@settings(max_examples=2, phases=[Phase.generate], **_ONCE)
-@given(world_specs())
-def test_drawn_specs_with_every_reference_shape_build_end_to_end(tmp_path_factory, doc):
-    got = build_end_to_end(doc, tmp_path_factory.mktemp("fuzzed"), twice=False)
-    assert got.ok, (got.why(), yaml.safe_dump(doc, sort_keys=False))
+def test_drawn_specs_with_every_reference_shape_build_end_to_end(tmp_path):
+    for i, doc in enumerate(draw_specs(2, SEED, optional=True, hierarchies=True)):
+        got = build_end_to_end(doc, tmp_path / str(i), twice=False)
+        assert got.ok, (got.why(), yaml.safe_dump(doc, sort_keys=False))
 
 
 # ---- what the fuzzer found ---------------------------------------------------------------------
@@ -71,8 +70,13 @@ KNOWN = {
     "optional_reference": "search_corpus: KeyError: None (corpus/genres.py reads a null parent key)",
     "hierarchy": "search_corpus: KeyError: None (a hierarchy's roots hold a null parent key)",
     "hierarchy_unnamed": "search_corpus: KeyError: 'lineages' in corpus/vocab.py row_labels (a self-referencing table without a name column)",
+    "digit_names": "search_corpus: contradicted facts ('0045 the lowest' read as a rank, 'wrong count') when a table's names are digits",
+    "keys_only": "search_tasks: no task was generated (a world with nothing to ask about loads but cannot build)",
 }
 """Shrunk specs that fail end to end in the corpus, task or oracle layers (being fixed elsewhere): their failure."""
+
+FIXED = ["full_precision_number"]
+"""Shrunk specs that failed end to end and build clean since the fix their file names."""
 
 
 @pytest.mark.parametrize("name", REFUSED)
@@ -85,7 +89,7 @@ def test_found_spec_is_refused_when_it_loads(name):
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=why)) for n, why in KNOWN.items()])
+@pytest.mark.parametrize("name", FIXED + [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=why)) for n, why in KNOWN.items()])
 def test_found_spec_builds_end_to_end(name, tmp_path):
     doc = yaml.safe_load((FOUND / f"{name}.yaml").read_text())
     got = build_end_to_end(doc, tmp_path)
@@ -93,4 +97,4 @@ def test_found_spec_builds_end_to_end(name, tmp_path):
 
 
 def test_every_found_spec_is_tested():
-    assert {p.stem for p in FOUND.glob("*.yaml")} == set(REFUSED) | set(KNOWN)
+    assert {p.stem for p in FOUND.glob("*.yaml")} == set(REFUSED) | set(KNOWN) | set(FIXED)
