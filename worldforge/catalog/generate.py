@@ -365,14 +365,18 @@ def draw_spec(arch: Archetype, rng: random.Random, world: str) -> dict[str, Any]
         rest = [c for c in keep if c != table.primary_key]
         rng.shuffle(rest)
         columns = {c: _column(draw, t, c, table.columns[c], rows[t]) for c in [table.primary_key, *rest]}
-        drive = _driving(table)
-        if drive is not None:
-            ref = dict(columns[drive[0]])
-            parents = rows[drive[1]["parent"]]
-            card = drive[1]["cardinality"]
+        # every reference with a cardinality (the driving one and, in a junction, the others) is widened to take the
+        # table's drawn rows: each side's bounds then hold the same total, so a junction is never refused at load
+        for cname in columns:
+            acol = table.columns[cname]
+            if acol.get("kind") != "reference" or not acol.get("cardinality") or acol["parent"] == t:
+                continue
+            ref = dict(columns[cname])
+            parents = rows[acol["parent"]]
+            card = acol["cardinality"]
             avg = rows[t] / max(parents, 1)
             ref["cardinality"] = {"min": min(int(card.get("min", 0)), math.floor(avg)), "max": max(int(card["max"]), math.ceil(avg))}
-            columns[drive[0]] = ref
+            columns[cname] = ref
         out: dict[str, Any] = {"primary_key": table.primary_key, "rows": rows[t]}
         if table.description:
             out["description"] = table.description
