@@ -455,8 +455,8 @@ def _attribute(draw: st.DrawFn, t: Table, taken: set[str], kind: str, words: dic
             {"within": within} if within else {})
     elif kind == "format_ref" and t.refs:
         ref, parent = draw(st.sampled_from([r for r in t.refs]))
-        if parent == t.name:
-            return
+        if parent == t.name or t.columns[ref].get("null_share"):
+            return  # a name read from a parent some rows lack would say 'None': refused at load
         c = _unique_name(draw, taken, ["ref_code", "catalogue_no", "filing_code"], invent=0.1)
         t.columns[c] = {"kind": "format", "template": "{" + ref + "}-{n:02d}", "counter_within": ref}
 

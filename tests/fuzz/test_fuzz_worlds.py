@@ -2,8 +2,8 @@
 
 Promise: a spec that loads builds as ``worldforge world run SPEC`` builds it — every step, no failed check, no
 contradicted fact, the oracle at item-F1 1.0 on every task and deep question, no float written with its noise — and
-built twice records the same ``corpus_hash``. The drawn specs are seeded (``WORLDFORGE_FUZZ_SEED``), so the suite is
-deterministic; bench/specs_fuzz.py draws hundreds.
+built twice records the same ``corpus_hash``. The suite builds drawn specs kept as files (tests/fuzz/drawn/: the same
+worlds every run); bench/specs_fuzz.py draws hundreds afresh.
 
 What the fuzzer found is pinned in tests/fuzz/found/, one shrunk spec each: fixed (refused at load, or built clean)
 or marked ``xfail(strict=True)`` with the failure it shows, until the layer it names is fixed (then the test passes,
@@ -39,43 +39,39 @@ def test_every_drawn_spec_is_valid(doc):
     assert not any("designation" in t for t in doc["tables"].values())
 
 
+DRAWN = sorted((Path(__file__).parent / "drawn").glob("*.yaml"))
+"""Specs drawn by :func:`draw_specs` (three without and three with optional references and hierarchies), kept as
+files: Hypothesis's draws from one seed differ between sessions, and the suite must build the same worlds every run."""
+
+
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("i", [pytest.param(0, marks=pytest.mark.xfail(strict=True, reason="digit-only names ('{n}'): contradicted facts, "
-                                                                           "as tests/fuzz/found/digit_names.yaml")), 1, 2])
-def test_drawn_specs_build_end_to_end(i, tmp_path):
-    """Three drawn specs (roles, junctions, every column kind, scenarios; no optional reference or hierarchy, see below)
-    build clean, solved at F1 1.0, twice to the same corpus hash. Each is drawn from a seed of its own (draw_specs: a
-    property's first examples are Hypothesis's simplest, a table of keys that has nothing to ask about)."""
-    doc = next(draw_specs(1, SEED, first=i, optional=False, hierarchies=False))
+@pytest.mark.parametrize("path", DRAWN, ids=lambda p: p.stem)
+def test_drawn_specs_build_end_to_end(path, tmp_path):
+    """Drawn specs (roles, junctions, every column kind, scenarios; half of them with optional references and
+    hierarchies) build clean, solved at F1 1.0, twice to the same corpus hash."""
+    doc = yaml.safe_load(path.read_text())
     got = build_end_to_end(doc, tmp_path)
-    assert got.ok, (got.why(), yaml.safe_dump(doc, sort_keys=False))
+    assert got.ok, got.why()
 
 
-@pytest.mark.timeout(300)
-@pytest.mark.xfail(strict=True, reason="null references (null_share, a hierarchy's roots) crash search_corpus: KeyError: None "
-                                       "in corpus/genres.py (see tests/fuzz/found/optional_reference.yaml, hierarchy.yaml)")
-def test_drawn_specs_with_every_reference_shape_build_end_to_end(tmp_path):
-    for i, doc in enumerate(draw_specs(2, SEED, optional=True, hierarchies=True)):
-        got = build_end_to_end(doc, tmp_path / str(i), twice=False)
-        assert got.ok, (got.why(), yaml.safe_dump(doc, sort_keys=False))
+def test_draws_are_fresh_specs_of_every_shape():
+    """draw_specs yields distinct worlds; with every shape allowed, some draw has an optional reference and a hierarchy."""
+    docs = list(draw_specs(6, SEED + 1, optional=True, hierarchies=True))
+    assert len({d["world"] for d in docs}) == 6
+    refs = [c for d in docs for t in d["tables"].values() for c in t["columns"].values() if c.get("kind") == "reference"]
+    assert any(c.get("null_share") for c in refs) and any(c.get("hierarchy") for c in refs)
 
 
 # ---- what the fuzzer found ---------------------------------------------------------------------
 
-REFUSED = ["scenario_as_of_before_dates", "unique_choice_short"]
+REFUSED = ["scenario_as_of_before_dates", "unique_choice_short", "keys_only"]
 """Specs that loaded but could not build for (nearly) every seed: now refused when they load, with the line the
 file's ``# refused:`` comment quotes."""
 
-KNOWN = {
-    "optional_reference": "search_corpus: KeyError: None (corpus/genres.py reads a null parent key)",
-    "hierarchy": "search_corpus: KeyError: None (a hierarchy's roots hold a null parent key)",
-    "hierarchy_unnamed": "search_corpus: KeyError: 'lineages' in corpus/vocab.py row_labels (a self-referencing table without a name column)",
-    "digit_names": "search_corpus: contradicted facts ('0045 the lowest' read as a rank, 'wrong count') when a table's names are digits",
-    "keys_only": "search_tasks: no task was generated (a world with nothing to ask about loads but cannot build)",
-}
-"""Shrunk specs that fail end to end in the corpus, task or oracle layers (being fixed elsewhere): their failure."""
+KNOWN: dict[str, str] = {}
+"""Shrunk specs that fail end to end in the corpus, task or oracle layers: their failure (none at present)."""
 
-FIXED = ["full_precision_number"]
+FIXED = ["full_precision_number", "optional_reference", "hierarchy", "hierarchy_unnamed", "digit_names"]
 """Shrunk specs that failed end to end and build clean since the fix their file names."""
 
 

@@ -118,3 +118,18 @@ def test_null_share_is_bounded_and_not_with_a_cardinality():
     d = doc("course_enrolments")
     d["tables"]["enrolments"]["columns"]["student_id"]["null_share"] = 0.2
     assert any("null_share and cardinality" in m for _, m in problems_of(d))
+
+
+@pytest.mark.parametrize("world, table, ref", [("film_sequels", "films", "distributor_id"), ("org_chart", "staff", "manager_id")])
+def test_a_name_cannot_be_made_of_a_parent_some_rows_lack(world, table, ref):
+    """A format template reading an optional reference or a hierarchy's parent would name rows 'None-01'."""
+    d = doc(world)
+    d["tables"][table]["columns"]["ref_code"] = {"kind": "format", "template": "{" + ref + "}-{n:02d}", "counter_within": ref}
+    [(path, msg)] = problems_of(d)
+    assert path == f"tables.{table}.columns.ref_code" and "'None'" in msg and ref in msg
+
+
+def test_a_world_of_keys_alone_is_refused():
+    d = {"world": "keys", "seed": 1, "target_year": 2030, "tables": {"t": {"primary_key": "t_id", "rows": 320, "columns": {"t_id": {"kind": "sequence"}}}}}
+    [(path, msg)] = problems_of(d)
+    assert path == "tables" and "key or a reference" in msg

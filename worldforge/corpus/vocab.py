@@ -463,7 +463,12 @@ def row_labels(spec: M.WorldSpec, tables: dict[str, pl.DataFrame], infos: dict[s
         pk, lc = table.primary_key, info.label_column
         rows = tables[t].to_dicts()
         if info.designation is None:
-            out[t] = {r[pk]: RowLabel(render_value(r[lc]), ((t, str(r[pk]), lc, render_value(r[lc])),)) for r in rows}
+            out[t] = {}
+            for r in rows:
+                name = render_value(r[lc])
+                # a name of digits alone ("0045") reads as a number in a sentence: "Farm 0045", as a writer says it
+                text = f"{info.noun[:1].upper() + info.noun[1:]} {name}" if re.fullmatch(r"[\d\W_]+", name) else name
+                out[t][r[pk]] = RowLabel(text, ((t, str(r[pk]), lc, name),))
             continue
         ref = next(iter(table.references), None)
         dc = _event_column(info.columns, tables[t])

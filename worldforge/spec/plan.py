@@ -166,6 +166,10 @@ def column_inputs(spec: WorldSpec, tname: str, cname: str) -> tuple[list[tuple[s
                         problems.append(f"template: {{n:{fmt}}} is not a valid integer format")
                 continue
             local(field, "template field")
+            ref = field if field in table.references else _parent_of_ref(table, field.split(".", 1)[0]) if "." in field else None
+            if ref is not None and (table.references[ref].null_share or table.references[ref].parent == tname):
+                problems.append(f"template field {field!r}: '{ref}' is empty for some rows (an optional reference or a "
+                                f"hierarchy's roots), so their names would read 'None'; name rows by a column every row has")
         if col.counter_within is not None:
             local(col.counter_within, "counter_within")
     elif isinstance(col, (M.RankColumn, M.ShareColumn)):
@@ -527,6 +531,9 @@ def build_plan(spec: WorldSpec) -> tuple[Plan | None, list[tuple[str, str]]]:
     if not problems:
         problems.extend(_as_of_problems(spec))
     problems.extend(_resample_problems(spec))
+    if not any(not isinstance(c, (M.SequenceColumn, M.ReferenceColumn)) for t in spec.tables.values() for c in t.columns.values()):
+        problems.append(("tables", "a world needs at least one column to say something about its rows (a number, date, choice, "
+                                   "name ...): every column of every table is a key or a reference"))
     if problems:
         return None, problems
 
