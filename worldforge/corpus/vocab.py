@@ -31,7 +31,7 @@ A date column named by a present-tense verb reads as a date: ``closes`` -> "clos
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from functools import lru_cache
 from typing import Any
@@ -295,6 +295,14 @@ def table_info(spec: M.WorldSpec, table: str, frame: pl.DataFrame | None = None)
     t = spec.tables[table]
     noun = t.label or _noun(table)
     cols = {c: column_info(t, c, frame) for c in t.columns}
+    used: set[str] = set()
+    for c, ci in cols.items():  # two columns under one label ("power", and "power" in kW): pages must tell them apart
+        if ci.label.lower() in used and ci.kind not in ("key", "reference"):
+            for other in (derive_label(c, t.columns[c].unit)[0], c.replace("_", " ")):
+                if other.lower() not in used:
+                    cols[c] = ci = replace(ci, label=other)
+                    break
+        used.add(ci.label.lower())
     lc = label_column(t)
     design = None
     if lc == t.primary_key:

@@ -152,13 +152,13 @@ class TaskContext:
         # a column headed as the row's own name column or its parent's is no task column ("Medal" of a medal)
         taken = {norm_column(capitalized(self.info[t].noun))}
         taken |= {norm_column(capitalized(self.parent_noun(t, ref, col.parent)[0])) for ref, col in self.spec.tables[t].references.items()}
-        first: dict[str, str] = {}  # two columns under one header ("critic rating" twice): only the first is asked
+        # two columns under one label ("power", and "power" in kW): pages head both "Power", so only the first is asked
+        first: dict[str, str] = {}
         for c in self.info[t].attributes():
-            first.setdefault(norm_column(self.header(t, c)), c)
+            first.setdefault(self.ci(t, c).label.lower(), c)
         out = []
         for c in self.info[t].attributes(kinds):
-            head = norm_column(self.header(t, c))
-            if frame[c].null_count() or head in taken or first[head] != c:
+            if frame[c].null_count() or norm_column(self.header(t, c)) in taken or first[self.ci(t, c).label.lower()] != c:
                 continue
             if frame.schema[c] == pl.String and (frame[c].str.strip_chars() == "").any():
                 continue

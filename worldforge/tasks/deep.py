@@ -504,7 +504,7 @@ class _Builder:
         13 models under Sony"): that rank as a clue, and one blurred clue that, with it, fits the row alone; else ``None``."""
         ctx = self.ctx
         pk = ctx.spec.tables[t].primary_key
-        parents = {ref for ref, _ in ctx.parents(t)}
+        parents = {ref for ref, _ in plain_parents(ctx, t)}  # a rank within a role's group ("with X as sender comet") is no clue yet
         whole = set(ctx.attributes(t, ("number", "share", "rank", "date")))  # never null: every row has a rank
         usable = [(c, g, desc, pos) for c, g, desc, pos in self.claimed.get((t, str(row[pk])), [])
                   if c in whole and (g is None or g in parents) and self.rank_of(t, c, g, desc)[row[pk]] == pos]

@@ -442,7 +442,9 @@ def ranking_tasks(ctx: TaskContext, limit: int) -> None:
             info = ctx.info[t]
             scope, page_scope = "", ""
             if col.within:
-                groups = sorted(frame[col.within].unique().to_list())
+                groups = sorted(frame[col.within].drop_nulls().unique().to_list())  # rows without a parent rank in no group a page lists
+                if not groups:
+                    continue
                 g = ctx.rng.choice(groups)
                 frame = frame.filter(pl.col(col.within) == g)
                 wcol = table.columns[col.within]
