@@ -219,8 +219,17 @@ class Oracle:
     def article(self, label: str, table_slug: str) -> str:
         """The URL of a row's encyclopedia article, found by searching its label, then its label and what it is
         (``"Lava manufacturer"``: a maker whose models carry its name is outranked by their pages on its name alone)."""
-        return self.find([label, f"{label} encyclopedia", f"{label} {singular(table_slug.replace('-', '_'))}"],
-                         lambda u, t: f"/wiki/{table_slug}/" in u and t.startswith(label + " - "))
+        queries = [label, f"{label} encyclopedia", f"{label} {singular(table_slug.replace('-', '_'))}"]
+        try:
+            return self.find(queries, lambda u, t: f"/wiki/{table_slug}/" in u and t.startswith(label + " - "))
+        except OracleFailed:
+            # a designation its children's pages repeat ("Field 1" in "Route 1 of Field 1") is outranked by them: follow
+            # the link to it from the first results, as a reader would
+            for url, _ in self.results(label)[:3]:
+                for lab, u in _LINK.findall(self.page(url)):
+                    if lab == label and f"/wiki/{table_slug}/" in u:
+                        return u
+            raise
 
     def rows(self, plan: dict) -> list[_Row]:
         """The candidate rows of a plan (``plan['rows']``: dataset, children, timeline or ranking), before conditions.

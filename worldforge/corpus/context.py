@@ -608,13 +608,19 @@ class ContextWriter:
                                                   else sentence_case(b.col(t, c).label) for c in show]
         return self._table(t, window, row, show, head, style, refs)
 
+    def record_parent(self, t: str) -> str | None:
+        """The reference a record's siblings are listed by ("Awards of Casa Hewoklund"): the first to another table, in
+        no role; ``None`` when there is none."""
+        roles = self.b.info[t].roles
+        return next((r for r, col in self.refs(t).items() if col.parent != t and r not in roles), None)
+
     def _record_table(self, t: str, row: dict, style: Style, most: int) -> tuple[list[str], list[Fact]]:
         """For a row without measures (an award, an observation): its parent's rows of the same table in date order, with
         their date and categories (the row in bold)."""
         b = self.b
-        fk = next(iter(self.refs(t)), None)
+        fk = self.record_parent(t)
         dc = b.event(t)
-        if fk is None or dc is None:
+        if fk is None or dc is None or row[fk] is None:
             return [], []
         pk = b.spec.tables[t].primary_key
         sibs = sorted((m for m in self.kids(t, fk, row[fk]) if m.get(dc) is not None), key=lambda m: (m[dc], str(m[pk])))

@@ -18,6 +18,7 @@ from worldforge.corpus.lexicon import a_or_an, is_past, possessive
 from worldforge.corpus.page import Fact, Page, Site, cell_text, slug
 from worldforge.corpus.planner import sentence_case
 from worldforge.corpus.quantity import Style, format_value, render_value
+from worldforge.corpus.vocab import ranking_order
 from worldforge.spec import models as M
 
 NEWS_NAMES = ("{T} Daily", "The {T} Wire", "{T} Insider", "{T} Times", "The {T} Ledger", "{T} Today", "{T} Dispatch", "{T} Report")
@@ -129,8 +130,8 @@ def encyclopedia(b: CorpusBuilder) -> None:
             if peers:
                 group = b.context.group_column(t)
                 where = ""
-                if not b.context.measures(t) and b.refs[t]:  # a record's siblings: "Awards of Casa Hewoklund"
-                    fk = next(iter(b.refs[t]))
+                fk = b.context.record_parent(t)
+                if not b.context.measures(t) and fk is not None:  # a record's siblings: "Awards of Casa Hewoklund"
                     where = f" of {b.labels[b.refs[t][fk].parent][row[fk]]}"
                 elif group and isinstance(b.spec.tables[t].columns[group], M.ReferenceColumn):
                     plabel = b.labels[b.spec.tables[t].columns[group].parent][row[group]]
@@ -356,7 +357,7 @@ def rankings(b: CorpusBuilder) -> None:
                         facts += b.name_fact(parent.parent, b.by_key[parent.parent][g], "lead")
                     else:
                         scope = f" ({render_value(g)})"
-                title = f"{sentence_case(info.plural)}{scope} ranked by {of.label}"
+                title = f"{sentence_case(info.plural)}{scope} ranked by {of.label}{ranking_order(table, rc)}"
                 lead = f"The {len(rows)} {info.plural}{scope} in *{b.title}*, ranked by {of.label} as of {format_value(b.as_of, None, site.style)}."
                 if len(rows) > _RANKING_TOP:  # a ranking site publishes the top of a long list, as "top N" lists do
                     lead = (f"The top {_RANKING_TOP} of the {len(rows)} {info.plural}{scope} in *{b.title}*, ranked by {of.label} "

@@ -311,6 +311,15 @@ def table_info(spec: M.WorldSpec, table: str, frame: pl.DataFrame | None = None)
                      frozenset(r for r, c in t.references.items() if c.parent == table))
 
 
+def ranking_order(table: M.TableSpec, rank: str) -> str:
+    """What a ranking page's title adds to tell two rank columns of one column apart (``, lowest first`` for the
+    ascending one when the table ranks the same column, in the same groups, both ways), else nothing."""
+    col = table.columns[rank]
+    twin = any(isinstance(c, M.RankColumn) and n != rank and c.of == col.of and c.within == col.within
+               for n, c in table.columns.items())
+    return (", highest first" if col.descending else ", lowest first") if twin else ""
+
+
 def reference_roles(name: str, table: M.TableSpec, cols: dict[str, ColumnInfo]) -> dict[str, str]:
     """``{reference column: role}`` of the references that share their parent table with another reference of the
     table, and of a reference to the table itself (:attr:`TableInfo.roles`); the role is the column's label (``home

@@ -114,10 +114,11 @@ class TaskContext:
         self.has_dataset = {t for t in self.info if any(x.startswith(f"Dataset: {self.info[t].plural} in ") for x in titles)}
         self.titles = titles
         # the base-world columns the scenario's archived datasets state, per table
-        arch = facts.filter(pl.col("scope") == "world").join(pages.filter(pl.col("page_type") == "dataset").select("url"), on="url")
+        arch = facts.filter(pl.col("scope") == "world").join(pages.filter(pl.col("page_type") == "dataset").select("url", "title"), on="url")
         self.archived: dict[str, set[str]] = {}
-        for t, c in arch.select("table_name", "column_name").unique().iter_rows():
-            self.archived.setdefault(t, set()).add(c)
+        for t, c, title in arch.select("table_name", "column_name", "title").unique().iter_rows():
+            if t in self.info and title.startswith(f"Archived dataset: {self.info[t].plural} as of "):  # the table's own archive, not
+                self.archived.setdefault(t, set()).add(c)  # its rows named as parents in another table's
         self.tasks: list[Task] = []
         self._memo: dict[tuple, list[str]] = {}  # attributes, numbers, categories: asked for again and again by every kind
 

@@ -18,6 +18,7 @@ import polars as pl
 
 from worldforge.corpus.generate import slug
 from worldforge.corpus.quantity import render_value
+from worldforge.corpus.vocab import ranking_order
 from worldforge.spec import models as M
 from worldforge.tasks.context import Column, Field, TaskContext
 from worldforge.tasks.io import norm_column
@@ -453,7 +454,7 @@ def ranking_tasks(ctx: TaskContext, limit: int) -> None:
                     scope = page_scope = f" of {pl_}"
                 else:
                     scope, page_scope = f" with {ctx.ci(t, col.within).label} {render_value(g)}", f" ({render_value(g)})"
-            title = f"{capitalized(info.plural)}{page_scope} ranked by {ctx.ci(t, col.of).label}"
+            title = f"{capitalized(info.plural)}{page_scope} ranked by {ctx.ci(t, col.of).label}{ranking_order(table, rc)}"
             if title not in ctx.titles:
                 continue
             n = min(10, frame.height)
