@@ -431,9 +431,9 @@ class ContextWriter:
             if (only is not None and child != only) or (via is not None and fk != via):
                 continue
             kids = self.kids(child, fk, row[pk])
-            if not kids:
+            if len(kids) < 2:
                 continue
-            cplural = b.info[child].plural if len(kids) > 1 else b.info[child].noun  # "1 enrolment"
+            cplural = b.info[child].plural
             role = b.info[child].roles.get(fk)
             if fk in b.info[child].self_refs:  # a hierarchy: "Jade Douglas is the line manager of 4 staff members"
                 claim_text = f"{len(kids)} {cplural}"
@@ -447,7 +447,7 @@ class ContextWriter:
             out.sentences.append(_sentence(text, rng))
             out.claims.append(Claim("count", t, str(row[pk]), pk, claim_text, {"child": child, "fk": fk, "cells": cells}))
             cols = self.measures(child)
-            additive = [c for c in cols if b.col(child, c).additive and all(k.get(c) is not None for k in kids)] if len(kids) > 1 else []
+            additive = [c for c in cols if b.col(child, c).additive and all(k.get(c) is not None for k in kids)]
             if additive:
                 c = rng.choice(additive)
                 ci = b.col(child, c)
