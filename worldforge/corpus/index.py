@@ -55,6 +55,7 @@ HYBRID_DEPTH = 50
 SNIPPET_CHARS = 240
 _MD_LINK = re.compile(r"\[([^\]]+)\]\([^)]+\)")
 _WORD = re.compile(r"\w+")
+_LONE_DASH = re.compile(r"(?<!\S)[-\u2013\u2014](?=\s|$)")
 
 
 class SearchHit(NamedTuple):
@@ -478,7 +479,9 @@ def _hybrid(opened: _Open, query: str, k: int) -> tuple[SearchHit, ...]:
 
 def parse_query(index: tantivy.Index, query: str, fields: list[str], boosts: dict[str, float] | None = None) -> tantivy.Query:
     """A free-text query for a tantivy index, parsed leniently; with query syntax the user did not mean ("AND (",
-    unbalanced quotes), its words alone."""
+    unbalanced quotes), its words alone. A dash standing alone is punctuation, never an exclusion ("Ferreira Azevedo -
+    ME", a company's name, does not mean "Ferreira Azevedo, without ME")."""
+    query = _LONE_DASH.sub(" ", query)
     q, errors = index.parse_query_lenient(query, fields, field_boosts=boosts or {})
     if errors:
         q, _ = index.parse_query_lenient(" ".join(_WORD.findall(query)), fields, field_boosts=boosts or {})
