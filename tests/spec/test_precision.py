@@ -87,11 +87,13 @@ def test_a_float_number_without_decimals_is_drawn_to_two_or_its_bounds_decimals(
     readings = doc["tables"]["readings"]["columns"]
     readings["pm25_ugm3"].pop("decimals")
     readings["fine"] = {"kind": "number", "min": 0, "max": 0.005}
+    readings["skewed"] = {"kind": "number", "min": 5, "max": 405, "distribution": "exponential", "mean": 66.66666666666667}
     for col in doc["tables"]["sites"]["columns"].values():
         col.pop("decimals", None)
     spec = spec_from_dict(doc)
     decimals = validate_spec(spec).decimals
     assert decimals[("readings", "pm25_ugm3")] == 2 and decimals[("readings", "fine")] == 3 and decimals[("sites", "mean_pm25")] == 4
+    assert decimals[("readings", "skewed")] == 2  # a distribution's mean is a parameter, not a precision
     tables = build_world(spec)
     assert all(_decimals_of(v) <= 2 for v in tables["readings"]["pm25_ugm3"].to_list())
     assert all(0 <= v <= 0.005 and _decimals_of(v) <= 3 for v in tables["readings"]["fine"].to_list())

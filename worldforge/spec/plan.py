@@ -747,9 +747,10 @@ DEFAULT_NUMBER_DECIMALS = 2
 
 def number_decimals(col: M.NumberColumn) -> int:
     """The decimals a float ``number`` column without ``decimals`` is drawn to: :data:`DEFAULT_NUMBER_DECIMALS`, or
-    as many as its ``min``, ``max``, ``mean`` or ``mode`` are written with when more (``max: 0.005`` → 3)."""
-    given = [literal_decimals(v) for v in (col.min, col.max, col.mean, col.mode) if v is not None]
-    return min(MAX_DECIMALS, max([DEFAULT_NUMBER_DECIMALS, *given]))
+    as many as its bounds ``min`` and ``max`` are written with when more (``max: 0.005`` → 3), at most 6. A
+    distribution's ``mean`` or ``mode`` says nothing of precision (``mean: 66.66666666666667`` is a parameter)."""
+    given = [literal_decimals(v) for v in (col.min, col.max) if v is not None]
+    return min(6, max([DEFAULT_NUMBER_DECIMALS, *given]))
 
 
 def _expr_decimals(node: E.Node, known: dict[str, int | None]) -> int | None:
