@@ -12,7 +12,6 @@ import pytest
 from tests.conftest import ROOT, SPECS_DIR
 from worldforge.catalog.archetype import load_archetypes
 from worldforge.catalog.generate import generate_catalog
-from worldforge.errors import SpecError
 from worldforge.spec import load_spec, spec_from_dict, spec_hash, spec_json
 from worldforge.synth import build_world
 from worldforge.warehouse import Warehouse, read_world, write_world
@@ -103,10 +102,11 @@ JUNCTION = {
                   "columns": {"area_id": {"kind": "sequence"}, "name": {"kind": "format", "template": "Area {area_id}"}}},
         "links": {"primary_key": "link_id", "columns": {
             "link_id": {"kind": "sequence"},
-            # the first reference with a cardinality drives the rows: 10 zones x 30 = 300 links (350 rows in all);
-            # sorted by name, area_id would come first and drive: 40 areas x 1 = 40 links (90 rows: not a world)
+            # the first reference with a cardinality drives the rows: 10 zones x 30 = 300 links (350 rows in all), and
+            # the areas' 0-10 each are fitted to them; sorted by name, area_id would come first and drive the assignment
+            # (the same 300 links, other pairs: another world)
             "zone_id": {"kind": "reference", "parent": "zones", "cardinality": {"min": 30, "max": 30}},
-            "area_id": {"kind": "reference", "parent": "areas", "cardinality": {"min": 1, "max": 1}},
+            "area_id": {"kind": "reference", "parent": "areas", "cardinality": {"min": 0, "max": 10}},
         }},
     },
 }
@@ -120,7 +120,8 @@ def test_a_junction_table_keeps_its_driving_reference_through_the_world_file(tmp
     wf = read_world(write_world(spec, tables, Warehouse(tmp_path)))
     _same(wf.spec, spec)
     assert wf.tables["links"].height == 300 and build_world(wf.spec)["links"].equals(tables["links"])
-    # the order is what keeps it a world: the same fields sorted (as the stored spec once was) are another spec,
-    # outside the row budget
-    with pytest.raises(SpecError, match="300"):
-        spec_from_dict(json.loads(json.dumps(spec.model_dump(mode="json", exclude_defaults=True), sort_keys=True)))
+    # the order is part of the world: the same fields sorted (as the stored spec once was) drive from the areas, and
+    # build other links under another hash
+    resorted = spec_from_dict(json.loads(json.dumps(spec.model_dump(mode="json", exclude_defaults=True), sort_keys=True)))
+    assert resorted.tables["links"].driving_reference[0] == "area_id" and spec_hash(resorted) != spec_hash(spec)
+    assert not build_world(resorted)["links"].equals(tables["links"])
