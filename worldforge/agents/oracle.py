@@ -48,6 +48,7 @@ from worldforge.warehouse.layout import Warehouse
 _RESULT = re.compile(r"^\[(\d+)\] (\S+)\nTitle: (.*)$", re.M)
 _LINK = re.compile(r"\[([^\]]+)\]\((https?://[^)\s]+)\)")
 _NEXT = re.compile(r"\[next page\]\((\S+)\)")
+_PREVIOUS = re.compile(r"\[previous page\]\((\S+)\)")
 _CELL_SPLIT = re.compile(r"(?<!\\)\|")
 
 
@@ -202,7 +203,14 @@ class Oracle:
     def dataset(self, title: str) -> list[_Row]:
         """Every row of a (paginated) dataset whose title starts with ``title``: page 1, then each "next page"."""
         queries = [title, f"{title} page 1"] + ([f"{title}{self.world_title}"] if self.world_title else [])
-        url = self.find(queries, lambda u, t: t.startswith(title) and ("(page " not in t or "(page 1 of" in t))
+        try:
+            url = self.find(queries, lambda u, t: t.startswith(title) and ("(page " not in t or "(page 1 of" in t))
+        except OracleFailed:  # another page of it came up: back to page 1 by its "previous page" links, as a reader goes
+            url = self.find(queries, lambda u, t: t.startswith(title))
+            seen: set[str] = set()
+            while (m := _PREVIOUS.search(self.page(url))) and url not in seen:
+                seen.add(url)
+                url = m.group(1)
         rows: list[_Row] = []
         seen = set()
         while url and url not in seen:
