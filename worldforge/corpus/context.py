@@ -237,11 +237,17 @@ class ContextWriter:
             return f"the {n} {plural} whose {b.col(t, group).label} is {ctext}", [b.say(t, row, group, Style(), "body")[1]]
         pt = b.spec.tables[t].columns[group].parent
         prow = b.by_key[pt][row[group]]
-        role = b.info[t].roles.get(group)
-        if role:  # "the 9 matches with Rovers as home team", never "the 9 matches of Rovers" (their away matches are others)
-            return f"the {n} {plural} with {b.labels[pt][row[group]]} as {role}", b.name_fact(pt, prow, "body")
-        prep = rng.choice(("of", "of", "of", "in", "under", "listed under", "belonging to")) if rng else "of"
-        return f"the {n} {plural} {prep} {b.labels[pt][row[group]]}", b.name_fact(pt, prow, "body")
+        prep = rng.choice(("of", "of", "of", "in", "under", "listed under", "belonging to")) if rng and group not in b.info[t].roles else "of"
+        return f"the {n} {plural} {self.of_parent(t, group, row, prep)}", b.name_fact(pt, prow, "body")
+
+    def of_parent(self, t: str, ref: str, row: dict, prep: str = "of") -> str:
+        """The rows of ``t`` that share ``row``'s parent through ``ref``, as a phrase after their plural: ``of Rovers``
+        (or another ``prep``), and for a parent in a role ``with Rovers as home team`` (never "of Rovers": its away
+        matches are others)."""
+        b = self.b
+        plabel = b.labels[b.spec.tables[t].columns[ref].parent][row[ref]]
+        role = b.info[t].roles.get(ref)
+        return f"with {plabel} as {role}" if role else f"{prep} {plabel}"
 
     def _cells(self, t: str, rows: list[dict], cols: tuple[str, ...], scope: str | None = None) -> list[list]:
         """The basis's cells as one block ``[table, [row keys], [columns], scope]``: every (row, column) pair of it (the
@@ -456,8 +462,9 @@ class ContextWriter:
                 label = ci.label
                 if label.startswith("number of "):
                     things = label[len("number of "):]
-                    if total == 1:  # "a combined total of 1 sequel", never "1 sequels"
-                        things = singular_of_plural(things.split()[-1]) and " ".join(things.split()[:-1] + [singular_of_plural(things.split()[-1])]) or things
+                    *lead, last = things.split()
+                    if total == 1 and singular_of_plural(last):  # "a combined total of 1 sequel", never "1 sequels"
+                        things = " ".join([*lead, singular_of_plural(last)])
                     amount = rng.choice([f"a combined total of {ttext} {things}", f"{things} that come to {ttext} in all"])
                     text = rng.choice([f"together they have {amount}", f"between them, they have {amount}", f"taken together, they have {amount}",
                                        f"they account for {amount}"])
@@ -535,10 +542,7 @@ class ContextWriter:
             return None
         ctext, cfact = b.say(t, row, c, style, "body")
         fk = group and isinstance(b.spec.tables[t].columns[group], M.ReferenceColumn)
-        where = "on record"
-        if fk:
-            plabel = b.labels[b.spec.tables[t].columns[group].parent][row[group]]
-            where = f"with {plabel} as {b.info[t].roles[group]}" if group in b.info[t].roles else f"of {plabel}"
+        where = self.of_parent(t, group, row) if fk else "on record"
         if group and not fk:
             return None  # its group is already its category
         clabel = b.col(t, c).label

@@ -134,8 +134,7 @@ def encyclopedia(b: CorpusBuilder) -> None:
                 if not b.context.measures(t) and fk is not None:  # a record's siblings: "Awards of Casa Hewoklund"
                     where = f" of {b.labels[b.refs[t][fk].parent][row[fk]]}"
                 elif group and isinstance(b.spec.tables[t].columns[group], M.ReferenceColumn):
-                    plabel = b.labels[b.spec.tables[t].columns[group].parent][row[group]]
-                    where = f" with {plabel} as {info.roles[group]}" if group in info.roles else f" of {plabel}"
+                    where = " " + b.context.of_parent(t, group, row)
                 elif group:
                     where = f" ({b.col(t, group).label}: {b.say(t, row, group, site.style, 'body')[0]})"
                 lines += ["", f"## {sentence_case(info.plural)}{where}", ""] + peers

@@ -324,9 +324,7 @@ def reference_roles(name: str, table: M.TableSpec, cols: dict[str, ColumnInfo]) 
     """``{reference column: role}`` of the references that share their parent table with another reference of the
     table, and of a reference to the table itself (:attr:`TableInfo.roles`); the role is the column's label (``home
     team`` for ``home_team_id``, ``line manager`` for a staff member's ``manager_id``)."""
-    refs = table.references
-    shared = {c.parent for r, c in refs.items() if sum(1 for x in refs.values() if x.parent == c.parent) > 1}
-    return {r: cols[r].label for r, c in refs.items() if c.parent in shared or c.parent == name}
+    return {r: cols[r].label for r in table.references if table.reference_shape(name, r).startswith(("role", "hierarchy"))}
 
 
 def role_noun(role: str, noun: str) -> str:
@@ -400,14 +398,16 @@ def _event_column(cols: dict[str, ColumnInfo], frame: pl.DataFrame | None) -> st
 def _derived_designation(spec: M.WorldSpec, table: str, noun: str, cols: dict[str, ColumnInfo], frame: pl.DataFrame | None) -> str:
     """The designation of a nameless table: ``{ref} <noun> of {date}`` when parent and date tell (nearly all) rows apart, else an ordinal."""
     t = spec.tables[table]
+    shapes = {r: t.reference_shape(table, r) for r in t.references}
     # the parent that names the row: a reference every row has, to another table, in no role (never one player of a game)
-    ref = next((r for r, c in t.references.items() if c.null_share is None and c.hierarchy is None and c.parent != table
-                and sum(1 for x in t.references.values() if x.parent == c.parent) == 1), None)
+    ref = next((r for r, s in shapes.items() if s in ("reference", "junction")), None)
     dc = _event_column(cols, frame)
     head = noun[:1].upper() + noun[1:]
     # two parents in a pair of roles name the row together: "Rovers–United match of 18 October 2032", "Jędrasiak–Waloch game"
-    pair = next(([r for r, c in t.references.items() if c.parent == p] for p in dict.fromkeys(c.parent for c in t.references.values())
-                 if p != table and [c.null_share for c in t.references.values() if c.parent == p] == [None, None]), None)
+    by_parent: dict[str, list[str]] = {}
+    for r, c in t.references.items():
+        by_parent.setdefault(c.parent, []).append(r)
+    pair = next((rs for rs in by_parent.values() if [shapes[r] for r in rs] == ["role", "role"]), None)
     if pair:
         tpl = f"{{{pair[0]}}}–{{{pair[1]}}} {noun}"
         if dc is not None and (frame is None or frame.select([*pair, dc]).n_unique() >= 0.9 * frame.height):

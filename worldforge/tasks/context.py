@@ -153,13 +153,9 @@ class TaskContext:
         # a column headed as the row's own name column or its parent's is no task column ("Medal" of a medal)
         taken = {norm_column(capitalized(self.info[t].noun))}
         taken |= {norm_column(capitalized(self.parent_noun(t, ref, col.parent)[0])) for ref, col in self.spec.tables[t].references.items()}
-        # two columns under one label ("power", and "power" in kW): pages head both "Power", so only the first is asked
-        first: dict[str, str] = {}
-        for c in self.info[t].attributes():
-            first.setdefault(self.ci(t, c).label.lower(), c)
         out = []
         for c in self.info[t].attributes(kinds):
-            if frame[c].null_count() or norm_column(self.header(t, c)) in taken or first[self.ci(t, c).label.lower()] != c:
+            if frame[c].null_count() or norm_column(self.header(t, c)) in taken:
                 continue
             if frame.schema[c] == pl.String and (frame[c].str.strip_chars() == "").any():
                 continue
