@@ -130,7 +130,7 @@ class Table:
 
 def _unique_name(draw: st.DrawFn, taken: set[str], pool: list[str], invent: float = 0.25) -> str:
     """A fresh identifier from ``pool`` or, sometimes (or when the pool is used up), made up."""
-    free = [w for w in pool if w not in taken and w not in _RESERVED]
+    free = [w for w in pool if w not in taken and w not in _RESERVED and len(w) <= 63]  # an identifier has at most 63 characters
     if free and not draw(st.integers(0, 99)) < invent * 100:
         name = draw(st.sampled_from(free))
     else:
