@@ -501,9 +501,7 @@ def forum(b: CorpusBuilder) -> None:
 def datasets(b: CorpusBuilder, per_page: int = 20) -> None:
     """One statistics-portal dataset per labelled table: every row with its parent and up to six columns."""
     site = b.sites["data"]
-    for t in b.spec.tables:
-        if b.info[t].label_column == b.spec.tables[t].primary_key and b.kind(t) != "measurement":
-            continue  # a nameless table's rows are listed when they are measurements (their designations tell them apart)
+    for t in b.spec.tables:  # a nameless table's too: its designations ("Sensor 12") tell its rows apart in a list
         cols = b.attributes(t, ("number", "share", "date", "category", "bool"))[:6]
         _dataset_pages(b, b, t, cols, site, f"Dataset: {b.info[t].plural} in {b.title}", slug(t), None, per_page)
 

@@ -104,7 +104,10 @@ def singular_noun(word: str) -> str:
     if word.lower() in _SINGULAR_KEEP:
         return _SINGULAR_KEEP[word.lower()]
     if word.endswith(("ss", "us", "is")):  # already singular: bus, campus, class, analysis (inflect would cut an "s")
-        return word
+        from lemminflect import getAllLemmas
+
+        lemma = (getAllLemmas(word).get("NOUN") or (word,))[0]  # unless lemminflect knows a plural: menus, gurus, kiwis
+        return lemma if lemma + "s" == word else word
     return _inflect_engine().singular_noun(word) or word
 
 

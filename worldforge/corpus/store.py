@@ -271,6 +271,10 @@ class ServedPages(Mapping[str, dict]):
     def __iter__(self) -> Iterator[str]:
         return iter(self._rows)
 
+    def titles(self, page_type: str) -> list[str]:
+        """The titles of the pages of one type (``encyclopedia``), read without rendering a page."""
+        return [r["title"] for r in self._rows.values() if r["page_type"] == page_type]
+
     def __len__(self) -> int:
         return len(self._rows)
 

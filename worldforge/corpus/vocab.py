@@ -488,6 +488,8 @@ def row_labels(spec: M.WorldSpec, tables: dict[str, pl.DataFrame], infos: dict[s
                 out[t][r[pk]] = RowLabel(text, ((t, str(r[pk]), lc, name),))
             continue
         ref = next(iter(table.references), None)
+        if ref is not None and f"{{{ref}}}" not in info.designation and f"{{{ref}." not in info.designation:
+            ref = None  # numbered within a parent only when the designation names it ("Station 12", not "Station 1 (third)")
         dc = _event_column(info.columns, tables[t])
         order = sorted(rows, key=lambda r: ((r[dc] is None, r[dc]) if dc else (False, 0), r[pk]))
         counters: dict[Any, int] = {}

@@ -95,6 +95,8 @@ class _Corpus:
     labels: tuple[str, ...]
     labels_lower: tuple[str, ...]  # the labels lower-cased, in the same order
     page_rows: dict[str, list[tuple[str, str]]]  # url -> (table, row key) of every row it states
+    titles: tuple[str, ...] = ()  # encyclopedia titles without their site ("Farm 12 of Renvelka 4"): the probe's queries
+    # when no lead states a label (a world whose rows are all designated by number)
     named: dict[str, frozenset[str]] = field(default_factory=dict)  # lower-cased question -> the labels it names (filled by SearchEnv)
 
     def labels_in(self, question: str) -> frozenset[str]:
@@ -126,7 +128,8 @@ def _load_corpus(path: Path, scenario: str | None) -> _Corpus:
     page_rows: dict[str, list[tuple[str, str]]] = {}
     for url, t, k in facts.select("url", "table_name", "row_key").unique(maintain_order=True).iter_rows():
         page_rows.setdefault(url, []).append((t, k))
-    return _Corpus(pages, lead_facts, labels, tuple(x.lower() for x in labels), page_rows)
+    titles = () if labels else tuple(sorted({t.rsplit(" - ", 1)[0] for t in pages.titles("encyclopedia")}))
+    return _Corpus(pages, lead_facts, labels, tuple(x.lower() for x in labels), page_rows, titles)
 
 
 class EpisodeOver(WorldforgeError):
@@ -515,11 +518,12 @@ def leakage_probe(env: SearchEnv, queries: int = 8) -> tuple[int, int]:
         raise ValueError("leakage_probe needs an env with a task attached")
     # a label is another entity's when no target is a substring of it (a label equal to a target included);
     # one alternation of the escaped targets answers "any target in it" in a single scan per label
+    pool = env.corpus.labels or env.corpus.titles  # labels no lead states: the rows' article titles
     if env.targets:
         hit = re.compile("|".join(re.escape(t) for t in env.targets)).search
-        others = [label for label, low in zip(env.corpus.labels, env.corpus.labels_lower) if hit(low) is None]
+        others = [label for label in pool if hit(label.lower()) is None]
     else:
-        others = list(env.corpus.labels)
+        others = list(pool)
     step = max(1, len(others) // queries)
     leaked = sent = 0
     for label in others[::step][:queries]:
