@@ -177,6 +177,9 @@ def world_specs(draw: st.DrawFn, optional: bool = True, hierarchies: bool = True
         earlier = tables[:i]
         _references(draw, t, earlier, taken, optional)
         _attributes(draw, t, taken, words, categories)
+        if t is max(tables, key=lambda x: x.nominal):  # something to ask about: a spec has at least one table of numbers
+            while len(t.numbers) < 2:
+                _attribute(draw, t, taken, "number", words, categories)
 
     # Every seed gives 300–500 rows: tables without rows take theirs back until the range fits.
     while (free := [t for t in tables if not t.fixed_rows]) and not (
@@ -197,6 +200,11 @@ def world_specs(draw: st.DrawFn, optional: bool = True, hierarchies: bool = True
             spec["rows"] = t.rows
         if draw(st.integers(0, 3)) == 0:
             spec["label"] = t.name.replace("_", " ").rstrip("s") or t.name
+        seen_labels: set[str] = set()
+        for col in t.columns.values():  # a label given twice in one table is refused at load: the second goes
+            if "label" in col and col["label"] in seen_labels:
+                del col["label"]
+            seen_labels.add(col.get("label", ""))
         spec["columns"] = t.columns
         if t.constraints:
             spec["constraints"] = t.constraints

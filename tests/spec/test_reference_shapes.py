@@ -132,4 +132,15 @@ def test_a_name_cannot_be_made_of_a_parent_some_rows_lack(world, table, ref):
 def test_a_world_of_keys_alone_is_refused():
     d = {"world": "keys", "seed": 1, "target_year": 2030, "tables": {"t": {"primary_key": "t_id", "rows": 320, "columns": {"t_id": {"kind": "sequence"}}}}}
     [(path, msg)] = problems_of(d)
-    assert path == "tables" and "key or a reference" in msg
+    assert path == "tables" and "key, a reference or the row's name" in msg
+
+
+def test_a_world_of_names_alone_is_refused():
+    """Rows with a name and nothing else give pages that say nothing and no task to ask."""
+    d = {"world": "names", "seed": 1, "target_year": 2030, "tables": {
+        "loans": {"primary_key": "loan_id", "rows": 4, "columns": {"loan_id": {"kind": "sequence"}, "code": {"kind": "format", "template": "L-{n:03d}"}}},
+        "books": {"primary_key": "book_id", "rows": 320, "columns": {"book_id": {"kind": "sequence"}, "loan_id": {"kind": "reference", "parent": "loans"}}}}}
+    [(path, msg)] = problems_of(d)
+    assert path == "tables" and "the row's name" in msg
+    d["tables"]["books"]["columns"]["pages"] = {"kind": "number", "dtype": "int", "min": 20, "max": 900}
+    assert spec_from_dict(d).tables["books"].columns["pages"].kind == "number"  # one attribute: it loads

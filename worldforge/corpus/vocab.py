@@ -94,18 +94,9 @@ def singular(table: str) -> str:
 
 
 def label_column(table: M.TableSpec) -> str:
-    """The column that names a row: ``name``, else a ``*_name``/``handle``/``title``/``code``
-    column, else the first format column, else the primary key."""
-    cols = table.columns
-    if "name" in cols:
-        return "name"
-    for c in cols:
-        if c.endswith("_name") or c in ("handle", "title", "code"):
-            return c
-    for c, col in cols.items():
-        if col.kind == "format":
-            return c
-    return table.primary_key
+    """The column that names a row (:attr:`~worldforge.spec.models.TableSpec.name_column`): ``name``, else a
+    ``*_name``/``handle``/``title``/``code`` column, else the first format column, else the primary key."""
+    return table.name_column
 
 
 def derive_label(name: str, unit: str | None = None) -> tuple[str, str | None]:
@@ -122,6 +113,8 @@ def derive_label(name: str, unit: str | None = None) -> tuple[str, str | None]:
     if len(tokens) > 1 and tokens[0] in ("is", "has") and unit is None:
         tokens = tokens[1:]
     words = [_WORDS.get(t, t) for t in tokens]
+    if "est" in tokens and len(tokens) > 1 and not {"year", "yr", "date", "founded"} & set(tokens):
+        words = ["estimated"] + [w for t, w in zip(tokens, words) if t != "est"]  # "crew_size_est"; "year_est" is established
     label = " ".join(words).replace("number of of", "number of").strip()
     if unit is None and name_unit in ("thousand", "million", "billion"):
         unit = name_unit  # "population_k" without a unit: thousand (people, items ...)

@@ -627,6 +627,18 @@ class TableSpec(_Strict):
         """Reference (foreign-key) columns of this table, by column name."""
         return {n: c for n, c in self.columns.items() if isinstance(c, ReferenceColumn)}
 
+    @property
+    def name_column(self) -> str:
+        """The column that names a row: ``name``, else a ``*_name``/``handle``/``title``/``code`` column, else the first
+        format column, else the primary key (a nameless table: its rows are designated)."""
+        cols = self.columns
+        if "name" in cols:
+            return "name"
+        for c in cols:
+            if c.endswith("_name") or c in ("handle", "title", "code"):
+                return c
+        return next((c for c, col in cols.items() if isinstance(col, FormatColumn)), self.primary_key)
+
     def reference_shape(self, name: str, ref: str) -> str:
         """The shape of reference ``ref`` of this table (named ``name``): ``hierarchy`` (to the table itself), ``role`` (one
         of two or more references to the same parent: a match's home and away team), ``junction`` (one of two or more

@@ -279,6 +279,23 @@ def unique_reference_targets(table: TableSpec, con: "M.UniqueConstraint") -> lis
     return [c for c in con.columns if c in refs and refs[c].parent is not None]
 
 
+def _label_problems(spec: WorldSpec) -> list[tuple[str, str]]:
+    """Two columns of one table given the same ``label``: pages, infoboxes and task headers could not tell them apart."""
+    problems = []
+    for tname, table in spec.tables.items():
+        first: dict[str, str] = {}
+        for cname, col in table.columns.items():
+            if col.label is None:
+                continue
+            key = " ".join(col.label.lower().split())
+            if key in first:
+                problems.append((f"tables.{tname}.columns.{cname}.label", f"{col.label!r} is also the label of {first[key]!r}: "
+                                 "pages could not tell the two columns apart (give each its own label)"))
+            else:
+                first[key] = cname
+    return problems
+
+
 def _resample_problems(spec: WorldSpec) -> list[tuple[str, str]]:
     """A check with ``enforce: resample`` must read (directly or through derived columns) a column it can redraw,
     or read a reference column of its table (whose parents are then reassigned)."""
@@ -531,9 +548,11 @@ def build_plan(spec: WorldSpec) -> tuple[Plan | None, list[tuple[str, str]]]:
     if not problems:
         problems.extend(_as_of_problems(spec))
     problems.extend(_resample_problems(spec))
-    if not any(not isinstance(c, (M.SequenceColumn, M.ReferenceColumn)) for t in spec.tables.values() for c in t.columns.values()):
+    problems.extend(_label_problems(spec))
+    if not any(not isinstance(c, (M.SequenceColumn, M.ReferenceColumn)) and n != t.name_column
+               for t in spec.tables.values() for n, c in t.columns.items()):
         problems.append(("tables", "a world needs at least one column to say something about its rows (a number, date, choice, "
-                                   "name ...): every column of every table is a key or a reference"))
+                                   "place ...): every column of every table is a key, a reference or the row's name"))
     if problems:
         return None, problems
 
