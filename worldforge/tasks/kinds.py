@@ -443,7 +443,8 @@ def ranking_tasks(ctx: TaskContext, limit: int) -> None:
             info = ctx.info[t]
             scope, page_scope = "", ""
             if col.within:
-                groups = sorted(frame[col.within].drop_nulls().unique().to_list())  # rows without a parent rank in no group a page lists
+                sizes = frame[col.within].drop_nulls().value_counts()  # rows without a parent rank in no group a page lists
+                groups = sorted(g for g, n in sizes.iter_rows() if n >= 3)  # never "which 1 crews of Berth 545 come first"
                 if not groups:
                     continue
                 g = ctx.rng.choice(groups)
