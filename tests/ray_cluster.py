@@ -21,11 +21,18 @@ from worldforge.net import free_port
 
 RAY = Path(sys.executable).parent / "ray"
 
-AUTH = {"RAY_AUTH_MODE": "disabled"}
+PATIENT = {"RAY_py_gcs_connect_timeout_s": "300", "RAY_gcs_rpc_server_connect_timeout_s": "120",
+           "RAY_gcs_rpc_server_reconnect_timeout_s": "300", "RAY_gcs_server_request_timeout_seconds": "300"}
+"""Ray's timeouts for reaching its GCS, raised from seconds to minutes for the cluster and every driver: on two busy
+cores the GCS can take longer than the default 30 s to answer, and ``ray start`` then failed with "Timed out while
+waiting for GCS to become available" (a test that fails when the machine is busy is a bug). Each is a ``RAY_<name>``
+override of Ray's config (``ray_config_def.h``)."""
+
+AUTH = {"RAY_AUTH_MODE": "disabled", **PATIENT}
 """The test cluster's authentication, set for the cluster and every driver that joins it: explicit, so the
 test does not depend on the user's ``~/.ray/auth_token`` (whose mere presence turns Ray's token
 authentication on, and the job server then answers 401 to a client without it). The cluster listens on
-127.0.0.1 only."""
+127.0.0.1 only. With it, :data:`PATIENT`'s timeouts (the whole of what a cluster and its drivers are given)."""
 
 
 def _session_pids(sid: int) -> list[int]:
