@@ -200,9 +200,10 @@ def world_specs(draw: st.DrawFn, optional: bool = True, hierarchies: bool = True
             spec["rows"] = t.rows
         if draw(st.integers(0, 3)) == 0:
             spec["label"] = t.name.replace("_", " ").rstrip("s") or t.name
-        seen_labels: set[str] = set()
-        for col in t.columns.values():  # a label given twice in one table is refused at load: the second goes
-            if "label" in col and col["label"] in seen_labels:
+        # a label given twice in a table, or that reads as another column's name, is refused at load: it goes
+        seen_labels: set[str] = {c.replace("_", " ") for c, col in t.columns.items() if "label" not in col}
+        for c, col in t.columns.items():
+            if "label" in col and (col["label"] in seen_labels - {c.replace("_", " ")}):
                 del col["label"]
             seen_labels.add(col.get("label", ""))
         spec["columns"] = t.columns

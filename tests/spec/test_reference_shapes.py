@@ -144,3 +144,14 @@ def test_a_world_of_names_alone_is_refused():
     assert path == "tables" and "the row's name" in msg
     d["tables"]["books"]["columns"]["pages"] = {"kind": "number", "dtype": "int", "min": 20, "max": 900}
     assert spec_from_dict(d).tables["books"].columns["pages"].kind == "number"  # one attribute: it loads
+
+
+def test_a_label_that_reads_as_another_columns_name_is_refused():
+    """'crew size' on one column and a column named crew_size: two infobox rows 'Crew size' (the fuzzer found it)."""
+    d = {"world": "crews", "seed": 1, "target_year": 2030, "tables": {"crews": {"primary_key": "crew_id", "rows": 320, "columns": {
+        "crew_id": {"kind": "sequence"}, "ulazu": {"kind": "number", "dtype": "int", "min": 1, "max": 9, "label": "crew size"},
+        "crew_size": {"kind": "number", "dtype": "int", "min": 5, "max": 400}}}}}
+    [(path, msg)] = problems_of(d)
+    assert path == "tables.crews.columns.ulazu.label" and "'crew_size'" in msg
+    d["tables"]["crews"]["columns"]["crew_size"]["label"] = "crew headcount"
+    assert spec_from_dict(d).tables["crews"].columns["ulazu"].label == "crew size"

@@ -288,8 +288,13 @@ def table_info(spec: M.WorldSpec, table: str, frame: pl.DataFrame | None = None)
     t = spec.tables[table]
     noun = t.label or _noun(table)
     cols = {c: column_info(t, c, frame) for c in t.columns}
-    used: set[str] = set()
-    for c, ci in cols.items():  # two columns under one label ("power", and "power" in kW): pages must tell them apart
+    # two columns under one label ("power", and "power" in kW): pages must tell them apart. A declared label is kept (the
+    # spec refuses two of them alike, or one that is another column's name); a derived one gives way to it and to the
+    # labels before it, taking the column's name as words
+    used: set[str] = {t.columns[c].label.lower() for c in cols if t.columns[c].label}
+    for c, ci in cols.items():
+        if t.columns[c].label:
+            continue
         if ci.label.lower() in used and ci.kind not in ("key", "reference"):
             for other in (derive_label(c, t.columns[c].unit)[0], c.replace("_", " ")):
                 if other.lower() not in used:

@@ -584,6 +584,10 @@ ConstraintSpec = Annotated[
 ]
 
 
+_NAME_PARTS = ("first_name", "last_name", "given_name", "family_name", "middle_name", "user_name", "nick_name")
+"""Column name endings of a part of a name, which is no row's name (many rows share a first name)."""
+
+
 class TableSpec(_Strict):
     """One table: its ``primary_key``, its ``columns`` by name (one generator ``kind`` each) and its ``constraints``.
 
@@ -629,13 +633,14 @@ class TableSpec(_Strict):
 
     @property
     def name_column(self) -> str:
-        """The column that names a row: ``name``, else a ``*_name``/``handle``/``title``/``code`` column, else the first
-        format column, else the primary key (a nameless table: its rows are designated)."""
+        """The column that names a row: ``name``, else a ``*_name``/``handle``/``title``/``code`` column (never a part of
+        a person's name: ``first_name``, ``last_name``, ``user_name`` repeat between rows), else the first format
+        column, else the primary key (a nameless table: its rows are designated)."""
         cols = self.columns
         if "name" in cols:
             return "name"
         for c in cols:
-            if c.endswith("_name") or c in ("handle", "title", "code"):
+            if (c.endswith("_name") and not c.endswith(_NAME_PARTS)) or c in ("handle", "title", "code"):
                 return c
         return next((c for c, col in cols.items() if isinstance(col, FormatColumn)), self.primary_key)
 

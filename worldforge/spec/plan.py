@@ -280,7 +280,8 @@ def unique_reference_targets(table: TableSpec, con: "M.UniqueConstraint") -> lis
 
 
 def _label_problems(spec: WorldSpec) -> list[tuple[str, str]]:
-    """Two columns of one table given the same ``label``: pages, infoboxes and task headers could not tell them apart."""
+    """Two columns of one table given the same ``label``, or a label that is another column's name in words (``crew
+    size`` on one column, a column ``crew_size``): pages, infoboxes and task headers could not tell them apart."""
     problems = []
     for tname, table in spec.tables.items():
         first: dict[str, str] = {}
@@ -293,6 +294,11 @@ def _label_problems(spec: WorldSpec) -> list[tuple[str, str]]:
                                  "pages could not tell the two columns apart (give each its own label)"))
             else:
                 first[key] = cname
+        for cname, col in table.columns.items():
+            if col.label is None and cname.replace("_", " ") in first and first[cname.replace("_", " ")] != cname:
+                problems.append((f"tables.{tname}.columns.{first[cname.replace('_', ' ')]}.label",
+                                 f"{cname.replace('_', ' ')!r} is also how column {cname!r} reads: pages could not tell the two "
+                                 f"columns apart (give {cname!r} a label of its own, or this column another)"))
     return problems
 
 
