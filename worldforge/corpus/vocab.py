@@ -147,7 +147,10 @@ class ColumnInfo:
     def header(self) -> str:
         """The column as a table header or a task column: the label, capitalised, with the unit in brackets."""
         head = self.label[:1].upper() + self.label[1:]
-        return f"{head} ({self.unit.header()})" if self.unit is not None and self.unit.header() else head
+        unit = self.unit.header() if self.unit is not None else ""
+        if not unit or self.label.lower().endswith(" " + unit.lower()):  # "Loan days", never "Loan days (days)"
+            return head
+        return f"{head} ({unit})"
 
 
 @dataclass(frozen=True)
@@ -291,9 +294,12 @@ def table_info(spec: M.WorldSpec, table: str, frame: pl.DataFrame | None = None)
     # two columns under one label ("power", and "power" in kW): pages must tell them apart. A declared label is kept (the
     # spec refuses two of them alike, or one that is another column's name); a derived one gives way to it and to the
     # labels before it, taking the column's name as words
-    used: set[str] = {t.columns[c].label.lower() for c in cols if t.columns[c].label}
+    # the row's noun and its references' labels head infobox rows too ("Loan: Loan 3" beside a column loan_days read "loan")
+    used: set[str] = {t.columns[c].label.lower() for c in cols if t.columns[c].label} | {noun.lower()}
+    used |= {x.lower() for r, col in t.references.items() for x in (cols[r].label, spec.tables[col.parent].label or _noun(col.parent))
+             if col.parent in spec.tables}
     for c, ci in cols.items():
-        if t.columns[c].label:
+        if t.columns[c].label or ci.kind == "reference":
             continue
         if ci.label.lower() in used and ci.kind not in ("key", "reference"):
             for other in (derive_label(c, t.columns[c].unit)[0], c.replace("_", " ")):
