@@ -639,10 +639,21 @@ class TableSpec(_Strict):
         cols = self.columns
         if "name" in cols:
             return "name"
-        for c in cols:
-            if (c.endswith("_name") and not c.endswith(_NAME_PARTS)) or c in ("handle", "title", "code"):
-                return c
-        return next((c for c, col in cols.items() if isinstance(col, FormatColumn)), self.primary_key)
+        named = [c for c in cols if (c.endswith("_name") and not c.endswith(_NAME_PARTS)) or c in ("handle", "title", "code")]
+        formats = [c for c, col in cols.items() if isinstance(col, FormatColumn)]
+        # a candidate declared unique comes first: a street_name that repeats names no row where a unique code would
+        unique = [c for c in named + formats if self._declared_unique(c)]
+        if named and not self._declared_unique(named[0]) and unique:
+            return unique[0]
+        return (named or formats or [self.primary_key])[0]
+
+    def _declared_unique(self, c: str) -> bool:
+        """Column ``c`` holds distinct values by its declaration: ``unique: true``, a one-column ``unique`` constraint, or
+        a format whose template counts over the whole table (``{n}`` and no ``counter_within``)."""
+        col = self.columns[c]
+        if getattr(col, "unique", False) or any(k.kind == "unique" and list(k.columns) == [c] for k in self.constraints):
+            return True
+        return isinstance(col, FormatColumn) and "{n" in col.template and not getattr(col, "counter_within", None)
 
     def reference_shape(self, name: str, ref: str) -> str:
         """The shape of reference ``ref`` of this table (named ``name``): ``hierarchy`` (to the table itself), ``role`` (one
