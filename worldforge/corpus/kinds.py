@@ -20,7 +20,10 @@ already know, in this order:
    measuring (``was observed``, ``was logged``, ``was reported``).
 5. ``measurement``: a table without a name column whose rows are designated by their parent and a date, three
    or more per parent.
-6. ``thing``: anything else (a phone model, a lighthouse, a seed variety).
+6. ``product``: a thing whose names carry a model number (three in five or more of its names have a word and then a
+   number: "vivo Lumen 6 Ultra", "Brecho Explorer 2"; never a code such as "GOR-314" or the noun and a number,
+   "Berth 545").
+7. ``thing``: anything else (a lighthouse, a seed variety, a library).
 
 :data:`GENRES_BY_KIND` says which genres each kind gets; :func:`fits` asks it.
 
@@ -30,13 +33,17 @@ kind             genres
 person           encyclopedia, news, press_release, ranking, profile, comparison, forum, dataset,
                  timeline (no rumour: people have no successors)
 event            every genre
-thing            every genre
+product          every genre: a *versioned* thing (most of its names carry a model number: "vivo Lumen 6
+                 Ultra"), the one kind a rumour blog gives a successor
+thing            every genre but the rumour (a library, an estate or a farm has no successor)
 measurement      encyclopedia (and a link from the parent's article), ranking, profile, comparison,
                  dataset, timeline: no news, press release, rumour or forum thread of its own
 ================ ==============================================================================
 """
 
 from __future__ import annotations
+
+import re
 
 import polars as pl
 
@@ -45,14 +52,15 @@ from worldforge.spec import models as M
 
 __all__ = ["GENRES_BY_KIND", "KINDS", "fits", "table_kind", "table_kinds"]
 
-KINDS = ("person", "event", "measurement", "thing")
+KINDS = ("person", "event", "measurement", "product", "thing")
 """The kinds of rows a table can hold."""
 
 _ALL = frozenset({"encyclopedia", "news", "press_release", "ranking", "profile", "comparison", "forum", "dataset", "timeline", "rumor"})
 GENRES_BY_KIND: dict[str, frozenset[str]] = {
     "person": _ALL - {"rumor"},
     "event": _ALL,
-    "thing": _ALL,
+    "product": _ALL,
+    "thing": _ALL - {"rumor"},
     "measurement": _ALL - {"news", "press_release", "rumor", "forum"},
 }
 """The page types each kind of row may get (the module docstring's table)."""
@@ -136,7 +144,23 @@ def table_kinds(spec: M.WorldSpec, tables: dict[str, pl.DataFrame], infos: dict[
         ref = next(iter(table.references.values()), None)
         parent_rows = tables[ref.parent].height if ref is not None and ref.parent in tables else None
         out[t] = table_kind(spec, t, infos[t], tables.get(t), person[t], parent_rows)
+        if out[t] == "thing" and _versioned(infos[t], tables.get(t), spec.tables[t].primary_key):
+            out[t] = "product"
     return out
+
+
+_MODEL_NUMBER = re.compile(r"^[^\d]*[A-Za-z]{2,}[^\d]* \d+[A-Za-z]?\b")
+
+
+def _versioned(info: TableInfo, frame: pl.DataFrame | None, pk: str) -> bool:
+    """Three in five or more of a named table's names have a word and then a number ("Lumen 6 Ultra"), and the number
+    follows more than the row noun alone ("Berth 545" is a berth numbered 545, not a model)."""
+    if frame is None or info.label_column == pk or info.label_column not in frame.columns or not frame.height:
+        return False
+    noun = info.noun.lower()
+    names = [str(v) for v in frame[info.label_column].to_list() if v is not None]
+    versioned = sum(1 for n in names if _MODEL_NUMBER.match(n) and n.lower().split(" ")[0] != noun)
+    return versioned >= 0.6 * len(names)
 
 
 def fits(kind: str, genre: str) -> bool:

@@ -395,17 +395,17 @@ def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | No
         else:
             obj = None
         if obj is not None:
-            return Frame((f"{past_tense(part)} {obj}", f"has {part} {obj}", f"reports {obj} {part}"), None, None)
+            return Frame((f"{past_tense(part)} {obj}", f"has {part} {obj}"), None, None)
     if words[:2] == ["number", "of"] and len(words) > 2:
         things = " ".join(words[2:])
         obj = f"{{value}} {things}" if unit_base is None else "{value}"
-        vps = [f"has {obj}", f"counts {obj}", f"lists {obj}"]
+        vps = [f"has {obj}"]  # never "counts 2 berths" or "lists 29 sailings": a count is had
         return Frame(tuple(vps), None, None)
     if words == ["count"]:
-        return Frame(("has a count of {value}", "shows a count of {value}"), None, None)
+        return Frame(("has a count of {value}",), None, None)
     if words and words[-1] == "count" and len(words) > 1 and unit_base is None:
         things = plural_noun(" ".join(words[:-1]))
-        return Frame((f"has {{value}} {things}", f"counts {{value}} {things}"), None, None)
+        return Frame((f"has {{value}} {things}",), None, None)
     if words and words[0] == "age":
         rest = " ".join(words[1:])
         old = "{value} old" if unit_base in ("years", "year") else "{value}"
@@ -422,12 +422,12 @@ def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | No
         if words[1] in ("without", "with", "under", "over"):
             return Frame((f"went {v} {rest}", f"spent {v} {rest}"), None, None)
         if words[1] == "of":
-            return Frame((f"counts {v} {rest}", f"has {v} {rest}", f"has put in {v} {rest}"), None, None)
+            return Frame((f"has {v} {rest}", f"has put in {v} {rest}"), None, None)
         if words[1] in ("after", "before"):
             return Frame((f"came {v} {rest}", f"is dated {v} {rest}", f"fell {v} {rest}"), None, None)
         if words[1] == "on":
             return Frame((f"has spent {v} {rest}",), None, None)
-        return Frame((f"counts {v} {rest}",), None, None)  # "days to maturity", "days open", "hours daily"
+        return Frame((f"has {v} {rest}",), None, None)  # "days to maturity", "days open", "hours daily"
     if len(words) >= 2 and words[0] == "year" and words[1].endswith("ed"):
         part = words[1]
         return Frame((f"{part} in {{value}}" if part in INTRANSITIVE_VERBS else f"was {part} in {{value}}",), None, None)
@@ -454,11 +454,8 @@ def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | No
         vps = ["scores {value}" if head == "score" else "is rated {value}"]
     elif head in ("employees", "staff", "workers", "headcount"):
         vps = ["employs {value}" if unit_base else f"employs {{value}} {'people' if head == 'headcount' else head}"]
-    if has_a:
+    if has_a:  # the neutral construction alone: "is listed with", "shows" and "reports" a value were hedges, not variety
         vps.append(has_a)
-        if len(vps) == 1:  # only the neutral construction: its variants ("is listed with new snow of" is no English)
-            a_label = label if words[-1] in _MASS else art
-            vps += ([] if words[-1] in _MASS else [f"is listed with {a_label} of {{value}}"]) + [f"shows {a_label} of {{value}}", f"reports {a_label} of {{value}}"]
     if not vps and unit_base is None and np_ok and (_plural_head(label) or _postmodified_plural(words)):
         # a plural noun counts what the row has: "has 12 lifts", "has 14 shifts per month", "has 13 lifts open",
         # never "its lifts are 12" or "its lifts open is 13"

@@ -24,13 +24,31 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-__all__ = ["BAD_CONSTRUCTIONS", "bad_constructions", "fact_sentences", "page_words", "prose_sentences", "skeleton", "variety"]
+__all__ = ["ATTRIBUTION", "BAD_CONSTRUCTIONS", "CONNECTIVE", "bad_constructions", "fact_sentences", "page_words", "prose_sentences", "skeleton",
+           "variety"]
 
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 _NUM = re.compile(r"[$€£¥₹₩]?\d[\d,.]*%?")
 _CAP = re.compile(r"\b[A-Z][\w'’-]*")
 _SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z*\"“])")
 _WORD = re.compile(r"\w+")
+
+ATTRIBUTION = re.compile(
+    r"\b(according to (?:official|the (?:register|latest|spec|filing|published))|as the (?:records|figures) (?:show|stand)|"
+    r"(?:official |public )?records (?:show|indicate)|per the (?:published|official)|going by the (?:official|published|register)|"
+    r"on the latest figures|at the last count|by the latest (?:tally|count)|as of the latest (?:update|records)|in the most recent data|"
+    r"based on the (?:most recent|published)|the published tables show|on the register's numbers|in the current listings|"
+    r"by the official count|sources agree|by most accounts|in the official records|is (?:listed|recorded|given) as|"
+    r"was last reported as|at the time of writing|a filing shows|in the published tables)\b|^(?:As listed|On paper), ", re.I)
+"""An attribution stuck on a plain fact: a source nobody can open ("according to the latest filings"), or a hedge on a
+value ("is listed as", "was last reported as"). Only hearsay (a forum reply) and quotes may carry one."""
+
+CONNECTIVE = re.compile(
+    r"^(?:In addition|Beyond that|Separately|On top of that|Meanwhile|Also worth noting|For the record|By the latest count|"
+    r"As for the numbers|Elsewhere in the record|Besides that|What is more|Further|Notably|Put another way|Relative to its peers|"
+    r"For context|By this measure|In comparison|Overall|As it happens|By the same token|Looking at the group|Within its group|"
+    r"In relative terms|Side by side|Judged by the numbers|Seen against the rest|All told|In all)[,:] ")
+"""A connective opening a sentence with no relation to the one before it ("Put another way, ...", "In addition, ...")."""
 
 BAD_CONSTRUCTIONS: dict[str, re.Pattern] = {
     "its <label> stands at": re.compile(r"\b[Ii]ts [a-z ]+ stands at\b"),

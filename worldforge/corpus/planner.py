@@ -5,7 +5,8 @@ and the text the site writes for it), :func:`realise` groups them into sentences
 three facts (aggregation), picks a construction per sentence (coordinated verb phrases, a
 fronted ``with``-phrase, a relative clause, a possessive copula), refers to the row by name
 first and then by pronoun, surname or definite description (referring expressions,
-:class:`~worldforge.corpus.lexicon.Referent`), and opens some sentences with a connective. Every
+:class:`~worldforge.corpus.lexicon.Referent`); a forum reply may open with a hedge (hearsay), no other voice
+with an attribution or a connective. Every
 value text is inserted verbatim, so each stated cell stays findable by the corpus fact check.
 Choices are drawn from the caller's seeded random stream: the same inputs give the same text.
 """
@@ -15,33 +16,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from worldforge.corpus.lexicon import Frame, Referent, base_verb, conjugate, fill, is_participle
+from worldforge.corpus.lexicon import Frame, Referent, conjugate, fill, is_participle
 
 __all__ = ["Said", "realise", "sentence_case"]
 
-_CLOSERS = (", according to official figures", ", at the last count", ", by the latest tally", " on the latest figures",
-            ", as the records show", ", per the published data", ", going by the official numbers", " at the time of writing",
-            ", as of the latest update", ", based on the most recent filing", " in the most recent data", ", the records show")
-_COPULAS = ("is", "is", "is", "is recorded as", "is given as", "is listed as", "was last reported as")
-_OPENERS = ("According to the register, ", "As of the latest records, ", "Official records show that ", "By most accounts, ",
-            "Public records indicate that ", "Sources agree that ", "On paper, ", "As listed, ", "Per the official register, ",
-            "Based on the published figures, ", "Records indicate that ", "In the official records, ")
-_CONNECTIVES = ("In addition, ", "Beyond that, ", "Separately, ", "On top of that, ", "Meanwhile, ", "Also worth noting: ",
-                "For the record, ", "By the latest count, ", "As for the numbers, ", "Elsewhere in the record, ", "Besides that, ",
-                "What is more, ", "Further, ", "Notably, ")
-_FORUM = ("Pretty sure ", "IIRC ", "From what I remember, ", "Last I checked, ", "If memory serves, ", "According to the spec sheet, ",
-          "Going by the official page, ", "")
-_NEWS = ("According to the filing, ", "Records show that ", "The figures show that ", "Data reviewed by this outlet show that ",
-         "The latest data show that ", "Figures released this week show that ", "Documents seen by this outlet show that ", "")
+_FORUM = ("Pretty sure ", "IIRC ", "From what I remember, ", "Last I checked, ", "If memory serves, ", "")
+"""Hedges of a forum reply, the one voice here that is hearsay. No other voice gets an attribution or a connective: no
+source stands behind "according to official figures", and "In addition," joins facts that have no relation."""
 # adverbs a writer slips into a verb phrase, by voice; "also" only after a first sentence, present-time ones only on
 # a present-tense verb that states no date ("currently handles", never "currently departed on")
-_ADVERBS = {"encyclopedia": ("currently", "also"), "news": ("reportedly", "now", "also", "currently", "officially"),
+_ADVERBS = {"encyclopedia": ("also",), "news": ("also", "now"),  # never "reportedly", "currently lists": hedges on a fact
             "forum": ("apparently", "actually", "also", "still")}
 _PRESENT_ONLY = {"currently", "now", "still"}
 _MODALS = {"can", "could", "will", "would", "may", "might", "must", "shall", "should"}
-# neutral verbs of derived frames: "Showing a fare zone of 2, ..." and "Counting 83 days, ..." read badly
-_NO_GERUND = {"shows", "reports", "records", "counts", "sees", "lists", "gets", "ranks", "stands", "comes", "goes", "takes", "puts", "makes"}
-_COPULA_JOINS = (", and ", ", and ", ", while ", "; ")
+_COPULA_JOINS = (", and ", ", and ", "; ")  # never ", while ": a contrast two cells do not make
 
 
 @dataclass(frozen=True)
@@ -58,8 +46,9 @@ def sentence_case(text: str) -> str:
 
 
 def _copula(rng, frame: Frame) -> str:
-    """``is`` or a variant, conjugated for a plural noun ("its shifts per month are 14")."""
-    return conjugate(rng.choice(_COPULAS), frame.plural)
+    """``is``, conjugated for a plural noun ("its shifts per month are 14"); never "is listed as" or "was last reported
+    as", which hedge a plain fact."""
+    return conjugate("is", frame.plural)
 
 
 def _vp(rng, s: Said) -> str:
@@ -119,20 +108,6 @@ def _adverb(rng, vp: str, voice: str, later: bool, event: bool) -> str:
 
 
 @lru_cache(maxsize=4096)
-def _gerund(vp_template: str) -> str | None:
-    """The participle phrase fronting a sentence: ``handles {value}`` -> ``Handling {value}``, ``was added on
-    {value}`` -> ``Added on {value}``; ``None`` for "has", "is", modals and lexical past tenses."""
-    head, _, rest = vp_template.partition(" ")
-    if head in ("was", "were") and rest and rest.split(" ", 1)[0].endswith("ed") and "{value}" in rest:
-        return rest  # "added on {value}"
-    if _head_form(head) != "present" or not rest or head in _NO_GERUND:
-        return None
-    from lemminflect import getInflection
-
-    ing = getInflection(base_verb(head), "VBG")
-    return f"{ing[0]} {rest}" if ing else None
-
-
 def _possessive(vp: str) -> bool:
     """``vp`` starts with the main verb ``has`` ("has a mass of 5 kg"), not the perfect's auxiliary ("has been sailing",
     "has also been")."""
@@ -154,9 +129,9 @@ def _sentence(rng, ref: Referent, group: list[Said], first: bool, voice: str = "
         subj = ref.name
     named = subj == ref.name
     nominal = [s for s in group if not s.frame.vps and s.frame.noun]
+    # never a fronted "With a price index of 1.06, X shows storage of 128 GB" or "Handling 3,745 passengers a day, X has a
+    # fare zone of 1": they say that one fact explains another, and two cells of a row have no such relation
     shapes = ["coord"]
-    if len(verbal) >= 2 and verbal[0].frame.with_phrase:
-        shapes.append("with")
     if len(verbal) >= 2 and verbal[0].frame.noun and not verbal[0].frame.plural and not ref.person and subj[:1].isupper():  # never "It, whose ..."
         shapes.append("whose")
     if verbal and any(s.frame.noun for s in verbal) and not nominal:  # one possessive copula a sentence at most
@@ -164,18 +139,10 @@ def _sentence(rng, ref: Referent, group: list[Said], first: bool, voice: str = "
     dated = next((s for s in verbal if s.frame.event and any(v.endswith(" on {value}") for v in s.frame.vps)), None)
     if dated is not None and len(group) == 1:  # "On May 5, 2030, X arrived." (never dating the row's other facts)
         shapes.append("dated")
-    lead_vp = rng.choice(verbal[0].frame.vps) if verbal else None
-    gerund = _gerund(lead_vp) if lead_vp and len(verbal) >= 2 and not ref.person else None
-    if gerund:  # "Handling 3,745 passengers per day, Skeimuk Market has a fare zone of 1."
-        shapes.append("participle")
     of_noun = next((s for s in group if s.frame.noun and not s.frame.plural), None)
     if of_noun is not None and named:  # "The fare zone of Meplar Heights is 3, and it ..."
         shapes.append("of")
     shape = rng.choice(shapes)
-    if shape == "participle":
-        rest = verbal[1:]
-        core = f"{fill(gerund, verbal[0].value)}, {subj} {_join([_vp(rng, s) for s in rest])}"
-        return _nominal_tail(rng, ref, core, nominal)
     if shape == "of":
         rest = [s for s in group if s is not of_noun and s.frame.vps]
         cop = f"the {of_noun.frame.noun} of {subj} {_copula(rng, of_noun.frame)} {of_noun.value}"
@@ -185,9 +152,6 @@ def _sentence(rng, ref: Referent, group: list[Said], first: bool, voice: str = "
         ev = next(v for v in dated.frame.vps if v.endswith(" on {value}"))[: -len(" on {value}")]
         rest = [s for s in verbal if s is not dated]
         core = f"on {dated.value}, {subj} {_join([ev] + [_vp(rng, s) for s in rest])}"
-    elif shape == "with":
-        w, rest = verbal[0], verbal[1:]
-        core = f"{fill(w.frame.with_phrase, w.value)}, {subj} {_join([_vp(rng, s) for s in rest])}"
     elif shape == "whose":
         w, rest = verbal[0], verbal[1:]
         core = f"{subj}, whose {w.frame.noun} {'are' if w.frame.plural else 'is'} {w.value}, {_join([_vp(rng, s) for s in rest])}"
@@ -257,23 +221,11 @@ def realise(rng, ref: Referent, items: list[Said], voice: str = "encyclopedia", 
                 break  # one copula-only fact a sentence: never "..., and its X is A, and its Y is B"
             group.append(todo[i])
             i += 1
-        connective = bool(out) and rng.random() < 0.3  # drawn first: "In addition, it also has ..." says "also" twice
-        core = _sentence(rng, ref, group, first=first_by_name and not out, voice=voice, later=bool(out) and not connective)
-        opener = ""
+        core = _sentence(rng, ref, group, first=first_by_name and not out, voice=voice, later=bool(out))
+        opener = closer = ""
         fronted = not core.startswith(ref.name) and core[:1].islower() and core.split(" ", 1)[0] not in ("it", "its", "the", "this")
-        if fronted:  # "With a fare zone of 2, ...", "On May 5, ...": one fronted phrase is enough
-            pass
-        elif connective:
-            opener = rng.choice(_CONNECTIVES)
-        elif voice == "encyclopedia" and rng.random() < 0.3:
-            opener = rng.choice(_OPENERS)
-        elif voice == "forum" and rng.random() < 0.6:
+        if voice == "forum" and not fronted and rng.random() < 0.6:  # "With a fare zone of 2, ...": one fronted phrase is enough
             opener = rng.choice(_FORUM)
-        elif voice == "news" and rng.random() < (0.3 if out else 0.2):
-            opener = rng.choice(_NEWS)
-        closer = rng.choice(_CLOSERS) if voice != "forum" and not opener and rng.random() < (0.35 if len(group) == 1 else 0.12) else ""
-        if len(group) == 1 and not opener and not closer and not fronted and voice == "encyclopedia" and rng.random() < 0.4:
-            opener = rng.choice(_OPENERS)  # one attribution a sentence: an opener or a closer, never both
         text = opener + core + closer
         out.append((text if text.startswith(ref.name) else sentence_case(text)) + ".")  # "vivo Edge 11" keeps its own case
     return out
