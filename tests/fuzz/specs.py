@@ -201,11 +201,13 @@ def world_specs(draw: st.DrawFn, optional: bool = True, hierarchies: bool = True
         if draw(st.integers(0, 3)) == 0:
             spec["label"] = t.name.replace("_", " ").rstrip("s") or t.name
         # a label given twice in a table, or that reads as another column's name, is refused at load: it goes
-        seen_labels: set[str] = {c.replace("_", " ") for c, col in t.columns.items() if "label" not in col}
-        for c, col in t.columns.items():
-            if "label" in col and (col["label"] in seen_labels - {c.replace("_", " ")}):
-                del col["label"]
-            seen_labels.add(col.get("label", ""))
+        while True:  # until no two columns read alike (an unlabelled column reads as its name in words)
+            reads = [(c, col.get("label") or c.replace("_", " ")) for c, col in t.columns.items()]
+            clash = next((c for i, (c, r) in enumerate(reads) if "label" in t.columns[c]
+                          and any(r == r2 for j, (_, r2) in enumerate(reads) if j != i)), None)
+            if clash is None:
+                break
+            del t.columns[clash]["label"]
         spec["columns"] = t.columns
         if t.constraints:
             spec["constraints"] = t.constraints
