@@ -107,6 +107,7 @@ JUNCTION = {
             # (the same 300 links, other pairs: another world)
             "zone_id": {"kind": "reference", "parent": "zones", "cardinality": {"min": 30, "max": 30}},
             "area_id": {"kind": "reference", "parent": "areas", "cardinality": {"min": 0, "max": 10}},
+            "length_km": {"kind": "number", "dtype": "float", "min": 0.5, "max": 40, "decimals": 1},  # something to say of a link
         }},
     },
 }
