@@ -54,10 +54,10 @@ def _owned(ref: str, label: str, vtext: str, be: str) -> str:
         return f"{possessive(ref)} {vtext} {label}"
     return f"{possessive(ref)} {label} of {vtext}"
 
-def _sentence(text: str, rng=None) -> str:
+def _sentence(text: str) -> str:
     """A sentence from a clause: a template's first word capitalised, a row's name kept as written ("vivo Edge 11").
     No attribution or connective is added ("On the latest figures, ...", "Put another way, ..."): no source stands behind
-    them, and they join sentences with no relation between them. ``rng`` is accepted and unused."""
+    them, and they join sentences with no relation between them."""
     head = text.split(" ", 1)[0]
     return (sentence_case(text) if head in _FRONT else text) + "."
 
@@ -280,7 +280,7 @@ class ContextWriter:
             claim_text = f"{phrase}, {name} has the {ordx} {label}"
         cells = self._cells(t, members, (c, group or ""))
         claim = Claim("rank", t, self._key(t, row), c, claim_text, {"of": t, "by": c, "group": group or None, "label": label, "cells": cells})
-        return Passage([_sentence(text, rng)], pfacts + [vfact] + b.name_fact(t, row, "body"), [claim])
+        return Passage([_sentence(text)], pfacts + [vfact] + b.name_fact(t, row, "body"), [claim])
 
     def versus_group(self, rng, t: str, row: dict, c: str, style: Style, ref: str) -> Passage | None:
         """"Its <label> of <value> is above the average of <mean> for the 4 <plural> of P" (the median for a column that
@@ -317,14 +317,14 @@ class ContextWriter:
         cells = self._cells(t, members, (c, group or ""))
         basis = {"of": t, "by": c, "group": group or None, "stat": stat, "additive": ci.additive, "round": decimals, "label": ci.label,
                  "cells": cells}
-        out = Passage([_sentence(rng.choice(shapes), rng)], pfacts + [vfact], [Claim("average", t, self._key(t, row), c, claim_text, basis)])
+        out = Passage([_sentence(rng.choice(shapes))], pfacts + [vfact], [Claim("average", t, self._key(t, row), c, claim_text, basis)])
         if ci.additive and total > 0 and row[c] > 0 and nonneg and rng.random() < 0.7:  # no share of a net
             pct = 100 * row[c] / total
             ptext = f"{pct:.1f}%" if pct < 99.95 else "100%"
             share_text = (f"{ptext} of the {ci.label[len('number of '):]} of {phrase}" if ci.label.startswith("number of ")
                           else f"{ptext} of the combined {ci.label} of {phrase}")
             shapes = [f"that is {share_text}", f"{ref} accounts for {share_text}", f"this makes up {share_text}"]
-            out.sentences.append(_sentence(rng.choice(shapes), rng))
+            out.sentences.append(_sentence(rng.choice(shapes)))
             out.claims.append(Claim("share", t, self._key(t, row), c, share_text, {**basis, "stat": None}))
         return out
 
@@ -377,7 +377,7 @@ class ContextWriter:
                                f"{possessive(ref)} {ci.label} ({vtext}) {be} {claim_text}, {'which is' if be == 'is' else 'at'} {wtext}"])
         claim = Claim("peer", t, self._key(t, row), c, claim_text,
                       {"of": t, "by": c, "peer": str(s[pk]), "label": ci.label, "cells": self._cells(t, [row, s], (c,))})
-        return Passage([_sentence(text, rng)], [vfact, wfact] + b.name_fact(t, s, "body"), [claim])
+        return Passage([_sentence(text)], [vfact, wfact] + b.name_fact(t, s, "body"), [claim])
 
     def membership(self, rng, t: str, row: dict) -> Passage | None:
         """"X is one of the 4 <plural> of P": the size of the row's group, a count claim about the parent."""
@@ -392,7 +392,7 @@ class ContextWriter:
             claim_text = f"one of {phrase}"
             text = f"{name} is {claim_text}"  # never "is listed as", "counts as": hedges on a plain fact
             basis = {"child": t, "same": [group], "cells": self._cells(t, members, (group,))}
-            return Passage([_sentence(text, rng)], pfacts, [Claim("count", t, self._key(t, row), group, claim_text, basis)])
+            return Passage([_sentence(text)], pfacts, [Claim("count", t, self._key(t, row), group, claim_text, basis)])
         n = len(self.members(t, group, row))
         if n < 2:
             return None
@@ -405,7 +405,7 @@ class ContextWriter:
         cells = self._cells(t, self.members(t, group, row), (group,))
         claim = Claim("count", pt, str(prow[b.spec.tables[pt].primary_key]), b.spec.tables[pt].primary_key, claim_text,
                       {"child": t, "fk": group, "cells": cells})
-        return Passage([_sentence(text, rng)], pfacts, [claim])
+        return Passage([_sentence(text)], pfacts, [claim])
 
     def children(self, rng, t: str, row: dict, style: Style, ref: str, only: str | None = None, via: str | None = None) -> Passage:
         """What a row's related rows add up to: their count, a total of an additive column, the highest and lowest of a
@@ -429,7 +429,7 @@ class ContextWriter:
                 claim_text = f"{len(kids)} {cplural}" + (f" as {role}" if role else "")
                 text = rng.choice([f"{ref} has {claim_text}", f"{ref} has {claim_text} in all"] + ([] if role else [f"{claim_text} belong to {ref}"]))
             cells = self._cells(child, kids, (fk,))
-            out.sentences.append(_sentence(text, rng))
+            out.sentences.append(_sentence(text))
             out.claims.append(Claim("count", t, str(row[pk]), pk, claim_text, {"child": child, "fk": fk, "cells": cells}))
             cols = self.measures(child)
             additive = [c for c in cols if b.col(child, c).additive and all(k.get(c) is not None for k in kids)]
@@ -451,7 +451,7 @@ class ContextWriter:
                     amount = rng.choice([f"combined {label} of {ttext}" if is_plural_label(label) else f"a combined {label} of {ttext}",
                                          f"{label} adding up to {ttext}" if is_plural_label(label) else a_or_an(f"{label} adding up to {ttext}")])
                     text = rng.choice([f"together they have {amount}", f"between them, they have {amount}", f"taken together, they have {amount}"])
-                out.sentences.append(_sentence(text, rng))
+                out.sentences.append(_sentence(text))
                 out.claims.append(Claim("total", t, str(row[pk]), pk, amount,
                                         {"child": child, "fk": fk, "of": child, "by": c, "label": label, "cells": self._cells(child, kids, (c, fk))}))
             ranked = [c for c in cols if c not in additive[:1]] or cols
@@ -498,7 +498,7 @@ class ContextWriter:
                            f"{hname} has {hclaim}, {htext}, while {lclaim}, {ltext}"])
         cells = self._cells(t, members, (c, group or ""))
         basis = {"of": t, "by": c, "group": group or None, "label": label, "cells": cells}
-        return Passage([_sentence(text, rng)], pfacts + [hfact, lfact] + b.name_fact(t, hi, "body") + b.name_fact(t, lo, "body"),
+        return Passage([_sentence(text)], pfacts + [hfact, lfact] + b.name_fact(t, hi, "body") + b.name_fact(t, lo, "body"),
                     [Claim("rank", t, str(hi[pk]), c, hclaim, basis), Claim("rank", t, str(lo[pk]), c, lclaim, basis)])
 
     def kind_count(self, rng, t: str, row: dict, style: Style, ref: str, skip: int = 0) -> Passage | None:
@@ -530,7 +530,7 @@ class ContextWriter:
         text = f"{ref} is {claim_text}"
         pfacts = self._group_phrase(t, group, row, k)[1]
         basis = {"child": t, "same": [c] + ([group] if group else []), "cells": self._cells(t, members, (c, group or ""))}
-        return Passage([_sentence(text, rng)], pfacts + [cfact], [Claim("count", t, self._key(t, row), c, claim_text, basis)])
+        return Passage([_sentence(text)], pfacts + [cfact], [Claim("count", t, self._key(t, row), c, claim_text, basis)])
 
     def parent_standing(self, rng, t: str, row: dict, style: Style) -> Passage | None:
         """Where the row's parents stand in their own groups ("Vienna Ravens has the third-lowest points of the 10 teams of
@@ -671,7 +671,7 @@ class ContextWriter:
         if b.restates(t, row, dc):  # its designation holds the date: never say it twice
             text, dfact = rng.choice([f"by date, {ref} is {claim_text}", f"in order of date, {ref} ranks as {claim_text}"]), None
         cells = self._cells(t, members, (dc, group or ""))
-        return Passage([_sentence(text, rng)], pfacts + ([dfact] if dfact else []),
+        return Passage([_sentence(text)], pfacts + ([dfact] if dfact else []),
                     [Claim("rank", t, self._key(t, row), dc, claim_text, {"of": t, "by": dc, "group": group or None, "cells": cells})])
 
     def changes(self, rng, t: str, row: dict, style: Style, ref: str, limit: int = 3) -> Passage:
@@ -712,7 +712,7 @@ class ContextWriter:
                                    f"{possessive(ref)} {ci.label} is now {vtext}, {claim_text}",
                                    f"at {vtext}, {possessive(ref)} {ci.label} is {claim_text}"])
                 bfact = Fact(t, str(row[pk]), c, btext, "body", "world")
-            out.sentences.append(_sentence(text, rng))
+            out.sentences.append(_sentence(text))
             out.facts += [vfact, bfact]
             out.claims.append(Claim("change", t, str(row[pk]), c, claim_text,
                                     {"of": t, "by": c, "year": year, "rank": ci.kind == "rank", "label": ci.label,
@@ -751,7 +751,7 @@ class ContextWriter:
             else:
                 text = rng.choice([f"{ref} {event} on {ztext}, {claim_text}", f"on {ztext}, {claim_text}, {ref} {event}"])
             facts = ([zfact] if said_date else []) + (b.name_fact(at, arow, "body") if arow is not row else [])
-            out.sentences.append(_sentence(text, rng))
+            out.sentences.append(_sentence(text))
             out.facts += facts
             out.claims.append(Claim("gap", t, str(row[pk]), z, claim_text,
                                     {"from": [at, str(arow[b.spec.tables[at].primary_key]), a], "to": [t, str(row[pk]), z],

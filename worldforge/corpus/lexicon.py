@@ -179,13 +179,11 @@ class Frame:
             default, the planner picks among them by seed.
         noun: the label as a noun phrase for a possessive copula (``screen size`` -> "its screen size is
             {value}"), or ``None`` when the label is not one (``number of models``, ``days after launch``).
-        with_phrase: a ``with``-phrase for aggregation (``with a capacity of {value}``), or ``None``.
         event: the frame states when something happened (a date with a verb): news leads on it.
     """
 
     vps: tuple[str, ...]
     noun: str | None = None
-    with_phrase: str | None = None
     event: bool = False
     plural: bool = False
     """The noun's head is plural ("shifts per month"): its copula is "are"."""
@@ -315,7 +313,7 @@ def frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | Non
     """
     fr = _frame_for(label, kind, unit_base, unit_kind, name=name, verb=verb, event=event, of_label=of_label, person=person)
     if fr.noun and _plural_head(label):
-        return Frame(fr.vps, fr.noun, fr.with_phrase, fr.event, True)
+        return Frame(fr.vps, fr.noun, fr.event, True)
     return fr
 
 
@@ -350,33 +348,32 @@ def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | No
     if np_ok and (_plural_head(label) or _postmodified_plural(words)):  # "has shifts per month of", "has a lifts open of"
         art, simple = label, False  # are not English: plural heads get no "has a ... of"
     has_a = f"has {label if words[-1] in _MASS else art} of {{value}}" if simple else None
-    with_a = f"with {label if words[-1] in _MASS else art} of {{value}}" if simple else None
     if verb:  # the spec's own verbs; the label serves as a noun only when it is a plain noun phrase
-        return Frame(tuple(v.strip() for v in verb.split("|") if v.strip()), noun if simple else None, with_a, kind == "date")
+        return Frame(tuple(v.strip() for v in verb.split("|") if v.strip()), noun if simple else None, kind == "date")
     if kind == "date":
         ev = _event_for(label, name, event)
         if ev:
-            return Frame((f"{ev} on {{value}}",), None, None, True)
+            return Frame((f"{ev} on {{value}}",), None, True)
         if words and words[-1] in _PREPS:  # "in service since", "due by"
-            return Frame((f"has been {label} {{value}}",) if words[-1] == "since" else (f"is {label} {{value}}",), None, None)
+            return Frame((f"has been {label} {{value}}",) if words[-1] == "since" else (f"is {label} {{value}}",), None)
         if len(words) > 1 and present_verb(words[-1]):  # "season closes": a clause, never "its season closes are"
-            return Frame((f"sees its {' '.join(words[:-1])} {base_verb(words[-1])} on {{value}}",), None, None)
-        return Frame((has_a,) if has_a else () if np_ok else (f"is dated {{value}} ({label})",), noun, with_a)
+            return Frame((f"sees its {' '.join(words[:-1])} {base_verb(words[-1])} on {{value}}",), None)
+        return Frame((has_a,) if has_a else () if np_ok else (f"is dated {{value}} ({label})",), noun)
     if kind == "rank":
         by = of_label or re.sub(r"^rank\s*(by|in|within)?\s*", "", label) or "rank"
-        return Frame((f"ranks No. {{value}} by {by}", f"sits at No. {{value}} by {by}", f"is ranked No. {{value}} by {by}"), None, None)
+        return Frame((f"ranks No. {{value}} by {by}", f"sits at No. {{value}} by {by}", f"is ranked No. {{value}} by {by}"), None)
     if kind == "share":
         m = re.match(r"(?:share|percentage|proportion) of (.+)", label)
         if m:
-            return Frame((f"accounts for {{value}} of {m.group(1)}", f"takes {{value}} of {m.group(1)}"), None, None)
-        return Frame(tuple(x for x in (has_a, f"holds {art} of {{value}}" if np_ok else None) if x) or (f"is at {{value}} ({label})",), noun, with_a)
+            return Frame((f"accounts for {{value}} of {m.group(1)}", f"takes {{value}} of {m.group(1)}"), None)
+        return Frame(tuple(x for x in (has_a, f"holds {art} of {{value}}" if np_ok else None) if x) or (f"is at {{value}} ({label})",), noun)
     if kind in ("category", "text"):
         if words and words[-1] in _PREPS:  # "trained in", "based in": the label and its value make the phrase
             verb = "was" if is_participle(words[0]) and words[0] not in _STATES else "is"
-            return Frame((f"{verb} {label} {{value}}",), None, None)
-        return Frame((), label, None)  # "season shown", "month number": noun phrases after a possessive
+            return Frame((f"{verb} {label} {{value}}",), None)
+        return Frame((), label)  # "season shown", "month number": noun phrases after a possessive
     if kind == "bool":
-        return Frame((), None, None)
+        return Frame((), None)
     # numbers
     vps: list[str] = []
     head = words[-1] if words else ""
@@ -395,42 +392,42 @@ def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | No
         else:
             obj = None
         if obj is not None:
-            return Frame((f"{past_tense(part)} {obj}", f"has {part} {obj}"), None, None)
+            return Frame((f"{past_tense(part)} {obj}", f"has {part} {obj}"), None)
     if words[:2] == ["number", "of"] and len(words) > 2:
         things = " ".join(words[2:])
         obj = f"{{value}} {things}" if unit_base is None else "{value}"
         vps = [f"has {obj}"]  # never "counts 2 berths" or "lists 29 sailings": a count is had
-        return Frame(tuple(vps), None, None)
+        return Frame(tuple(vps), None)
     if words == ["count"]:
-        return Frame(("has a count of {value}",), None, None)
+        return Frame(("has a count of {value}",), None)
     if words and words[-1] == "count" and len(words) > 1 and unit_base is None:
         things = plural_noun(" ".join(words[:-1]))
-        return Frame((f"has {{value}} {things}",), None, None)
+        return Frame((f"has {{value}} {things}",), None)
     if words and words[0] == "age":
         rest = " ".join(words[1:])
         old = "{value} old" if unit_base in ("years", "year") else "{value}"
         if rest.startswith("at "):
             aged = "aged {value}"
             return Frame((f"was {old} at the {rest[3:]}", f"was {aged} at the {rest[3:]}", f"was {old} when the {rest[3:]} was taken"
-                          if rest[3:] in ("census", "survey", "count") else f"had reached {{value}} of age at the {rest[3:]}"), None, None)
-        return Frame((f"is {old}",) if not rest else (f"is {old} ({label})",), None, None)
+                          if rest[3:] in ("census", "survey", "count") else f"had reached {{value}} of age at the {rest[3:]}"), None)
+        return Frame((f"is {old}",) if not rest else (f"is {old} ({label})",), None)
     if words and words[0] in _TIME_UNITS:
         v = "{value}" if unit_base else f"{{value}} {words[0]}"  # "11 days" from the unit, else from the label
         if len(words) == 1:  # "days": a count, never "listed with 11 days for days"
-            return Frame((f"has logged {v}", f"has {v} on record") if person else (f"has {v} on record", f"spans {v}"), None, None)
+            return Frame((f"has logged {v}", f"has {v} on record") if person else (f"has {v} on record", f"spans {v}"), None)
         rest = " ".join(words[1:])
         if words[1] in ("without", "with", "under", "over"):
-            return Frame((f"went {v} {rest}", f"spent {v} {rest}"), None, None)
+            return Frame((f"went {v} {rest}", f"spent {v} {rest}"), None)
         if words[1] == "of":
-            return Frame((f"has {v} {rest}", f"has put in {v} {rest}"), None, None)
+            return Frame((f"has {v} {rest}", f"has put in {v} {rest}"), None)
         if words[1] in ("after", "before"):
-            return Frame((f"came {v} {rest}", f"is dated {v} {rest}", f"fell {v} {rest}"), None, None)
+            return Frame((f"came {v} {rest}", f"is dated {v} {rest}", f"fell {v} {rest}"), None)
         if words[1] == "on":
-            return Frame((f"has spent {v} {rest}",), None, None)
-        return Frame((f"has {v} {rest}",), None, None)  # "days to maturity", "days open", "hours daily"
+            return Frame((f"has spent {v} {rest}",), None)
+        return Frame((f"has {v} {rest}",), None)  # "days to maturity", "days open", "hours daily"
     if len(words) >= 2 and words[0] == "year" and words[1].endswith("ed"):
         part = words[1]
-        return Frame((f"{part} in {{value}}" if part in INTRANSITIVE_VERBS else f"was {part} in {{value}}",), None, None)
+        return Frame((f"{part} in {{value}}" if part in INTRANSITIVE_VERBS else f"was {part} in {{value}}",), None)
     if unit_kind == "money" and head in ("price", "fare", "fee", "cost", "rent", "tuition", "msrp"):
         vps = ["costs {value}", "is priced at {value}"] if words == [head] or words[0] in ("launch", "list", "retail", "base", "average", "ticket") else []
     elif head in ("revenue", "sales", "income", "profit", "turnover", "earnings") and unit_kind == "money":
@@ -459,10 +456,10 @@ def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | No
     if not vps and unit_base is None and np_ok and (_plural_head(label) or _postmodified_plural(words)):
         # a plural noun counts what the row has: "has 12 lifts", "has 14 shifts per month", "has 13 lifts open",
         # never "its lifts are 12" or "its lifts open is 13"
-        return Frame((f"has {{value}} {label}",), None, None)  # "has 50 points and 16 wins": one "has" for both
+        return Frame((f"has {{value}} {label}",), None)  # "has 50 points and 16 wins": one "has" for both
     if not vps and not np_ok:  # no clause fits: the neutral possessive, never "is listed with 11 for <label>"
-        return Frame((), f"figure for {label}", None)
-    return Frame(tuple(vps), noun, with_a)
+        return Frame((), f"figure for {label}")
+    return Frame(tuple(vps), noun)
 
 
 def _postmodified_plural(words: list[str]) -> bool:

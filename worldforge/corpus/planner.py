@@ -3,7 +3,7 @@
 Given the cells a paragraph states about one row (each with its :class:`~worldforge.corpus.lexicon.Frame`
 and the text the site writes for it), :func:`realise` groups them into sentences of one to
 three facts (aggregation), picks a construction per sentence (coordinated verb phrases, a
-fronted ``with``-phrase, a relative clause, a possessive copula), refers to the row by name
+relative clause, a possessive copula, a fronted date), refers to the row by name
 first and then by pronoun, surname or definite description (referring expressions,
 :class:`~worldforge.corpus.lexicon.Referent`); a forum reply may open with a hedge (hearsay), no other voice
 with an attribution or a connective. Every
@@ -45,7 +45,7 @@ def sentence_case(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def _copula(rng, frame: Frame) -> str:
+def _copula(frame: Frame) -> str:
     """``is``, conjugated for a plural noun ("its shifts per month are 14"); never "is listed as" or "was last reported
     as", which hedge a plain fact."""
     return conjugate("is", frame.plural)
@@ -145,7 +145,7 @@ def _sentence(rng, ref: Referent, group: list[Said], first: bool, voice: str = "
     shape = rng.choice(shapes)
     if shape == "of":
         rest = [s for s in group if s is not of_noun and s.frame.vps]
-        cop = f"the {of_noun.frame.noun} of {subj} {_copula(rng, of_noun.frame)} {of_noun.value}"
+        cop = f"the {of_noun.frame.noun} of {subj} {_copula(of_noun.frame)} {of_noun.value}"
         core = cop if not rest else f"{cop}{rng.choice(_COPULA_JOINS)}{ref.subject(rng)} {_join([_vp(rng, s) for s in rest])}"
         return _nominal_tail(rng, ref, core, [s for s in nominal if s is not of_noun])
     if shape == "dated":
@@ -158,9 +158,9 @@ def _sentence(rng, ref: Referent, group: list[Said], first: bool, voice: str = "
     elif shape == "copula":
         w = next(s for s in verbal if s.frame.noun)
         rest = [s for s in verbal if s is not w]
-        cop = f"{_possessor(rng, ref, w.frame.noun, subj)} {w.frame.noun} {_copula(rng, w.frame)} {w.value}"
+        cop = f"{_possessor(rng, ref, w.frame.noun, subj)} {w.frame.noun} {_copula(w.frame)} {w.value}"
         core = cop if not rest else (f"{subj} {_join([_vp(rng, s) for s in rest])}{rng.choice(_COPULA_JOINS)}"
-                                     f"{_possessor(rng, ref, w.frame.noun)} {w.frame.noun} {_copula(rng, w.frame)} {w.value}")
+                                     f"{_possessor(rng, ref, w.frame.noun)} {w.frame.noun} {_copula(w.frame)} {w.value}")
     else:
         if verbal:
             vps = [_vp(rng, s) for s in verbal]
@@ -190,7 +190,7 @@ def _clash(subject: str, vps: tuple[str, ...]) -> bool:
 def _nominal_tail(rng, ref: Referent, core: str, nominal: list[Said]) -> str:
     """``core`` with a possessive copula for each frame that has only a noun ("..., and its fare zone is 2")."""
     for s in nominal:
-        cop = f"{_possessor(rng, ref, s.frame.noun)} {s.frame.noun} {_copula(rng, s.frame)} {s.value}"
+        cop = f"{_possessor(rng, ref, s.frame.noun)} {s.frame.noun} {_copula(s.frame)} {s.value}"
         core = f"{core}{rng.choice(_COPULA_JOINS)}{cop}" if core else cop
     return core
 
@@ -222,10 +222,10 @@ def realise(rng, ref: Referent, items: list[Said], voice: str = "encyclopedia", 
             group.append(todo[i])
             i += 1
         core = _sentence(rng, ref, group, first=first_by_name and not out, voice=voice, later=bool(out))
-        opener = closer = ""
+        opener = ""
         fronted = not core.startswith(ref.name) and core[:1].islower() and core.split(" ", 1)[0] not in ("it", "its", "the", "this")
         if voice == "forum" and not fronted and rng.random() < 0.6:  # "With a fare zone of 2, ...": one fronted phrase is enough
             opener = rng.choice(_FORUM)
-        text = opener + core + closer
+        text = opener + core
         out.append((text if text.startswith(ref.name) else sentence_case(text)) + ".")  # "vivo Edge 11" keeps its own case
     return out
