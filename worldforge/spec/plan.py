@@ -295,10 +295,10 @@ def _label_problems(spec: WorldSpec) -> list[tuple[str, str]]:
             else:
                 first[key] = cname
         for cname, col in table.columns.items():
-            if col.label is None and cname.replace("_", " ") in first and first[cname.replace("_", " ")] != cname:
-                problems.append((f"tables.{tname}.columns.{first[cname.replace('_', ' ')]}.label",
-                                 f"{cname.replace('_', ' ')!r} is also how column {cname!r} reads: pages could not tell the two "
-                                 f"columns apart (give {cname!r} a label of its own, or this column another)"))
+            words = cname.replace("_", " ")
+            if col.label is None and first.get(words, cname) != cname:
+                problems.append((f"tables.{tname}.columns.{first[words]}.label", f"{words!r} is also how column {cname!r} reads: pages "
+                                 f"could not tell the two columns apart (give {cname!r} a label of its own, or this column another)"))
     return problems
 
 
@@ -749,6 +749,10 @@ def column_types(spec: WorldSpec, column_order) -> tuple[dict[tuple[str, str], s
 MAX_DECIMALS = 12
 """The most decimals a derived precision takes (what ``decimals`` fields allow)."""
 
+MAX_BOUND_DECIMALS = 6
+"""The most decimals a float ``number`` column takes from how its bounds are written (a bound written to 14 decimals
+is a computed value, not a precision)."""
+
 MEAN_EXTRA_DECIMALS = 2
 """Decimals a mean (an ``aggregate`` with ``fn: mean``) or a quotient (``/`` in a ``derive``) keeps beyond its inputs':
 the mean of readings written to one decimal is stored and written to three."""
@@ -772,10 +776,11 @@ DEFAULT_NUMBER_DECIMALS = 2
 
 def number_decimals(col: M.NumberColumn) -> int:
     """The decimals a float ``number`` column without ``decimals`` is drawn to: :data:`DEFAULT_NUMBER_DECIMALS`, or
-    as many as its bounds ``min`` and ``max`` are written with when more (``max: 0.005`` → 3), at most 6. A
+    as many as its bounds ``min`` and ``max`` are written with when more (``max: 0.005`` → 3), at most
+    :data:`MAX_BOUND_DECIMALS`. A
     distribution's ``mean`` or ``mode`` says nothing of precision (``mean: 66.66666666666667`` is a parameter)."""
     given = [literal_decimals(v) for v in (col.min, col.max) if v is not None]
-    return min(6, max([DEFAULT_NUMBER_DECIMALS, *given]))
+    return min(MAX_BOUND_DECIMALS, max([DEFAULT_NUMBER_DECIMALS, *given]))
 
 
 def _expr_decimals(node: E.Node, known: dict[str, int | None]) -> int | None:
