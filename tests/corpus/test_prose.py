@@ -227,7 +227,7 @@ def test_sentence_shapes_vary_and_read_naturally():
     fares = Said(frame_for("fare zone", "number", None, None), "1")
     colour = Said(frame_for("line colour", "category", None, None), "Green")
     firsts = [sents[0] for sents in _sentences([passengers, fares])]
-    assert variety(firsts) >= 0.02  # one row's two facts, 200 ways of drawing: several constructions
+    assert variety(firsts) >= 0.1  # one row's two facts, 200 ways of drawing: many constructions (0.16 at this change)
     assert not any(s.startswith(("Handling", "With")) for s in firsts)  # never a fronted phrase that says one fact explains the other
     assert any(s.startswith("The fare zone of Skeimuk Market is") for s in firsts)
     text = " ".join(" ".join(s) for s in _sentences([passengers, fares]) + _sentences([passengers, colour], ("Zeiquek Connector", "line")))
