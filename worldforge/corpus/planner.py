@@ -24,10 +24,10 @@ _FORUM = ("Pretty sure ", "IIRC ", "From what I remember, ", "Last I checked, ",
 """Hedges of a forum reply, the one voice here that is hearsay. No other voice gets an attribution or a connective: no
 source stands behind "according to official figures", and "In addition," joins facts that have no relation."""
 # adverbs a writer slips into a verb phrase, by voice; "also" only after a first sentence, present-time ones only on
-# a present-tense verb that states no date ("currently handles", never "currently departed on")
+# a present-tense verb that states no date ("now handles", never "now departed on")
 _ADVERBS = {"encyclopedia": ("also",), "news": ("also", "now"),  # never "reportedly", "currently lists": hedges on a fact
             "forum": ("apparently", "actually", "also", "still")}
-_PRESENT_ONLY = {"currently", "now", "still"}
+_PRESENT_ONLY = {"now", "still"}
 _MODALS = {"can", "could", "will", "would", "may", "might", "must", "shall", "should"}
 _COPULA_JOINS = (", and ", ", and ", "; ")  # never ", while ": a contrast two cells do not make
 
@@ -90,7 +90,7 @@ def _perfect(after_have: str) -> bool:
 
 
 def _adverb(rng, vp: str, voice: str, later: bool, event: bool) -> str:
-    """``vp`` with an adverb a writer would slip in ("currently handles", "was reportedly added", "has also been"),
+    """``vp`` with an adverb a writer would slip in ("now handles", "has also been", "apparently sold"),
     or unchanged when none fits the verb's tense or the voice."""
     head, _, rest = vp.partition(" ")
     form = _head_form(head)
