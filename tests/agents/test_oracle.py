@@ -21,7 +21,9 @@ def test_oracle_solves_every_task(specs, tmp_path, name):
     for i, task in enumerate(tasks):
         clean = solve(SearchEnv(name, task.extra["scenario"], task, warehouse=Warehouse(tmp_path), seed=1), task)
         assert clean.score.f1_by_item == 1.0 and clean.score.f1_by_row == 1.0, (task.instance_id, clean.failed)
-        noisy = solve(SearchEnv(name, task.extra["scenario"], task, DEFAULT_MIX, seed=i, warehouse=Warehouse(tmp_path)), task)
+        # a named session: its perturbation decisions replay, so a failure here replays too
+        noisy = solve(SearchEnv(name, task.extra["scenario"], task, DEFAULT_MIX, seed=i, warehouse=Warehouse(tmp_path),
+                                session_id=f"oracle-{i}"), task)
         assert noisy.failed is None, (task.instance_id, noisy.failed)
 
 

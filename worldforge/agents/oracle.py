@@ -29,6 +29,7 @@ import functools
 import hashlib
 import math
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -162,13 +163,17 @@ class Oracle:
         Raises:
             OracleFailed: all ``retries`` attempts (at least one) failed.
         """
+        seen: Counter[str] = Counter()
         for _ in range(max(1, self.retries)):
             call = {"name": name, "arguments": arguments}
             obs = self.env.step(call)
             self.steps.append((call, obs))
             if not obs.error and "this query failed" not in obs.text and not obs.text.startswith("No results found"):
                 return obs
-        raise OracleFailed(f"{name}({arguments}) kept failing: {obs.text[:120]}")
+            seen[obs.text[:120]] += 1
+        # every distinct answer with its count: a page that 404s on each try reads apart from bad luck with transient errors
+        raise OracleFailed(f"{name}({arguments}) kept failing ({sum(seen.values())} tries): "
+                           + "; ".join(f"{n}x {text}" for text, n in seen.most_common()))
 
     def results(self, query: str) -> list[tuple[str, str]]:
         """(url, title) of every result of a query, following pagination."""

@@ -268,6 +268,14 @@ class ServedPages(Mapping[str, dict]):
             self._served[url] = got
         return got
 
+    def get(self, url: str, default: dict | None = None) -> dict | None:  # type: ignore[override]
+        """The page as served, or ``default`` for a URL not in the corpus. Unlike ``Mapping.get``, an error while
+        dressing a page that exists propagates: it is a bug, never a 404."""
+        return self[url] if url in self._rows else default
+
+    def __contains__(self, url: object) -> bool:
+        return url in self._rows
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._rows)
 
