@@ -26,7 +26,8 @@ def test_corpus_never_contradicts_the_tables(specs, tmp_path, name):
     assert check_corpus(path).height == 0
     pages, facts = read_corpus(path)
     genres = set(pages["page_type"])
-    assert len(genres) >= 6 and genres >= {"encyclopedia", "news", "press_release", "ranking", "profile", "comparison", "forum", "dataset", "timeline"}
+    # press releases only where an organisation announces something recent (tests/corpus/test_genres_fit.py)
+    assert len(genres) >= 6 and genres >= {"encyclopedia", "news", "ranking", "profile", "comparison", "forum", "dataset", "timeline"}
     assert 300 <= pages.height <= 5000 and facts.height > pages.height
     assert pages["url"].n_unique() == pages.height
     with duckdb.connect(str(path), read_only=True) as con:  # every stated cell belongs to a stored page (no declared key: written together)

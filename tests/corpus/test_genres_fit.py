@@ -185,3 +185,91 @@ def test_running_text_never_writes_an_iso_date():
     _, _, pages = _world(LIGHTHOUSES)
     iso = [s for p in pages for s in prose_sentences(p.body_md) if re.search(r"\b\d{4}-\d{2}-\d{2}\b", s) and not s.startswith("|")]
     assert iso == [], iso[:5]
+
+
+@pytest.mark.parametrize("label, kind, unit, ukind, noun, value, said", [
+    ("island", "category", None, None, "port", "Mull", "is on Mull"),
+    ("county", "category", None, None, "library system", "Kent", "is in Kent"),
+    ("style", "category", None, None, "beer", "Pils", "is a Pils beer"),
+    ("style", "category", None, None, "beer", "IPA", "is an IPA beer"),
+    ("type of buyer", "category", None, None, "offtaker", "retailer", "is a retailer"),
+    ("vessel type", "category", None, None, "vessel", "catamaran", "is a catamaran"),
+    ("year built", "number", "calendar year", "year", "vessel", "1997", "was built in 1997"),
+    ("year of debut", "number", "calendar year", "year", "soloist", "2009", "debuted in 2009"),
+    ("languages spoken", "number", "languages", None, "warden", "3 languages", "speaks 3 languages"),
+    ("price per half litre", "number", "EUR", "money", "beer", "€4.50", "costs €4.50 per half litre"),
+    ("alcohol by volume", "number", "percent", "percent", "beer", "7.7%", "is 7.7% ABV"),
+    ("opening hours", "number", "hours per week", "time", "library", "36 hours per week", "is open 36 hours per week"),
+    ("annual visitors", "number", "visitors", None, "department", "234,063 visitors", "has 234,063 visitors a year"),
+    ("number of employees", "number", "people", None, "brewery", "26 people", "employs 26 people"),
+])
+def test_the_lexicon_says_what_it_is_sure_of(label, kind, unit, ukind, noun, value, said):
+    from worldforge.corpus.lexicon import fill
+
+    fr = frame_for(label, kind, unit, ukind, name=label.replace(" ", "_"), noun_of_row=noun)
+    assert fr.prose and said in [fill(v, value) for v in fr.vps], fr
+
+
+@pytest.mark.parametrize("label, kind, unit, ukind", [
+    ("series", "category", None, None),            # "its series is gala"
+    ("farming method", "category", None, None),    # "its farming method is organic"
+    ("status", "category", None, None),            # "its status is on time"
+    ("concert date", "date", None, None),          # "has a concert date of"
+    ("ascent from the valley", "number", "m", "measure"),  # "its ascent from the valley is 1,260 m"
+    ("loans in 2032", "number", "loans", None),    # "its loans in 2032 are 109,736 loans"
+])
+def test_frames_the_lexicon_is_not_sure_of_stay_in_tables(label, kind, unit, ukind):
+    """A bare copula, a number with no verb, a date with no event: said in infoboxes and tables, never in a sentence."""
+    assert not frame_for(label, kind, unit, ukind, name=label.replace(" ", "_")).prose
+    assert frame_for("conductor", "text", None, None, role=True).prose  # a role held by a person: "its conductor is Lucas Jimenez"
+
+
+def test_absences_are_never_words_in_a_sentence():
+    """"none" is a value of the table, an absence in prose: never "is a none player" or "its title is none"."""
+    doc = {"world": "clubs_2032", "title": "Chess clubs, 2032", "seed": 3, "target_year": 2032, "tables": {
+        "clubs": {"primary_key": "club_id", "rows": 40, "columns": {
+            "club_id": {"kind": "sequence"},
+            "name": {"kind": "faker", "template": "{{last_name}} Chess Club", "unique": True, "weighted": False},
+            "city": {"kind": "choice", "values": ["Leeds", "York", "Hull"]}}},
+        "players": {"primary_key": "player_id", "columns": {
+            "player_id": {"kind": "sequence"},
+            "club_id": {"kind": "reference", "parent": "clubs", "cardinality": {"min": 7, "max": 10}},
+            "name": {"kind": "faker", "provider": "name", "unique": True},
+            "title": {"kind": "choice", "values": ["none", "FM", "IM", "GM"], "weights": [6, 2, 1, 1], "label": "FIDE title"},
+            "rating": {"kind": "number", "dtype": "int", "min": 1200, "max": 2700, "label": "rating"}}}}}
+    spec = spec_from_dict(doc)
+    pages = generate_pages(spec, build_world(spec))
+    said = [s for p in pages for s in prose_sentences(p.body_md) if not s.startswith("|")]
+    assert said and not [s for s in said if re.search(r"\bnone\b", s, re.I)], [s for s in said if "none" in s.lower()][:3]
+    tables = "\n".join(p.body_md for p in pages)
+    assert "| none |" in tables  # the value stays where a table lists it
+
+
+def test_press_releases_come_from_organisations_about_recent_events(specs):
+    """A brand announces a phone model of this year; a lighthouse announces no keeper, and nobody announces a 1933 opening."""
+    from worldforge.corpus.kinds import is_organisation
+
+    spec = specs["smartphones_2029"]
+    tables = build_world(spec)
+    pages = [p for p in generate_pages(spec, tables) if p.page_type == "press_release"]
+    assert pages
+    b = CorpusBuilder(spec, tables, None, spec.seed, None)
+    try:
+        issuers = {f.table_name for p in pages for f in p.facts if f.section == "lead" and f.table_name != "models"}
+        assert issuers and all(is_organisation(b.info[t].noun) for t in issuers), issuers
+        assert all(p.published is None or (b.as_of - p.published).days <= 366 for p in pages)
+    finally:
+        b.close()
+    _, _, light = _world(LIGHTHOUSES)
+    assert not [p for p in light if p.page_type == "press_release"]
+
+
+def test_comparatives_fit_what_is_measured():
+    from worldforge.corpus.claims import read
+    from worldforge.corpus.context import _scale
+
+    assert _scale("running time")[0] == "longest" and _scale("tickets sold")[0] == "most" and _scale("number of berths")[1] == "fewest"
+    assert _scale("maximum draught")[2] == "deeper" and _scale("vineyard area")[0] == "largest" and _scale("altitude")[0] == "highest"
+    assert _scale("alcohol by volume")[0] == "highest"  # "volume" is not what is measured here
+    got = read("the third-deepest maximum draught of the 14 ports", "maximum draught")
+    assert got.extreme == "high" and got.position == 3 and read("deeper than that of Oban").comparative == "more"

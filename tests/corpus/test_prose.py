@@ -46,6 +46,8 @@ def _archetype_spec(name):
 ARCHETYPE_THIN = {
     "restaurant_guide": "awards (295 of 456 rows: a date, a category and a guide) have articles of median 237 words once the "
                         "attributions that padded them went; more content, not padding, is what they need",
+    "bike_sharing": "docks (80 rows, three columns a sentence can state) have articles of median 232 words once the sentences "
+                    "that joined unrelated facts were split and label glue went to the infobox; more content is what they need",
 }
 
 
@@ -227,12 +229,13 @@ def test_sentence_shapes_vary_and_read_naturally():
     fares = Said(frame_for("fare zone", "number", None, None), "1")
     colour = Said(frame_for("line colour", "category", None, None), "Green")
     firsts = [sents[0] for sents in _sentences([passengers, fares])]
-    assert variety(firsts) >= 0.1  # one row's two facts, 200 ways of drawing: many constructions (0.16 at this change)
+    # variety comes from the spec's verbs, never from joining facts: one fact a sentence (two only when the row "has" both)
+    assert {"Skeimuk Market handles 3,745 passengers per day.", "Skeimuk Market sees 3,745 passengers per day board."} <= set(firsts)
     assert not any(s.startswith(("Handling", "With")) for s in firsts)  # never a fronted phrase that says one fact explains the other
-    assert any(s.startswith("The fare zone of Skeimuk Market is") for s in firsts)
+    assert not any(" whose " in s or ", and " in s or "; " in s for s in firsts), firsts  # nor a clause that joins unrelated facts
     text = " ".join(" ".join(s) for s in _sentences([passengers, fares]) + _sentences([passengers, colour], ("Zeiquek Connector", "line")))
     assert not re.search(r"\b(Showing|Counting|Reporting|Seeing)\b", text)  # neutral verbs are never fronted
-    assert "line's line colour" not in text and "its line colour" in text
+    assert "line's line colour" not in text and "its line colour" in text.lower()
     for s in firsts:  # one fronted phrase a sentence: never "According to the register, with a fare zone of 1, ..."
         assert not re.match(r"^[A-Z][^,]*, (with|handling|on) ", s), s
 

@@ -14,8 +14,8 @@ from typing import Any
 
 import polars as pl
 
-from worldforge.corpus.kinds import fits, table_kinds
-from worldforge.corpus.lexicon import Frame, Referent, base_verb, frame_for, is_past, person_table
+from worldforge.corpus.kinds import fits, is_organisation, table_kinds
+from worldforge.corpus.lexicon import Frame, Referent, base_verb, frame_for, is_absence, is_past, person_table
 from worldforge.corpus.page import Fact, Page, Site, cell_text, slug
 from worldforge.corpus.planner import Said, realise, sentence_case
 from worldforge.corpus.quantity import Style, format_value, render_value
@@ -193,6 +193,17 @@ class CorpusBuilder:
             kinds = self._kinds = table_kinds(self.spec, self.tables, self.info, self.person)
         return kinds[t]
 
+    def sure(self, t: str, c: str) -> bool:
+        """Whether running text may state column ``c`` of ``t``: its frame says it (a verb phrase or a role's noun) and the
+        lexicon is sure of it (:attr:`~worldforge.corpus.lexicon.Frame.prose`); other columns stay in tables."""
+        fr = self.frame(t, c)
+        return bool(fr.vps or fr.noun) and fr.prose
+
+    def organisation(self, t: str) -> bool:
+        """Whether the rows of ``t`` are organisations that announce and can be quoted (a brewery, a label)
+        (:func:`~worldforge.corpus.kinds.is_organisation` of the row noun; never a person)."""
+        return not self.person[t] and is_organisation(self.info[t].noun)
+
     def fits(self, t: str, genre: str) -> bool:
         """Whether rows of ``t`` get pages of ``genre`` (a page type) of their own: measurements get no news, press
         release, rumour or forum thread; people no rumour (:data:`~worldforge.corpus.kinds.GENRES_BY_KIND`)."""
@@ -243,7 +254,8 @@ class CorpusBuilder:
             ci, col = self.col(t, c), self.spec.tables[t].columns[c]
             of = self.col(t, col.of).label if isinstance(col, M.RankColumn) else None
             fr = frame_for(ci.label, ci.kind, ci.unit.base if ci.unit else None, ci.unit.kind if ci.unit else None, name=c,
-                           verb=getattr(col, "verb", None), event=ci.event, of_label=of, person=self.person[t])
+                           verb=getattr(col, "verb", None), event=ci.event, of_label=of, person=self.person[t],
+                           noun_of_row=self.info[t].noun, role=faker_person(col))
             self._frames[key] = fr
         return fr
 
@@ -254,6 +266,7 @@ class CorpusBuilder:
         kind = row.get(cats[0]) if cats else None
         # people only: "the technician" reads well, "the success launch record" does not
         kind = kind if self.person[t] and isinstance(kind, str) and kind[:1].islower() and len(kind.split()) <= 2 and "|" not in kind \
+            and not is_absence(kind) \
             and not any(ch.isdigit() for ch in kind) else None  # "the medic", never "the level 2"
         return Referent(self.labels[t][row[self.spec.tables[t].primary_key]], self.info[t].noun, self.person[t], kind)
 
@@ -264,15 +277,16 @@ class CorpusBuilder:
         ``base``: the builder the row belongs to (the base world's for an archive page), default this one.
         """
         src = base or self
-        if style.date_format == "iso":  # a spec sheet lists ISO dates; its running text writes them as prose does
-            style = style._replace(date_format="mdy_long")
+        if style.date_format == "iso" or style.money == "code":  # a spec sheet lists ISO dates and currency codes; its
+            style = style._replace(date_format="mdy_long" if style.date_format == "iso" else style.date_format,  # running text
+                                   money="symbol")  # writes them as prose does ("£25,943", never "25,943 GBP")
         items, facts = [], []
         for c in cols:
             if row.get(c) is None or src.restates(t, row, c):  # the row's name states it already
                 continue
             fr = src.frame(t, c)
-            if not (fr.vps or fr.noun):
-                continue
+            if not (fr.vps or fr.noun) or not fr.prose or is_absence(row[c]):
+                continue  # a frame the lexicon is not sure of, or "none" (an absence, never a word): tables only
             text, f = src.say(t, row, c, style, section, scope)
             items.append(Said(fr, text))
             facts.append(f)
@@ -283,9 +297,12 @@ class CorpusBuilder:
     def event_clause(self, rng, t: str, row: dict, dc: str, dtext: str) -> str:
         """``<verb phrase> on <date>`` for a row's dated event: the frame's event verb, else a neutral phrase."""
         fr = self.frame(t, dc)
-        if fr.vps:
+        if fr.vps and fr.prose:
             return rng.choice(fr.vps).format(value=dtext)
-        return f"has {self.col(t, dc).label} {dtext}"
+        if self.kind(t) == "event":  # a concert with a "concert date": it takes place, it does not "have a concert date of"
+            d = row.get(dc)
+            return f"{'took' if isinstance(d, date) and d <= self.as_of else 'takes'} place on {dtext}"
+        return f"is dated {dtext}"
 
     def dress(self, page: Page, site: Site, genre: str, rng, crumbs: list[str], *, background: int = 0, comments: int = 0,
               subject: str = "") -> Page:

@@ -59,10 +59,10 @@ _ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixt
              "tenth": 10, "eleventh": 11, "twelfth": 12}
 _NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
             "eleven": 11, "twelve": 12}
-_HIGH = ("highest", "largest", "biggest", "greatest", "most", "latest", "longest")
-_LOW = ("lowest", "smallest", "fewest", "least", "earliest", "shortest")
-_MORE = ("higher", "larger", "bigger", "greater", "more", "later", "longer")
-_LESS = ("lower", "smaller", "fewer", "less", "earlier", "shorter")
+_HIGH = ("highest", "largest", "biggest", "greatest", "most", "latest", "longest", "deepest", "heaviest")
+_LOW = ("lowest", "smallest", "fewest", "least", "earliest", "shortest", "shallowest", "lightest")
+_MORE = ("higher", "larger", "bigger", "greater", "more", "later", "longer", "deeper", "heavier")
+_LESS = ("lower", "smaller", "fewer", "less", "earlier", "shorter", "shallower", "lighter")
 
 CUE_WORDS = frozenset(_HIGH + _LOW + _MORE + _LESS + ("above", "below", "up", "down", "before", "after", "twice", "half", "unchanged",
                                                       "rose", "fell", "ahead", "behind", "top", "bottom", "increase", "decrease"))

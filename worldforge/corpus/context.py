@@ -29,7 +29,7 @@ from functools import lru_cache
 from typing import Any
 
 from worldforge.corpus.claims import Claim, date_span, group_stat, span_text
-from worldforge.corpus.lexicon import a_or_an, is_plural_label, possessive, singular_of_plural
+from worldforge.corpus.lexicon import a_or_an, is_absence, is_plural_label, plural_noun, possessive, singular_of_plural
 from worldforge.corpus.page import Fact, cell_text
 from worldforge.corpus.planner import sentence_case
 from worldforge.corpus.quantity import Style, format_value
@@ -69,6 +69,47 @@ def _is(label: str) -> str:
 
     first = label.split(" ", 1)[0]
     return "are" if is_plural_label(label) or (first != label and singular_of_plural(first) is not None) else "is"
+
+
+_LENGTH_HEADS = {"length", "duration", "time", "run", "runtime", "span", "distance", "route", "tenure", "wait", "delay", "lifespan"}
+_SIZE_HEADS = {"area", "size", "capacity", "output", "production", "budget", "footprint", "volume", "population", "collection"}
+_DEPTH_HEADS = {"depth", "draught", "draft"}
+_WEIGHT_HEADS = {"weight", "mass"}
+
+
+@lru_cache(maxsize=4096)
+def _scale(label: str) -> tuple[str, str, str, str]:
+    """``(highest, lowest, higher, lower)`` as a writer says them of ``label``: a count "most"/"fewest" ("the most tickets
+    sold", never "the highest tickets sold"), a length "longest", an area "largest", a draught "deepest", a weight
+    "heaviest"; anything else "highest"/"lowest"."""
+    if _countlike(label):
+        return "most", "fewest", "more", "fewer"
+    words = label.lower().split()
+    head = next((words[i - 1] for i, w in enumerate(words) if i and w in ("of", "per", "from", "in", "at", "by")), words[-1] if words else "")
+    if head in _LENGTH_HEADS:
+        return "longest", "shortest", "longer", "shorter"
+    if head in _SIZE_HEADS:
+        return "largest", "smallest", "larger", "smaller"
+    if head in _DEPTH_HEADS:
+        return "deepest", "shallowest", "deeper", "shallower"
+    if head in _WEIGHT_HEADS:
+        return "heaviest", "lightest", "heavier", "lighter"
+    return "highest", "lowest", "higher", "lower"
+
+
+@lru_cache(maxsize=4096)
+def _countlike(label: str) -> bool:
+    """A label that counts things (``passengers``, ``tickets sold``, ``languages spoken``, ``loans in 2032``): it reads as
+    a noun after "the most"/"with 4", never after a possessive ("its tickets sold are ...")."""
+    words = label.lower().split()
+    if not words or words[0] in ("number", "count"):
+        return bool(words)
+    from worldforge.corpus.lexicon import is_participle, singular_of_plural
+
+    head = next((words[:i] for i, w in enumerate(words) if w in ("in", "per", "of", "from", "at", "on")), words)
+    if len(head) > 1 and is_participle(head[-1]):
+        head = head[:-1]
+    return bool(head) and head[-1].endswith("s") and singular_of_plural(head[-1]) is not None
 
 
 @lru_cache(maxsize=4096)
@@ -263,7 +304,10 @@ class ContextWriter:
         phrase, pfacts = self._group_phrase(t, group, row, n, rng)
         vtext, vfact = b.say(t, row, c, style, "body")
         name = subject or b.labels[t][row[b.spec.tables[t].primary_key]]
-        ordx = _ordx(pos, n)
+        high, low, _, _ = _scale(label)
+        ordx = _ordx(pos, n, high, low)
+        if label.startswith("number of ") and len(label) > 10:
+            label = label[len("number of "):]  # "the most sessions", never "the most number of sessions"
         shapes = [
             (f"{name} has the {ordx} {label} of {phrase}, at {vtext}", f"the {ordx} {label} of {phrase}"),
             (f"at {vtext}, {possessive(name)} {label} {_is(label)} the {ordx} among {phrase}", f"the {ordx} among {phrase}"),
@@ -273,8 +317,8 @@ class ContextWriter:
             (f"{name} posts the {ordx} {label} of {phrase}: {vtext}", f"the {ordx} {label} of {phrase}"),
             (f"{possessive(name)} {label}, {vtext}, {_is(label)} the {ordx} of {phrase}", f"the {ordx} of {phrase}"),
         ]
-        if label.startswith("number of "):
-            shapes = [sh for sh in shapes if f"{possessive(name)} {label}" not in sh[0]]  # never "its number of bedrooms"
+        if label.startswith("number of ") or _countlike(label):  # never "its number of bedrooms", "its tickets sold are"
+            shapes = [sh for sh in shapes if f"{possessive(name)} {label}" not in sh[0] and "with " not in sh[0][:5]]
         text, claim_text = rng.choice(shapes)
         if claim_text.endswith("("):  # the count is in the fronted phrase: the claim is the whole clause
             claim_text = f"{phrase}, {name} has the {ordx} {label}"
@@ -312,8 +356,8 @@ class ContextWriter:
         shapes = [f"{_owned(ref, ci.label, vtext, be)} {be} {claim_text}", f"at {vtext}, {own} {be} {claim_text}",
                   f"{own} ({vtext}) {'sit' if be == 'are' else 'sits'} {claim_text}", f"with {a_label(ci.label, vtext)}, {ref} is {claim_text}",
                   f"measured by {ci.label}, {ref} comes in {claim_text} ({vtext})"]
-        if ci.label.startswith("number of "):  # "with 5 keepers, it is below ...", never "its number of keepers of 5"
-            shapes = [shapes[3]]
+        if ci.label.startswith("number of ") or _countlike(ci.label):  # "with 5 keepers, it is below ...", never "its number of
+            shapes = [shapes[3]]  # keepers of 5" or "its tickets sold are below ..."
         cells = self._cells(t, members, (c, group or ""))
         basis = {"of": t, "by": c, "group": group or None, "stat": stat, "additive": ci.additive, "round": decimals, "label": ci.label,
                  "cells": cells}
@@ -323,7 +367,7 @@ class ContextWriter:
             ptext = f"{pct:.1f}%" if pct < 99.95 else "100%"
             share_text = (f"{ptext} of the {ci.label[len('number of '):]} of {phrase}" if ci.label.startswith("number of ")
                           else f"{ptext} of the combined {ci.label} of {phrase}")
-            shapes = [f"that is {share_text}", f"{ref} accounts for {share_text}", f"this makes up {share_text}"]
+            shapes = [f"{ref} accounts for {share_text}"]  # never "That is ..."/"This makes up ...": a pronoun with no antecedent
             out.sentences.append(_sentence(rng.choice(shapes)))
             out.claims.append(Claim("share", t, self._key(t, row), c, share_text, {**basis, "stat": None}))
         return out
@@ -351,13 +395,15 @@ class ContextWriter:
         vtext, vfact = b.say(t, row, c, style, "body")
         wtext, wfact = b.say(t, s, c, style, "body")
         be, that = _is(ci.label), "those" if _is(ci.label) == "are" else "that"
-        if ci.label.startswith("number of "):  # "with 5 keepers, it has more keepers than X (3)", never "its number of keepers"
-            things = ci.label[len("number of "):]
+        _, _, more, less = _scale(ci.label)
+        if ci.label.startswith("number of ") or _countlike(ci.label):  # "with 5 keepers, it has more keepers than X (3)",
+            things = ci.label[len("number of "):] if ci.label.startswith("number of ") else ci.label  # never "its number of keepers"
             more = {"higher": "more", "lower": "fewer", "more than twice": "more than twice as many", "less than half": "less than half as many"}[cmp]
             claim_text = f"{more} {things} than {sname}" if cmp in ("higher", "lower") else f"{more} {things} as {sname}"
             text = rng.choice([f"with {a_label(ci.label, vtext)}, {ref} has {claim_text}, at {wtext}",
                                f"{ref} has {claim_text}: {vtext} against {wtext}"])
         elif cmp in ("higher", "lower"):
+            cmp = more if cmp == "higher" else less  # "longer than", "larger than", "deeper than"
             claim_text = f"{cmp} than {that} of {sname}"
             shapes = [f"{possessive(ref)} {ci.label} ({vtext}) {be} {claim_text}, at {wtext}",
                       f"at {vtext}, {possessive(ref)} {ci.label} {be} {claim_text}, at {wtext}",
@@ -367,7 +413,7 @@ class ContextWriter:
             if draw < 0.2:  # the peer first: "Compared with S, whose <label> is <v>, its <label> is higher at <v>"
                 name = b.labels[t][row[pk]]  # named, not "its": the peer was named last
                 claim_text = f"{possessive(name)} {ci.label} {be} {cmp}"
-                text = f"compared with {sname}, whose {ci.label} {be} {wtext}, {claim_text} at {vtext}"
+                text = f"compared with {sname}, at {wtext}, {claim_text} at {vtext}"
 
         else:
             claim_text = f"{cmp} {that} of {sname}"
@@ -491,7 +537,10 @@ class ContextWriter:
         hname, lname = b.labels[t][hi[pk]], b.labels[t][lo[pk]]
         htext, hfact = b.say(t, hi, c, style, "body")
         ltext, lfact = b.say(t, lo, c, style, "body")
-        hclaim, lclaim = f"the highest {label} of {phrase}", f"{lname} the lowest"
+        high, low, _, _ = _scale(label)
+        if label.startswith("number of ") and len(label) > 10:
+            label = label[len("number of "):]
+        hclaim, lclaim = f"the {high} {label} of {phrase}", f"{lname} the {low}"
         text = rng.choice([f"{hname} has {hclaim}, {htext}, and {lclaim}, {ltext}",
                            f"for comparison, {hname} has {hclaim}, at {htext}, and {lclaim}, at {ltext}",
                            f"at the top, {hname} has {hclaim}, at {htext}; at the bottom, {lclaim}, at {ltext}",
@@ -506,7 +555,7 @@ class ContextWriter:
         (the first category column that tells some rows apart, after ``skip`` such columns)."""
         b = self.b
         group = self.group_column(t)
-        cats = [c for c in b.attributes(t, ("category",)) if isinstance(row.get(c), str) and "|" not in row[c]]
+        cats = [c for c in b.attributes(t, ("category",)) if isinstance(row.get(c), str) and "|" not in row[c] and not is_absence(row[c])]
         if group is False or not cats:
             return None
         members = self.members(t, group, row)
@@ -524,9 +573,13 @@ class ContextWriter:
         if group and not fk:
             return None  # its group is already its category
         clabel = b.col(t, c).label
-        claim_text = rng.choice([f"one of {k} {b.info[t].plural} {where} whose {clabel} is {ctext}",
-                                 f"one of {k} {b.info[t].plural} {where} that share the {clabel} {ctext}",
-                                 f"one of {k} {b.info[t].plural} {where} with {ctext} as their {clabel}"])
+        kind_vp = next((v for v in b.frame(t, c).vps if v.startswith("is {a} {value}")), None) if b.frame(t, c).prose else None
+        if kind_vp is not None:  # "one of 4 Pils beers of Brauerei Lutz", "one of 3 catamarans of ..."
+            kinds = (f"{ctext}{kind_vp[len('is {a} {value}'):]}" if kind_vp != "is {a} {value}" else ctext).split(" ")
+            kinds[-1] = plural_noun(kinds[-1]) if k != 1 else kinds[-1]
+            claim_text = f"one of {k} {' '.join(kinds)} {where}"
+        else:  # never "that share the farming method organic" or "with on time as their status"
+            claim_text = f"one of {k} {b.info[t].plural} {where} whose {clabel} is {ctext}"
         text = f"{ref} is {claim_text}"
         pfacts = self._group_phrase(t, group, row, k)[1]
         basis = {"child": t, "same": [c] + ([group] if group else []), "cells": self._cells(t, members, (c, group or ""))}
@@ -845,7 +898,11 @@ def a_label(label: str, vtext: str) -> str:
 
     if label.startswith("number of "):
         things = label[len("number of "):]
-        return vtext if vtext.endswith(" " + things.split(" ")[-1]) else fill("{value} " + things, vtext)  # never "16 docks docks"
+        if not re.fullmatch(r"[\d.,]+", vtext):  # the value carries its unit ("78 people"): never "78 people employees"
+            return vtext
+        return fill("{value} " + things, vtext)
+    if _countlike(label) and not re.fullmatch(r"[\d.,]+", vtext):  # "with 4,312 tickets", never "tickets sold of 4,312 tickets"
+        return vtext
     if is_plural_label(label):
         if vtext.replace(",", "").replace(".", "").isdigit():
             return fill("{value} " + label, vtext)  # "with 1 star", never "with a stars of 1"

@@ -14,7 +14,7 @@ from typing import Any
 
 from worldforge.corpus.builder import CorpusBuilder
 from worldforge.corpus.chrome import forum_replies
-from worldforge.corpus.lexicon import a_or_an, is_past, possessive
+from worldforge.corpus.lexicon import a_or_an, is_absence, possessive
 from worldforge.corpus.page import Fact, Page, Site, cell_text, slug
 from worldforge.corpus.planner import sentence_case
 from worldforge.corpus.quantity import Style, format_value, render_value
@@ -22,7 +22,6 @@ from worldforge.corpus.vocab import ranking_order
 from worldforge.spec import models as M
 
 NEWS_NAMES = ("{T} Daily", "The {T} Wire", "{T} Insider", "{T} Times", "The {T} Ledger", "{T} Today", "{T} Dispatch", "{T} Report")
-_SOURCES = ("sources confirmed", "officials said", "a spokesperson said")
 """Who a news story quotes (news is reported speech); never a document the corpus has no page for ("a filing shows")."""
 _RANKING_TOP = 50
 """Rows a ranking page lists at most (the rest of a rank column is stated in each row's encyclopedia infobox)."""
@@ -78,12 +77,15 @@ def encyclopedia(b: CorpusBuilder) -> None:
             facts = b.name_fact(t, row, "lead")
             claims: list = []
             what = info.noun
-            if cats and row[cats[0]] is not None:
+            # the lead names the kind of thing by its first category only where the lexicon knows how ("a Pils beer",
+            # "a catamaran"); "a concert whose series is subscription" or "(status: on time)" is label glue: the
+            # category is then an infobox row like any other
+            cfr = b.frame(t, cats[0]) if cats else None
+            kind_vp = next((v for v in cfr.vps if v.startswith("is {a} {value}")), None) if cfr is not None and cfr.prose else None
+            in_lead = kind_vp is not None and row[cats[0]] is not None and not is_absence(row[cats[0]])
+            if in_lead:
                 ctext, cfact = b.say(t, row, cats[0], site.style, "lead")
-                clabel = b.col(t, cats[0]).label
-                # "a flagship phone model", but never "a Philippines squad member": a proper name is no modifier
-                forms = [f"{info.noun} whose {clabel} is {ctext}", f"{info.noun} ({clabel}: {ctext})"]
-                what = rng.choice(forms + ([f"{ctext} {info.noun}"] * 2 if ctext[:1].islower() else []))
+                what = f"{ctext}{kind_vp[len('is {a} {value}'):]}"  # "Pils beer", "ro-ro ferry"
                 facts.append(cfact)
             parents, roles = [], []
             for ref, col in b.refs[t].items():
@@ -103,15 +105,16 @@ def encyclopedia(b: CorpusBuilder) -> None:
             lines += [f"| {sentence_case(r)} | {p} |" for r, p in roles]
             shown = []
             for c in b.attributes(t):  # compose-only columns are no infobox rows
-                if row[c] is None or c == (cats[0] if cats else None) or b.col(t, c).compose_only:
+                if row[c] is None or (in_lead and c == cats[0]) or b.col(t, c).compose_only:
                     continue
                 text, f = b.say(t, row, c, site.style, "body")
                 lines.append(f"| {sentence_case(b.col(t, c).label)} | {text} |")
                 facts.append(f)
                 shown.append(c)
-            if cats and row[cats[0]] is not None:
+            if in_lead:
                 lines.append(f"| {sentence_case(b.col(t, cats[0]).label)} | {b.say(t, row, cats[0], site.style, 'lead')[0]} |")
-            prose_cols = [c for c in shown if b.col(t, c).kind != "bool"]
+            # the overview says what the lexicon is sure of (the rest stays in the infobox)
+            prose_cols = [c for c in shown if b.col(t, c).kind != "bool" and b.frame(t, c).prose and not is_absence(row[c])]
             if prose_cols:
                 said, pf = b.prose(rng, t, row, rng.sample(prose_cols, min(len(prose_cols), rng.randint(2, 5))), site.style, "body")
                 if said:
@@ -174,7 +177,7 @@ def news(b: CorpusBuilder) -> None:
             continue
         pk = table.primary_key
         rng = b.rng("news", t)
-        nums = b.numbers(t) + b.attributes(t, ("category",))
+        nums = [c for c in b.numbers(t) + b.attributes(t, ("category",)) if b.sure(t, c)]
         for row in b.rows[t]:
             if row[dc] is None:
                 continue
@@ -194,23 +197,16 @@ def news(b: CorpusBuilder) -> None:
                 name = title_name = label
             short = clause.replace(f" on {dtext}", "") if b.frame(t, dc).event or dated else clause
             title = rng.choice([f"{by}{title_name} {clause}", f"{label}: what we know" if not dated else f"{title_name}: what we know",
-                                f"{by}{title_name} {short}", f"Report: {name} {short}", f"{title_name} {short}, {rng.choice(_SOURCES)}"])
+                                f"{by}{title_name} {short}", f"Report: {name} {short}"])
             label = name  # how the lead calls the row
             ref = b.referent(t, row)
-            tail = rng.choice(("", "", "", f", {rng.choice(_SOURCES)}", f", {rng.choice(_SOURCES)}", ", a date that had been expected for some time",
-                               ", earlier than many had expected", ", according to people familiar with the matter", ", ending weeks of speculation"))
-            said = rng.choice(("", "", f", {rng.choice(_SOURCES)}"))
-            leads = [f"{by}{label} {clause}{tail}.", f"{by}{label} {clause}{tail}.",
-                     f"{rng.choice(('Sources confirmed', 'Officials said', 'It has emerged'))} that {by}{label} {clause}.",
-                     f"We can now confirm that {by}{label} {clause}.", f"It is official: {by}{label} {clause}{said}.",
-                     f"{label}{', ' + rng.choice(('we can report', 'it emerged', 'we have learned')) + ',' if rng.random() < 0.5 else ''} {clause}{tail}."]
+            # the lead states the event plainly: no "sources confirmed", "it is official", "earlier than many had
+            # expected" — no source stands behind them, and the story reports a date, not a rumour
+            leads = [f"{by}{label} {clause}.", f"{by}{label} {clause}."]
             if b.frame(t, dc).event or dated:
-                leads += [f"On {dtext}, {by}{label} {short}{tail}."]
-                if is_past(short):  # never "It was on Jan 31, 2031 that KIRE-16 is due to finish"
-                    leads += [f"It was on {dtext} that {by}{label} {short}{said}."]
+                leads += [f"On {dtext}, {by}{label} {short}."]
             if plabel and not by and plabel not in label:
-                leads += [f"{label}, {a_or_an(b.info[t].noun)} of {plabel}, {clause}{tail}.", f"{plabel} said {label} {clause}.",
-                          f"{plabel} confirmed that {label} {clause}{tail}."]
+                leads += [f"{label}, {a_or_an(b.info[t].noun)} of {plabel}, {clause}."]
             lead = rng.choice(leads)
             lead = lead if lead.startswith((label, plabel or label)) and not dated else sentence_case(lead)  # a name keeps its own case
             label = b.labels[t][row[pk]]  # the row's own name again for the body
@@ -232,14 +228,9 @@ def news(b: CorpusBuilder) -> None:
                     if sdated:  # "another [GRO-30F supply deal](...) was signed on ...": its date said once
                         sname, sclause = sdated
                         slink = f"another [{sname[4:]}]({b.wiki_url(t, s[pk])})"
-                    who = "who" if b.person[t] else "which"
-                    body += ["", rng.choice(("", "", "Context: ", "Worth noting: ")) + sentence_case(rng.choice([f"For comparison, {slink} {sclause}.", f"{slink}, by contrast, {sclause}.",
-                                             f"The story recalls {slink}, {who} {sclause}.", f"It is not the only one: {slink} {sclause}.",
-                                             f"Readers may remember {slink}, {who} {sclause}.", f"A similar case is {slink}, {who} {sclause}.",
-                                             f"Compare that with {slink}, {who} {sclause}.", f"Earlier coverage noted that {slink} {sclause}.",
-                                             f"{slink} is another example: it {sclause}." if not b.person[t] and not sdated else
-                                             f"Another name in the same group, {slink}, {sclause}." if not sdated else
-                                             f"Earlier coverage noted that {slink} {sclause}."]))]
+                    # a sibling says what the two share: the parent ("Another beer of Brauerei Lutz, X, launched on ...")
+                    of = f" of {plabel}" if plabel and plabel not in sclause else ""
+                    body += ["", f"Another {b.info[t].noun}{of}, {slink}, {sclause}." if not sdated else sentence_case(f"{slink} {sclause}.")]
                     facts += [sfact] + b.name_fact(t, s, "body")
             context = b.context.news_context(b.rng("news-context", t, str(row[pk])), t, row, site.style, label)
             if context.sentences:  # where the row stands: a rank or a comparison, and in a scenario its change since the base year
@@ -263,8 +254,11 @@ def press_releases(b: CorpusBuilder) -> None:
         rng = b.rng("press", t)
         for row in b.rows[t]:
             parent = b.parent_of(t, row)
-            # an organisation announces: the parent is a top-level table (it has no parent itself)
-            if parent is None or b.spec.tables[parent[0]].references or row[dc] is None or rng.random() > 0.5:
+            # an organisation announces: the parent is a top-level table (it has no parent itself) whose rows are
+            # organisations (a brewery, a label; never a mountain hut, a museum department or an appellation), and it
+            # announces what is new (an event of the last year or to come), never a founding of 1933 "today"
+            if parent is None or b.spec.tables[parent[0]].references or row[dc] is None or not b.organisation(parent[0]) \
+                    or (isinstance(row[dc], date) and (b.as_of - row[dc]).days > 366) or rng.random() > 0.5:
                 continue
             pt, prow = parent
             ppk = b.spec.tables[pt].primary_key
@@ -285,7 +279,7 @@ def press_releases(b: CorpusBuilder) -> None:
             body = [lead, ""]
             ref = b.referent(t, row)  # the paragraph names the row first: its figures are not the organisation's
             cols = rng.sample(b.numbers(t), min(len(b.numbers(t)), 3))
-            said, pf = b.prose(rng, t, row, cols, site.style, "body", "encyclopedia", ref=ref)
+            said, pf = b.prose(rng, t, row, [c for c in cols if b.sure(t, c)], site.style, "body", "encyclopedia", ref=ref)
             if said:
                 body += [" ".join(said), ""]
                 facts += pf
@@ -310,11 +304,11 @@ def press_releases(b: CorpusBuilder) -> None:
                           f"{exec_name}, {role} at {org}, called {label} \u201can important step for everyone involved.\u201d"]
             body.append(rng.choice(quotes))
             about = ["", f"## About {plabel}", ""]
-            pref = b.referent(pt, prow)
-            pref.mentions = 1  # named by the first sentence of the paragraph
-            pcols = [c for c in b.attributes(pt, ("number", "category")) if prow[c] is not None][:3]
+            pref = b.referent(pt, prow)  # the paragraph's first sentence names it
+            pcols = [c for c in b.attributes(pt, ("number", "category")) if prow[c] is not None and b.sure(pt, c)][:3]
             psaid, pfacts = b.prose(rng, pt, prow, pcols, site.style, "body", "encyclopedia", ref=pref)
-            sent = " ".join([f"{plabel} is {a_or_an(b.info[pt].noun)} in *{b.title}*."] + psaid)
+            # never "a brewery in *<the world's title>*": the title is no place; "X is a brewery." only when nothing else is said
+            sent = " ".join(psaid or [f"{plabel} is {a_or_an(b.info[pt].noun)}."])
             facts += pfacts
             body += about + [sent, "", f"Media contact: press@{slug(plabel)}.com"]
             title = rng.choice([f"{plabel} announces {label}", f"{label}: an announcement from {plabel}", f"{plabel} confirms {label}"]
@@ -383,15 +377,18 @@ def profiles(b: CorpusBuilder) -> None:
             label = b.labels[t][row[pk]]
             shown = [c for c in attrs if row[c] is not None]
             shown = sorted(rng.sample(shown, max(3, len(shown) - rng.randint(0, 2))), key=attrs.index) if len(shown) > 3 else shown
-            lead = rng.choice([f"{label}: full specifications and key facts.", f"Everything we know about {label}, in one sheet.",
-                               f"The {info.noun} {label} at a glance: the key specifications.", f"{label} — specifications and details."])
+            # "specifications" are a product's; anything else has key facts
+            lead = rng.choice([f"{label}: full specifications and key facts.", f"The {info.noun} {label} at a glance: the key specifications.",
+                               f"{label} — specifications and details."] if b.kind(t) == "product" else
+                              [f"{label}: key facts.", f"The {info.noun} {label} at a glance.", f"{label} — facts and figures."])
             facts = b.name_fact(t, row, "lead")
             lines = [lead, "", "## Key specs", ""]
             for c in shown:
                 text, f = b.say(t, row, c, site.style, "body")
                 lines.append(f"- **{sentence_case(b.col(t, c).label)}:** {text}")
                 facts.append(f)
-            said, pf = b.prose(rng, t, row, rng.sample(shown, min(len(shown), rng.randint(2, 3))), site.style, "body")
+            sayable = [c for c in shown if b.sure(t, c)]
+            said, pf = b.prose(rng, t, row, rng.sample(sayable, min(len(sayable), rng.randint(2, 3))), site.style, "body")
             if said:
                 lines += ["", rng.choice(("## Our take", "## In short", "## Overview", "## What stands out")), "", " ".join(said)]
                 facts += pf
@@ -439,13 +436,14 @@ def comparisons(b: CorpusBuilder) -> None:
             url = b.url(site, "-vs-".join(slug(n) for n in names))
             verdict = []
             for r in group:  # a sentence per contender, from the figures of the table
-                said, _ = b.prose(rng, t, r, rng.sample(cols, min(len(cols), 2)), site.style, "body", "news")
+                sayable = [c for c in cols if b.sure(t, c)]
+                said, _ = b.prose(rng, t, r, rng.sample(sayable, min(len(sayable), 2)), site.style, "body", "news")
                 verdict += said[:1]  # its values are the table's cells, stated (and registered) there already
             if verdict:
                 lines += ["", rng.choice(("## The verdict", "## How they differ", "## Bottom line")), "", " ".join(verdict)]
-            lines += ["", rng.choice(("Which one is right for you depends on what you value most; the table only shows the published figures.",
-                                      "Figures come from official sources where available. Spotted an error? Let us know.",
-                                      "Our verdict: there is no clear winner, and the right choice depends on your priorities."))]
+            if b.kind(t) == "product":  # only a buyer chooses between products; nobody "chooses" between two ports or wardens
+                lines += ["", rng.choice(("Which one is right for you depends on what you value most; the table only shows the published figures.",
+                                          "Our verdict: there is no clear winner, and the right choice depends on your priorities."))]
             page = Page(url, b.spec.world, b.scenario, "comparison", title, b.as_of, lead, "\n".join(lines), facts)
             b.add(b.dress(page, site, "compare", rng, ["Compare", sentence_case(b.info[t].plural)], background=rng.randint(5, 9),
                                 comments=rng.randint(0, 4), subject=names[0]))
@@ -454,7 +452,7 @@ def forum(b: CorpusBuilder) -> None:
     """Q&A threads about one or two attributes of about a third of the rows."""
     site = b.sites["forum"]
     for t, table in b.spec.tables.items():
-        cols = [c for c in b.numbers(t) + b.attributes(t, ("date",)) if b.frame(t, c).vps or b.frame(t, c).noun]
+        cols = [c for c in b.numbers(t) + b.attributes(t, ("date",)) if b.sure(t, c)]
         if not cols or not b.fits(t, "forum"):  # nobody asks a forum about one reading of a measurement
             continue
         pk = table.primary_key
@@ -634,9 +632,7 @@ def rumors(b: CorpusBuilder) -> None:
             body = [lead, ""]
             if dc and row[dc] is not None:
                 dtext, f = b.say(t, row, dc, site.style, "body")
-                body.append(rng.choice([f"For reference, {label} {b.event_clause(rng, t, row, dc, dtext)}.",
-                                        f"Recall that {label} {b.event_clause(rng, t, row, dc, dtext)}.",
-                                        f"{label} {b.event_clause(rng, t, row, dc, dtext)}, so a successor would not be unusual."]))
+                body.append(f"{label} {b.event_clause(rng, t, row, dc, dtext)}.")  # the known fact, plainly: no "so a successor would not be unusual"
                 facts.append(f)
             body += ["", rng.choice(["*Treat this as speculation until an official announcement.*", "*Unconfirmed. We will update this post.*",
                                      "*This is a rumor; none of it has been confirmed.*"])]
@@ -657,7 +653,7 @@ def archive(b: CorpusBuilder) -> None:
             continue
         pk = table.primary_key
         rng = b.rng("archive", t)
-        nums = base.numbers(t)
+        nums = [c for c in base.numbers(t) if base.sure(t, c)]
         for row in base.rows[t]:
             if row[dc] is None or not isinstance(row[dc], date) or rng.random() > 0.3:
                 continue

@@ -32,7 +32,7 @@ kind             genres
 ================ ==============================================================================
 person           encyclopedia, news, press_release, ranking, profile, comparison, forum, dataset,
                  timeline (no rumour: people have no successors)
-event            every genre
+event            every genre but the rumour (a concert, an award or an exhibition has no successor)
 product          every genre: a *versioned* thing (most of its names carry a model number: "vivo Lumen 6
                  Ultra"), the one kind a rumour blog gives a successor
 thing            every genre but the rumour (a library, an estate or a farm has no successor)
@@ -50,7 +50,7 @@ import polars as pl
 from worldforge.corpus.vocab import TableInfo
 from worldforge.spec import models as M
 
-__all__ = ["GENRES_BY_KIND", "KINDS", "fits", "table_kind", "table_kinds"]
+__all__ = ["GENRES_BY_KIND", "KINDS", "ORGANISATION_NOUNS", "fits", "is_organisation", "table_kind", "table_kinds"]
 
 KINDS = ("person", "event", "measurement", "product", "thing")
 """The kinds of rows a table can hold."""
@@ -58,7 +58,7 @@ KINDS = ("person", "event", "measurement", "product", "thing")
 _ALL = frozenset({"encyclopedia", "news", "press_release", "ranking", "profile", "comparison", "forum", "dataset", "timeline", "rumor"})
 GENRES_BY_KIND: dict[str, frozenset[str]] = {
     "person": _ALL - {"rumor"},
-    "event": _ALL,
+    "event": _ALL - {"rumor"},  # a concert or an exhibition has no successor
     "product": _ALL,
     "thing": _ALL - {"rumor"},
     "measurement": _ALL - {"news", "press_release", "rumor", "forum"},
@@ -161,6 +161,25 @@ def _versioned(info: TableInfo, frame: pl.DataFrame | None, pk: str) -> bool:
     names = [str(v) for v in frame[info.label_column].to_list() if v is not None]
     versioned = sum(1 for n in names if _MODEL_NUMBER.match(n) and n.lower().split(" ")[0] != noun)
     return versioned >= 0.6 * len(names)
+
+
+ORGANISATION_NOUNS = frozenset({
+    "agency", "airline", "association", "atelier", "authority", "bank", "brand", "brewery", "business", "carrier", "chain", "club",
+    "co-op", "collective", "college", "company", "conglomerate", "consortium", "cooperative", "corporation", "council",
+    "developer", "distillery", "distributor", "employer", "enterprise", "federation", "firm", "foundation", "fund", "group",
+    "house", "institute", "insurer", "label", "laboratory", "lab", "league", "lender", "maison", "maker", "manufacturer",
+    "ministry", "network", "nonprofit", "operator", "orchestra", "organisation", "organization", "outfit", "partnership",
+    "producer", "publisher", "retailer", "school", "startup", "studio", "supplier", "syndicate", "system", "team", "union",
+    "university", "vendor", "winery", "charity", "trust", "society", "ensemble", "company", "broadcaster", "studio",
+})
+"""Head nouns of rows that are organisations: they issue press releases and have executives to quote (a brewery, a
+record label, a library system), unlike a mountain hut, a museum's department or a wine appellation."""
+
+
+def is_organisation(noun: str) -> bool:
+    """Whether rows called ``noun`` are organisations (the head noun, its last word, is one of :data:`ORGANISATION_NOUNS`)."""
+    words = noun.lower().split()
+    return bool(words) and words[-1] in ORGANISATION_NOUNS
 
 
 def fits(kind: str, genre: str) -> bool:

@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-__all__ = ["INTRANSITIVE_VERBS", "Frame", "Referent", "a_or_an", "base_verb", "conjugate", "fill", "frame_for", "is_participle", "is_past",
+__all__ = ["ABSENCES", "INTRANSITIVE_VERBS", "Frame", "Referent", "a_or_an", "base_verb", "conjugate", "fill", "frame_for", "is_absence", "is_participle", "is_past",
            "past_tense", "person_table", "plural_noun", "possessive", "present_verb", "singular_noun", "singular_of_plural"]
 
 _PREPS = {"of", "at", "after", "before", "since", "on", "in", "per", "by", "from", "to", "within", "for", "with", "into", "under", "over"}
@@ -67,12 +67,23 @@ _PERSON_NOUNS = {
     "surgeon", "physician", "worker", "miner", "colonist", "settler", "passenger", "traveller", "traveler", "guest", "competitor",
     "grandmaster", "streamer", "creator", "podcaster", "juror", "judge", "principal investigator", "curator", "captain",
 }
-_PARTICIPLES = {"sold", "built", "made", "grown", "drawn", "won", "lost", "held", "run", "flown", "given", "taken", "shown", "seen",
+_PARTICIPLES = {"spoken", "known", "worn", "chosen", "driven", "eaten", "broken", "woven", "sold", "built", "made", "grown", "drawn", "won", "lost", "held", "run", "flown", "given", "taken", "shown", "seen",
                 "written", "done", "paid", "spent", "brought", "bought", "caught", "kept", "sent", "thrown", "fought", "sung", "ridden"}
 _MASS = {"revenue", "income", "profit", "funding", "output", "power", "traffic", "attendance", "turnover", "spending", "debt",
          "investment", "production", "consumption", "throughput", "demand", "supply", "equity", "capital", "rainfall", "footfall",
          "snow", "snowfall", "rain", "precipitation", "wind", "sunshine", "storage"}
 _DIMENSIONS = {"size", "length", "height", "width", "diameter", "depth", "span", "wingspan", "thickness", "elevation", "altitude"}
+
+
+ABSENCES = frozenset({"none", "n/a", "na", "-", "\u2014", "\u2013", "nil", "null", "no value", "not applicable", "unknown",
+                      "unrated", "untitled", "unranked"})
+"""Category values that say a row has nothing ("none", "n/a", "—"): an absence, stated in tables, never a word in a
+sentence ("is a none player", "the none joined")."""
+
+
+def is_absence(value: object) -> bool:
+    """Whether a cell's value is an absence (:data:`ABSENCES`, case and surrounding space ignored)."""
+    return isinstance(value, str) and value.strip().lower() in ABSENCES
 
 
 @lru_cache(maxsize=1)
@@ -135,7 +146,11 @@ def _one_of(template: str) -> str:
 def fill(template: str, value: str) -> str:
     """A frame's phrase with its value: ``template.format(value=value)``, the noun after a count of exactly one made
     singular ("placed {value} films" with ``1``: "placed 1 film", not "placed 1 films"; "1 time", "1 itinerary")."""
-    return (_one_of(template) if value == "1" else template).format(value=value)
+    template = _one_of(template) if value == "1" else template
+    if "{a} {value}" in template:  # "is {a} {value} beer": the article the value takes ("an IPA beer", "a Pils beer")
+        art = a_or_an(value).split(" ", 1)[0]
+        template = template.replace("{a} {value}", f"{art} {{value}}")
+    return template.format(value=value)
 
 
 @lru_cache(maxsize=4096)
@@ -187,6 +202,10 @@ class Frame:
     event: bool = False
     plural: bool = False
     """The noun's head is plural ("shifts per month"): its copula is "are"."""
+    prose: bool = True
+    """The frame is sure enough for running text. A frame the rules are not sure of (a category's bare copula, "its
+    island is Mull"; a number with no verb, "its nights are 4"; a date with no event, "has a concert date of") states
+    its value only in tables and infoboxes, short and formulaic but correct; a spec's ``verb`` makes any column sure."""
 
 
 def _label_words(label: str) -> list[str]:
@@ -294,7 +313,8 @@ def is_past(vp: str) -> bool:
 
 
 def frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | None, *, name: str = "", verb: str | None = None,
-              event: str | None = None, of_label: str | None = None, person: bool = False) -> Frame:
+              event: str | None = None, of_label: str | None = None, person: bool = False, noun_of_row: str = "",
+              role: bool = False) -> Frame:
     """The :class:`Frame` of one column.
 
     Args:
@@ -307,13 +327,17 @@ def frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | Non
         event: the event verb :mod:`~worldforge.corpus.vocab` derived from the name, if any.
         of_label: for a rank, the label of the ranked column.
         person: the rows are people (ages read "is 41 years old").
+        noun_of_row: what a row is (``beer``): a style or genre column reads "is a Pils beer".
+        role: the column's values are people's names (a conductor, an owner): its copula is sure ("its conductor is
+            Lucas Jimenez").
 
     Returns:
         The frame; never raises: an unknown label gets a neutral construction.
     """
-    fr = _frame_for(label, kind, unit_base, unit_kind, name=name, verb=verb, event=event, of_label=of_label, person=person)
+    fr = _frame_for(label, kind, unit_base, unit_kind, name=name, verb=verb, event=event, of_label=of_label, person=person,
+                    noun_of_row=noun_of_row, role=role)
     if fr.noun and _plural_head(label):
-        return Frame(fr.vps, fr.noun, fr.event, True)
+        return Frame(fr.vps, fr.noun, fr.event, True, fr.prose)
     return fr
 
 
@@ -338,7 +362,8 @@ def _is_plural(word: str) -> bool:
 
 
 def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | None, *, name: str = "", verb: str | None = None,
-              event: str | None = None, of_label: str | None = None, person: bool = False) -> Frame:
+              event: str | None = None, of_label: str | None = None, person: bool = False, noun_of_row: str = "",
+              role: bool = False) -> Frame:
     """:func:`frame_for` before the plural check."""
     words = _label_words(label)
     np_ok = _noun_phrase_ok(words)
@@ -347,7 +372,7 @@ def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | No
     art = a_or_an(label) if np_ok else None
     if np_ok and (_plural_head(label) or _postmodified_plural(words)):  # "has shifts per month of", "has a lifts open of"
         art, simple = label, False  # are not English: plural heads get no "has a ... of"
-    has_a = f"has {label if words[-1] in _MASS else art} of {{value}}" if simple else None
+    has_a = f"has {label if words == words[-1:] and words[-1] in _MASS else art} of {{value}}" if simple else None  # "has revenue of", "has an annual output of"
     if verb:  # the spec's own verbs; the label serves as a noun only when it is a plain noun phrase
         return Frame(tuple(v.strip() for v in verb.split("|") if v.strip()), noun if simple else None, kind == "date")
     if kind == "date":
@@ -358,7 +383,8 @@ def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | No
             return Frame((f"has been {label} {{value}}",) if words[-1] == "since" else (f"is {label} {{value}}",), None)
         if len(words) > 1 and present_verb(words[-1]):  # "season closes": a clause, never "its season closes are"
             return Frame((f"sees its {' '.join(words[:-1])} {base_verb(words[-1])} on {{value}}",), None)
-        return Frame((has_a,) if has_a else () if np_ok else (f"is dated {{value}} ({label})",), noun)
+        # no event verb: "has a concert date of", "is dated ... (label)" are label glue, said only in tables
+        return Frame((has_a,) if has_a else (), noun, prose=False)
     if kind == "rank":
         by = of_label or re.sub(r"^rank\s*(by|in|within)?\s*", "", label) or "rank"
         return Frame((f"ranks No. {{value}} by {by}", f"sits at No. {{value}} by {by}", f"is ranked No. {{value}} by {by}"), None)
@@ -371,12 +397,19 @@ def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | No
         if words and words[-1] in _PREPS:  # "trained in", "based in": the label and its value make the phrase
             verb = "was" if is_participle(words[0]) and words[0] not in _STATES else "is"
             return Frame((f"{verb} {label} {{value}}",), None)
-        return Frame((), label)  # "season shown", "month number": noun phrases after a possessive
+        known = _category_frame(words, person, noun_of_row)
+        if known is not None:
+            return Frame(known, label)
+        # a bare copula ("its island is Mull", "its series is gala") is no sentence a writer would write: tables only,
+        # unless the values are people in a role ("its conductor is Lucas Jimenez")
+        return Frame((), label, prose=role)
     if kind == "bool":
         return Frame((), None)
     # numbers
     vps: list[str] = []
     head = words[-1] if words else ""
+    if unit_kind == "year" or unit_base == "calendar year":
+        return _year_frame(words, label, name, event)
     if len(words) >= 2 and (words[-1] in _PARTICIPLES or words[-1].endswith("ed")) and is_participle(words[-1]) \
             and not any(w in _PREPS for w in words) and words[0] not in _TIME_UNITS and words[0] not in ("number", "count", "year", "date"):
         # "units sold" -> "sold 106,000 units", "goals scored" -> "scored 14 goals", "people caught" -> "caught 3 people",
@@ -392,7 +425,11 @@ def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | No
         else:
             obj = None
         if obj is not None:
+            if part in _STATIVE:  # a state, not an event: "speaks 3 languages", never "spoke" or "has spoken"
+                return Frame((f"{_STATIVE[part]} {obj}",), None)
             return Frame((f"{past_tense(part)} {obj}", f"has {part} {obj}"), None)
+    if words[:2] == ["number", "of"] and len(words) > 2 and words[2] in ("employees", "staff", "workers"):
+        return Frame(("employs {value}" if unit_base else f"employs {{value}} {words[2]}",), None)
     if words[:2] == ["number", "of"] and len(words) > 2:
         things = " ".join(words[2:])
         obj = f"{{value}} {things}" if unit_base is None else "{value}"
@@ -428,7 +465,14 @@ def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | No
     if len(words) >= 2 and words[0] == "year" and words[1].endswith("ed"):
         part = words[1]
         return Frame((f"{part} in {{value}}" if part in INTRANSITIVE_VERBS else f"was {part} in {{value}}",), None)
-    if unit_kind == "money" and head in ("price", "fare", "fee", "cost", "rent", "tuition", "msrp"):
+    per = words.index("per") if "per" in words else -1
+    if unit_kind == "money" and per > 0 and words[per - 1] in ("price", "fare", "fee", "cost", "rent", "rate") and per < len(words) - 1:
+        vps = [f"costs {{value}} {' '.join(words[per:])}"]  # "price per half litre": "costs €4.60 per half litre"
+    elif unit_kind == "percent" and label.lower() in ("alcohol by volume", "abv", "alcohol", "alcohol content", "strength"):
+        vps = ["is {value} ABV"]
+    elif words == ["opening", "hours"] and unit_base is not None:
+        vps = ["is open {value}"]
+    elif unit_kind == "money" and head in ("price", "fare", "fee", "cost", "rent", "tuition", "msrp"):
         vps = ["costs {value}", "is priced at {value}"] if words == [head] or words[0] in ("launch", "list", "retail", "base", "average", "ticket") else []
     elif head in ("revenue", "sales", "income", "profit", "turnover", "earnings") and unit_kind == "money":
         vps = [f"reported {label} of {{value}}", f"brought in {{value}} in {label}"]
@@ -457,9 +501,58 @@ def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | No
         # a plural noun counts what the row has: "has 12 lifts", "has 14 shifts per month", "has 13 lifts open",
         # never "its lifts are 12" or "its lifts open is 13"
         return Frame((f"has {{value}} {label}",), None)  # "has 50 points and 16 wins": one "has" for both
+    if not vps and unit_base is not None and words and words[-1] == unit_base.lower() and _is_plural(words[-1]) \
+            and all(w in ("annual", "yearly", "daily", "weekly", "monthly", "total") or w == words[-1] for w in words):
+        # the unit counts the label's own things: "visitors" in visitors -> "has 109,543 visitors", "annual visitors"
+        # -> "has 234,063 visitors a year", never "its visitors are 109,543 visitors"
+        every = {"annual": " a year", "yearly": " a year", "daily": " a day", "weekly": " a week", "monthly": " a month"}
+        return Frame((f"has {{value}}{next((every[w] for w in words if w in every), '')}",), None)
     if not vps and not np_ok:  # no clause fits: the neutral possessive, never "is listed with 11 for <label>"
-        return Frame((), f"figure for {label}")
-    return Frame(tuple(vps), noun)
+        return Frame((), f"figure for {label}", prose=False)
+    # a number with a noun alone ("its ascent from the valley is 1,260 m") is said in tables only
+    return Frame(tuple(vps), noun, prose=bool(vps))
+
+
+# participles of states, not events: "languages spoken" -> "speaks 3 languages"
+_STATIVE = {"spoken": "speaks", "owned": "owns", "held": "holds", "known": "knows", "offered": "offers",
+            "stocked": "stocks", "covered": "covers", "employed": "employs"}
+_PLACE_HEADS = {"city", "town", "village", "country", "county", "region", "state", "province", "district", "island",
+                "municipality", "borough", "canton", "prefecture", "location", "neighbourhood", "neighborhood", "suburb"}
+_TYPE_HEADS = {"type", "kind", "class"}
+_STYLE_HEADS = {"style", "genre", "category", "variety", "breed", "cuisine", "format"}
+
+
+def _category_frame(words: list[str], person: bool, noun_of_row: str) -> tuple[str, ...] | None:
+    """The verb phrases a category column is sure of, or ``None``: where a row is ("is in Bayreuth", "is on Mull"; a
+    person "is from Austria"), what kind it is ("is a retailer" for a type, "is a Pils beer" for a style)."""
+    if not words:
+        return None
+    head = words[-1]
+    if len(words) <= 2 and head in _PLACE_HEADS and (len(words) == 1 or words[0] in ("home", "host", "headquarters")):
+        if person:
+            return ("is from {value}",) if head in ("country", "city", "town", "region", "island", "village") else None
+        return ("is on {value}",) if head == "island" else ("is in {value}",)
+    row = noun_of_row.lower()
+    if head in _TYPE_HEADS and (len(words) == 1 or words[:-1] == row.split()[-1:] or words[-2:] == [head, "of"]):
+        return ("is {a} {value}",)  # "vessel type": "is a ro-ro ferry"; "type of buyer": "is a retailer"
+    if len(words) >= 3 and words[0] in _TYPE_HEADS and words[1] == "of":
+        return ("is {a} {value}",)
+    if head in _STYLE_HEADS and len(words) == 1 and row and not person:
+        return (f"is {{a}} {{value}} {row}",)  # "is a Pils beer", "is a womenswear collection"
+    return None
+
+
+def _year_frame(words: list[str], label: str, name: str, event: str | None) -> Frame:
+    """A calendar year's frame: the event the label names, in the year ("year built" -> "was built in 1994", "year of
+    debut" -> "debuted in 2009", "founded" -> "was founded in 1950"); a year with no event is said in tables only."""
+    rest = [w for w in words if w not in ("year", "of", "the", "in")]
+    ev = _event_for(" ".join(rest), name, event) if rest else None
+    if ev is None and rest and is_participle(rest[-1]) and len(rest) <= 2:
+        adv = f"{rest[0]} " if len(rest) == 2 else ""
+        ev = f"{adv}{rest[-1]}" if rest[-1] in INTRANSITIVE_VERBS else f"was {adv}{rest[-1]}"
+    if ev is None:
+        return Frame((), label if _noun_phrase_ok(words) else None, prose=False)
+    return Frame((f"{ev} in {{value}}",), None)
 
 
 def _postmodified_plural(words: list[str]) -> bool:
@@ -505,7 +598,7 @@ class Referent:
         self.mentions += 1
         if first or self.mentions == 1:
             return self.name
-        options = [self.name, f"the {self.noun}", f"the {self.noun}", f"this {self.noun}"]
+        options = [self.name, f"the {self.noun}", f"the {self.noun}"]  # never "this beer": a pointer, not a description
         if self.kind_word:  # "the technician", "the flagship phone model"
             options.append(f"the {self.kind_word}" if self.person else f"the {self.kind_word} {self.noun}")
         if self.person:

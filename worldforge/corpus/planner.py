@@ -1,9 +1,11 @@
 """Sentence planning: several facts about one row joined as a writer would join them.
 
 Given the cells a paragraph states about one row (each with its :class:`~worldforge.corpus.lexicon.Frame`
-and the text the site writes for it), :func:`realise` groups them into sentences of one to
-three facts (aggregation), picks a construction per sentence (coordinated verb phrases, a
-relative clause, a possessive copula, a fronted date), refers to the row by name
+and the text the site writes for it), :func:`realise` gives each fact a sentence, or two facts one
+when the row "has" both (aggregation only within one verb: "has 3 berths and a maximum draught of
+5.6 m"; never a relative clause or a second clause that joins facts with no relation between them),
+picks a construction per sentence (a verb phrase, a fronted date, a possessive copula for a role's
+name), refers to the row by name
 first and then by pronoun, surname or definite description (referring expressions,
 :class:`~worldforge.corpus.lexicon.Referent`); a forum reply may open with a hedge (hearsay), no other voice
 with an attribution or a connective. Every
@@ -25,8 +27,8 @@ _FORUM = ("Pretty sure ", "IIRC ", "From what I remember, ", "Last I checked, ",
 source stands behind "according to official figures", and "In addition," joins facts that have no relation."""
 # adverbs a writer slips into a verb phrase, by voice; "also" only after a first sentence, present-time ones only on
 # a present-tense verb that states no date ("now handles", never "now departed on")
-_ADVERBS = {"encyclopedia": ("also",), "news": ("also", "now"),  # never "reportedly", "currently lists": hedges on a fact
-            "forum": ("apparently", "actually", "also", "still")}
+_ADVERBS = {"forum": ("apparently", "actually", "still")}  # never "reportedly", "currently lists": hedges on a fact; never
+# "also" or "now" in reported prose: "It is also a textile" adds to nothing, "now has a maximum draught" claims a change
 _PRESENT_ONLY = {"now", "still"}
 _MODALS = {"can", "could", "will", "would", "may", "might", "must", "shall", "should"}
 _COPULA_JOINS = (", and ", ", and ", "; ")  # never ", while ": a contrast two cells do not make
@@ -79,7 +81,7 @@ def _head_form(head: str) -> str:
     return "other"
 
 
-_ANY_ADVERB = frozenset(a for advs in _ADVERBS.values() for a in advs)
+_ANY_ADVERB = frozenset(a for advs in _ADVERBS.values() for a in advs) | {"also", "now", "still", "currently"}  # a spec's verb may hold one
 
 
 def _perfect(after_have: str) -> bool:
@@ -115,6 +117,11 @@ def _possessive(vp: str) -> bool:
     return head == "has" and bool(rest) and not _perfect(rest)
 
 
+def _has_only(s: Said) -> bool:
+    """Every verb phrase of the frame is the main verb ``has`` with an object ("has 3 berths", "has a length of 9 m")."""
+    return bool(s.frame.vps) and all(_possessive(v) for v in s.frame.vps)
+
+
 def _join(parts: list[str]) -> str:
     """Coordinated verb phrases; a repeated possessive ``has`` is said once ("has a mass of 5 kg and a range of 9 km"),
     never an auxiliary's ("has been sailing since 1976 and has 6.78% of the berths", not "... and 6.78% of ...")."""
@@ -127,49 +134,26 @@ def _sentence(rng, ref: Referent, group: list[Said], first: bool, voice: str = "
     verbal = [s for s in group if s.frame.vps]
     if verbal and subj != ref.name and _clash(subj, verbal[0].frame.vps):  # never "this visitation record records ..."
         subj = ref.name
-    named = subj == ref.name
     nominal = [s for s in group if not s.frame.vps and s.frame.noun]
-    # never a fronted "With a price index of 1.06, X shows storage of 128 GB" or "Handling 3,745 passengers a day, X has a
-    # fare zone of 1": they say that one fact explains another, and two cells of a row have no such relation
+    # one fact a sentence, or two a row "has" ("has 3 berths and a maximum draught of 5.6 m"): never "X, whose fare is
+    # £5, has 26 sailings", "the fare of X is £5, and it ...", "With a price index of 1.06, X shows ..." — they join
+    # facts with no relation between them
     shapes = ["coord"]
-    if len(verbal) >= 2 and verbal[0].frame.noun and not verbal[0].frame.plural and not ref.person and subj[:1].isupper():  # never "It, whose ..."
-        shapes.append("whose")
-    if verbal and any(s.frame.noun for s in verbal) and not nominal:  # one possessive copula a sentence at most
-        shapes.append("copula")
     dated = next((s for s in verbal if s.frame.event and any(v.endswith(" on {value}") for v in s.frame.vps)), None)
-    if dated is not None and len(group) == 1:  # "On May 5, 2030, X arrived." (never dating the row's other facts)
+    if dated is not None and len(group) == 1 and subj == ref.name:  # "On May 5, 2030, X arrived." (never "..., it started")
         shapes.append("dated")
-    of_noun = next((s for s in group if s.frame.noun and not s.frame.plural), None)
-    if of_noun is not None and named:  # "The fare zone of Meplar Heights is 3, and it ..."
-        shapes.append("of")
     shape = rng.choice(shapes)
-    if shape == "of":
-        rest = [s for s in group if s is not of_noun and s.frame.vps]
-        cop = f"the {of_noun.frame.noun} of {subj} {_copula(of_noun.frame)} {of_noun.value}"
-        core = cop if not rest else f"{cop}{rng.choice(_COPULA_JOINS)}{ref.subject(rng)} {_join([_vp(rng, s) for s in rest])}"
-        return _nominal_tail(rng, ref, core, [s for s in nominal if s is not of_noun])
     if shape == "dated":
         ev = next(v for v in dated.frame.vps if v.endswith(" on {value}"))[: -len(" on {value}")]
-        rest = [s for s in verbal if s is not dated]
-        core = f"on {dated.value}, {subj} {_join([ev] + [_vp(rng, s) for s in rest])}"
-    elif shape == "whose":
-        w, rest = verbal[0], verbal[1:]
-        core = f"{subj}, whose {w.frame.noun} {'are' if w.frame.plural else 'is'} {w.value}, {_join([_vp(rng, s) for s in rest])}"
-    elif shape == "copula":
-        w = next(s for s in verbal if s.frame.noun)
-        rest = [s for s in verbal if s is not w]
-        cop = f"{_possessor(rng, ref, w.frame.noun, subj)} {w.frame.noun} {_copula(w.frame)} {w.value}"
-        core = cop if not rest else (f"{subj} {_join([_vp(rng, s) for s in rest])}{rng.choice(_COPULA_JOINS)}"
-                                     f"{_possessor(rng, ref, w.frame.noun)} {w.frame.noun} {_copula(w.frame)} {w.value}")
+        core = f"on {dated.value}, {subj} {ev}"
+    elif verbal:
+        vps = [_vp(rng, s) for s in verbal]
+        if rng.random() < (0.5 if len(vps) == 1 else 0.3):
+            vps[0] = _adverb(rng, vps[0], voice, later, verbal[0].frame.event)
+        core = f"{subj} {_join(vps)}"
     else:
-        if verbal:
-            vps = [_vp(rng, s) for s in verbal]
-            if rng.random() < (0.5 if len(vps) == 1 else 0.3):
-                vps[0] = _adverb(rng, vps[0], voice, later, verbal[0].frame.event)
-            core = f"{subj} {_join(vps)}"
-        else:
-            core = ""
-    return _nominal_tail(rng, ref, core, nominal)
+        core = ""
+    return _nominal_tail(rng, ref, core, nominal, subj if not core else None)
 
 
 def _possessor(rng, ref: Referent, noun: str, subject: str | None = None) -> str:
@@ -187,16 +171,18 @@ def _clash(subject: str, vps: tuple[str, ...]) -> bool:
     return any(v.split(" ", 1)[0][:5] == last[:5] for v in vps) if len(last) >= 4 else False
 
 
-def _nominal_tail(rng, ref: Referent, core: str, nominal: list[Said]) -> str:
-    """``core`` with a possessive copula for each frame that has only a noun ("..., and its fare zone is 2")."""
+def _nominal_tail(rng, ref: Referent, core: str, nominal: list[Said], subject: str | None = None) -> str:
+    """``core`` with a possessive copula for each frame that has only a noun ("its conductor is Lucas Jimenez"; the
+    planner gives such a frame a sentence of its own)."""
     for s in nominal:
-        cop = f"{_possessor(rng, ref, s.frame.noun)} {s.frame.noun} {_copula(s.frame)} {s.value}"
+        cop = f"{_possessor(rng, ref, s.frame.noun, subject)} {s.frame.noun} {_copula(s.frame)} {s.value}"
         core = f"{core}{rng.choice(_COPULA_JOINS)}{cop}" if core else cop
+        subject = None
     return core
 
 
 def realise(rng, ref: Referent, items: list[Said], voice: str = "encyclopedia", first_by_name: bool = True) -> list[str]:
-    """Sentences stating ``items`` about ``ref``, one to three facts each.
+    """Sentences stating ``items`` about ``ref``, one fact each, or two the row "has".
 
     Args:
         rng: a seeded ``random.Random``.
@@ -213,12 +199,11 @@ def realise(rng, ref: Referent, items: list[Said], voice: str = "encyclopedia", 
     out: list[str] = []
     i = 0
     while i < len(todo):
-        size = rng.choices((1, 2, 3), cum_weights=(1, 6, 11))[0]  # weights 1:5:5, the same draw without summing them each time
         group = [todo[i]]
         i += 1
-        while len(group) < size and i < len(todo):
-            if not todo[i].frame.vps and any(not g.frame.vps for g in group):
-                break  # one copula-only fact a sentence: never "..., and its X is A, and its Y is B"
+        # two facts share a sentence only when the row "has" both ("has 40 looks and an average retail price of
+        # $1,539"): one verb, one topic; anything else gets a sentence of its own
+        if i < len(todo) and _has_only(group[0]) and _has_only(todo[i]) and rng.random() < 0.5:
             group.append(todo[i])
             i += 1
         core = _sentence(rng, ref, group, first=first_by_name and not out, voice=voice, later=bool(out))

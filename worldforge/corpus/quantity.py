@@ -72,7 +72,13 @@ class Unit(NamedTuple):
         """The base unit after an amount, singular for exactly 1 (``1 day``, ``6.1 inches``)."""
         base = self.base
         if amount == 1:
-            return _SINGULAR.get(base, base)
+            if base in _SINGULAR:
+                return _SINGULAR[base]
+            if base.isalpha() and base.islower() and base.endswith("s"):  # "1 language", "1 berth": a count noun's singular
+                from worldforge.corpus.lexicon import singular_of_plural
+
+                return singular_of_plural(base) or base
+            return base
         return _PLURAL.get(base, base)
 
 
@@ -158,6 +164,8 @@ def _amount(base: float, unit: Unit, style: Style) -> tuple[str, str]:
         return format_number(base / unit.scale), [w for w, s in SCALES.items() if s == unit.scale][0]
     if unit.scale != 1 and abs(base) >= 1e15:
         return format_number(base / unit.scale), [w for w, s in SCALES.items() if s == unit.scale][0]
+    if unit.kind == "money" and unit.scale == 1 and not float(base).is_integer() and abs(base - round(base, 2)) < 1e-9:
+        return f"{base:,.2f}", ""  # cents are written in full: "€4.50", never "€4.5"
     return format_number(round(base, 9) if unit.scale != 1 else base), ""
 
 
