@@ -106,7 +106,7 @@ def test_a_repeated_query_gives_the_same_hits_until_the_corpus_changes(phones, s
     assert search("smartphones_2029", "Samsung smartphone", 5, Warehouse(tmp_path)) == kept
     assert search("smartphones_2029", "Samsung smartphone", 3, Warehouse(tmp_path)) == kept[:3]
     spec = specs["smartphones_2029"]
-    write_corpus(world, {None: generate_pages(spec, build_world(spec), seed=12345)})
+    write_corpus(world, {None: generate_pages(spec, build_world(spec, 12345))})  # other rows: other leads
     leads = [" ".join(plain(x).split()) for x in read_corpus(world, dressed=False)[0]["lead"]]
     after = search("smartphones_2029", "Samsung smartphone", 5, Warehouse(tmp_path))
     assert all(any(h.snippet.rstrip("…") in lead for lead in leads) for h in after)  # the new corpus's hits
@@ -121,7 +121,7 @@ def test_index_is_rebuilt_when_the_corpus_changes(phones, specs, tmp_path):
     marker = index_dir(world) / "corpus.sha256"
     before = marker.read_text()
     spec = specs["smartphones_2029"]
-    write_corpus(world, {None: generate_pages(spec, build_world(spec), seed=12345)})
+    write_corpus(world, {None: generate_pages(spec, build_world(spec, 12345))})  # other rows: other leads
     search("smartphones_2029", "Samsung", 1, Warehouse(tmp_path))
     assert marker.read_text() != before
     assert build_index(world) == index_dir(world)

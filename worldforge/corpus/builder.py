@@ -27,6 +27,13 @@ from worldforge.synth import column_rng
 NEWS_NAMES = ("{T} Daily", "The {T} Wire", "{T} Insider", "{T} Times", "The {T} Ledger", "{T} Today", "{T} Dispatch", "{T} Report")
 """The news sites' name patterns (``{T}``: the corpus's topic); three are drawn per corpus."""
 
+def running(style: Style) -> Style:
+    """A site's style for running text: a spec sheet lists ISO dates, zero-padded days and currency codes, and writes
+    large amounts in full; its sentences write "March 5, 2029", "£25,943" and "$100.4 million", as prose does."""
+    fmt = {"iso": "mdy_long", "mdy_short": "mdy_abbr"}.get(style.date_format, style.date_format)
+    return style._replace(date_format=fmt, money="symbol" if style.money == "code" else style.money, compact=True)
+
+
 class CorpusBuilder:
     """One corpus being built: a world's (or scenario's) rows as the genres read them, its sites, and its pages so far.
 
@@ -193,6 +200,13 @@ class CorpusBuilder:
             kinds = self._kinds = table_kinds(self.spec, self.tables, self.info, self.person)
         return kinds[t]
 
+    def mention(self, t: str, key: Any) -> str:
+        """How running text names a row: its label, and a designation that holds its date as the description it is,
+        with "the" ("the Conrad Hut stay of 1 July 2036", never "that of Conrad Hut stay of 1 July 2036"); a name or a
+        code ("MV Loch Knox", "H-10042", "Runway show 9 of Madrid Fashion Week") as it is."""
+        lab = self.row_labels[t][key]
+        return f"the {lab.text}" if lab.dated is not None and lab.text[:1].isupper() else lab.text
+
     def sure(self, t: str, c: str) -> bool:
         """Whether running text may state column ``c`` of ``t``: its frame says it (a verb phrase or a role's noun) and the
         lexicon is sure of it (:attr:`~worldforge.corpus.lexicon.Frame.prose`); other columns stay in tables."""
@@ -268,7 +282,7 @@ class CorpusBuilder:
         kind = kind if self.person[t] and isinstance(kind, str) and kind[:1].islower() and len(kind.split()) <= 2 and "|" not in kind \
             and not is_absence(kind) \
             and not any(ch.isdigit() for ch in kind) else None  # "the medic", never "the level 2"
-        return Referent(self.labels[t][row[self.spec.tables[t].primary_key]], self.info[t].noun, self.person[t], kind)
+        return Referent(self.mention(t, row[self.spec.tables[t].primary_key]), self.info[t].noun, self.person[t], kind)
 
     def prose(self, rng, t: str, row: dict, cols: list[str], style: Style, section: str, voice: str = "encyclopedia",
               ref: Referent | None = None, scope: str | None = None, base: "CorpusBuilder | None" = None) -> tuple[list[str], list[Fact]]:
@@ -277,9 +291,7 @@ class CorpusBuilder:
         ``base``: the builder the row belongs to (the base world's for an archive page), default this one.
         """
         src = base or self
-        if style.date_format == "iso" or style.money == "code":  # a spec sheet lists ISO dates and currency codes; its
-            style = style._replace(date_format="mdy_long" if style.date_format == "iso" else style.date_format,  # running text
-                                   money="symbol")  # writes them as prose does ("£25,943", never "25,943 GBP")
+        style = running(style)
         items, facts = [], []
         for c in cols:
             if row.get(c) is None or src.restates(t, row, c):  # the row's name states it already

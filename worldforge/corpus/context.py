@@ -47,9 +47,17 @@ _FRONT = ("at", "with", "of", "compared", "for", "that", "this", "together", "be
           "all", "the", "measured", "set", "they", "summed", "together", "no", "there")
 
 
+def _of(ref: str, label: str) -> str:
+    """A row's attribute as a noun phrase: ``its launch price``, ``Brodick's maximum draught``; of a description, the
+    "of" genitive: ``the adult fare of the Uig–Oban sailing of 5 June 2034``, never "... 5 June 2034's adult fare"."""
+    return f"the {label} of {ref}" if ref.startswith(("the ", "The ")) else f"{possessive(ref)} {label}"
+
+
 def _owned(ref: str, label: str, vtext: str, be: str) -> str:
     """A row's value as the subject of a sentence: ``its launch price of $1,099``; a plural count as people write it,
     ``London Ravens' 12 wins``, never ``London Ravens' wins of 12``."""
+    if ref.startswith(("the ", "The ")):
+        return f"{_of(ref, label)} ({vtext})"
     if be == "are" and re.fullmatch(r"[\d.,]+", vtext) and vtext != "1":  # "its 1 reprints" would be wrong: "its reprints of 1"
         return f"{possessive(ref)} {vtext} {label}"
     return f"{possessive(ref)} {label} of {vtext}"
@@ -303,22 +311,22 @@ class ContextWriter:
         label = b.col(t, c).label
         phrase, pfacts = self._group_phrase(t, group, row, n, rng)
         vtext, vfact = b.say(t, row, c, style, "body")
-        name = subject or b.labels[t][row[b.spec.tables[t].primary_key]]
+        name = subject or b.mention(t, row[b.spec.tables[t].primary_key])
         high, low, _, _ = _scale(label)
         ordx = _ordx(pos, n, high, low)
         if label.startswith("number of ") and len(label) > 10:
             label = label[len("number of "):]  # "the most sessions", never "the most number of sessions"
         shapes = [
             (f"{name} has the {ordx} {label} of {phrase}, at {vtext}", f"the {ordx} {label} of {phrase}"),
-            (f"at {vtext}, {possessive(name)} {label} {_is(label)} the {ordx} among {phrase}", f"the {ordx} among {phrase}"),
+            (f"at {vtext}, {_of(name, label)} {_is(label)} the {ordx} among {phrase}", f"the {ordx} among {phrase}"),
             (f"with {a_label(label, vtext)}, {name} has the {ordx} {label} of {phrase}", f"the {ordx} {label} of {phrase}"),
             (f"of {phrase}, {name} has the {ordx} {label} ({vtext})", f"the {ordx} {label} ("),
             (f"the {ordx} {label} of {phrase} belongs to {name}, at {vtext}", f"{ordx} {label} of {phrase}"),  # "The" is capitalised
             (f"{name} posts the {ordx} {label} of {phrase}: {vtext}", f"the {ordx} {label} of {phrase}"),
-            (f"{possessive(name)} {label}, {vtext}, {_is(label)} the {ordx} of {phrase}", f"the {ordx} of {phrase}"),
+            (f"{_of(name, label)}, {vtext}, {_is(label)} the {ordx} of {phrase}", f"the {ordx} of {phrase}"),
         ]
         if label.startswith("number of ") or _countlike(label):  # never "its number of bedrooms", "its tickets sold are"
-            shapes = [sh for sh in shapes if f"{possessive(name)} {label}" not in sh[0] and "with " not in sh[0][:5]]
+            shapes = [sh for sh in shapes if f"{_of(name, label)}" not in sh[0] and "with " not in sh[0][:5]]
         text, claim_text = rng.choice(shapes)
         if claim_text.endswith("("):  # the count is in the fronted phrase: the claim is the whole clause
             claim_text = f"{phrase}, {name} has the {ordx} {label}"
@@ -351,7 +359,7 @@ class ContextWriter:
         side = "above" if row[c] > exact else "below"
         word = "average" if stat == "mean" else "median"
         claim_text = f"{side} the {word} of {stext} for {phrase}"
-        own = f"{possessive(ref)} {ci.label}"
+        own = f"{_of(ref, ci.label)}"
         be = _is(ci.label)
         shapes = [f"{_owned(ref, ci.label, vtext, be)} {be} {claim_text}", f"at {vtext}, {own} {be} {claim_text}",
                   f"{own} ({vtext}) {'sit' if be == 'are' else 'sits'} {claim_text}", f"with {a_label(ci.label, vtext)}, {ref} is {claim_text}",
@@ -384,13 +392,13 @@ class ContextWriter:
             return None
         s = rng.choice(peers)
         v, w = row[c], s[c]
-        if w > 0 and v > 2 * w:
+        if w > 0 and 2 * w < v <= 3 * w:  # "more than twice" undersells 31 against 3: past three times, plainly "more"
             cmp = "more than twice"
-        elif v > 0 and w > 0 and v < w / 2:
+        elif v > 0 and w > 0 and w / 3 <= v < w / 2:
             cmp = "less than half"
         else:
             cmp = "higher" if v > w else "lower"
-        sname = b.labels[t][s[pk]]
+        sname = b.mention(t, s[pk])
         ci = b.col(t, c)
         vtext, vfact = b.say(t, row, c, style, "body")
         wtext, wfact = b.say(t, s, c, style, "body")
@@ -405,22 +413,22 @@ class ContextWriter:
         elif cmp in ("higher", "lower"):
             cmp = more if cmp == "higher" else less  # "longer than", "larger than", "deeper than"
             claim_text = f"{cmp} than {that} of {sname}"
-            shapes = [f"{possessive(ref)} {ci.label} ({vtext}) {be} {claim_text}, at {wtext}",
-                      f"at {vtext}, {possessive(ref)} {ci.label} {be} {claim_text}, at {wtext}",
+            shapes = [f"{_of(ref, ci.label)} ({vtext}) {be} {claim_text}, at {wtext}",
+                      f"at {vtext}, {_of(ref, ci.label)} {be} {claim_text}, at {wtext}",
                       f"{_owned(ref, ci.label, vtext, be)} {be} {claim_text}, which is {wtext}"]
             text = rng.choice(shapes)
             draw = rng.random()
             if draw < 0.2:  # the peer first: "Compared with S, whose <label> is <v>, its <label> is higher at <v>"
-                name = b.labels[t][row[pk]]  # named, not "its": the peer was named last
-                claim_text = f"{possessive(name)} {ci.label} {be} {cmp}"
+                name = b.mention(t, row[pk])  # named, not "its": the peer was named last
+                claim_text = f"{_of(name, ci.label)} {be} {cmp}"
                 text = f"compared with {sname}, at {wtext}, {claim_text} at {vtext}"
 
         else:
             claim_text = f"{cmp} {that} of {sname}"
-            text = rng.choice([f"{possessive(ref)} {ci.label}, {vtext}, {be} {claim_text}, at {wtext}",
-                               f"at {vtext}, {possessive(ref)} {ci.label} {be} {claim_text}, at {wtext}",
+            text = rng.choice([f"{_of(ref, ci.label)}, {vtext}, {be} {claim_text}, at {wtext}",
+                               f"at {vtext}, {_of(ref, ci.label)} {be} {claim_text}, at {wtext}",
                                f"{_owned(ref, ci.label, vtext, be)} {be} {claim_text}, {'which is' if be == 'is' else 'at'} {wtext}",
-                               f"{possessive(ref)} {ci.label} ({vtext}) {be} {claim_text}, {'which is' if be == 'is' else 'at'} {wtext}"])
+                               f"{_of(ref, ci.label)} ({vtext}) {be} {claim_text}, {'which is' if be == 'is' else 'at'} {wtext}"])
         claim = Claim("peer", t, self._key(t, row), c, claim_text,
                       {"of": t, "by": c, "peer": str(s[pk]), "label": ci.label, "cells": self._cells(t, [row, s], (c,))})
         return Passage([_sentence(text)], [vfact, wfact] + b.name_fact(t, s, "body"), [claim])
@@ -434,7 +442,7 @@ class ContextWriter:
         if not isinstance(b.spec.tables[t].columns[group], M.ReferenceColumn):  # a category: "one of the 34 awards whose guide is X"
             members = self.members(t, group, row)
             phrase, pfacts = self._group_phrase(t, group, row, len(members), rng)
-            name = b.labels[t][row[b.spec.tables[t].primary_key]]
+            name = b.mention(t, row[b.spec.tables[t].primary_key])
             claim_text = f"one of {phrase}"
             text = f"{name} is {claim_text}"  # never "is listed as", "counts as": hedges on a plain fact
             basis = {"child": t, "same": [group], "cells": self._cells(t, members, (group,))}
@@ -445,7 +453,9 @@ class ContextWriter:
         pt = b.spec.tables[t].columns[group].parent
         prow = b.by_key[pt][row[group]]
         phrase, pfacts = self._group_phrase(t, group, row, n, rng)
-        name = b.labels[t][row[b.spec.tables[t].primary_key]]
+        name = b.mention(t, row[b.spec.tables[t].primary_key])
+        if b.labels[pt][prow[b.spec.tables[pt].primary_key]] in name:
+            return None  # "Domaine Watts vintage of 1 August 2029 is one of the vintages of Domaine Watts" says nothing
         claim_text = f"one of {phrase}"
         text = f"{name} is {claim_text}"
         cells = self._cells(t, self.members(t, group, row), (group,))
@@ -534,7 +544,7 @@ class ContextWriter:
             return None
         n, label = len(members), b.col(t, c).label
         phrase, pfacts = self._group_phrase(t, group, row, n, rng)
-        hname, lname = b.labels[t][hi[pk]], b.labels[t][lo[pk]]
+        hname, lname = b.mention(t, hi[pk]), b.mention(t, lo[pk])
         htext, hfact = b.say(t, hi, c, style, "body")
         ltext, lfact = b.say(t, lo, c, style, "body")
         high, low, _, _ = _scale(label)
@@ -574,7 +584,10 @@ class ContextWriter:
             return None  # its group is already its category
         clabel = b.col(t, c).label
         kind_vp = next((v for v in b.frame(t, c).vps if v.startswith("is {a} {value}")), None) if b.frame(t, c).prose else None
-        if kind_vp is not None:  # "one of 4 Pils beers of Brauerei Lutz", "one of 3 catamarans of ..."
+        place_vp = next((v for v in b.frame(t, c).vps if v in ("is in {value}", "is on {value}")), None) if b.frame(t, c).prose else None
+        if place_vp is not None:  # "one of 6 mountain huts in Italy", never "whose country is Italy"
+            claim_text = f"one of {k} {b.info[t].plural}{' ' + where if fk else ''} {place_vp[3:].format(value=ctext)}"
+        elif kind_vp is not None and not ctext[:1].isdigit():  # never "one of 2 2-in-1 notebooks"  # "one of 4 Pils beers of Brauerei Lutz", "one of 3 catamarans of ..."
             kinds = (f"{ctext}{kind_vp[len('is {a} {value}'):]}" if kind_vp != "is {a} {value}" else ctext).split(" ")
             kinds[-1] = plural_noun(kinds[-1]) if k != 1 else kinds[-1]
             claim_text = f"one of {k} {' '.join(kinds)} {where}"
@@ -720,7 +733,8 @@ class ContextWriter:
         dtext, dfact = b.say(t, row, dc, style, "body")
         claim_text = f"the {_ordx(pos, n, 'latest', 'earliest')} of {phrase}"
         text = rng.choice([f"{ref} {event} on {dtext}, {claim_text}", f"{ref} {event} on {dtext}: {claim_text}",
-                           f"{ref} {event} on {dtext}, which makes it {claim_text}", f"on {dtext}, {ref} {event}, {claim_text}"])
+                           f"{ref} {event} on {dtext}, which makes it {claim_text}"]
+                          + ([f"on {dtext}, {ref} {event}, {claim_text}"] if ref not in ("it", "It") else []))  # never "On <date>, it launched"
         if b.restates(t, row, dc):  # its designation holds the date: never say it twice
             text, dfact = rng.choice([f"by date, {ref} is {claim_text}", f"in order of date, {ref} ranks as {claim_text}"]), None
         cells = self._cells(t, members, (dc, group or ""))
@@ -761,9 +775,9 @@ class ContextWriter:
                 vfact = Fact(t, str(row[pk]), c, ordinal(row[c]), "body")
             else:
                 claim_text = f"{'up' if row[c] > before[c] else 'down'} from {btext} in {year}"
-                text = rng.choice([f"{ref} now has {a_label(ci.label, vtext)}, {claim_text}"] if ci.label.startswith("number of ") else [f"{possessive(ref)} {ci.label} is {vtext}, {claim_text}",
-                                   f"{possessive(ref)} {ci.label} is now {vtext}, {claim_text}",
-                                   f"at {vtext}, {possessive(ref)} {ci.label} is {claim_text}"])
+                text = rng.choice([f"{ref} now has {a_label(ci.label, vtext)}, {claim_text}"] if ci.label.startswith("number of ") else [f"{_of(ref, ci.label)} is {vtext}, {claim_text}",
+                                   f"{_of(ref, ci.label)} is now {vtext}, {claim_text}",
+                                   f"at {vtext}, {_of(ref, ci.label)} is {claim_text}"])
                 bfact = Fact(t, str(row[pk]), c, btext, "body", "world")
             out.sentences.append(_sentence(text))
             out.facts += [vfact, bfact]

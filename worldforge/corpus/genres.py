@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import date, timedelta
 from typing import Any
 
-from worldforge.corpus.builder import CorpusBuilder
+from worldforge.corpus.builder import CorpusBuilder, running
 from worldforge.corpus.chrome import forum_replies
 from worldforge.corpus.lexicon import a_or_an, is_absence, possessive
 from worldforge.corpus.page import Fact, Page, Site, cell_text, slug
@@ -32,34 +32,27 @@ _BYLINE_ROLES = ("staff writer", "correspondent", "senior reporter", "data edito
 
 
 # -- genres -------------------------------------------------------------------------
-def _wiki_lead(b: CorpusBuilder, rng, t: str, label: str, what: str, parents: list[str]) -> str:
-    """An encyclopedia lead sentence, composed from independent choices as editors vary them: where the
-    parents go (a fronted phrase, a parenthesis, a prepositional phrase, a dash aside), the preposition, and
-    how the reference work is cited ("in *X*", "as recorded in *X*", or not at all)."""
+def _wiki_lead(b: CorpusBuilder, rng, t: str, label: str, what: str, parents: list[tuple[str, str, str]], n_siblings: int = 0) -> str:
+    """An encyclopedia lead: what the row is and whose it is ("**Dunlap Bock** is a Bock beer of Brauerei Sanders."). A
+    second parent gets a sentence of its own ("Its crop is rye."), never "a harvest of X and rye and Y"; a row with no
+    parent is placed in the reference work. No "as recorded in", "catalogued in" or "filed under": a lead says what a
+    thing is, and the work it belongs to is named once, plainly.
+
+    ``parents``: ``(link, parent label, parent noun)`` of each parent outside a role, in reference order; ``n_siblings``:
+    the rows that share the first parent, the row included."""
     a_what, plural, title = a_or_an(what), b.info[t].plural, b.title
     bold = f"**{label}**"
-    closed = " whose " in what or "(" in what  # the clause ends the noun phrase: only a comma-set citation may follow
-    src = rng.choice((f" in *{title}*", f" in *{title}*", f", as recorded in *{title}*", f" documented in *{title}*",
-                      f" listed in *{title}*", f" covered by *{title}*", f" catalogued in *{title}*", "")
-                     if not closed else (f", as recorded in *{title}*", f", as listed in *{title}*", ""))
-    if not parents:
-        return rng.choice([f"{bold} is {a_what}{src or ('' if closed else f' in *{title}*')}.", f"In *{title}*, {bold} is {a_what}.",
-                           f"{bold} is one of the {plural}{src or f' of *{title}*'}." if what == b.info[t].noun else f"{bold} is {a_what}{src}.",
-                           f"Among the {plural} of *{title}* is {bold}, {a_what}.",
-                           f"{bold} is {a_what}{'' if closed else rng.choice((' on record', ' on file', ''))}{src}."])
-    ps = " and ".join(parents)
-    rel = rng.choice((f" of {ps}", f" under {ps}", f" belonging to {ps}", f" associated with {ps}", f" from {ps}",
-                      f" filed under {ps}", f" linked to {ps}", f" that belongs to {ps}"))
-    front = rng.choice(("Listed under", "Part of", "Filed under", "Belonging to", "Associated with", "Under"))
-    shapes = [f"{front} {ps}, {bold} is {a_what}{src}.", f"{bold} ({ps}) is {a_what}{src}."]
-    if closed:
-        shapes += [f"In *{title}*, {bold} is {a_what}, listed under {ps}." if "(" in what else f"In *{title}*, {bold} ({ps}) is {a_what}."]
+    if not parents:  # never "a brewery in *<title>*": the title is no place
+        return f"{bold} is one of the {plural} of *{title}*." if what == b.info[t].noun else f"{bold} is {a_what}, one of the {plural} of *{title}*."
+    (link, plabel, _), rest = parents[0], parents[1:]
+    if plabel in label:  # "Henson Hut stay of 1 May" says whose it is: the lead says how many there are
+        lead = f"{bold} is one of the {n_siblings} {plural} of {link}." if n_siblings > 1 else f"{bold} is the only {what} of {link}."
     else:
-        shapes += [f"{bold} is {a_what}{rel}{src}.", f"{bold} is {a_what}{rel}{src}.", f"In *{title}*, {bold} is {a_what}{rel}.",
-                   f"{bold} \u2014 {a_what}{rel} \u2014 appears in *{title}*.",
-                   f"{bold} is one of the {plural} of {ps}{src}." if what == b.info[t].noun else f"{bold} is {a_what} among the {plural} of {ps}{src}.",
-                   f"{bold} is {a_what}{src}, listed under {ps}." if src.startswith(" ") else f"{bold} is {a_what} listed under {ps}{src}."]
-    return rng.choice(shapes)
+        lead = f"{bold} is {a_what} of {link}."
+    for link, _, pnoun in rest:
+        lead += f" Its {pnoun} is {link}."
+    return lead
+
 
 def encyclopedia(b: CorpusBuilder) -> None:
     """One article per row of every table: lead with category and parents, infobox, overview, children, see also."""
@@ -97,8 +90,8 @@ def encyclopedia(b: CorpusBuilder) -> None:
                 if ref in info.roles:  # a game's White and Black: said with their roles, after the lead, and in the infobox
                     roles.append((info.roles[ref], plink))
                 else:
-                    parents.append(plink)
-            lead = _wiki_lead(b, rng, t, label, what, parents)
+                    parents.append((plink, b.labels[col.parent][row[ref]], b.info[col.parent].noun))
+            lead = _wiki_lead(b, rng, t, label, what, parents, len(b.siblings(t, row)) + 1)
             if roles:
                 lead += " " + sentence_case(" and ".join(f"its {r} is {p}" for r, p in roles)) + "."
             lines = [lead, "", f"| {sentence_case(info.noun)} | {cell_text(label)} |", "|---|---|"]
@@ -116,7 +109,7 @@ def encyclopedia(b: CorpusBuilder) -> None:
             # the overview says what the lexicon is sure of (the rest stays in the infobox)
             prose_cols = [c for c in shown if b.col(t, c).kind != "bool" and b.frame(t, c).prose and not is_absence(row[c])]
             if prose_cols:
-                said, pf = b.prose(rng, t, row, rng.sample(prose_cols, min(len(prose_cols), rng.randint(2, 5))), site.style, "body")
+                said, pf = b.prose(rng, t, row, rng.sample(prose_cols, min(len(prose_cols), rng.randint(3, 5))), site.style, "body")
                 if said:
                     lines += ["", rng.choice(("## Overview", "## Profile", "## Details", "## Summary")), "", " ".join(said)]
                     facts += pf
@@ -183,7 +176,7 @@ def news(b: CorpusBuilder) -> None:
                 continue
             site = rng.choice(b.sites["news"])
             label = b.labels[t][row[pk]]
-            dtext, dfact = b.say(t, row, dc, site.style, "lead")
+            dtext, dfact = b.say(t, row, dc, running(site.style), "lead")
             clause = b.event_clause(rng, t, row, dc, dtext)
             published = min(row[dc] + timedelta(days=rng.randint(0, 3)), b.as_of) if isinstance(row[dc], date) else None
             parent = b.parent_of(t, row)
@@ -220,8 +213,9 @@ def news(b: CorpusBuilder) -> None:
             sibs = b.siblings(t, row)
             if sibs and rng.random() < 0.6:  # a related row: more entities than the one asked about
                 s = rng.choice(sibs)
-                if s[dc] is not None:
-                    stext, sfact = b.say(t, s, dc, site.style, "body")
+                # a story tells of what happened before it was written, never of a later event in the past tense
+                if s[dc] is not None and (published is None or not isinstance(s[dc], date) or s[dc] <= published):
+                    stext, sfact = b.say(t, s, dc, running(site.style), "body")
                     slink = f"[{b.labels[t][s[pk]]}]({b.wiki_url(t, s[pk])})"
                     sclause = b.event_clause(rng, t, s, dc, stext)
                     sdated = b.dated_subject(rng, t, s, dc, stext)

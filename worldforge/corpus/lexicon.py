@@ -32,7 +32,8 @@ from functools import lru_cache
 __all__ = ["ABSENCES", "INTRANSITIVE_VERBS", "Frame", "Referent", "a_or_an", "base_verb", "conjugate", "fill", "frame_for", "is_absence", "is_participle", "is_past",
            "past_tense", "person_table", "plural_noun", "possessive", "present_verb", "singular_noun", "singular_of_plural"]
 
-_PREPS = {"of", "at", "after", "before", "since", "on", "in", "per", "by", "from", "to", "within", "for", "with", "into", "under", "over"}
+_PREPS = {"of", "at", "after", "before", "since", "on", "in", "per", "by", "from", "to", "within", "for", "with", "into", "under", "over",
+          "during", "across", "through", "until", "between", "among", "throughout"}
 _TIME_UNITS = {"day", "days", "hour", "hours", "minute", "minutes", "second", "seconds", "week", "weeks", "month", "months",
                "year", "years", "sol", "sols"}
 # verbs that take no object: their date column reads "<row> departed on ...", never "was departed"
@@ -135,6 +136,11 @@ def singular_of_plural(word: str) -> str | None:
     return singular_noun(word) if noun and noun[0] != word else None
 
 
+_THE_PLACES = frozenset({"Netherlands", "United States", "United Kingdom", "Czech Republic", "Philippines", "Bahamas", "Maldives",
+                         "United Arab Emirates", "Dominican Republic", "Central African Republic", "Gambia", "Seychelles",
+                         "Solomon Islands", "Faroe Islands", "Hague", "Alps", "Dolomites", "Pyrenees", "Andes", "Himalayas"})
+"""Place names a sentence gives "the" ("in the Netherlands"): the value is kept verbatim, the article is the sentence's."""
+
 _AFTER_VALUE = re.compile(r"\{value\} ([a-z]+)\b")
 
 
@@ -147,6 +153,8 @@ def fill(template: str, value: str) -> str:
     """A frame's phrase with its value: ``template.format(value=value)``, the noun after a count of exactly one made
     singular ("placed {value} films" with ``1``: "placed 1 film", not "placed 1 films"; "1 time", "1 itinerary")."""
     template = _one_of(template) if value == "1" else template
+    if value in _THE_PLACES and ("in {value}" in template or "from {value}" in template or "on {value}" in template):
+        template = template.replace(" {value}", " the {value}", 1)  # "is in the Netherlands"
     if "{a} {value}" in template:  # "is {a} {value} beer": the article the value takes ("an IPA beer", "a Pils beer")
         art = a_or_an(value).split(" ", 1)[0]
         template = template.replace("{a} {value}", f"{art} {{value}}")
@@ -372,7 +380,8 @@ def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | No
     art = a_or_an(label) if np_ok else None
     if np_ok and (_plural_head(label) or _postmodified_plural(words)):  # "has shifts per month of", "has a lifts open of"
         art, simple = label, False  # are not English: plural heads get no "has a ... of"
-    has_a = f"has {label if words == words[-1:] and words[-1] in _MASS else art} of {{value}}" if simple else None  # "has revenue of", "has an annual output of"
+    mass = words[-1] in _MASS and (len(words) == 1 or words[0] in ("total", "combined", "overall"))
+    has_a = f"has {label if mass else art} of {{value}}" if simple else None  # "has revenue of", "has total funding of", "has an annual output of"
     if verb:  # the spec's own verbs; the label serves as a noun only when it is a plain noun phrase
         return Frame(tuple(v.strip() for v in verb.split("|") if v.strip()), noun if simple else None, kind == "date")
     if kind == "date":
@@ -472,6 +481,8 @@ def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | No
         vps = ["is {value} ABV"]
     elif words == ["opening", "hours"] and unit_base is not None:
         vps = ["is open {value}"]
+    elif unit_kind == "money" and words in (["amount"], ["value"], ["grant", "amount"], ["award", "amount"], ["contract", "value"], ["deal", "value"]):
+        vps = ["is worth {value}"]  # "has an amount of €474,370" is no sentence
     elif unit_kind == "money" and head in ("price", "fare", "fee", "cost", "rent", "tuition", "msrp"):
         vps = ["costs {value}", "is priced at {value}"] if words == [head] or words[0] in ("launch", "list", "retail", "base", "average", "ticket") else []
     elif head in ("revenue", "sales", "income", "profit", "turnover", "earnings") and unit_kind == "money":
@@ -495,7 +506,7 @@ def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | No
         vps = ["scores {value}" if head == "score" else "is rated {value}"]
     elif head in ("employees", "staff", "workers", "headcount"):
         vps = ["employs {value}" if unit_base else f"employs {{value}} {'people' if head == 'headcount' else head}"]
-    if has_a:  # the neutral construction alone: "is listed with", "shows" and "reports" a value were hedges, not variety
+    if has_a and not any(v.startswith("is worth") for v in vps):  # the neutral construction alone: "is listed with", "shows" and "reports" a value were hedges, not variety
         vps.append(has_a)
     if not vps and unit_base is None and np_ok and (_plural_head(label) or _postmodified_plural(words)):
         # a plural noun counts what the row has: "has 12 lifts", "has 14 shifts per month", "has 13 lifts open",

@@ -175,7 +175,10 @@ def _nominal_tail(rng, ref: Referent, core: str, nominal: list[Said], subject: s
     """``core`` with a possessive copula for each frame that has only a noun ("its conductor is Lucas Jimenez"; the
     planner gives such a frame a sentence of its own)."""
     for s in nominal:
-        cop = f"{_possessor(rng, ref, s.frame.noun, subject)} {s.frame.noun} {_copula(s.frame)} {s.value}"
+        who = subject or ref.subject(rng)
+        # a description takes the "of" genitive: "the party leader of the Ritter Hut stay of 16 July 2036", never "...2036's"
+        owner = f"the {s.frame.noun} of {who}" if who.startswith("the ") and " of " in who else f"{_possessor(rng, ref, s.frame.noun, who)} {s.frame.noun}"
+        cop = f"{owner} {_copula(s.frame)} {s.value}"
         core = f"{core}{rng.choice(_COPULA_JOINS)}{cop}" if core else cop
         subject = None
     return core
@@ -212,5 +215,6 @@ def realise(rng, ref: Referent, items: list[Said], voice: str = "encyclopedia", 
         if voice == "forum" and not fronted and rng.random() < 0.6:  # "With a fare zone of 2, ...": one fronted phrase is enough
             opener = rng.choice(_FORUM)
         text = opener + core
-        out.append((text if text.startswith(ref.name) else sentence_case(text)) + ".")  # "vivo Edge 11" keeps its own case
+        # "vivo Edge 11" keeps its own case; "the Uig sailing of 5 June" is a description: "The Uig sailing ..."
+        out.append((text if text.startswith(ref.name) and not ref.name.startswith("the ") else sentence_case(text)) + ".")
     return out
