@@ -46,6 +46,8 @@ def _archetype_spec(name):
 ARCHETYPE_THIN = {
     "restaurant_guide": "awards (295 of 456 rows: a date, a category and a guide) have articles of median 237 words once the "
                         "attributions that padded them went; more content, not padding, is what they need",
+    "chess_tournaments": "grandmasters (336 rows: a rating, a title, an ID, a rank, a birth year) have articles of median "
+                         "248 words once label glue went to the infobox; more content is what they need",
     "electric_vehicles": "sales records (202 rows designated 'Sales record 4 of Luxembourg', one registrations figure each) have "
                          "articles of median 226 words once the lead no longer cited the reference work and padding went",
     "bike_sharing": "docks (80 rows, three columns a sentence can state) have articles of median 232 words once the sentences "

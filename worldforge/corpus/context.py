@@ -67,7 +67,7 @@ def _sentence(text: str) -> str:
     No attribution or connective is added ("On the latest figures, ...", "Put another way, ..."): no source stands behind
     them, and they join sentences with no relation between them."""
     head = text.split(" ", 1)[0]
-    return (sentence_case(text) if head in _FRONT else text) + "."
+    return (sentence_case(text) if head in _FRONT else text) + "."  # a name is written as it is, even "melody40" or "rye"
 
 
 @lru_cache(maxsize=1024)
@@ -319,7 +319,7 @@ class ContextWriter:
         shapes = [
             (f"{name} has the {ordx} {label} of {phrase}, at {vtext}", f"the {ordx} {label} of {phrase}"),
             (f"at {vtext}, {_of(name, label)} {_is(label)} the {ordx} among {phrase}", f"the {ordx} among {phrase}"),
-            (f"with {a_label(label, vtext)}, {name} has the {ordx} {label} of {phrase}", f"the {ordx} {label} of {phrase}"),
+            (f"with {a_label(label, vtext)}, {name} ranks {ordx} of {phrase}", f"{ordx} of {phrase}"),  # the label once
             (f"of {phrase}, {name} has the {ordx} {label} ({vtext})", f"the {ordx} {label} ("),
             (f"the {ordx} {label} of {phrase} belongs to {name}, at {vtext}", f"{ordx} {label} of {phrase}"),  # "The" is capitalised
             (f"{name} posts the {ordx} {label} of {phrase}: {vtext}", f"the {ordx} {label} of {phrase}"),
@@ -349,7 +349,7 @@ class ContextWriter:
         stat = "mean" if ci.additive else "median"
         total, mean, median, nonneg = self._stat(t, group, row, c)
         exact = mean if stat == "mean" else median
-        decimals = 1 if abs(exact) >= 10 else 2
+        decimals = 2 if ci.unit is not None and ci.unit.kind == "money" else 1 if abs(exact) >= 10 else 2  # "$29.99", never "$30"
         s = round(exact, decimals)
         if abs(row[c] - exact) <= 0.5 * 10 ** -decimals:  # too close to call at the precision written
             return None
@@ -916,7 +916,10 @@ def a_label(label: str, vtext: str) -> str:
             return vtext
         return fill("{value} " + things, vtext)
     if _countlike(label) and not re.fullmatch(r"[\d.,]+", vtext):  # "with 4,312 tickets", never "tickets sold of 4,312 tickets"
-        return vtext
+        words = label.split()
+        tail = next((" ".join(words[i:]) for i, w in enumerate(words) if i and (w in ("per", "in", "on", "at", "during") or w.endswith("ed")
+                                                                                 or w in ("sold", "spoken", "built", "held", "won"))), "")
+        return f"{vtext} {tail}" if tail and tail not in vtext else vtext  # "139 customers per day", "4,312 tickets sold"
     if is_plural_label(label):
         if vtext.replace(",", "").replace(".", "").isdigit():
             return fill("{value} " + label, vtext)  # "with 1 star", never "with a stars of 1"

@@ -114,7 +114,7 @@ def encyclopedia(b: CorpusBuilder) -> None:
                     lines += ["", rng.choice(("## Overview", "## Profile", "## Details", "## Summary")), "", " ".join(said)]
                     facts += pf
             ref = label if b.person[t] else "it"
-            standing = b.context.standing(rng, t, row, site.style, ref)
+            standing = b.context.standing(rng, t, row, running(site.style), ref)
             if standing.sentences:
                 lines += ["", f"## {rng.choice(_CONTEXT_HEADINGS[:3] if b.person[t] else _CONTEXT_HEADINGS)}", "", " ".join(standing.sentences)]
                 facts += standing.facts
@@ -132,7 +132,7 @@ def encyclopedia(b: CorpusBuilder) -> None:
                     where = f" ({b.col(t, group).label}: {b.say(t, row, group, site.style, 'body')[0]})"
                 lines += ["", f"## {sentence_case(info.plural)}{where}", ""] + peers
                 facts += tfacts
-            history = b.context.history(rng, t, row, site.style, ref)
+            history = b.context.history(rng, t, row, running(site.style), ref)
             if history.sentences:
                 title = "Since " + str(b.base[0].as_of_date.year) if b.base is not None and history.claims and history.claims[0].kind == "change" else "History"
                 lines += ["", f"## {title}", "", " ".join(history.sentences)]
@@ -147,7 +147,7 @@ def encyclopedia(b: CorpusBuilder) -> None:
                 for k in kids:  # the list right under its heading (what readers of the section take), the summary after it
                     lines.append(f"- [{b.labels[child][k[cpk]]}]({b.wiki_url(child, k[cpk])})")
                     facts += b.name_fact(child, k, "body")
-                summary = b.context.children(rng, t, row, site.style, label, only=child, via=ref_col)
+                summary = b.context.children(rng, t, row, running(site.style), label, only=child, via=ref_col)
                 if summary.sentences:
                     lines += ["", " ".join(summary.sentences)]
                     facts += summary.facts
@@ -226,7 +226,7 @@ def news(b: CorpusBuilder) -> None:
                     of = f" of {plabel}" if plabel and plabel not in sclause else ""
                     body += ["", f"Another {b.info[t].noun}{of}, {slink}, {sclause}." if not sdated else sentence_case(f"{slink} {sclause}.")]
                     facts += [sfact] + b.name_fact(t, s, "body")
-            context = b.context.news_context(b.rng("news-context", t, str(row[pk])), t, row, site.style, label)
+            context = b.context.news_context(b.rng("news-context", t, str(row[pk])), t, row, running(site.style), label)
             if context.sentences:  # where the row stands: a rank or a comparison, and in a scenario its change since the base year
                 body += ["", " ".join(context.sentences)]
                 facts += context.facts
@@ -261,14 +261,10 @@ def press_releases(b: CorpusBuilder) -> None:
             label = b.labels[t][row[pk]]
             dtext, dfact = b.say(t, row, dc, site.style, "lead")
             clause = b.event_clause(rng, t, row, dc, dtext)
-            lead = rng.choice([f"{dtext} — {plabel} today announced that {label} {clause}.",
-                               f"{plabel} announced today that {label} {clause}.",
-                               f"{dtext} — {plabel} is pleased to confirm that {label} {clause}.",
-                               f"{plabel} confirmed that {label} {clause}, marking a milestone for the organisation.",
-                               f"In a statement released today, {plabel} said that {label} {clause}.",
-                               f"FOR IMMEDIATE RELEASE — {label} {clause}, {plabel} announced.",
-                               f"{plabel} is sharing an update: {label} {clause}.",
-                               f"Today {plabel} can report that {label} {clause}."])
+            # the date once: never "August 30, 2030 — X today announced that Y was released on August 30, 2030"
+            lead = rng.choice([f"{plabel} announced that {label} {clause}.",
+                               f"{plabel} confirmed that {label} {clause}.",
+                               f"FOR IMMEDIATE RELEASE — {label} {clause}, {plabel} announced."])
             facts = [dfact] + b.name_fact(t, row, "lead") + b.name_fact(pt, prow, "lead")
             body = [lead, ""]
             ref = b.referent(t, row)  # the paragraph names the row first: its figures are not the organisation's
@@ -372,9 +368,10 @@ def profiles(b: CorpusBuilder) -> None:
             shown = [c for c in attrs if row[c] is not None]
             shown = sorted(rng.sample(shown, max(3, len(shown) - rng.randint(0, 2))), key=attrs.index) if len(shown) > 3 else shown
             # "specifications" are a product's; anything else has key facts
-            lead = rng.choice([f"{label}: full specifications and key facts.", f"The {info.noun} {label} at a glance: the key specifications.",
+            the = f"The {info.noun} " if not label.lower().startswith(info.noun.lower()) else ""  # never "The patch Patch 1.2"
+            lead = rng.choice([f"{label}: full specifications and key facts.", f"{the}{label} at a glance: the key specifications.",
                                f"{label} — specifications and details."] if b.kind(t) == "product" else
-                              [f"{label}: key facts.", f"The {info.noun} {label} at a glance.", f"{label} — facts and figures."])
+                              [f"{label}: key facts.", f"{the}{label} at a glance.", f"{label} — facts and figures."])
             facts = b.name_fact(t, row, "lead")
             lines = [lead, "", "## Key specs", ""]
             for c in shown:
@@ -567,14 +564,16 @@ def timelines(b: CorpusBuilder) -> None:
                 quarters.setdefault((d.year, (d.month - 1) // 3 + 1), []).append(row)
         ci = b.col(t, dc)
         echo = bool(ci.event) and b.kind(t) == "measurement" and _echoes(info.noun, ci.event)
+        fr = b.frame(t, dc)
+        event = ci.event or next((v[: -len(" on {value}")] for v in fr.vps if v.endswith(" on {value}")), None) if fr.event else ci.event
         for (y, q), rows in sorted(quarters.items()):
             rows = sorted(rows, key=lambda r: (r[dc], r[pk]))
             if echo:  # never "Observations that were observed"
                 title = f"{sentence_case(info.plural)} by date: Q{q} {y}"
                 lead = f"Every {info.noun} in *{b.title}* dated in Q{q} {y}, in date order."
-            elif ci.event:
-                title = f"{sentence_case(info.plural)} that {ci.event.replace('was ', 'were ')}: Q{q} {y}"
-                lead = f"Every {info.noun} in *{b.title}* that {ci.event} in Q{q} {y}, in date order."
+            elif event:  # "Every trainset ... that was built in Q3 2020", never "whose built falls in"
+                title = f"{sentence_case(info.plural)} that {event.replace('was ', 'were ')}: Q{q} {y}"
+                lead = f"Every {info.noun} in *{b.title}* that {event} in Q{q} {y}, in date order."
             else:
                 title = f"{sentence_case(info.plural)} by {ci.label}: Q{q} {y}"
                 lead = f"Every {info.noun} in *{b.title}* whose {ci.label} falls in Q{q} {y}, in date order."

@@ -449,6 +449,8 @@ def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | No
     if words and words[-1] == "count" and len(words) > 1 and unit_base is None:
         things = plural_noun(" ".join(words[:-1]))
         return Frame((f"has {{value}} {things}",), None)
+    if len(words) == 2 and words[1] == "age" and unit_base in ("years", "year"):  # "patient age": "is 97 years old"
+        return Frame(("is {value} old",), None)
     if words and words[0] == "age":
         rest = " ".join(words[1:])
         old = "{value} old" if unit_base in ("years", "year") else "{value}"
@@ -470,6 +472,8 @@ def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | No
             return Frame((f"came {v} {rest}", f"is dated {v} {rest}", f"fell {v} {rest}"), None)
         if words[1] == "on":
             return Frame((f"has spent {v} {rest}",), None)
+        if words[1] == "per":  # "hours per week": worked, open, flown? the label does not say: tables only
+            return Frame((f"has {v} {rest}",), None, prose=False)
         return Frame((f"has {v} {rest}",), None)  # "days to maturity", "days open", "hours daily"
     if len(words) >= 2 and words[0] == "year" and words[1].endswith("ed"):
         part = words[1]
@@ -484,7 +488,8 @@ def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | No
     elif unit_kind == "money" and words in (["amount"], ["value"], ["grant", "amount"], ["award", "amount"], ["contract", "value"], ["deal", "value"]):
         vps = ["is worth {value}"]  # "has an amount of €474,370" is no sentence
     elif unit_kind == "money" and head in ("price", "fare", "fee", "cost", "rent", "tuition", "msrp"):
-        vps = ["costs {value}", "is priced at {value}"] if words == [head] or words[0] in ("launch", "list", "retail", "base", "average", "ticket") else []
+        vps = ["costs {value}", "is priced at {value}"] if words == [head] or words[0] in (
+            "launch", "list", "retail", "base", "average", "ticket", "unit", "sale", "selling", "menu", "entry", "admission", "shelf") else []
     elif head in ("revenue", "sales", "income", "profit", "turnover", "earnings") and unit_kind == "money":
         vps = [f"reported {label} of {{value}}", f"brought in {{value}} in {label}"]
     elif head in ("shipments", "shipped"):
@@ -502,8 +507,10 @@ def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | No
         vps = ["measures {value}"] if words == [head] or words[0] in ("overall", "total", "body", "hull", "tower") else []
     elif head in ("duration", "runtime") and unit_kind == "time":
         vps = ["lasts {value}", "runs for {value}"]
-    elif head in ("score", "rating") and unit_kind is None:
+    elif head in ("score", "rating") and unit_kind is None and len(words) == 1:  # "Metacritic score": "has a Metacritic score of 66"
         vps = ["scores {value}" if head == "score" else "is rated {value}"]
+    elif head in ("weight", "mass") and unit_kind == "measure" and len(words) <= 2 and words[0] not in ("payload", "cargo", "load"):
+        vps = ["weighs {value}"]
     elif head in ("employees", "staff", "workers", "headcount"):
         vps = ["employs {value}" if unit_base else f"employs {{value}} {'people' if head == 'headcount' else head}"]
     if has_a and not any(v.startswith("is worth") for v in vps):  # the neutral construction alone: "is listed with", "shows" and "reports" a value were hedges, not variety

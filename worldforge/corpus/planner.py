@@ -216,5 +216,6 @@ def realise(rng, ref: Referent, items: list[Said], voice: str = "encyclopedia", 
             opener = rng.choice(_FORUM)
         text = opener + core
         # "vivo Edge 11" keeps its own case; "the Uig sailing of 5 June" is a description: "The Uig sailing ..."
+        # a name keeps its own case, even a handle ("melody40"): the fact check reads it verbatim
         out.append((text if text.startswith(ref.name) and not ref.name.startswith("the ") else sentence_case(text)) + ".")
     return out

@@ -192,6 +192,8 @@ class TableInfo:
 
 
 def _plural(noun: str) -> str:
+    if noun.endswith(("series", "species", "news", "means", "headquarters", "aircraft", "sheep", "deer", "fish")):
+        return noun  # "8 original series", never "serieses"
     if noun.endswith("y") and noun[-2:-1] not in "aeiou":
         return noun[:-1] + "ies"
     if noun.endswith(("s", "x", "ch", "sh")):
@@ -281,9 +283,15 @@ def is_calendar_year(col: M.ColumnSpec, name: str, label: str, frame: pl.DataFra
     return lo is not None and 1000 <= lo and hi <= 2999
 
 
+_COLLECTIVE = {"staff": "staff member", "personnel": "staff member", "faculty": "faculty member", "workforce": "worker"}
+"""Table names that are collective nouns: a row is one member ("every staff member", never "every staff")."""
+
+
 @lru_cache(maxsize=4096)
 def _noun(table_name: str) -> str:
-    return singular(table_name)
+    noun = singular(table_name)
+    head = noun.rsplit(" ", 1)[-1]
+    return noun[: len(noun) - len(head)] + _COLLECTIVE[head] if head in _COLLECTIVE else noun
 
 
 def table_info(spec: M.WorldSpec, table: str, frame: pl.DataFrame | None = None) -> TableInfo:

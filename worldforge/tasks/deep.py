@@ -62,6 +62,7 @@ import polars as pl
 
 from worldforge.corpus.claims import read as read_claim
 from worldforge.corpus.generate import slug
+from worldforge.corpus.lexicon import is_absence
 from worldforge.corpus.quantity import render_value
 from worldforge.tasks.context import Column, Field, TaskContext, eval_pipeline
 from worldforge.tasks.io import Task, norm_column
@@ -216,8 +217,8 @@ class _Builder:
         """
         ctx = self.ctx
         value, used = computed if computed is not None else ctx.value(t, row, col.field)
-        if any(q.question == question or q.sql == sql for q in self.made):
-            return False
+        if any(q.question == question or q.sql == sql for q in self.made) or is_absence(value):
+            return False  # a repeat, or an answer that is an absence ("none"): no page states it as a fact to find
         answer = str(value) if col.field.column == "@name" else render_value(value)
         if len(answer) > 3 and not answer.replace(".", "").isdigit() and answer.lower() in question.lower():
             return False  # a clue happens to state the answer ("its home country is Finland"): not asked

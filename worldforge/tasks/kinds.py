@@ -17,6 +17,7 @@ from typing import Any
 import polars as pl
 
 from worldforge.corpus.generate import slug
+from worldforge.corpus.lexicon import is_absence
 from worldforge.corpus.quantity import render_value
 from worldforge.corpus.vocab import ranking_order
 from worldforge.spec import models as M
@@ -166,6 +167,8 @@ def _clue(ctx: TaskContext, t: str, c: str, op: str, v: Any) -> str:
     ci = ctx.ci(t, c)
     label = ci.label
     if op == "in":
+        if len(v) == 1 and is_absence(v[0]):  # "none" is an absence, as pages say it: "it has no FIDE title"
+            return f"it has no {label}"
         return f"its {label} {verb_is(label)} {v[0]}"
     if ci.kind == "date":
         month = v[0].strftime("%B %Y")
