@@ -29,8 +29,9 @@ NEWS_NAMES = ("{T} Daily", "The {T} Wire", "{T} Insider", "{T} Times", "The {T} 
 
 def running(style: Style) -> Style:
     """A site's style for running text: a spec sheet lists ISO dates, zero-padded days and currency codes, and writes
-    large amounts in full; its sentences write "March 5, 2029", "£25,943" and "$100.4 million", as prose does."""
-    fmt = {"iso": "mdy_long", "mdy_short": "mdy_abbr"}.get(style.date_format, style.date_format)
+    large amounts in full, and news lists abbreviate months; its sentences write "March 5, 2029", "£25,943" and
+    "$100.4 million", as prose does."""
+    fmt = {"iso": "mdy_long", "mdy_short": "mdy_long", "mdy_abbr": "mdy_long"}.get(style.date_format, style.date_format)
     return style._replace(date_format=fmt, money="symbol" if style.money == "code" else style.money, compact=True)
 
 

@@ -105,6 +105,11 @@ def _scale(label: str) -> tuple[str, str, str, str]:
     return "highest", "lowest", "higher", "lower"
 
 
+_ORDINAL_HEADS = frozenset({"position", "place", "placing", "round", "stage", "lap", "heat", "seed", "seeding", "board", "leg",
+                            "matchday", "gameweek", "week", "grade", "level", "tier", "floor", "division", "number"})
+"""Label heads that number a place in an order: ranked, averaged or compared as amounts they say nothing."""
+
+
 @lru_cache(maxsize=4096)
 def _countlike(label: str) -> bool:
     """A label that counts things (``passengers``, ``tickets sold``, ``languages spoken``, ``loans in 2032``): it reads as
@@ -117,7 +122,8 @@ def _countlike(label: str) -> bool:
     head = next((words[:i] for i, w in enumerate(words) if w in ("in", "per", "of", "from", "at", "on")), words)
     if len(head) > 1 and is_participle(head[-1]):
         head = head[:-1]
-    return bool(head) and head[-1].endswith("s") and singular_of_plural(head[-1]) is not None
+    return bool(head) and (head[-1].endswith("s") or head[-1] in ("people", "children", "men", "women")) \
+        and singular_of_plural(head[-1]) is not None  # "people vaccinated": "the most people vaccinated"
 
 
 @lru_cache(maxsize=4096)
@@ -252,7 +258,8 @@ class ContextWriter:
         out = self._measures[t] = []
         for c in b.attributes(t, ("number", "share")):
             ci = b.col(t, c)
-            if ci.compose_only or (ci.unit is not None and ci.unit.kind == "year") or ci.label.split(" ")[-1] in ("here", "there", "now"):
+            if ci.compose_only or (ci.unit is not None and ci.unit.kind == "year") or ci.label.split(" ")[-1] in ("here", "there", "now") \
+                    or (ci.unit is None and ci.label.split(" ")[-1] in _ORDINAL_HEADS):  # "with a round of 5, it is above the median"
                 continue  # a calendar year is no amount; "bikes based here" is no noun phrase to rank by
             out.append(c)
         return out
@@ -325,6 +332,8 @@ class ContextWriter:
             (f"{name} posts the {ordx} {label} of {phrase}: {vtext}", f"the {ordx} {label} of {phrase}"),
             (f"{_of(name, label)}, {vtext}, {_is(label)} the {ordx} of {phrase}", f"the {ordx} of {phrase}"),
         ]
+        if min(pos, n + 1 - pos) > 3:  # a middling rank is no distinction: never "The 17th-fewest ... belongs to X" or "X posts"
+            shapes = [sh for sh in shapes if " belongs to " not in sh[0] and " posts " not in sh[0]]
         if label.startswith("number of ") or _countlike(label):  # never "its number of bedrooms", "its tickets sold are"
             shapes = [sh for sh in shapes if f"{_of(name, label)}" not in sh[0] and "with " not in sh[0][:5]]
         text, claim_text = rng.choice(shapes)

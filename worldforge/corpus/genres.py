@@ -113,7 +113,9 @@ def encyclopedia(b: CorpusBuilder) -> None:
                 if said:
                     lines += ["", rng.choice(("## Overview", "## Profile", "## Details", "## Summary")), "", " ".join(said)]
                     facts += pf
-            ref = label if b.person[t] else "it"
+            # a person is named in full once, then by surname ("Veltroni's classical rating ..."), as biographies do
+            parts = label.split()
+            ref = (parts[-1] if len(parts) > 1 and parts[-1][:1].isupper() and parts[-1].isalpha() else label) if b.person[t] else "it"
             standing = b.context.standing(rng, t, row, running(site.style), ref)
             if standing.sentences:
                 lines += ["", f"## {rng.choice(_CONTEXT_HEADINGS[:3] if b.person[t] else _CONTEXT_HEADINGS)}", "", " ".join(standing.sentences)]
@@ -221,7 +223,7 @@ def news(b: CorpusBuilder) -> None:
                     sdated = b.dated_subject(rng, t, s, dc, stext)
                     if sdated:  # "another [GRO-30F supply deal](...) was signed on ...": its date said once
                         sname, sclause = sdated
-                        slink = f"another [{sname[4:]}]({b.wiki_url(t, s[pk])})"
+                        slink = f"the [{sname[4:]}]({b.wiki_url(t, s[pk])})"  # never "another X–Y pairing": its own players
                     # a sibling says what the two share: the parent ("Another beer of Brauerei Lutz, X, launched on ...")
                     of = f" of {plabel}" if plabel and plabel not in sclause else ""
                     body += ["", f"Another {b.info[t].noun}{of}, {slink}, {sclause}." if not sdated else sentence_case(f"{slink} {sclause}.")]
@@ -471,7 +473,7 @@ def forum(b: CorpusBuilder) -> None:
                     text = " ".join(more)
                     lead_in = rng.choice(["Also, ", "Adding to that: ", "And ", ""])
                     if lead_in and text.startswith(("It ", "The ", "Pretty ", "From ", "Last ", "If ", "Going ", "According ", "IIRC ")):
-                        text = text[:1].lower() + text[1:]
+                        text = text if text[1:2].isupper() else text[:1].lower() + text[1:]  # "IIRC" stays, never "iIRC"
                     body += ["", f"> **{rng.choice(b.users)}**: {lead_in}{text}"]
                     facts += mf
             body += forum_replies(rng, b.users, rng.randint(2, 6))
@@ -624,7 +626,7 @@ def rumors(b: CorpusBuilder) -> None:
             facts = b.name_fact(t, row, "lead")
             body = [lead, ""]
             if dc and row[dc] is not None:
-                dtext, f = b.say(t, row, dc, site.style, "body")
+                dtext, f = b.say(t, row, dc, running(site.style), "body")
                 body.append(f"{label} {b.event_clause(rng, t, row, dc, dtext)}.")  # the known fact, plainly: no "so a successor would not be unusual"
                 facts.append(f)
             body += ["", rng.choice(["*Treat this as speculation until an official announcement.*", "*Unconfirmed. We will update this post.*",

@@ -160,7 +160,8 @@ def _versioned(info: TableInfo, frame: pl.DataFrame | None, pk: str) -> bool:
     noun = info.noun.lower()
     names = [str(v) for v in frame[info.label_column].to_list() if v is not None]
     versioned = sum(1 for n in names if _MODEL_NUMBER.match(n) and n.lower().split(" ")[0] != noun)
-    return versioned >= 0.6 * len(names)
+    # a model's name is its own: "Race 3" of every boat, "Patch 1.2" of every game are numbered entries, not products
+    return versioned >= 0.6 * len(names) and len(set(names)) >= 0.9 * len(names)
 
 
 ORGANISATION_NOUNS = frozenset({

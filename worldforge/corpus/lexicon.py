@@ -40,7 +40,8 @@ _TIME_UNITS = {"day", "days", "hour", "hours", "minute", "minutes", "second", "s
 INTRANSITIVE_VERBS = {
     "arrived", "departed", "started", "ended", "opened", "closed", "launched", "began", "finished", "expired", "retired", "died", "debuted",
     "premiered", "landed", "docked", "returned", "occurred", "happened", "sailed", "joined", "left", "graduated", "resigned", "peaked", "matured",
-    "relocated", "merged", "folded", "emerged", "originated", "failed", "concluded", "commenced", "aired", "shipped", "went"
+    "relocated", "merged", "folded", "emerged", "originated", "failed", "concluded", "commenced", "aired", "shipped", "went",
+    "qualified", "competed", "finished", "enlisted", "volunteered", "hatched", "bloomed", "flowered", "erupted"
 }
 # "<noun> date" -> the event's verb phrase
 _NOUN_EVENTS = {
@@ -502,6 +503,8 @@ def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | No
         vps = ["is home to {value}" if unit_base else "has a population of {value}"]
     elif head == "capacity" and unit_base in ("people", "seats", "passengers", "beds", "guests", "visitors", "spectators"):
         vps = ["can hold {value}", "has room for {value}"]
+    elif head in ("altitude", "elevation") and unit_kind == "measure" and len(words) == 1:
+        vps = ["stands at an altitude of {value}" if head == "altitude" else "stands at an elevation of {value}"]  # never "measures 284 m"
     elif head in _DIMENSIONS and unit_kind == "measure":
         # "measures 30 m" for the row's own size; "snow depth", "wave height" are not the observation's or storm's size
         vps = ["measures {value}"] if words == [head] or words[0] in ("overall", "total", "body", "hull", "tower") else []
@@ -513,7 +516,11 @@ def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | No
         vps = ["weighs {value}"]
     elif head in ("employees", "staff", "workers", "headcount"):
         vps = ["employs {value}" if unit_base else f"employs {{value}} {'people' if head == 'headcount' else head}"]
-    if has_a and not any(v.startswith("is worth") for v in vps):  # the neutral construction alone: "is listed with", "shows" and "reports" a value were hedges, not variety
+    if head in _ORDINAL_HEADS and unit_base is None and not vps:  # "has a finishing position of 12": a place, not an amount
+        return Frame((has_a,) if has_a else (), noun, prose=False)
+    if words and _is_plural(words[0]) and len(words) > 1 and words[1] in ("this", "last", "next", "each", "so"):
+        return Frame((), noun, prose=False)  # "rescues this season": never "has a rescues this season of 0"
+    if has_a and not any(v.startswith("is worth") or v.startswith("stands at") for v in vps):  # the neutral construction alone: "is listed with", "shows" and "reports" a value were hedges, not variety
         vps.append(has_a)
     if not vps and unit_base is None and np_ok and (_plural_head(label) or _postmodified_plural(words)):
         # a plural noun counts what the row has: "has 12 lifts", "has 14 shifts per month", "has 13 lifts open",
@@ -530,6 +537,10 @@ def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | No
     # a number with a noun alone ("its ascent from the valley is 1,260 m") is said in tables only
     return Frame(tuple(vps), noun, prose=bool(vps))
 
+
+_ORDINAL_HEADS = {"position", "place", "placing", "round", "stage", "lap", "heat", "seed", "seeding", "board", "leg", "matchday",
+                  "gameweek", "week", "grade", "level", "tier", "floor", "division", "class", "rank", "ranking", "order", "number"}
+"""Heads of labels that number a place in an order (a finishing position, a round, a floor): no amount to compare."""
 
 # participles of states, not events: "languages spoken" -> "speaks 3 languages"
 _STATIVE = {"spoken": "speaks", "owned": "owns", "held": "holds", "known": "knows", "offered": "offers",

@@ -27,7 +27,7 @@ _FORUM = ("Pretty sure ", "IIRC ", "From what I remember, ", "Last I checked, ",
 source stands behind "according to official figures", and "In addition," joins facts that have no relation."""
 # adverbs a writer slips into a verb phrase, by voice; "also" only after a first sentence, present-time ones only on
 # a present-tense verb that states no date ("now handles", never "now departed on")
-_ADVERBS = {"forum": ("apparently", "actually", "still")}  # never "reportedly", "currently lists": hedges on a fact; never
+_ADVERBS = {"forum": ("actually", "still")}  # "apparently" doubled a forum opener's hedge ("If memory serves ... apparently")  # never "reportedly", "currently lists": hedges on a fact; never
 # "also" or "now" in reported prose: "It is also a textile" adds to nothing, "now has a maximum draught" claims a change
 _PRESENT_ONLY = {"now", "still"}
 _MODALS = {"can", "could", "will", "would", "may", "might", "must", "shall", "should"}
