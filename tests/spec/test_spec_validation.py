@@ -116,6 +116,10 @@ def test_faker_template_tokens_must_be_providers(phone_doc):
     cols["name"] = {"kind": "faker", "template": "{{company}}", "provider": "company"}
     (path, msg), = problems_of(phone_doc)
     assert "exactly one of 'provider' or 'template'" in msg
+    # Faker leaves a token it cannot read in the text ("Meza's {{random_element: [...]}}" on pages and in URLs): refused
+    cols["name"] = {"kind": "faker", "template": "{{last_name}}'s {{random_element: ['Orchard', 'Meadow']}}"}
+    (path, msg), = problems_of(phone_doc)
+    assert path == "tables.retailers.columns.name" and "is not a provider name" in msg and "'choice' column" in msg
 
 
 @pytest.mark.parametrize("world, table", [("smartphones_2029", "brands"), ("esports_2031", "leagues")])

@@ -202,6 +202,10 @@ def column_inputs(spec: WorldSpec, tname: str, cname: str) -> tuple[list[tuple[s
             names = [col.provider] if col.provider else re.findall(r"\{\{\s*(\w+)\s*\}\}", col.template or "")
             if col.template is not None and not names:
                 problems.append(f"template {col.template!r} names no Faker provider ('{{{{first_name}}}} {{{{last_name}}}}')")
+            for token in re.findall(r"\{\{(.*?)\}\}", col.template or "", flags=re.S):
+                if not re.fullmatch(r"\s*\w+\s*", token):  # Faker would leave it in the text: "{{random_element: [...]}}" on pages
+                    problems.append(f"template token {{{{{token.strip()[:40]}}}}} is not a provider name: a template takes "
+                                    "providers only ('{{last_name}} Farm'); draw from a list with a 'choice' column")
             for name in names:
                 if name not in providers:
                     problems.append(f"provider {name!r} is not a Faker value provider for locale {col.locale}")
