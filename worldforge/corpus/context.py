@@ -276,7 +276,8 @@ class ContextWriter:
             return f"the {n} {plural} whose {b.col(t, group).label} is {ctext}", [b.say(t, row, group, Style(), "body")[1]]
         pt = b.spec.tables[t].columns[group].parent
         prow = b.by_key[pt][row[group]]
-        prep = rng.choice(("of", "of", "of", "in", "under", "listed under", "belonging to")) if rng and group not in b.info[t].roles else "of"
+        # "of", plainly: "listed under", "belonging to" read as a database's words ("the 5 estates listed under Lirac")
+        prep = rng.choice(("of", "of", "of", "in")) if rng and group not in b.info[t].roles else "of"
         return f"the {n} {plural} {self.of_parent(t, group, row, prep)}", b.name_fact(pt, prow, "body")
 
     def of_parent(self, t: str, ref: str, row: dict, prep: str = "of") -> str:
@@ -329,11 +330,10 @@ class ContextWriter:
             (f"with {a_label(label, vtext)}, {name} ranks {ordx} of {phrase}", f"{ordx} of {phrase}"),  # the label once
             (f"of {phrase}, {name} has the {ordx} {label} ({vtext})", f"the {ordx} {label} ("),
             (f"the {ordx} {label} of {phrase} belongs to {name}, at {vtext}", f"{ordx} {label} of {phrase}"),  # "The" is capitalised
-            (f"{name} posts the {ordx} {label} of {phrase}: {vtext}", f"the {ordx} {label} of {phrase}"),
             (f"{_of(name, label)}, {vtext}, {_is(label)} the {ordx} of {phrase}", f"the {ordx} of {phrase}"),
         ]
-        if min(pos, n + 1 - pos) > 3:  # a middling rank is no distinction: never "The 17th-fewest ... belongs to X" or "X posts"
-            shapes = [sh for sh in shapes if " belongs to " not in sh[0] and " posts " not in sh[0]]
+        if min(pos, n + 1 - pos) > 3:  # a middling rank is no distinction: never "The 17th-fewest ... belongs to X"
+            shapes = [sh for sh in shapes if " belongs to " not in sh[0]]
         if label.startswith("number of ") or _countlike(label):  # never "its number of bedrooms", "its tickets sold are"
             shapes = [sh for sh in shapes if f"{_of(name, label)}" not in sh[0] and "with " not in sh[0][:5]]
         text, claim_text = rng.choice(shapes)
