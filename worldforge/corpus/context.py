@@ -417,8 +417,9 @@ class ContextWriter:
             things = ci.label[len("number of "):] if ci.label.startswith("number of ") else ci.label  # never "its number of keepers"
             more = {"higher": "more", "lower": "fewer", "more than twice": "more than twice as many", "less than half": "less than half as many"}[cmp]
             claim_text = f"{more} {things} than {sname}" if cmp in ("higher", "lower") else f"{more} {things} as {sname}"
-            text = rng.choice([f"with {a_label(ci.label, vtext)}, {ref} has {claim_text}, at {wtext}",
-                               f"{ref} has {claim_text}: {vtext} against {wtext}"])
+            # each figure beside its own row: never "X has fewer shipments than Y: 2.01 million against 2.03 million", which
+            # a reader (and the world model's verifier) takes as Y's figure
+            text = f"with {a_label(ci.label, vtext)}, {ref} has {claim_text}, at {wtext}"
         elif cmp in ("higher", "lower"):
             cmp = more if cmp == "higher" else less  # "longer than", "larger than", "deeper than"
             claim_text = f"{cmp} than {that} of {sname}"

@@ -56,10 +56,13 @@ _DERIVED = re.compile("|".join((
     r"\b(?:a )?combined [^;.]*? of " + _VALUE + r"|\badding up to " + _VALUE + r"|\bcome to [^;]*? in all",  # a total of related rows
     r"\d+(?:\.\d+)?% of the [^,;.]*",                                  # a share of a group's total
     r"\b(?:than|as|twice|half) (?:that|those) of [^,;]*(?:, (?:at|which is|which are) " + _VALUE + r")?|\bthan [A-Z][^,;(]*(?:\([^)]*\))?",
-    r"\b[Cc]ompared with [^,;]*, whose [^;]*?, ",                      # the peer named first, with its value
+    r"\b[Cc]ompared with [^,;]*, (?:whose [^;]*?|at [^,;]*), ",         # the peer named first, with its value
+    r"\b(?:more|fewer|less|higher|lower|larger|smaller|longer|shorter|deeper|shallower|heavier|lighter|bigger|greater) [^.;]*? than\b"
+    r"|\bas (?:many|much) [^.;]*? as\b",                                # "more days on market than realme X", "twice as many ... as X"
     r"\b(?:up|down) (?:\w+ places? )?from [^;]*? in \d{4}|\bunchanged (?:from|since) [^;]*? in \d{4}",  # the base world's value
     r"\b\w+ (?:days?|months?|years?) (?:before|after)\b",              # a gap between two dates
-    r"\b\d+(?:st|nd|rd|th)-(?:highest|lowest|earliest|latest)\b",      # a rank: "the 15th-lowest"
+    r"\b\d+(?:st|nd|rd|th)-(?:highest|lowest|earliest|latest|largest|smallest|longest|shortest|deepest|shallowest|heaviest|"
+    r"lightest|most|fewest)\b",                                          # a rank: "the 15th-lowest", "the 12th-most"
     r"\b\d[\d,]* [a-z][\w -]* (?:on record|in total|are listed under|belong to)\b",  # a count of related rows
 )))
 """Phrases of derived claims (:mod:`worldforge.corpus.claims`: group sizes and statistics, totals, shares, a peer's value,
