@@ -48,8 +48,6 @@ ARCHETYPE_THIN = {
                         "attributions that padded them went; more content, not padding, is what they need",
     "chess_tournaments": "grandmasters (336 rows: a rating, a title, an ID, a rank, a birth year) have articles of median "
                          "248 words once label glue went to the infobox; more content is what they need",
-    "data_centers": "halls (308 rows: a power draw, a floor area, a tier) have articles of median 244 words once label glue "
-                    "went to the infobox; more content is what they need",
     "electric_vehicles": "sales records (202 rows designated 'Sales record 4 of Luxembourg', one registrations figure each) have "
                          "articles of median 226 words once the lead no longer cited the reference work and padding went",
     "bike_sharing": "docks (80 rows, three columns a sentence can state) have articles of median 232 words once the sentences "

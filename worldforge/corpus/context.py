@@ -364,6 +364,8 @@ class ContextWriter:
             return None
         stext = format_value(int(s) if float(s).is_integer() else s, ci.unit, style)
         vtext, vfact = b.say(t, row, c, style, "body")
+        if stext == vtext:  # written alike ("$2.65 million" both): "above the average of" what it reads as
+            return None
         phrase, pfacts = self._group_phrase(t, group, row, n, rng)
         side = "above" if row[c] > exact else "below"
         word = "average" if stat == "mean" else "median"
@@ -411,6 +413,8 @@ class ContextWriter:
         ci = b.col(t, c)
         vtext, vfact = b.say(t, row, c, style, "body")
         wtext, wfact = b.say(t, s, c, style, "body")
+        if vtext == wtext:  # written alike: "higher than that of X" would contradict what the reader sees
+            return None
         be, that = _is(ci.label), "those" if _is(ci.label) == "are" else "that"
         _, _, more, less = _scale(ci.label)
         if ci.label.startswith("number of ") or _countlike(ci.label):  # "with 5 keepers, it has more keepers than X (3)",
@@ -601,6 +605,8 @@ class ContextWriter:
             kinds = (f"{ctext}{kind_vp[len('is {a} {value}'):]}" if kind_vp != "is {a} {value}" else ctext).split(" ")
             kinds[-1] = plural_noun(kinds[-1]) if k != 1 else kinds[-1]
             claim_text = f"one of {k} {' '.join(kinds)} {where}"
+            if ctext not in claim_text:  # "ro-ro ferries" would lose the stated "ro-ro ferry": the plain form keeps it
+                claim_text = f"one of {k} {b.info[t].plural} {where} whose {clabel} is {ctext}"
         else:  # never "that share the farming method organic" or "with on time as their status"
             claim_text = f"one of {k} {b.info[t].plural} {where} whose {clabel} is {ctext}"
         text = f"{ref} is {claim_text}"

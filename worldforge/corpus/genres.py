@@ -9,6 +9,7 @@ listed in :mod:`worldforge.corpus.generate`.
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import date, timedelta
 from typing import Any
 
@@ -65,6 +66,7 @@ def encyclopedia(b: CorpusBuilder) -> None:
         pk, info = table.primary_key, b.info[t]
         rng = b.rng("encyclopedia", t)
         cats = b.attributes(t, ("category",))
+        by_parent: dict[str, Counter] = {}
         for row in b.rows[t]:
             label = b.labels[t][row[pk]]
             facts = b.name_fact(t, row, "lead")
@@ -80,7 +82,7 @@ def encyclopedia(b: CorpusBuilder) -> None:
                 ctext, cfact = b.say(t, row, cats[0], site.style, "lead")
                 what = f"{ctext}{kind_vp[len('is {a} {value}'):]}"  # "Pils beer", "ro-ro ferry"
                 facts.append(cfact)
-            parents, roles = [], []
+            parents, roles, first_ref = [], [], None
             for ref, col in b.refs[t].items():
                 if row[ref] is None:  # an optional reference left empty, a hierarchy's root: no parent, never "none"
                     continue
@@ -91,7 +93,10 @@ def encyclopedia(b: CorpusBuilder) -> None:
                     roles.append((info.roles[ref], plink))
                 else:
                     parents.append((plink, b.labels[col.parent][row[ref]], b.info[col.parent].noun))
-            lead = _wiki_lead(b, rng, t, label, what, parents, len(b.siblings(t, row)) + 1)
+                    first_ref = first_ref or ref
+            # the rows that share the parent the lead names (not the first reference: a role or an empty one comes first)
+            shared = by_parent.setdefault(first_ref, Counter(r[first_ref] for r in b.rows[t])) if first_ref else None
+            lead = _wiki_lead(b, rng, t, label, what, parents, shared[row[first_ref]] if shared else 0)
             if roles:
                 lead += " " + sentence_case(" and ".join(f"its {r} is {p}" for r, p in roles)) + "."
             lines = [lead, "", f"| {sentence_case(info.noun)} | {cell_text(label)} |", "|---|---|"]

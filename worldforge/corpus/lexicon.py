@@ -77,7 +77,7 @@ _MASS = {"revenue", "income", "profit", "funding", "output", "power", "traffic",
 _DIMENSIONS = {"size", "length", "height", "width", "diameter", "depth", "span", "wingspan", "thickness", "elevation", "altitude"}
 
 
-ABSENCES = frozenset({"none", "n/a", "na", "-", "\u2014", "\u2013", "nil", "null", "no value", "not applicable", "unknown",
+ABSENCES = frozenset({"none", "n/a", "-", "\u2014", "\u2013", "nil", "null", "no value", "not applicable", "unknown",
                       "unrated", "untitled", "unranked"})
 """Category values that say a row has nothing ("none", "n/a", "—"): an absence, stated in tables, never a word in a
 sentence ("is a none player", "the none joined")."""
@@ -381,7 +381,7 @@ def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | No
     art = a_or_an(label) if np_ok else None
     if np_ok and (_plural_head(label) or _postmodified_plural(words)):  # "has shifts per month of", "has a lifts open of"
         art, simple = label, False  # are not English: plural heads get no "has a ... of"
-    mass = words[-1] in _MASS and (len(words) == 1 or words[0] in ("total", "combined", "overall"))
+    mass = bool(words) and words[-1] in _MASS and (len(words) == 1 or words[0] in ("total", "combined", "overall"))
     has_a = f"has {label if mass else art} of {{value}}" if simple else None  # "has revenue of", "has total funding of", "has an annual output of"
     if verb:  # the spec's own verbs; the label serves as a noun only when it is a plain noun phrase
         return Frame(tuple(v.strip() for v in verb.split("|") if v.strip()), noun if simple else None, kind == "date")
@@ -562,7 +562,7 @@ def _category_frame(words: list[str], person: bool, noun_of_row: str) -> tuple[s
             return ("is from {value}",) if head in ("country", "city", "town", "region", "island", "village") else None
         return ("is on {value}",) if head == "island" else ("is in {value}",)
     row = noun_of_row.lower()
-    if head in _TYPE_HEADS and (len(words) == 1 or words[:-1] == row.split()[-1:] or words[-2:] == [head, "of"]):
+    if head in _TYPE_HEADS and (len(words) == 1 or words[:-1] == row.split()[-1:]):
         return ("is {a} {value}",)  # "vessel type": "is a ro-ro ferry"; "type of buyer": "is a retailer"
     if len(words) >= 3 and words[0] in _TYPE_HEADS and words[1] == "of":
         return ("is {a} {value}",)

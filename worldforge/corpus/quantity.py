@@ -74,7 +74,7 @@ class Unit(NamedTuple):
         if amount == 1:
             if base in _SINGULAR:
                 return _SINGULAR[base]
-            if base.isalpha() and base.islower() and base.endswith("s"):  # "1 language", "1 berth": a count noun's singular
+            if base.isalpha() and base.islower() and base.endswith("s") and len(base) > 3:  # "1 language"; never "ms" -> "m"
                 from worldforge.corpus.lexicon import singular_of_plural
 
                 return singular_of_plural(base) or base
@@ -220,7 +220,7 @@ def _format_value(value: object, unit: Unit | None, style: Style) -> str:
             return f"{amount} {unit.base}"
         prefix = "US$" if style.money == "prefixed" and unit.base == "USD" else unit.symbol
         return f"{prefix}{amount}"
-    tail = unit.words(value if not word else 2) if unit.base else ""
+    tail = unit.words(base if not word else 2) if unit.base else ""  # the amount written: "1,000 visitors" for 1 thousand
     return f"{amount} {tail}".strip()
 
 

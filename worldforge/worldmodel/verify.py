@@ -56,7 +56,7 @@ _DERIVED = re.compile("|".join((
     r"\b(?:a )?combined [^;.]*? of " + _VALUE + r"|\badding up to " + _VALUE + r"|\bcome to [^;]*? in all",  # a total of related rows
     r"\d+(?:\.\d+)?% of the [^,;.]*",                                  # a share of a group's total
     r"\b(?:than|as|twice|half) (?:that|those) of [^,;]*(?:, (?:at|which is|which are) " + _VALUE + r")?|\bthan [A-Z][^,;(]*(?:\([^)]*\))?",
-    r"\b[Cc]ompared with [^,;]*, (?:whose [^;]*?|at [^,;]*), ",         # the peer named first, with its value
+    r"\b[Cc]ompared with [^,;]*, (?:whose [^;]*?|at [^;]*?), ",        # the peer named first, with its value ("at 1,204 m, ")
     r"\b(?:more|fewer|less|higher|lower|larger|smaller|longer|shorter|deeper|shallower|heavier|lighter|bigger|greater) [^.;]*? than\b"
     r"|\bas (?:many|much) [^.;]*? as\b",                                # "more days on market than realme X", "twice as many ... as X"
     r"\b(?:up|down) (?:\w+ places? )?from [^;]*? in \d{4}|\bunchanged (?:from|since) [^;]*? in \d{4}",  # the base world's value
