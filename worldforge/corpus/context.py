@@ -29,7 +29,7 @@ from functools import lru_cache
 from typing import Any
 
 from worldforge.corpus.claims import Claim, date_span, group_stat, span_text
-from worldforge.corpus.lexicon import a_or_an, is_absence, is_plural_label, plural_noun, possessive, singular_of_plural
+from worldforge.corpus.lexicon import ORDINAL_HEADS, a_or_an, is_absence, is_plural_label, kind_of, plural_noun, possessive, singular_of_plural
 from worldforge.corpus.page import Fact, cell_text
 from worldforge.corpus.planner import sentence_case
 from worldforge.corpus.quantity import Style, format_value
@@ -103,11 +103,6 @@ def _scale(label: str) -> tuple[str, str, str, str]:
     if head in _WEIGHT_HEADS:
         return "heaviest", "lightest", "heavier", "lighter"
     return "highest", "lowest", "higher", "lower"
-
-
-_ORDINAL_HEADS = frozenset({"position", "place", "placing", "round", "stage", "lap", "heat", "seed", "seeding", "board", "leg",
-                            "matchday", "gameweek", "week", "grade", "level", "tier", "floor", "division", "number"})
-"""Label heads that number a place in an order: ranked, averaged or compared as amounts they say nothing."""
 
 
 @lru_cache(maxsize=4096)
@@ -259,7 +254,7 @@ class ContextWriter:
         for c in b.attributes(t, ("number", "share")):
             ci = b.col(t, c)
             if ci.compose_only or (ci.unit is not None and ci.unit.kind == "year") or ci.label.split(" ")[-1] in ("here", "there", "now") \
-                    or (ci.unit is None and ci.label.split(" ")[-1] in _ORDINAL_HEADS):  # "with a round of 5, it is above the median"
+                    or (ci.unit is None and ci.label.split(" ")[-1] in ORDINAL_HEADS):  # "with a round of 5, it is above the median"
                 continue  # a calendar year is no amount; "bikes based here" is no noun phrase to rank by
             out.append(c)
         return out
@@ -597,12 +592,12 @@ class ContextWriter:
         if group and not fk:
             return None  # its group is already its category
         clabel = b.col(t, c).label
-        kind_vp = next((v for v in b.frame(t, c).vps if v.startswith("is {a} {value}")), None) if b.frame(t, c).prose else None
+        kind = kind_of(b.frame(t, c), ctext)
         place_vp = next((v for v in b.frame(t, c).vps if v in ("is in {value}", "is on {value}")), None) if b.frame(t, c).prose else None
         if place_vp is not None:  # "one of 6 mountain huts in Italy", never "whose country is Italy"
             claim_text = f"one of {k} {b.info[t].plural}{' ' + where if fk else ''} {place_vp[3:].format(value=ctext)}"
-        elif kind_vp is not None and not ctext[:1].isdigit():  # never "one of 2 2-in-1 notebooks"  # "one of 4 Pils beers of Brauerei Lutz", "one of 3 catamarans of ..."
-            kinds = (f"{ctext}{kind_vp[len('is {a} {value}'):]}" if kind_vp != "is {a} {value}" else ctext).split(" ")
+        elif kind is not None and not ctext[:1].isdigit():  # "one of 4 Pils beers of X", never "one of 2 2-in-1 notebooks"
+            kinds = kind.split(" ")
             kinds[-1] = plural_noun(kinds[-1]) if k != 1 else kinds[-1]
             claim_text = f"one of {k} {' '.join(kinds)} {where}"
             if ctext not in claim_text:  # "ro-ro ferries" would lose the stated "ro-ro ferry": the plain form keeps it

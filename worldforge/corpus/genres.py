@@ -15,7 +15,7 @@ from typing import Any
 
 from worldforge.corpus.builder import CorpusBuilder, running
 from worldforge.corpus.chrome import forum_replies
-from worldforge.corpus.lexicon import a_or_an, is_absence, possessive
+from worldforge.corpus.lexicon import a_or_an, is_absence, kind_of, possessive
 from worldforge.corpus.page import Fact, Page, Site, cell_text, slug
 from worldforge.corpus.planner import sentence_case
 from worldforge.corpus.quantity import Style, format_value, render_value
@@ -76,11 +76,10 @@ def encyclopedia(b: CorpusBuilder) -> None:
             # "a catamaran"); "a concert whose series is subscription" or "(status: on time)" is label glue: the
             # category is then an infobox row like any other
             cfr = b.frame(t, cats[0]) if cats else None
-            kind_vp = next((v for v in cfr.vps if v.startswith("is {a} {value}")), None) if cfr is not None and cfr.prose else None
-            in_lead = kind_vp is not None and row[cats[0]] is not None and not is_absence(row[cats[0]])
+            in_lead = cfr is not None and kind_of(cfr, "") is not None and row[cats[0]] is not None and not is_absence(row[cats[0]])
             if in_lead:
                 ctext, cfact = b.say(t, row, cats[0], site.style, "lead")
-                what = f"{ctext}{kind_vp[len('is {a} {value}'):]}"  # "Pils beer", "ro-ro ferry"
+                what = kind_of(cfr, ctext)  # "Pils beer", "ro-ro ferry"
                 facts.append(cfact)
             parents, roles, first_ref = [], [], None
             for ref, col in b.refs[t].items():

@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-__all__ = ["ABSENCES", "INTRANSITIVE_VERBS", "Frame", "Referent", "a_or_an", "base_verb", "conjugate", "fill", "frame_for", "is_absence", "is_participle", "is_past",
+__all__ = ["ABSENCES", "INTRANSITIVE_VERBS", "ORDINAL_HEADS", "Frame", "Referent", "a_or_an", "base_verb", "conjugate", "fill", "frame_for", "is_absence", "kind_of", "is_participle", "is_past",
            "past_tense", "person_table", "plural_noun", "possessive", "present_verb", "singular_noun", "singular_of_plural"]
 
 _PREPS = {"of", "at", "after", "before", "since", "on", "in", "per", "by", "from", "to", "within", "for", "with", "into", "under", "over",
@@ -81,6 +81,13 @@ ABSENCES = frozenset({"none", "n/a", "-", "\u2014", "\u2013", "nil", "null", "no
                       "unrated", "untitled", "unranked"})
 """Category values that say a row has nothing ("none", "n/a", "—"): an absence, stated in tables, never a word in a
 sentence ("is a none player", "the none joined")."""
+
+
+def kind_of(frame: "Frame", value: str) -> str | None:
+    """What a row is by a category whose frame names its kind ("is {a} {value} beer" with ``Pils``: ``Pils beer``;
+    "is {a} {value}" with ``catamaran``: ``catamaran``), or ``None`` when the frame names no kind or is not sure."""
+    vp = next((v for v in frame.vps if v.startswith("is {a} {value}")), None) if frame.prose else None
+    return None if vp is None else f"{value}{vp[len('is {a} {value}'):]}"
 
 
 def is_absence(value: object) -> bool:
@@ -516,7 +523,7 @@ def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | No
         vps = ["weighs {value}"]
     elif head in ("employees", "staff", "workers", "headcount"):
         vps = ["employs {value}" if unit_base else f"employs {{value}} {'people' if head == 'headcount' else head}"]
-    if head in _ORDINAL_HEADS and unit_base is None and not vps:  # "has a finishing position of 12": a place, not an amount
+    if head in ORDINAL_HEADS and unit_base is None and not vps:  # "has a finishing position of 12": a place, not an amount
         return Frame((has_a,) if has_a else (), noun, prose=False)
     if words and _is_plural(words[0]) and len(words) > 1 and words[1] in ("this", "last", "next", "each", "so"):
         return Frame((), noun, prose=False)  # "rescues this season": never "has a rescues this season of 0"
@@ -538,8 +545,8 @@ def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | No
     return Frame(tuple(vps), noun, prose=bool(vps))
 
 
-_ORDINAL_HEADS = {"position", "place", "placing", "round", "stage", "lap", "heat", "seed", "seeding", "board", "leg", "matchday",
-                  "gameweek", "week", "grade", "level", "tier", "floor", "division", "class", "rank", "ranking", "order", "number"}
+ORDINAL_HEADS = frozenset({"position", "place", "placing", "round", "stage", "lap", "heat", "seed", "seeding", "board", "leg", "matchday",
+                  "gameweek", "week", "grade", "level", "tier", "floor", "division", "class", "rank", "ranking", "order", "number"})
 """Heads of labels that number a place in an order (a finishing position, a round, a floor): no amount to compare."""
 
 # participles of states, not events: "languages spoken" -> "speaks 3 languages"
