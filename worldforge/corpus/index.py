@@ -161,16 +161,23 @@ def dense_text(title: str, lead: str, article: str = "", words: int = 0) -> str:
     return " ".join(text.split())
 
 
+_CONTINUATION = re.compile(r"\(page (?!1 of)\d+ of \d+\)")
+
+
 def title_pairs(world_file: str | Path, scenario: str | None = None, passage_words: int = 0) -> dict[str, list[str]]:
     """Weak supervision for an embedding model from a corpus: ``{"anchor": page titles, "positive": the pages' passages
     (:func:`dense_text`)}``, one row per page, in URL order — title-passage pairs, as e5's pre-training pairs from the
     web (Wang et al., 2022) — for :func:`~worldforge.retrieval.train.train_embedding_model`.
 
+    The continuation pages of a paginated page ("... (page 2 of 8)" onwards) are left out: their titles and passages
+    repeat page 1's but for the number, so as in-batch negatives of one another (false negatives) they would teach the
+    model to tell page numbers apart and to drop the words a reader searches them by.
+
     Raises:
         WarehouseError: the world file has no corpus.
     """
     pages = read_corpus(world_file, scenario, dressed=False)[0]
-    rows = pages.select("title", "lead", "body_md").to_dicts()
+    rows = [r for r in pages.select("title", "lead", "body_md").to_dicts() if not _CONTINUATION.search(r["title"])]
     return {"anchor": [r["title"] for r in rows], "positive": [dense_text(r["title"], r["lead"], r["body_md"], passage_words) for r in rows]}
 
 
