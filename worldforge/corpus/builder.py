@@ -15,7 +15,7 @@ from typing import Any
 import polars as pl
 
 from worldforge.corpus.kinds import fits, is_organisation, table_kinds
-from worldforge.corpus.lexicon import Frame, Referent, base_verb, frame_for, is_absence, is_past, person_table
+from worldforge.corpus.lexicon import Frame, Referent, base_verb, frame_for, is_absence, is_past, is_plural, names_a_thing, person_table
 from worldforge.corpus.page import Fact, Page, Site, cell_text, slug
 from worldforge.corpus.planner import Said, realise, sentence_case
 from worldforge.corpus.quantity import Style, format_value, render_value
@@ -268,9 +268,11 @@ class CorpusBuilder:
         if fr is None:
             ci, col = self.col(t, c), self.spec.tables[t].columns[c]
             of = self.col(t, col.of).label if isinstance(col, M.RankColumn) else None
+            values = tuple(sorted({str(r[c]) for r in self.rows[t] if isinstance(r.get(c), str) and not is_absence(r[c])})) \
+                if ci.kind == "category" else ()
             fr = frame_for(ci.label, ci.kind, ci.unit.base if ci.unit else None, ci.unit.kind if ci.unit else None, name=c,
                            verb=getattr(col, "verb", None), event=ci.event, of_label=of, person=self.person[t],
-                           noun_of_row=self.info[t].noun, role=faker_person(col))
+                           noun_of_row=self.info[t].noun, role=faker_person(col), values=values)
             self._frames[key] = fr
         return fr
 
@@ -283,6 +285,8 @@ class CorpusBuilder:
         kind = kind if self.person[t] and isinstance(kind, str) and kind[:1].islower() and len(kind.split()) <= 2 and "|" not in kind \
             and not is_absence(kind) \
             and not any(ch.isdigit() for ch in kind) else None  # "the medic", never "the level 2"
+        if kind is not None and not names_a_thing(kind):  # "the seasonal lifeguard", never "the seasonal" or "the part-time"
+            kind = f"{kind} {self.info[t].noun}" if len(kind.split()) + len(self.info[t].noun.split()) <= 3 else None
         return Referent(self.mention(t, row[self.spec.tables[t].primary_key]), self.info[t].noun, self.person[t], kind)
 
     def prose(self, rng, t: str, row: dict, cols: list[str], style: Style, section: str, voice: str = "encyclopedia",
@@ -306,6 +310,13 @@ class CorpusBuilder:
         if not items:
             return [], []
         return realise(rng, ref or src.referent(t, row), items, voice, first_by_name=ref is None or ref.mentions == 0), facts
+
+    def says_event(self, t: str, dc: str) -> bool:
+        """Whether a sentence can tell what happened on date ``dc`` of a row: its frame has a sure event verb ("was
+        founded on", "launched on"), or the rows are events (they take place). Else only tables and timelines date
+        the row: a news story, press release or archive note would read "Race 1 is dated 1 August 2034"."""
+        fr = self.frame(t, dc)
+        return bool(fr.vps) and fr.prose or self.kind(t) == "event"
 
     def event_clause(self, rng, t: str, row: dict, dc: str, dtext: str) -> str:
         """``<verb phrase> on <date>`` for a row's dated event: the frame's event verb, else a neutral phrase."""
@@ -344,6 +355,10 @@ class CorpusBuilder:
         fr = self.frame(t, c)
         vp = fr.vps[0] if fr.vps and not fr.noun else ""
         m = re.fullmatch(r"has \{value\} ([a-z][a-z ]*)", vp)
+        if m and m.group(1).split()[0] in ("a", "an", "per", "each", "every"):  # "has {value} a week" of "16 hours": its unit counts
+            unit = self.col(t, c).unit
+            m = re.fullmatch(r"has \{value\} ([a-z][a-z ]*)", f"has {{value}} {unit.base} {m.group(1)}") \
+                if unit is not None and unit.base and unit.base.isalpha() and is_plural(unit.base) else None
         if m and m.group(1).split()[0] not in ("on", "in", "of", "for", "at"):
             things = m.group(1)
             return rng.choice([f"How many {things} does {name} have?", f"Does anyone know how many {things} {name} has?",

@@ -260,8 +260,8 @@ class ContextWriter:
         return out
 
     def _group_phrase(self, t: str, group: str | None, row: dict, n: int, rng=None) -> tuple[str, list[Fact]]:
-        """``the 4 habitats of Tharsis`` (with ``rng``: ``in``, ``under``, ``listed under`` ... Tharsis), or ``all 14 brands``
-        for a whole table, and the parent's name facts."""
+        """``the 4 habitats of Tharsis``, or ``all 14 brands`` for a whole table (with ``rng``: ``the 14 brands on record``
+        ...), and the parent's name facts."""
         b = self.b
         plural = b.info[t].plural if n != 1 else b.info[t].noun
         if group is None:
@@ -271,9 +271,9 @@ class ContextWriter:
             return f"the {n} {plural} whose {b.col(t, group).label} is {ctext}", [b.say(t, row, group, Style(), "body")[1]]
         pt = b.spec.tables[t].columns[group].parent
         prow = b.by_key[pt][row[group]]
-        # "of", plainly: "listed under", "belonging to" read as a database's words ("the 5 estates listed under Lirac")
-        prep = rng.choice(("of", "of", "of", "in")) if rng and group not in b.info[t].roles else "of"
-        return f"the {n} {plural} {self.of_parent(t, group, row, prep)}", b.name_fact(pt, prow, "body")
+        # "of", plainly: "listed under", "belonging to" read as a database's words ("the 5 estates listed under Lirac"), and
+        # "in" puts a row inside a person ("the 3 apiaries in Mercedes Lucero") or a pool's water
+        return f"the {n} {plural} {self.of_parent(t, group, row)}", b.name_fact(pt, prow, "body")
 
     def of_parent(self, t: str, ref: str, row: dict, prep: str = "of") -> str:
         """The rows of ``t`` that share ``row``'s parent through ``ref``, as a phrase after their plural: ``of Rovers``

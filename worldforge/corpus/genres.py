@@ -35,7 +35,7 @@ _BYLINE_ROLES = ("staff writer", "correspondent", "senior reporter", "data edito
 # -- genres -------------------------------------------------------------------------
 def _wiki_lead(b: CorpusBuilder, rng, t: str, label: str, what: str, parents: list[tuple[str, str, str]], n_siblings: int = 0) -> str:
     """An encyclopedia lead: what the row is and whose it is ("**Dunlap Bock** is a Bock beer of Brauerei Sanders."). A
-    second parent gets a sentence of its own ("Its crop is rye."), never "a harvest of X and rye and Y"; a row with no
+    second parent gets a sentence of its own ("It is also a sale of Long Table."), never "a harvest of X and rye and Y"; a row with no
     parent is placed in the reference work. No "as recorded in", "catalogued in" or "filed under": a lead says what a
     thing is, and the work it belongs to is named once, plainly.
 
@@ -50,8 +50,8 @@ def _wiki_lead(b: CorpusBuilder, rng, t: str, label: str, what: str, parents: li
         lead = f"{bold} is one of the {n_siblings} {plural} of {link}." if n_siblings > 1 else f"{bold} is the only {what} of {link}."
     else:
         lead = f"{bold} is {a_what} of {link}."
-    for link, _, pnoun in rest:
-        lead += f" Its {pnoun} is {link}."
+    for link, _, _ in rest:  # "It is also a sale of Long Table.", never "Its coffee is Long Table."
+        lead += f" It is also {a_what} of {link}."
     return lead
 
 
@@ -172,7 +172,7 @@ def news(b: CorpusBuilder) -> None:
     """A news story per row with a dated event, on one of the news sites."""
     for t, table in b.spec.tables.items():
         dc = b.event(t)
-        if dc is None or not b.fits(t, "news"):  # a measurement is no news story
+        if dc is None or not b.fits(t, "news") or not b.says_event(t, dc):  # a measurement is no news story, a date with no event neither
             continue
         pk = table.primary_key
         rng = b.rng("news", t)
@@ -248,7 +248,8 @@ def press_releases(b: CorpusBuilder) -> None:
     """Announcements of about half the dated rows by their top-level organisation's newsroom."""
     for t, table in b.spec.tables.items():
         dc = b.event(t)
-        if dc is None or not table.references or b.info[t].label_column == table.primary_key or not b.fits(t, "press_release"):
+        if dc is None or not table.references or b.info[t].label_column == table.primary_key or not b.fits(t, "press_release") \
+                or not b.says_event(t, dc):
             continue
         pk = table.primary_key
         rng = b.rng("press", t)
@@ -464,7 +465,7 @@ def forum(b: CorpusBuilder) -> None:
             asker, answerer = rng.sample(b.users, 2)
             question = b.ask(rng, t, c, label)
             title = question if rng.random() < 0.7 else rng.choice([f"Question about {label}", f"{label} — need help", f"Help: {label}"])
-            lead = f"**{asker}** {rng.choice(['asks', 'wrote', 'posted'])}: {rng.choice(['', 'Quick one. ', 'Sorry if this was asked before. ', 'Hi all, '])}{question}"
+            lead = f"**{asker}** {rng.choice(['asks', 'wrote', 'posted'])}: {rng.choice(['', 'Quick one. ', 'Sorry if this was asked before. ', 'Hi all! '])}{question}"
             ref = b.referent(t, row)
             ref.mentions = 1
             said, facts = b.prose(rng, t, row, [c], site.style, "body", "forum", ref=ref)
@@ -578,8 +579,9 @@ def timelines(b: CorpusBuilder) -> None:
                 title = f"{sentence_case(info.plural)} by date: Q{q} {y}"
                 lead = f"Every {info.noun} in *{b.title}* dated in Q{q} {y}, in date order."
             elif event:  # "Every trainset ... that was built in Q3 2020", never "whose built falls in"
-                title = f"{sentence_case(info.plural)} that {event.replace('was ', 'were ')}: Q{q} {y}"
-                lead = f"Every {info.noun} in *{b.title}* that {event} in Q{q} {y}, in date order."
+                that = "who" if b.person[t] else "that"  # "Every beekeeper ... who joined in Q1 2006"
+                title = f"{sentence_case(info.plural)} {that} {event.replace('was ', 'were ')}: Q{q} {y}"
+                lead = f"Every {info.noun} in *{b.title}* {that} {event} in Q{q} {y}, in date order."
             else:
                 title = f"{sentence_case(info.plural)} by {ci.label}: Q{q} {y}"
                 lead = f"Every {info.noun} in *{b.title}* whose {ci.label} falls in Q{q} {y}, in date order."
@@ -629,7 +631,7 @@ def rumors(b: CorpusBuilder) -> None:
                                f"A tipster claims that something new is coming after {label}. Take it with a grain of salt."])
             facts = b.name_fact(t, row, "lead")
             body = [lead, ""]
-            if dc and row[dc] is not None:
+            if dc and row[dc] is not None and b.says_event(t, dc):
                 dtext, f = b.say(t, row, dc, running(site.style), "body")
                 body.append(f"{label} {b.event_clause(rng, t, row, dc, dtext)}.")  # the known fact, plainly: no "so a successor would not be unusual"
                 facts.append(f)
@@ -648,7 +650,7 @@ def archive(b: CorpusBuilder) -> None:
     base = CorpusBuilder(bspec, btables, None, b.seed)
     for t, table in bspec.tables.items():
         dc = base.event(t)
-        if dc is None or base.info[t].label_column == table.primary_key:
+        if dc is None or base.info[t].label_column == table.primary_key or not base.says_event(t, dc):
             continue
         pk = table.primary_key
         rng = b.rng("archive", t)

@@ -13,7 +13,7 @@ already know, in this order:
 1. ``person``: the rows are people (:func:`~worldforge.corpus.lexicon.person_table`).
 2. ``measurement``: the head noun of the row noun names a record of something measured, counted or listed
    (``observation``, ``reading``, ``chart entry``, ``visitor count``, ``visitation record``; in a table without
-   a name column also ``listing``, ``review``, ``standing`` and a parent's routine operations: ``flight``,
+   a name column, or whose names repeat between rows ("Race 3" of every boat), also ``listing``, ``review``, ``standing`` and a parent's routine operations: ``flight``,
    ``trip``, ``port call``, ``sale``), unless a word before it names an event (``launch record``: an event).
 3. ``event``: the head noun names an event (``launch``, ``match``, ``award``, ``deal``, ``rescue``).
 4. ``measurement``: in a table without a name column, the date the rows are designated by has a verb of
@@ -111,7 +111,10 @@ def table_kind(spec: M.WorldSpec, t: str, info: TableInfo, frame: pl.DataFrame |
     if not words:
         return "thing"
     head, mods = words[-1], words[:-1]
-    designated = info.designation is not None
+    # a table whose names repeat between parents ("Race 3" of every boat, "v1.1" of every model) numbers its rows within
+    # them, as a designation does: its rows are records, read by the rules of a nameless table
+    designated = info.designation is not None or (frame is not None and info.label_column in frame.columns and frame.height > 0
+                                                  and frame[info.label_column].n_unique() < 0.9 * frame.height)
     recorded = head in _MEASUREMENT_HEADS or (mods and head in _MODIFIED_HEADS) or (designated and head in _DESIGNATED_HEADS)
     if recorded and not any(w in _EVENT_NOUNS for w in mods):
         return "measurement"

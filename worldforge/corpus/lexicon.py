@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-__all__ = ["ABSENCES", "INTRANSITIVE_VERBS", "ORDINAL_HEADS", "Frame", "Referent", "a_or_an", "base_verb", "conjugate", "fill", "frame_for", "is_absence", "kind_of", "is_participle", "is_past",
+__all__ = ["ABSENCES", "INTRANSITIVE_VERBS", "ORDINAL_HEADS", "Frame", "Referent", "a_or_an", "base_verb", "conjugate", "fill", "frame_for", "is_absence", "is_plural", "kind_of", "names_a_thing", "is_participle", "is_past",
            "past_tense", "person_table", "plural_noun", "possessive", "present_verb", "singular_noun", "singular_of_plural"]
 
 _PREPS = {"of", "at", "after", "before", "since", "on", "in", "per", "by", "from", "to", "within", "for", "with", "into", "under", "over",
@@ -88,6 +88,21 @@ def kind_of(frame: "Frame", value: str) -> str | None:
     "is {a} {value}" with ``catamaran``: ``catamaran``), or ``None`` when the frame names no kind or is not sure."""
     vp = next((v for v in frame.vps if v.startswith("is {a} {value}")), None) if frame.prose else None
     return None if vp is None else f"{value}{vp[len('is {a} {value}'):]}"
+
+
+@lru_cache(maxsize=8192)
+def names_a_thing(value: str) -> bool:
+    """Whether a category value is a noun phrase that can stand for what a row is ("a retailer", "a ro-ro ferry", "the
+    technician"), by the word class of its last word (lemminflect): a noun that is no adjective. ``indoor``,
+    ``seasonal``, ``part-time``, ``hybrid``, ``IPA`` are not: they describe a thing and need its noun ("an indoor
+    swimming pool", "the seasonal lifeguard")."""
+    words = value.split()
+    if not words or not words[-1].isalpha():
+        return False
+    from lemminflect import getAllLemmas
+
+    pos = getAllLemmas(words[-1].lower())
+    return "NOUN" in pos and "ADJ" not in pos
 
 
 def is_absence(value: object) -> bool:
@@ -330,7 +345,7 @@ def is_past(vp: str) -> bool:
 
 def frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | None, *, name: str = "", verb: str | None = None,
               event: str | None = None, of_label: str | None = None, person: bool = False, noun_of_row: str = "",
-              role: bool = False) -> Frame:
+              role: bool = False, values: tuple[str, ...] = ()) -> Frame:
     """The :class:`Frame` of one column.
 
     Args:
@@ -346,12 +361,13 @@ def frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | Non
         noun_of_row: what a row is (``beer``): a style or genre column reads "is a Pils beer".
         role: the column's values are people's names (a conductor, an owner): its copula is sure ("its conductor is
             Lucas Jimenez").
+        values: a category's distinct values (a type whose values are adjectives reads "is an indoor swimming pool").
 
     Returns:
         The frame; never raises: an unknown label gets a neutral construction.
     """
     fr = _frame_for(label, kind, unit_base, unit_kind, name=name, verb=verb, event=event, of_label=of_label, person=person,
-                    noun_of_row=noun_of_row, role=role)
+                    noun_of_row=noun_of_row, role=role, values=values)
     if fr.noun and _plural_head(label):
         return Frame(fr.vps, fr.noun, fr.event, True, fr.prose)
     return fr
@@ -368,6 +384,11 @@ def _plural_head(label: str) -> bool:
     return bool(head) and _is_plural(head[-1])
 
 
+def is_plural(word: str) -> bool:
+    """Whether a word is a plural noun (``hours``, ``lifts``; ``status``, ``analysis``, ``physics`` are not)."""
+    return _is_plural(word)
+
+
 @lru_cache(maxsize=4096)
 def _is_plural(word: str) -> bool:
     """A plural noun (inflect's ``singular_noun`` finds a singular; ``-ss``, ``-us``, ``-is`` words are singular)."""
@@ -379,7 +400,7 @@ def _is_plural(word: str) -> bool:
 
 def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | None, *, name: str = "", verb: str | None = None,
               event: str | None = None, of_label: str | None = None, person: bool = False, noun_of_row: str = "",
-              role: bool = False) -> Frame:
+              role: bool = False, values: tuple[str, ...] = ()) -> Frame:
     """:func:`frame_for` before the plural check."""
     words = _label_words(label)
     np_ok = _noun_phrase_ok(words)
@@ -414,7 +435,7 @@ def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | No
         if words and words[-1] in _PREPS:  # "trained in", "based in": the label and its value make the phrase
             verb = "was" if is_participle(words[0]) and words[0] not in _STATES else "is"
             return Frame((f"{verb} {label} {{value}}",), None)
-        known = _category_frame(words, person, noun_of_row)
+        known = _category_frame(words, person, noun_of_row, values)
         if known is not None:
             return Frame(known, label)
         # a bare copula ("its island is Mull", "its series is gala") is no sentence a writer would write: tables only,
@@ -474,10 +495,10 @@ def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | No
         rest = " ".join(words[1:])
         if words[1] in ("without", "with", "under", "over"):
             return Frame((f"went {v} {rest}", f"spent {v} {rest}"), None)
-        if words[1] == "of":
-            return Frame((f"has {v} {rest}", f"has put in {v} {rest}"), None)
-        if words[1] in ("after", "before"):
-            return Frame((f"came {v} {rest}", f"is dated {v} {rest}", f"fell {v} {rest}"), None)
+        if words[1] == "of":  # "hours of clear sky": had them, never "has put in" (that is labour)
+            return Frame((f"has {v} {rest}",), None)
+        if words[1] in ("after", "before"):  # "days after launch": what came then the label does not say: tables only
+            return Frame((f"came {v} {rest}",), None, prose=False)
         if words[1] == "on":
             return Frame((f"has spent {v} {rest}",), None)
         if words[1] == "per":  # "hours per week": worked, open, flown? the label does not say: tables only
@@ -558,9 +579,10 @@ _TYPE_HEADS = {"type", "kind", "class"}
 _STYLE_HEADS = {"style", "genre", "category", "variety", "breed", "cuisine", "format"}
 
 
-def _category_frame(words: list[str], person: bool, noun_of_row: str) -> tuple[str, ...] | None:
+def _category_frame(words: list[str], person: bool, noun_of_row: str, values: tuple[str, ...] = ()) -> tuple[str, ...] | None:
     """The verb phrases a category column is sure of, or ``None``: where a row is ("is in Bayreuth", "is on Mull"; a
-    person "is from Austria"), what kind it is ("is a retailer" for a type, "is a Pils beer" for a style)."""
+    person "is from Austria"), what kind it is ("is a retailer" for a type, "is a Pils beer" for a style; "is an indoor
+    swimming pool" when one of the type's ``values`` is no noun: :func:`names_a_thing`)."""
     if not words:
         return None
     head = words[-1]
@@ -569,10 +591,11 @@ def _category_frame(words: list[str], person: bool, noun_of_row: str) -> tuple[s
             return ("is from {value}",) if head in ("country", "city", "town", "region", "island", "village") else None
         return ("is on {value}",) if head == "island" else ("is in {value}",)
     row = noun_of_row.lower()
+    bare = ("is {a} {value}",) if all(names_a_thing(v) for v in values) or not row else (f"is {{a}} {{value}} {row}",)
     if head in _TYPE_HEADS and (len(words) == 1 or words[:-1] == row.split()[-1:]):
-        return ("is {a} {value}",)  # "vessel type": "is a ro-ro ferry"; "type of buyer": "is a retailer"
+        return bare  # "vessel type": "is a ro-ro ferry"; "type of buyer": "is a retailer"; "type": "is an indoor swimming pool"
     if len(words) >= 3 and words[0] in _TYPE_HEADS and words[1] == "of":
-        return ("is {a} {value}",)
+        return bare
     if head in _STYLE_HEADS and len(words) == 1 and row and not person:
         return (f"is {{a}} {{value}} {row}",)  # "is a Pils beer", "is a womenswear collection"
     return None

@@ -31,6 +31,7 @@ A date column named by a present-tense verb reads as a date: ``closes`` -> "clos
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from datetime import date
 from functools import lru_cache
@@ -493,11 +494,19 @@ def row_labels(spec: M.WorldSpec, tables: dict[str, pl.DataFrame], infos: dict[s
         rows = tables[t].to_dicts()
         if info.designation is None:
             out[t] = {}
+            names = Counter(render_value(r[lc]) for r in rows)
+            # a name that repeats between parents ("Race 3" of every boat, "v1.1" of every model) is said with its parent,
+            # as a writer tells them apart: "Race 3 of Plover"
+            ref = next((rf for rf, c in table.references.items() if c.parent in out and c.parent != t), None)
             for r in rows:
                 name = render_value(r[lc])
                 # a name of digits alone ("0045") reads as a number in a sentence: "Farm 0045", as a writer says it
                 text = f"{info.noun[:1].upper() + info.noun[1:]} {name}" if re.fullmatch(r"[\d\W_]+", name) else name
-                out[t][r[pk]] = RowLabel(text, ((t, str(r[pk]), lc, name),))
+                cells: tuple = ((t, str(r[pk]), lc, name),)
+                parent = out[table.columns[ref].parent].get(r[ref]) if ref and names[name] > 1 and r.get(ref) is not None else None
+                if parent is not None:
+                    text, cells = f"{text} of {parent.text}", cells + parent.cells
+                out[t][r[pk]] = RowLabel(text, cells)
             continue
         ref = next(iter(table.references), None)
         if ref is not None and f"{{{ref}}}" not in info.designation and f"{{{ref}." not in info.designation:
