@@ -1,3 +1,4 @@
+import re
 import shutil
 import subprocess
 import sys
@@ -102,3 +103,29 @@ def test_output_in_a_log_never_wraps_names_or_paths(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert doc["world"] in proc.stdout  # whole, on one line: not folded nor cut with an ellipsis
     assert f"worlds in {wh}" in proc.stdout
+
+
+def test_spec_validate_draws_and_checks_without_writing(tmp_path, monkeypatch):
+    """`spec validate`: ok and the row count for a spec that builds, nothing written anywhere; exit 2 with the field for a
+    spec the language refuses, exit 2 for a file that is not there."""
+    monkeypatch.chdir(tmp_path)
+    r = run("spec", "validate", SPECS_DIR / "esports_2031.yaml", "--seed", 3)
+    assert r.exit_code == 0, r.output
+    assert r.output.startswith("ok esports_2031:") and "rows (seed 3)" in r.output and "nothing written" in r.output
+    assert not any(tmp_path.iterdir())
+    doc = yaml.safe_load((SPECS_DIR / "esports_2031.yaml").read_text())
+    table = next(iter(doc["tables"].values()))
+    table["columns"][next(iter(table["columns"]))]["colour"] = "blue"
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump(doc))
+    r = run("spec", "validate", bad)
+    assert r.exit_code == 2 and "colour" in r.output, r.output
+    assert run("spec", "validate", tmp_path / "missing.yaml").exit_code == 2
+
+
+def test_spec_preview_says_what_rows_are_with_the_right_article():
+    r = run("spec", "preview", SPECS_DIR / "smartphones_2029.yaml")
+    assert r.exit_code == 0, r.output
+    assert "is taken to be a thing" in r.output or "is taken to be a product" in r.output
+    kinds = re.findall(r"is taken to be (an?) (\w+)", r.output)
+    assert kinds and all(art == ("an" if kind[0] in "aeiou" else "a") for art, kind in kinds), kinds

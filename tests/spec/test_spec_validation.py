@@ -33,9 +33,15 @@ def problems_of(doc) -> list[tuple[str, str]]:
     return info.value.problems
 
 
-def test_unknown_field_names_its_path(phone_doc):
+def test_unknown_field_names_its_path_and_the_fields_there(phone_doc):
     phone_doc["tables"]["models"]["columns"]["screen_in"]["colour"] = "red"
-    assert ("tables.models.columns.screen_in.colour", "unknown field (not part of the spec language)") in problems_of(phone_doc)
+    phone_doc["tables"]["brands"]["columns"]["market_rank"]["ascending"] = True  # a rank's direction is `descending`
+    phone_doc["scenarios"][0]["years"] = 2
+    problems = dict(problems_of(phone_doc))
+    assert problems["tables.models.columns.screen_in.colour"].startswith("unknown field (not part of the spec language); fields here: ")
+    rank = problems["tables.brands.columns.market_rank.ascending"]
+    assert "descending" in rank.split("fields here: ")[1].split(", ") and "within" in rank and "values" not in rank
+    assert "shift_years" in problems["scenarios.0.years"]
 
 
 def test_unknown_kind_lists_the_kinds(phone_doc):

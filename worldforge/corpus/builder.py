@@ -15,7 +15,7 @@ from typing import Any
 import polars as pl
 
 from worldforge.corpus.kinds import fits, is_organisation, table_kinds
-from worldforge.corpus.lexicon import Frame, Referent, base_verb, frame_for, is_absence, is_past, is_plural, names_a_thing, person_table
+from worldforge.corpus.lexicon import Frame, Referent, base_verb, frame_for, is_absence, is_past, is_plural, kind_of, names_a_thing, person_table
 from worldforge.corpus.page import Fact, Page, Site, cell_text, slug
 from worldforge.corpus.planner import Said, realise, sentence_case
 from worldforge.corpus.quantity import Style, format_value, render_value
@@ -305,6 +305,8 @@ class CorpusBuilder:
             if not (fr.vps or fr.noun) or not fr.prose or is_absence(row[c]):
                 continue  # a frame the lexicon is not sure of, or "none" (an absence, never a word): tables only
             text, f = src.say(t, row, c, style, section, scope)
+            if (kind_of(fr, text) or "").lower() == src.info[t].noun.lower():
+                continue  # "Mayer is a firefighter" on a firefighter's page says nothing
             items.append(Said(fr, text))
             facts.append(f)
         if not items:

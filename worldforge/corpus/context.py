@@ -29,7 +29,7 @@ from functools import lru_cache
 from typing import Any
 
 from worldforge.corpus.claims import Claim, date_span, group_stat, span_text
-from worldforge.corpus.lexicon import ORDINAL_HEADS, a_or_an, is_absence, is_plural_label, kind_of, plural_noun, possessive, singular_of_plural
+from worldforge.corpus.lexicon import ORDINAL_HEADS, a_or_an, fill, is_absence, is_plural_label, kind_of, plural_noun, possessive, singular_of_plural
 from worldforge.corpus.page import Fact, cell_text
 from worldforge.corpus.planner import sentence_case
 from worldforge.corpus.quantity import Style, format_value
@@ -161,6 +161,7 @@ class ContextWriter:
         self._members: dict[tuple[str, str | None], dict[Any, list[dict]]] = {}
         self._kids: dict[tuple[str, str], dict[Any, list[dict]]] = {}
         self._group_cols: dict[str, str | None | bool] = {}
+        self._worded: dict[tuple[str, str], bool] = {}
         self._stats: dict[tuple, tuple[list, list[dict]]] = {}
         self._measures: dict[str, list[str]] = {}
         self._keys: dict[tuple, tuple[list[dict], list[str]]] = {}
@@ -190,6 +191,8 @@ class ContextWriter:
                     break
         if got is False:  # a large table without usable parents: its rows grouped by a category ("Series A rounds")
             for c in b.attributes(t, ("category",)):
+                if not self.worded(t, c):
+                    continue
                 sizes = {}
                 for r in b.rows[t]:
                     if isinstance(r.get(c), str):
@@ -198,6 +201,15 @@ class ContextWriter:
                     got = c
                     break
         self._group_cols[t] = got
+        return got
+
+    def worded(self, t: str, c: str) -> bool:
+        """Whether a category's values are words a sentence can say ("senior firefighter", "Pils"), not codes ("M",
+        "F", "B2"): "the 55 runners whose sex is M" is no sentence."""
+        got = self._worded.get((t, c))
+        if got is None:
+            values = {r[c] for r in self.b.rows[t] if isinstance(r.get(c), str)}
+            got = self._worded[(t, c)] = bool(values) and all(len(v.strip()) > 2 or " " in v.strip() for v in values)
         return got
 
     def members(self, t: str, group: str | None, row: dict) -> list[dict]:
@@ -254,8 +266,9 @@ class ContextWriter:
         for c in b.attributes(t, ("number", "share")):
             ci = b.col(t, c)
             if ci.compose_only or (ci.unit is not None and ci.unit.kind == "year") or ci.label.split(" ")[-1] in ("here", "there", "now") \
-                    or (ci.unit is None and ci.label.split(" ")[-1] in ORDINAL_HEADS):  # "with a round of 5, it is above the median"
-                continue  # a calendar year is no amount; "bikes based here" is no noun phrase to rank by
+                    or (ci.unit is None and ci.label.split(" ")[-1] in ORDINAL_HEADS) \
+                    or (b.person[t] and ci.label.split(" ")[-1] == "age"):  # "with a round of 5, it is above the median"
+                continue  # a calendar year is no amount; "bikes based here" is no noun phrase to rank by; a person is 31, never "has an age of 31 years below the median"
             out.append(c)
         return out
 
@@ -267,8 +280,12 @@ class ContextWriter:
         if group is None:
             return (rng.choice((f"all {n} {plural}", f"the {n} {plural} on record", f"the {n} {plural} listed")) if rng else f"all {n} {plural}"), []
         if not isinstance(b.spec.tables[t].columns[group], M.ReferenceColumn):  # a category: "the 40 rounds whose round type is Series A"
-            ctext = b.say(t, row, group, Style(), "body")[0]
-            return f"the {n} {plural} whose {b.col(t, group).label} is {ctext}", [b.say(t, row, group, Style(), "body")[1]]
+            ctext, cfact = b.say(t, row, group, Style(), "body")
+            fr = b.frame(t, group)
+            place = next((v for v in fr.vps if v in ("is in {value}", "is on {value}", "is from {value}")), None) if fr.prose else None
+            if place is not None:  # "the 5 runners from Sweden", never "whose nationality is Sweden"
+                return f"the {n} {plural} {fill(place, ctext)[3:]}", [cfact]
+            return f"the {n} {plural} whose {b.col(t, group).label} is {ctext}", [cfact]
         pt = b.spec.tables[t].columns[group].parent
         prow = b.by_key[pt][row[group]]
         # "of", plainly: "listed under", "belonging to" read as a database's words ("the 5 estates listed under Lirac"), and
@@ -368,8 +385,7 @@ class ContextWriter:
         own = f"{_of(ref, ci.label)}"
         be = _is(ci.label)
         shapes = [f"{_owned(ref, ci.label, vtext, be)} {be} {claim_text}", f"at {vtext}, {own} {be} {claim_text}",
-                  f"{own} ({vtext}) {'sit' if be == 'are' else 'sits'} {claim_text}", f"with {a_label(ci.label, vtext)}, {ref} is {claim_text}",
-                  f"measured by {ci.label}, {ref} comes in {claim_text} ({vtext})"]
+                  f"{own} ({vtext}) {'sit' if be == 'are' else 'sits'} {claim_text}", f"with {a_label(ci.label, vtext)}, {ref} is {claim_text}"]
         if ci.label.startswith("number of ") or _countlike(ci.label):  # "with 5 keepers, it is below ...", never "its number of
             shapes = [shapes[3]]  # keepers of 5" or "its tickets sold are below ..."
         cells = self._cells(t, members, (c, group or ""))
@@ -574,7 +590,8 @@ class ContextWriter:
         (the first category column that tells some rows apart, after ``skip`` such columns)."""
         b = self.b
         group = self.group_column(t)
-        cats = [c for c in b.attributes(t, ("category",)) if isinstance(row.get(c), str) and "|" not in row[c] and not is_absence(row[c])]
+        cats = [c for c in b.attributes(t, ("category",)) if isinstance(row.get(c), str) and "|" not in row[c] and not is_absence(row[c])
+                and self.worded(t, c)]
         if group is False or not cats:
             return None
         members = self.members(t, group, row)
@@ -593,10 +610,11 @@ class ContextWriter:
             return None  # its group is already its category
         clabel = b.col(t, c).label
         kind = kind_of(b.frame(t, c), ctext)
-        place_vp = next((v for v in b.frame(t, c).vps if v in ("is in {value}", "is on {value}")), None) if b.frame(t, c).prose else None
+        place_vp = next((v for v in b.frame(t, c).vps if v in ("is in {value}", "is on {value}", "is from {value}")), None) if b.frame(t, c).prose else None
         if place_vp is not None:  # "one of 6 mountain huts in Italy", never "whose country is Italy"
-            claim_text = f"one of {k} {b.info[t].plural}{' ' + where if fk else ''} {place_vp[3:].format(value=ctext)}"
-        elif kind is not None and not ctext[:1].isdigit():  # "one of 4 Pils beers of X", never "one of 2 2-in-1 notebooks"
+            claim_text = f"one of {k} {b.info[t].plural}{' ' + where if fk else ''} {fill(place_vp, ctext)[3:]}"
+        elif kind is not None and not ctext[:1].isdigit() and kind.lower() != b.info[t].noun.lower():
+            # "one of 4 Pils beers of X", never "one of 2 2-in-1 notebooks" nor "one of 8 firefighters" for the rank "firefighter"
             kinds = kind.split(" ")
             kinds[-1] = plural_noun(kinds[-1]) if k != 1 else kinds[-1]
             claim_text = f"one of {k} {' '.join(kinds)} {where}"

@@ -46,7 +46,10 @@ def _wiki_lead(b: CorpusBuilder, rng, t: str, label: str, what: str, parents: li
     if not parents:  # never "a brewery in *<title>*": the title is no place
         return f"{bold} is one of the {plural} of *{title}*." if what == b.info[t].noun else f"{bold} is {a_what}, one of the {plural} of *{title}*."
     (link, plabel, _), rest = parents[0], parents[1:]
-    if plabel in label:  # "Henson Hut stay of 1 May" says whose it is: the lead says how many there are
+    if plabel in label and rest and n_siblings > 1:  # the name says whose it is: the lead says its other parent, and how many
+        lead = f"{bold} is {a_what} of {rest[0][0]}, one of the {n_siblings} {plural} of {link}."  # "a race result of Drew Wolfe, one of ..."
+        rest = rest[1:]
+    elif plabel in label:  # "Henson Hut stay of 1 May" says whose it is: the lead says how many there are
         lead = f"{bold} is one of the {n_siblings} {plural} of {link}." if n_siblings > 1 else f"{bold} is the only {what} of {link}."
     else:
         lead = f"{bold} is {a_what} of {link}."

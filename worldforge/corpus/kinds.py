@@ -14,7 +14,8 @@ already know, in this order:
 2. ``measurement``: the head noun of the row noun names a record of something measured, counted or listed
    (``observation``, ``reading``, ``chart entry``, ``visitor count``, ``visitation record``; in a table without
    a name column, or whose names repeat between rows ("Race 3" of every boat), also ``listing``, ``review``, ``standing`` and a parent's routine operations: ``flight``,
-   ``trip``, ``port call``, ``sale``), unless a word before it names an event (``launch record``: an event).
+   ``trip``, ``port call``, ``sale``), unless a word before it names an event (``launch record``: an event; but a
+   ``race result`` is an outcome of the race, a measurement).
 3. ``event``: the head noun names an event (``launch``, ``match``, ``award``, ``deal``, ``rescue``).
 4. ``measurement``: in a table without a name column, the date the rows are designated by has a verb of
    measuring (``was observed``, ``was logged``, ``was reported``).
@@ -84,7 +85,11 @@ _EVENT_NOUNS = {
     "mission", "expedition", "release", "drop", "round", "financing", "raise", "acquisition", "merger", "signing", "announcement",
     "opening", "closure", "election", "event", "rescue", "incident", "accident", "outbreak", "competition", "cup", "campaign",
     "recall", "strike", "eruption", "earthquake", "ceremony", "summit", "debut", "episode", "screening", "exhibition", "auction",
+    "marathon", "regatta", "rally", "fair", "expo", "convention", "gala", "derby", "triathlon", "hackathon", "meetup", "parade",
+    "workshop", "seminar", "symposium", "congress", "webinar", "lecture",
 }
+# head nouns of an outcome of an event, never the event itself ("race result", "match score", "league standing")
+_OUTCOME_HEADS = {"result", "score", "standing", "ranking", "placing", "finish", "time", "split"}
 # verbs of measuring: a row dated by one of them is an observation ("was observed", "was logged")
 _MEASURING_VERBS = {"observed", "measured", "recorded", "logged", "reported", "sampled", "counted", "read", "taken", "surveyed",
                     "weighed", "tallied", "charted", "checked", "metered", "monitored", "estimated", "polled", "quoted"}
@@ -116,8 +121,8 @@ def table_kind(spec: M.WorldSpec, t: str, info: TableInfo, frame: pl.DataFrame |
     designated = info.designation is not None or (frame is not None and info.label_column in frame.columns and frame.height > 0
                                                   and frame[info.label_column].n_unique() < 0.9 * frame.height)
     recorded = head in _MEASUREMENT_HEADS or (mods and head in _MODIFIED_HEADS) or (designated and head in _DESIGNATED_HEADS)
-    if recorded and not any(w in _EVENT_NOUNS for w in mods):
-        return "measurement"
+    if recorded and (not any(w in _EVENT_NOUNS for w in mods) or head in _OUTCOME_HEADS):
+        return "measurement"  # a "race result" is one entrant's outcome of the race, not the race
     if head in _EVENT_NOUNS or recorded:  # "launch record": a record of an event is the event
         return "event"
     if not designated:

@@ -466,6 +466,12 @@ def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | No
             if part in _STATIVE:  # a state, not an event: "speaks 3 languages", never "spoke" or "has spoken"
                 return Frame((f"{_STATIVE[part]} {obj}",), None)
             return Frame((f"{past_tense(part)} {obj}", f"has {part} {obj}"), None)
+    if len(words) >= 4 and _is_plural(words[0]) and _count_noun(words[0]) and words[1] not in _PREPS and is_participle(words[1]) \
+            and words[2] in _PREPS and (unit_base is None or unit_base.split()[-1] == words[0]):
+        # "marathons run in 2036" -> "ran 2 marathons in 2036", "goals scored at home" -> "scored 9 goals at home"
+        raw = label.split()
+        rest = " ".join(raw[2:] if len(raw) == len(words) else words[2:])  # "in Europe" keeps its case
+        return Frame((f"{past_tense(words[1])} {{value}} {words[0]} {rest}",), None)
     if words[:2] == ["number", "of"] and len(words) > 2 and words[2] in ("employees", "staff", "workers"):
         return Frame(("employs {value}" if unit_base else f"employs {{value}} {words[2]}",), None)
     if words[:2] == ["number", "of"] and len(words) > 2:
@@ -579,6 +585,14 @@ _TYPE_HEADS = {"type", "kind", "class"}
 _STYLE_HEADS = {"style", "genre", "category", "variety", "breed", "cuisine", "format"}
 
 
+@lru_cache(maxsize=1)
+def _countries() -> frozenset[str]:
+    """Country names (Faker's English address provider)."""
+    from faker.providers.address.en_US import Provider
+
+    return frozenset(Provider.countries) | {"United States", "United Kingdom", "Netherlands", "Czech Republic", "Czechia"}
+
+
 def _category_frame(words: list[str], person: bool, noun_of_row: str, values: tuple[str, ...] = ()) -> tuple[str, ...] | None:
     """The verb phrases a category column is sure of, or ``None``: where a row is ("is in Bayreuth", "is on Mull"; a
     person "is from Austria"), what kind it is ("is a retailer" for a type, "is a Pils beer" for a style; "is an indoor
@@ -586,6 +600,8 @@ def _category_frame(words: list[str], person: bool, noun_of_row: str, values: tu
     if not words:
         return None
     head = words[-1]
+    if person and words in (["nationality"], ["citizenship"]) and values and all(v in _countries() for v in values):
+        return ("is from {value}",)  # a nationality given as a country ("Germany", never "German"): "is from Germany"
     if len(words) <= 2 and head in _PLACE_HEADS and (len(words) == 1 or words[0] in ("home", "host", "headquarters")):
         if person:
             return ("is from {value}",) if head in ("country", "city", "town", "region", "island", "village") else None
@@ -598,6 +614,8 @@ def _category_frame(words: list[str], person: bool, noun_of_row: str, values: tu
         return bare
     if head in _STYLE_HEADS and len(words) == 1 and row and not person:
         return (f"is {{a}} {{value}} {row}",)  # "is a Pils beer", "is a womenswear collection"
+    if values and row and all(names_a_thing(v) for v in values) and any(v.lower().split()[-1] == row.split()[-1] for v in values):
+        return ("is {a} {value}",)  # a rank of "senior firefighter", "squad boss": a firefighter's kind, a noun of its own
     return None
 
 

@@ -109,7 +109,8 @@ def preview_spec(spec: M.WorldSpec, seed: int | None = None) -> list[TablePrevie
                 if row and ci.kind not in ("key", "name", "reference") and not ci.compose_only and row.get(c) is not None:
                     said, _ = b.prose(random.Random(f"{spec.seed}|{t}|{c}"), t, row, [c], style, "body")
                     sentence = " ".join(said)
-                preview.columns.append(ColumnPreview(c, ci.label, ci.kind, ci.unit.text if ci.unit else None, sentence))
+                kind_read = "composes the name" if ci.compose_only else ci.kind  # never stated on its own, not even in the infobox
+                preview.columns.append(ColumnPreview(c, ci.label, kind_read, ci.unit.text if ci.unit else None, sentence))
             for ref, col in table.references.items():
                 preview.relations.append(RelationPreview(ref, col.parent, table.reference_shape(t, ref), _bounds(col), _says(b, t, ref, col, row)))
             out.append(preview)

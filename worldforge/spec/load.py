@@ -59,7 +59,8 @@ def spec_from_dict(data: Any, source: str = "<spec>") -> WorldSpec:
         for err in exc.errors(include_url=False):
             msg = err["msg"].removeprefix("Value error, ").removeprefix("Assertion failed, ")
             if err["type"] == "extra_forbidden":
-                msg = "unknown field (not part of the spec language)"
+                fields = _fields_at(err["loc"][:-1])
+                msg = "unknown field (not part of the spec language)" + (f"; fields here: {', '.join(fields)}" if fields else "")
             elif err["type"] == "union_tag_invalid":
                 msg = msg.replace("Input tag", "kind")
             problems.append((_loc(err["loc"]), msg))
@@ -68,6 +69,48 @@ def spec_from_dict(data: Any, source: str = "<spec>") -> WorldSpec:
         raise SpecError(source, exc.problems) from None
     except RecursionError:  # a backstop: the limits above should make this unreachable
         raise SpecError(source, [("", "the spec nests too deeply to validate")]) from None
+
+
+def _fields_at(loc: tuple) -> list[str]:
+    """The fields the spec language accepts at a place of a document (``("tables", "t", "columns", "c", "rank")``: a rank
+    column's ``of``, ``within``, ``descending`` ...), walking the models by the error's path; ``[]`` where it cannot tell."""
+    import typing
+
+    from pydantic import BaseModel
+
+    def models(ann) -> list[type[BaseModel]]:
+        if isinstance(ann, type) and issubclass(ann, BaseModel):
+            return [ann]
+        return [m for a in typing.get_args(ann) for m in models(a)]
+
+    def values(ann):  # dict[str, X] -> X, list[X] -> X
+        args = typing.get_args(ann)
+        origin = typing.get_origin(ann)
+        if origin in (dict, list, tuple):
+            return args[-1] if origin is dict else args[0]
+        return ann
+
+    current: list[type[BaseModel]] = [WorldSpec]
+    ann = None
+    for part in loc:
+        if ann is not None:  # inside a mapping or list of models: this part is a key or an index
+            current, ann = models(values(ann)), None
+            continue
+        if len(current) > 1 and all("kind" in m.model_fields for m in current):  # a union: its member by its kind ("rank")
+            tagged = [m for m in current if typing.get_args(m.model_fields["kind"].annotation) == (part,)]
+            if tagged:
+                current = tagged
+                continue
+        model = next((m for m in current if part in m.model_fields), None)
+        if model is None:
+            return []
+        field = model.model_fields[part].annotation
+        inner = typing.get_args(field)
+        if typing.get_origin(field) in (dict, list) or any(typing.get_origin(a) in (dict, list) for a in inner):
+            ann = next((a for a in (field, *inner) if typing.get_origin(a) in (dict, list)), field)
+        else:
+            current = models(field)
+    return sorted(current[0].model_fields) if len(current) == 1 and ann is None else []
 
 
 def load_spec(path: str | Path) -> WorldSpec:
