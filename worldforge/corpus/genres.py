@@ -15,7 +15,7 @@ from typing import Any
 
 from worldforge.corpus.builder import CorpusBuilder, running
 from worldforge.corpus.chrome import forum_replies
-from worldforge.corpus.lexicon import a_or_an, is_absence, kind_of, possessive
+from worldforge.corpus.lexicon import a_or_an, fill, is_absence, kind_of, possessive
 from worldforge.corpus.page import Fact, Page, Site, cell_text, slug
 from worldforge.corpus.planner import sentence_case
 from worldforge.corpus.quantity import Style, format_value, render_value
@@ -58,6 +58,26 @@ def _wiki_lead(b: CorpusBuilder, rng, t: str, label: str, what: str, parents: li
     return lead
 
 
+def _places(b: CorpusBuilder, t: str) -> list[str]:
+    """The category columns of ``t`` that say where a row is ("is in {value}", "is on {value}"), sure ones only."""
+    return [c for c in b.attributes(t, ("category",))
+            if b.frame(t, c).prose and any(v in ("is in {value}", "is on {value}") for v in b.frame(t, c).vps)]
+
+
+def _placed(b: CorpusBuilder, t: str, row: dict, style, skip: list[str]) -> tuple[str, object] | None:
+    """``("in Frankfurt", fact)``: where a parent row is, by its first place column, for the lead of a child that has
+    no place of its own (``skip``: the child's place columns: a hall in a city is not said twice); ``None`` when the
+    parent has no place."""
+    if skip:
+        return None
+    for c in _places(b, t):
+        if isinstance(row.get(c), str) and not is_absence(row[c]):
+            text, fact = b.say(t, row, c, style, "lead")
+            vp = next(v for v in b.frame(t, c).vps if v in ("is in {value}", "is on {value}"))
+            return fill(vp, text)[3:], fact
+    return None
+
+
 def encyclopedia(b: CorpusBuilder) -> None:
     """One article per row of every table: lead with category and parents, infobox, overview, children, see also."""
     site = b.sites["wiki"]
@@ -94,6 +114,11 @@ def encyclopedia(b: CorpusBuilder) -> None:
                 if ref in info.roles:  # a game's White and Black: said with their roles, after the lead, and in the infobox
                     roles.append((info.roles[ref], plink))
                 else:
+                    if first_ref is None and not b.person[col.parent]:  # where the parent is: "a hall of [X] in Frankfurt"
+                        where = _placed(b, col.parent, prow, site.style, skip=_places(b, t))
+                        if where:
+                            plink, wfact = f"{plink} {where[0]}", where[1]
+                            facts.append(wfact)
                     parents.append((plink, b.labels[col.parent][row[ref]], b.info[col.parent].noun))
                     first_ref = first_ref or ref
             # the rows that share the parent the lead names (not the first reference: a role or an empty one comes first)

@@ -37,8 +37,9 @@ event            every genre but the rumour (a concert, an award or an exhibitio
 product          every genre: a *versioned* thing (most of its names carry a model number: "vivo Lumen 6
                  Ultra"), the one kind a rumour blog gives a successor
 thing            every genre but the rumour (a library, an estate or a farm has no successor)
-measurement      encyclopedia (and a link from the parent's article), ranking, profile, comparison,
-                 dataset, timeline: no news, press release, rumour or forum thread of its own
+measurement      encyclopedia (and a link from the parent's article), ranking, dataset, timeline: no news,
+                 press release, rumour, forum thread, fact sheet or side-by-side comparison of its own (two
+                 race results of a boat are no buyer's choice)
 ================ ==============================================================================
 """
 
@@ -62,7 +63,7 @@ GENRES_BY_KIND: dict[str, frozenset[str]] = {
     "event": _ALL - {"rumor"},  # a concert or an exhibition has no successor
     "product": _ALL,
     "thing": _ALL - {"rumor"},
-    "measurement": _ALL - {"news", "press_release", "rumor", "forum"},
+    "measurement": _ALL - {"news", "press_release", "rumor", "forum", "comparison", "profile"},
 }
 """The page types each kind of row may get (the module docstring's table)."""
 

@@ -87,7 +87,11 @@ def kind_of(frame: "Frame", value: str) -> str | None:
     """What a row is by a category whose frame names its kind ("is {a} {value} beer" with ``Pils``: ``Pils beer``;
     "is {a} {value}" with ``catamaran``: ``catamaran``), or ``None`` when the frame names no kind or is not sure."""
     vp = next((v for v in frame.vps if v.startswith("is {a} {value}")), None) if frame.prose else None
-    return None if vp is None else f"{value}{vp[len('is {a} {value}'):]}"
+    if vp is None:
+        return None
+    if not value.strip():  # no value: what follows it ("" or " beer"), which tells that the frame names a kind
+        return vp[len("is {a} {value}"):]
+    return fill(vp, value).split(" ", 2)[2]  # "is a Pils beer" -> "Pils beer"
 
 
 @lru_cache(maxsize=8192)
@@ -178,6 +182,9 @@ def fill(template: str, value: str) -> str:
     template = _one_of(template) if value == "1" else template
     if value in _THE_PLACES and ("in {value}" in template or "from {value}" in template or "on {value}" in template):
         template = template.replace(" {value}", " the {value}", 1)  # "is in the Netherlands"
+    m = re.search(r"\{a\} \{value\} ([a-z][a-z ]*)$", template)
+    if m and value.lower().endswith(m.group(1).split()[-1]):
+        template = template[: m.start(1) - 1]  # a value that names the thing itself: "is a chairlift", never "a chairlift lift"
     if "{a} {value}" in template:  # "is {a} {value} beer": the article the value takes ("an IPA beer", "a Pils beer")
         art = a_or_an(value).split(" ", 1)[0]
         template = template.replace("{a} {value}", f"{art} {{value}}")
@@ -448,7 +455,8 @@ def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | No
     head = words[-1] if words else ""
     if unit_kind == "year" or unit_base == "calendar year":
         return _year_frame(words, label, name, event)
-    if len(words) >= 2 and (words[-1] in _PARTICIPLES or words[-1].endswith("ed")) and is_participle(words[-1]) \
+    if len(words) >= 2 and (words[-1] in _PARTICIPLES or words[-1].endswith("ed") or len(words) == 2 and _is_plural(words[0])) \
+            and is_participle(words[-1]) \
             and not any(w in _PREPS for w in words) and words[0] not in _TIME_UNITS and words[0] not in ("number", "count", "year", "date"):
         # "units sold" -> "sold 106,000 units", "goals scored" -> "scored 14 goals", "people caught" -> "caught 3 people",
         # "water used" (litres) -> "used 40 litres of water"
@@ -472,6 +480,8 @@ def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | No
         raw = label.split()
         rest = " ".join(raw[2:] if len(raw) == len(words) else words[2:])  # "in Europe" keeps its case
         return Frame((f"{past_tense(words[1])} {{value}} {words[0]} {rest}",), None)
+    if words in (["headcount"], ["employees"], ["staff", "count"], ["workforce"], ["staff", "size"]):  # "employs 1,452 people"
+        return Frame(("employs {value}" if unit_base else "employs {value} people",), None)
     if words[:2] == ["number", "of"] and len(words) > 2 and words[2] in ("employees", "staff", "workers"):
         return Frame(("employs {value}" if unit_base else f"employs {{value}} {words[2]}",), None)
     if words[:2] == ["number", "of"] and len(words) > 2:
@@ -507,6 +517,8 @@ def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | No
             return Frame((f"came {v} {rest}",), None, prose=False)
         if words[1] == "on":
             return Frame((f"has spent {v} {rest}",), None)
+        if words[1] in ("until", "till"):  # "days until next inspection": a count-down the row does not "have": tables only
+            return Frame((f"has {v} {rest}",), None, prose=False)
         if words[1] == "per":  # "hours per week": worked, open, flown? the label does not say: tables only
             return Frame((f"has {v} {rest}",), None, prose=False)
         return Frame((f"has {v} {rest}",), None)  # "days to maturity", "days open", "hours daily"
@@ -536,12 +548,13 @@ def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | No
     elif head == "population" and unit_base in ("people", "residents", "inhabitants", None):
         vps = ["is home to {value}" if unit_base else "has a population of {value}"]
     elif head == "capacity" and unit_base in ("people", "seats", "passengers", "beds", "guests", "visitors", "spectators"):
-        vps = ["can hold {value}", "has room for {value}"]
+        vps = ["has {value}"] if unit_base == "seats" else ["can hold {value}", "has room for {value}"]  # never "has room for 888 seats"
     elif head in ("altitude", "elevation") and unit_kind == "measure" and len(words) == 1:
         vps = ["stands at an altitude of {value}" if head == "altitude" else "stands at an elevation of {value}"]  # never "measures 284 m"
     elif head in _DIMENSIONS and unit_kind == "measure":
         # "measures 30 m" for the row's own size; "snow depth", "wave height" are not the observation's or storm's size
-        vps = ["measures {value}"] if words == [head] or words[0] in ("overall", "total", "body", "hull", "tower") else []
+        # ("total piste length" is the pistes', not the resort's: "has a total piste length of 43.6 km")
+        vps = ["measures {value}"] if words == [head] or (len(words) == 2 and words[0] in ("overall", "total", "body", "hull", "tower")) else []
     elif head in ("duration", "runtime") and unit_kind == "time":
         vps = ["lasts {value}", "runs for {value}"]
     elif head in ("score", "rating") and unit_kind is None and len(words) == 1:  # "Metacritic score": "has a Metacritic score of 66"
@@ -595,8 +608,9 @@ def _countries() -> frozenset[str]:
 
 def _category_frame(words: list[str], person: bool, noun_of_row: str, values: tuple[str, ...] = ()) -> tuple[str, ...] | None:
     """The verb phrases a category column is sure of, or ``None``: where a row is ("is in Bayreuth", "is on Mull"; a
-    person "is from Austria"), what kind it is ("is a retailer" for a type, "is a Pils beer" for a style; "is an indoor
-    swimming pool" when one of the type's ``values`` is no noun: :func:`names_a_thing`)."""
+    person "is from Austria", "is from Germany" for a nationality among ``values``), what kind it is ("is a retailer" for
+    a type of buyer, "is a passenger elevator" for an elevator's type, "is a Pils beer" for a style, "is a senior
+    firefighter" for a rank whose ``values`` are kinds of the row: :func:`names_a_thing`)."""
     if not words:
         return None
     head = words[-1]
@@ -607,11 +621,12 @@ def _category_frame(words: list[str], person: bool, noun_of_row: str, values: tu
             return ("is from {value}",) if head in ("country", "city", "town", "region", "island", "village") else None
         return ("is on {value}",) if head == "island" else ("is in {value}",)
     row = noun_of_row.lower()
-    bare = ("is {a} {value}",) if all(names_a_thing(v) for v in values) or not row else (f"is {{a}} {{value}} {row}",)
     if head in _TYPE_HEADS and (len(words) == 1 or words[:-1] == row.split()[-1:]):
-        return bare  # "vessel type": "is a ro-ro ferry"; "type of buyer": "is a retailer"; "type": "is an indoor swimming pool"
+        # the row's noun after the value ("is a passenger elevator", "is an indoor swimming pool", "is a catamaran vessel"),
+        # which :func:`fill` drops after a value that ends with it ("is a chairlift", "is a drag lift")
+        return (f"is {{a}} {{value}} {row}",) if row else ("is {a} {value}",)
     if len(words) >= 3 and words[0] in _TYPE_HEADS and words[1] == "of":
-        return bare
+        return ("is {a} {value}",)  # "type of buyer": its values are kinds of buyer ("is a retailer")
     if head in _STYLE_HEADS and len(words) == 1 and row and not person:
         return (f"is {{a}} {{value}} {row}",)  # "is a Pils beer", "is a womenswear collection"
     if values and row and all(names_a_thing(v) for v in values) and any(v.lower().split()[-1] == row.split()[-1] for v in values):
