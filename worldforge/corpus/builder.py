@@ -9,6 +9,7 @@ frames and planned prose, the chrome recipe a page is dressed with.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import date
 from typing import Any
 
@@ -33,6 +34,10 @@ def running(style: Style) -> Style:
     "$100.4 million", as prose does."""
     fmt = {"iso": "mdy_long", "mdy_short": "mdy_long", "mdy_abbr": "mdy_long"}.get(style.date_format, style.date_format)
     return style._replace(date_format=fmt, money="symbol" if style.money == "code" else style.money, compact=True)
+
+
+_JOINS = {"joined", "left", "entered", "rejoined"}
+"""Event verbs that take an object: the row's parent ("joined Vienna Chamber Orchestra")."""
 
 
 class CorpusBuilder:
@@ -307,11 +312,25 @@ class CorpusBuilder:
             text, f = src.say(t, row, c, style, section, scope)
             if (kind_of(fr, text) or "").lower() == src.info[t].noun.lower():
                 continue  # "Mayer is a firefighter" on a firefighter's page says nothing
-            items.append(Said(fr, text))
+            items.append(Said(src.joined(t, row, fr), text))
             facts.append(f)
         if not items:
             return [], []
         return realise(rng, ref or src.referent(t, row), items, voice, first_by_name=ref is None or ref.mentions == 0), facts
+
+    def joined(self, t: str, row: dict, fr: Frame) -> Frame:
+        """A frame whose event takes an object the row's parent names: "joined Vienna Chamber Orchestra on 18 April 2005",
+        never "Sheryl Heath joined on 18 April 2005" (joined what?); ``fr`` itself for any other frame or a row without a
+        parent."""
+        if not fr.event or not any(v.split(" ", 1)[0] in _JOINS and v.endswith(" on {value}") for v in fr.vps):
+            return fr
+        parent = self.parent_of(t, row)
+        if parent is None:
+            return fr
+        plabel = self.labels[parent[0]][parent[1][self.spec.tables[parent[0]].primary_key]].replace("{", "{{").replace("}", "}}")
+        vps = tuple(f"{v.split(' ', 1)[0]} {plabel} on {{value}}" if v.split(" ", 1)[0] in _JOINS and v.endswith(" on {value}") else v
+                    for v in fr.vps)
+        return replace(fr, vps=vps)
 
     def says_event(self, t: str, dc: str) -> bool:
         """Whether a sentence can tell what happened on date ``dc`` of a row: its frame has a sure event verb ("was
@@ -322,7 +341,7 @@ class CorpusBuilder:
 
     def event_clause(self, rng, t: str, row: dict, dc: str, dtext: str) -> str:
         """``<verb phrase> on <date>`` for a row's dated event: the frame's event verb, else a neutral phrase."""
-        fr = self.frame(t, dc)
+        fr = self.joined(t, row, self.frame(t, dc))
         if fr.vps and fr.prose:
             return rng.choice(fr.vps).format(value=dtext)
         if self.kind(t) == "event":  # a concert with a "concert date": it takes place, it does not "have a concert date of"
