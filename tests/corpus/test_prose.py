@@ -52,6 +52,9 @@ ARCHETYPE_THIN = {
                          "articles of median 226 words once the lead no longer cited the reference work and padding went",
     "bike_sharing": "docks (80 rows, three columns a sentence can state) have articles of median 232 words once the sentences "
                     "that joined unrelated facts were split and label glue went to the infobox; more content is what they need",
+    "data_centers": "halls (308 of 404 rows, a rack count and an IT load each) have articles of median 241 words (249 over the "
+                    "world) once peer sentences said each figure once ('at X, ... higher than that of Y, at W' went); a rack "
+                    "density or the site's other halls would be content",
 }
 
 

@@ -36,6 +36,10 @@ def running(style: Style) -> Style:
     return style._replace(date_format=fmt, money="symbol" if style.money == "code" else style.money, compact=True)
 
 
+_ROLE_HEADS = {"role", "position", "rank", "job", "occupation", "profession", "title", "post", "function", "specialty", "speciality",
+               "specialisation", "specialization", "grade", "level", "type", "status", "seniority"}
+"""Heads of a person's category labels whose values describe the person ("the technician", "the seasonal lifeguard")."""
+
 _JOINS = {"joined", "left", "entered", "rejoined"}
 """Event verbs that take an object: the row's parent ("joined Vienna Chamber Orchestra")."""
 
@@ -191,8 +195,11 @@ class CorpusBuilder:
         return (with_verb or dates or [None])[0]
 
     def parent_of(self, t: str, row: dict) -> tuple[str, dict] | None:
-        """The first labelled parent row of ``row`` as ``(table, row)``, or ``None``."""
+        """The first labelled parent row of ``row`` as ``(table, row)``, or ``None``; a parent in a role (a sailing's port of
+        departure, a match's home team) is none: "Vancouver's V20153" does not say whose it is."""
         for ref, col in self.refs[t].items():
+            if ref in self.info[t].roles:
+                continue
             prow = self.by_key[col.parent].get(row[ref])
             if prow is not None and self.info[col.parent].label_column != self.spec.tables[col.parent].primary_key:
                 return col.parent, prow
@@ -284,7 +291,8 @@ class CorpusBuilder:
     def referent(self, t: str, row: dict) -> Referent:
         """A fresh :class:`~worldforge.corpus.lexicon.Referent` for a row (no mention yet); its first category, when
         it is a lower-case word and the row is a person, describes it ("the technician")."""
-        cats = self.attributes(t, ("category",))
+        # a person's role, rank or job describes them ("the technician"); an instrument or a club does not ("the trumpet")
+        cats = [c for c in self.attributes(t, ("category",)) if not self.person[t] or self.col(t, c).label.lower().split()[-1] in _ROLE_HEADS]
         kind = row.get(cats[0]) if cats else None
         # people only: "the technician" reads well, "the success launch record" does not
         kind = kind if self.person[t] and isinstance(kind, str) and kind[:1].islower() and len(kind.split()) <= 2 and "|" not in kind \
@@ -312,6 +320,8 @@ class CorpusBuilder:
             text, f = src.say(t, row, c, style, section, scope)
             if (kind_of(fr, text) or "").lower() == src.info[t].noun.lower():
                 continue  # "Mayer is a firefighter" on a firefighter's page says nothing
+            if isinstance(row[c], str) and len(row[c]) > 2 and row[c] in src.labels[t][row[src.spec.tables[t].primary_key]]:
+                continue  # "Bilbao Philharmonic is in Bilbao": its name says it
             items.append(Said(src.joined(t, row, fr), text))
             facts.append(f)
         if not items:

@@ -29,7 +29,7 @@ from functools import lru_cache
 from typing import Any
 
 from worldforge.corpus.claims import Claim, date_span, group_stat, span_text
-from worldforge.corpus.lexicon import ORDINAL_HEADS, a_or_an, fill, is_absence, is_plural_label, kind_of, plural_noun, possessive, singular_of_plural
+from worldforge.corpus.lexicon import ORDINAL_HEADS, a_or_an, base_verb, fill, is_absence, is_plural_label, kind_of, plural_noun, possessive, singular_of_plural
 from worldforge.corpus.page import Fact, cell_text
 from worldforge.corpus.planner import sentence_case
 from worldforge.corpus.quantity import Style, format_value
@@ -80,7 +80,7 @@ def _is(label: str) -> str:
 
 
 _LENGTH_HEADS = {"length", "duration", "time", "run", "runtime", "span", "distance", "route", "tenure", "wait", "delay", "lifespan"}
-_SIZE_HEADS = {"area", "size", "capacity", "output", "production", "budget", "footprint", "volume", "population", "collection"}
+_SIZE_HEADS = {"area", "size", "capacity", "output", "production", "budget", "footprint", "volume", "population", "collection", "diameter"}
 _DEPTH_HEADS = {"depth", "draught", "draft"}
 _WEIGHT_HEADS = {"weight", "mass"}
 
@@ -105,6 +105,23 @@ def _scale(label: str) -> tuple[str, str, str, str]:
     return "highest", "lowest", "higher", "lower"
 
 
+_BY_VP = re.compile(r"(?:is|was) [a-z]+ by \{value\}")
+
+
+def _modifier(value: str, noun: str) -> bool:
+    """Whether a category value reads as a modifier before the row's plural ("blue pistes", "borage harvests", "Hollow
+    Fire deployments"): one or two words, no figure, and not the row's own noun ("firefighter firefighters")."""
+    words = value.split()
+    return 1 <= len(words) <= 2 and not any(ch.isdigit() for ch in value) and words[-1].lower() != noun.lower().split()[-1] \
+        and all(w.replace("-", "").replace("'", "").isalpha() for w in words)
+
+
+def _kind_named(value: str, noun: str) -> bool:
+    """A category value that names a kind of the row by the row's own head noun ("feature update" of an update)."""
+    words = value.split()
+    return 2 <= len(words) <= 3 and words[-1].lower() == noun.lower().split()[-1] and not any(ch.isdigit() for ch in value)
+
+
 @lru_cache(maxsize=4096)
 def _countlike(label: str) -> bool:
     """A label that counts things (``passengers``, ``tickets sold``, ``languages spoken``, ``loans in 2032``): it reads as
@@ -114,7 +131,9 @@ def _countlike(label: str) -> bool:
         return bool(words)
     from worldforge.corpus.lexicon import is_participle, singular_of_plural
 
-    head = next((words[:i] for i, w in enumerate(words) if w in ("in", "per", "of", "from", "at", "on")), words)
+    # the head before a preposition or a time ("rescues this season", "hours a week": rescues, hours)
+    head = next((words[:i] for i, w in enumerate(words) if i and w in ("in", "per", "of", "from", "at", "on", "this", "last", "next", "a", "each")),
+                words)
     if len(head) > 1 and is_participle(head[-1]):
         head = head[:-1]
     return bool(head) and (head[-1].endswith("s") or head[-1] in ("people", "children", "men", "women")) \
@@ -267,8 +286,10 @@ class ContextWriter:
             ci = b.col(t, c)
             if ci.compose_only or (ci.unit is not None and ci.unit.kind == "year") or ci.label.split(" ")[-1] in ("here", "there", "now") \
                     or (ci.unit is None and ci.label.split(" ")[-1] in ORDINAL_HEADS) \
-                    or (b.person[t] and ci.label.split(" ")[-1] == "age"):  # "with a round of 5, it is above the median"
-                continue  # a calendar year is no amount; "bikes based here" is no noun phrase to rank by; a person is 31, never "has an age of 31 years below the median"
+                    or (b.person[t] and ci.label.split(" ")[-1] == "age") \
+                    or (not b.frame(t, c).prose and b.frame(t, c).noun is None):  # "with a round of 5, it is above the median"
+                continue  # a calendar year is no amount; "bikes based here" is no noun phrase to rank by; a person is 31, never "has an
+                # age of 31 years below the median"; "days after launch", a label that is no noun and no sure phrase, ranks nothing
             out.append(c)
         return out
 
@@ -285,6 +306,14 @@ class ContextWriter:
             place = next((v for v in fr.vps if v in ("is in {value}", "is on {value}", "is from {value}")), None) if fr.prose else None
             if place is not None:  # "the 5 runners from Sweden", never "whose nationality is Sweden"
                 return f"the {n} {plural} {fill(place, ctext)[3:]}", [cfact]
+            by = next((v for v in fr.vps if _BY_VP.fullmatch(v)), None) if fr.prose else None
+            if by is not None:  # "the 12 elevators made by TK Elevator"
+                return f"the {n} {plural} {fill(by, ctext).split(' ', 1)[1]}", [cfact]
+            if _modifier(ctext, b.info[t].noun):  # "the 17 Hollow Fire deployments", "the 53 spring blossom harvests"
+                return f"the {n} {ctext} {plural}", [cfact]
+            if _kind_named(ctext, b.info[t].noun):  # "feature update": "the 44 feature updates"
+                head = ctext.split()
+                return f"the {n} {' '.join(head[:-1] + [plural_noun(head[-1]) if n != 1 else head[-1]])}", [cfact]
             return f"the {n} {plural} whose {b.col(t, group).label} is {ctext}", [cfact]
         pt = b.spec.tables[t].columns[group].parent
         prow = b.by_key[pt][row[group]]
@@ -341,11 +370,8 @@ class ContextWriter:
             (f"at {vtext}, {_of(name, label)} {_is(label)} the {ordx} among {phrase}", f"the {ordx} among {phrase}"),
             (f"with {a_label(label, vtext)}, {name} ranks {ordx} of {phrase}", f"{ordx} of {phrase}"),  # the label once
             (f"of {phrase}, {name} has the {ordx} {label} ({vtext})", f"the {ordx} {label} ("),
-            (f"the {ordx} {label} of {phrase} belongs to {name}, at {vtext}", f"{ordx} {label} of {phrase}"),  # "The" is capitalised
             (f"{_of(name, label)}, {vtext}, {_is(label)} the {ordx} of {phrase}", f"the {ordx} of {phrase}"),
-        ]
-        if min(pos, n + 1 - pos) > 3:  # a middling rank is no distinction: never "The 17th-fewest ... belongs to X"
-            shapes = [sh for sh in shapes if " belongs to " not in sh[0]]
+        ]  # never "The third-longest piste length of the 14 pistes of X belongs to Y": the subject first, as a writer puts it
         if label.startswith("number of ") or _countlike(label):  # never "its number of bedrooms", "its tickets sold are"
             shapes = [sh for sh in shapes if f"{_of(name, label)}" not in sh[0] and "with " not in sh[0][:5]]
         text, claim_text = rng.choice(shapes)
@@ -438,20 +464,15 @@ class ContextWriter:
         elif cmp in ("higher", "lower"):
             cmp = more if cmp == "higher" else less  # "longer than", "larger than", "deeper than"
             claim_text = f"{cmp} than {that} of {sname}"
+            # each figure once, beside its row: never "At €68,645, X's salary is higher than that of Y, at €55,082" (two
+            # "at"s) or "Compared with Y, at €2.89, X's price is higher at €8.90"
             shapes = [f"{_of(ref, ci.label)} ({vtext}) {be} {claim_text}, at {wtext}",
-                      f"at {vtext}, {_of(ref, ci.label)} {be} {claim_text}, at {wtext}",
                       f"{_owned(ref, ci.label, vtext, be)} {be} {claim_text}, which is {wtext}"]
             text = rng.choice(shapes)
-            draw = rng.random()
-            if draw < 0.2:  # the peer first: "Compared with S, whose <label> is <v>, its <label> is higher at <v>"
-                name = b.mention(t, row[pk])  # named, not "its": the peer was named last
-                claim_text = f"{_of(name, ci.label)} {be} {cmp}"
-                text = f"compared with {sname}, at {wtext}, {claim_text} at {vtext}"
 
         else:
             claim_text = f"{cmp} {that} of {sname}"
             text = rng.choice([f"{_of(ref, ci.label)}, {vtext}, {be} {claim_text}, at {wtext}",
-                               f"at {vtext}, {_of(ref, ci.label)} {be} {claim_text}, at {wtext}",
                                f"{_owned(ref, ci.label, vtext, be)} {be} {claim_text}, {'which is' if be == 'is' else 'at'} {wtext}",
                                f"{_of(ref, ci.label)} ({vtext}) {be} {claim_text}, {'which is' if be == 'is' else 'at'} {wtext}"])
         claim = Claim("peer", t, self._key(t, row), c, claim_text,
@@ -611,8 +632,16 @@ class ContextWriter:
         clabel = b.col(t, c).label
         kind = kind_of(b.frame(t, c), ctext)
         place_vp = next((v for v in b.frame(t, c).vps if v in ("is in {value}", "is on {value}", "is from {value}")), None) if b.frame(t, c).prose else None
+        by_vp = next((v for v in b.frame(t, c).vps if _BY_VP.fullmatch(v)), None) if b.frame(t, c).prose else None
         if place_vp is not None:  # "one of 6 mountain huts in Italy", never "whose country is Italy"
             claim_text = f"one of {k} {b.info[t].plural}{' ' + where if fk else ''} {fill(place_vp, ctext)[3:]}"
+        elif by_vp is not None:  # "one of 12 elevators of X made by TK Elevator", never "whose manufacturer is TK Elevator"
+            claim_text = f"one of {k} {b.info[t].plural}{' ' + where if fk else ''} {fill(by_vp, ctext).split(' ', 1)[1]}"
+        elif _modifier(ctext, b.info[t].noun) and (kind is None or kind.lower() == b.info[t].noun.lower()):
+            claim_text = f"one of {k} {ctext} {b.info[t].plural} {where}"  # "one of 5 blue pistes of X", "one of 58 borage harvests"
+        elif _kind_named(ctext, b.info[t].noun) and ctext.lower() != b.info[t].noun.lower():
+            words = ctext.split()  # "one of 44 feature updates of X", never "whose update type is feature update"
+            claim_text = f"one of {k} {' '.join(words[:-1] + [plural_noun(words[-1])])} {where}"
         elif kind is not None and not ctext[:1].isdigit() and kind.lower() != b.info[t].noun.lower():
             # "one of 4 Pils beers of X", never "one of 2 2-in-1 notebooks" nor "one of 8 firefighters" for the rank "firefighter"
             kinds = kind.split(" ")
@@ -761,9 +790,16 @@ class ContextWriter:
         phrase, pfacts = self._group_phrase(t, group, row, n, rng)
         dtext, dfact = b.say(t, row, dc, style, "body")
         claim_text = f"the {_ordx(pos, n, 'latest', 'earliest')} of {phrase}"
-        text = rng.choice([f"{ref} {event} on {dtext}, {claim_text}", f"{ref} {event} on {dtext}: {claim_text}",
-                           f"{ref} {event} on {dtext}, which makes it {claim_text}"]
-                          + ([f"on {dtext}, {ref} {event}, {claim_text}"] if ref not in ("it", "It") else []))  # never "On <date>, it launched"
+        if b.person[t]:  # a person is the second-earliest of the musicians "to join", never "which makes it ..."
+            head, _, rest = event.partition(" ")
+            claim_text += f" to be {rest}" if head in ("was", "were") and rest else f" to {base_verb(head)}{' ' + rest if rest else ''}"
+            joined = b.joined(t, row, b.frame(t, dc))  # "joined Basel Chamber Orchestra on ...", never "joined on"
+            said = next((v[: -len(" on {value}")] for v in joined.vps if v.endswith(" on {value}")), event) if joined is not b.frame(t, dc) else event
+            text = rng.choice([f"{ref} {said} on {dtext}, {claim_text}", f"{ref} {said} on {dtext}: {claim_text}"])
+        else:
+            text = rng.choice([f"{ref} {event} on {dtext}, {claim_text}", f"{ref} {event} on {dtext}: {claim_text}",
+                               f"{ref} {event} on {dtext}, which makes it {claim_text}"]
+                              + ([f"on {dtext}, {ref} {event}, {claim_text}"] if ref not in ("it", "It") else []))  # never "On <date>, it launched"
         if b.restates(t, row, dc):  # its designation holds the date: never say it twice
             text, dfact = rng.choice([f"by date, {ref} is {claim_text}", f"in order of date, {ref} ranks as {claim_text}"]), None
         cells = self._cells(t, members, (dc, group or ""))
@@ -946,12 +982,12 @@ def a_label(label: str, vtext: str) -> str:
         return fill("{value} " + things, vtext)
     if _countlike(label) and not re.fullmatch(r"[\d.,]+", vtext):  # "with 4,312 tickets", never "tickets sold of 4,312 tickets"
         words = label.split()
-        tail = next((" ".join(words[i:]) for i, w in enumerate(words) if i and (w in ("per", "in", "on", "at", "during") or w.endswith("ed")
+        tail = next((" ".join(words[i:]) for i, w in enumerate(words) if i and (w in ("per", "in", "on", "at", "during", "a", "this", "last", "each") or w.endswith("ed")
                                                                                  or w in ("sold", "spoken", "built", "held", "won"))), "")
         return f"{vtext} {tail}" if tail and tail not in vtext else vtext  # "139 customers per day", "4,312 tickets sold"
-    if is_plural_label(label):
+    if is_plural_label(label) or _countlike(label):
         if vtext.replace(",", "").replace(".", "").isdigit():
-            return fill("{value} " + label, vtext)  # "with 1 star", never "with a stars of 1"
+            return fill("{value} " + label, vtext)  # "with 1 star", "with 1 rescue this season", never "with a stars of 1"
         return f"{label} of {vtext}"  # "with registrations of 850 vehicles"
     return f"{a_or_an(label)} of {vtext}"
 

@@ -232,7 +232,7 @@ def news(b: CorpusBuilder) -> None:
             leads = [f"{by}{label} {clause}.", f"{by}{label} {clause}."]
             if b.frame(t, dc).event or dated:
                 leads += [f"On {dtext}, {by}{label} {short}."]
-            if plabel and not by and plabel not in label:
+            if plabel and not by and plabel not in label and plabel not in clause:  # never "X, a musician of P, joined P on"
                 leads += [f"{label}, {a_or_an(b.info[t].noun)} of {plabel}, {clause}."]
             lead = rng.choice(leads)
             lead = lead if lead.startswith((label, plabel or label)) and not dated else sentence_case(lead)  # a name keeps its own case
@@ -303,7 +303,8 @@ def press_releases(b: CorpusBuilder) -> None:
             facts = [dfact] + b.name_fact(t, row, "lead") + b.name_fact(pt, prow, "lead")
             body = [lead, ""]
             ref = b.referent(t, row)  # the paragraph names the row first: its figures are not the organisation's
-            cols = rng.sample(b.numbers(t), min(len(b.numbers(t)), 3))
+            # a newsroom welcomes a person without disclosing their figures (a salary, an age): the quote and the organisation
+            cols = [] if b.person[t] else rng.sample(b.numbers(t), min(len(b.numbers(t)), 3))
             said, pf = b.prose(rng, t, row, [c for c in cols if b.sure(t, c)], site.style, "body", "encyclopedia", ref=ref)
             if said:
                 body += [" ".join(said), ""]

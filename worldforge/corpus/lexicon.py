@@ -75,6 +75,17 @@ _MASS = {"revenue", "income", "profit", "funding", "output", "power", "traffic",
          "investment", "production", "consumption", "throughput", "demand", "supply", "equity", "capital", "rainfall", "footfall",
          "snow", "snowfall", "rain", "precipitation", "wind", "sunshine", "storage"}
 _DIMENSIONS = {"size", "length", "height", "width", "diameter", "depth", "span", "wingspan", "thickness", "elevation", "altitude"}
+_ADJECTIVE_OF = {"length": "long", "height": "high", "width": "wide", "depth": "deep", "thickness": "thick"}
+_TALL = {"plant", "tree", "building", "tower", "person", "player", "statue", "mast", "skyscraper", "palm", "shrub", "crop", "flower"}
+
+
+@lru_cache(maxsize=1024)
+def _superlative(word: str) -> bool:
+    """A superlative adjective (``steepest``, ``longest``, ``highest``; never ``forest`` or ``interest``)."""
+    from lemminflect import getAllLemmas, getInflection
+
+    lemma = getAllLemmas(word).get("ADJ")
+    return bool(lemma) and word in getInflection(lemma[0], "JJS")
 
 
 ABSENCES = frozenset({"none", "n/a", "-", "\u2014", "\u2013", "nil", "null", "no value", "not applicable", "unknown",
@@ -532,7 +543,8 @@ def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | No
         vps = ["is {value} ABV"]
     elif words == ["opening", "hours"] and unit_base is not None:
         vps = ["is open {value}"]
-    elif unit_kind == "money" and words in (["amount"], ["value"], ["grant", "amount"], ["award", "amount"], ["contract", "value"], ["deal", "value"]):
+    elif unit_kind == "money" and (words in (["amount"], ["value"], ["grant", "amount"], ["award", "amount"]) or len(words) == 2 and head == "value"
+                                   and words[0] in (noun_of_row.lower().split()[-1:] + ["contract", "deal", "order", "market", "total", "sale", "trade"])):
         vps = ["is worth {value}"]  # "has an amount of €474,370" is no sentence
     elif unit_kind == "money" and head in ("price", "fare", "fee", "cost", "rent", "tuition", "msrp"):
         vps = ["costs {value}", "is priced at {value}"] if words == [head] or words[0] in (
@@ -551,6 +563,13 @@ def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | No
         vps = ["has {value}"] if unit_base == "seats" else ["can hold {value}", "has room for {value}"]  # never "has room for 888 seats"
     elif head in ("altitude", "elevation") and unit_kind == "measure" and len(words) == 1:
         vps = ["stands at an altitude of {value}" if head == "altitude" else "stands at an elevation of {value}"]  # never "measures 284 m"
+    elif head in _ADJECTIVE_OF and unit_kind == "measure" and (words == [head] or words[:-1] == noun_of_row.lower().split()[-1:]
+                                                             or len(words) == 2 and words[0] in ("overall", "total", "body", "hull", "tower")):
+        # the row's own size as an adjective: "is 1.8 km long" (never "the piste has a piste length of"), "is 45 cm tall"
+        adj = _ADJECTIVE_OF[head]
+        if head == "height":
+            adj = "tall" if person or noun_of_row.lower().split()[-1:] and noun_of_row.lower().split()[-1] in _TALL else "high"
+        vps = [f"is {{value}} {adj}"]
     elif head in _DIMENSIONS and unit_kind == "measure":
         # "measures 30 m" for the row's own size; "snow depth", "wave height" are not the observation's or storm's size
         # ("total piste length" is the pistes', not the resort's: "has a total piste length of 43.6 km")
@@ -563,6 +582,10 @@ def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | No
         vps = ["weighs {value}"]
     elif head in ("employees", "staff", "workers", "headcount"):
         vps = ["employs {value}" if unit_base else f"employs {{value}} {'people' if head == 'headcount' else head}"]
+    if words and words[0].endswith("est") and len(words) > 1 and _superlative(words[0]) and not vps:
+        return Frame((), label)  # "its steepest gradient is 48%", never "has a steepest gradient of 48%"
+    if head in ("quantity", "amount", "volume", "total", "figure", "value") and unit_kind not in ("money", "measure") and not vps:
+        return Frame((has_a,) if has_a else (), noun, prose=False)  # "has a quantity of 145 plants": tables only
     if head in ORDINAL_HEADS and unit_base is None and not vps:  # "has a finishing position of 12": a place, not an amount
         return Frame((has_a,) if has_a else (), noun, prose=False)
     if words and _is_plural(words[0]) and len(words) > 1 and words[1] in ("this", "last", "next", "each", "so"):
@@ -595,6 +618,11 @@ _STATIVE = {"spoken": "speaks", "owned": "owns", "held": "holds", "known": "know
 _PLACE_HEADS = {"city", "town", "village", "country", "county", "region", "state", "province", "district", "island",
                 "municipality", "borough", "canton", "prefecture", "location", "neighbourhood", "neighborhood", "suburb"}
 _TYPE_HEADS = {"type", "kind", "class"}
+_BY_HEADS = {"manufacturer": "is made by", "maker": "is made by", "builder": "was built by", "architect": "was designed by",
+             "designer": "was designed by", "publisher": "is published by", "developer": "was developed by", "operator": "is operated by",
+             "breeder": "was bred by", "distributor": "is distributed by", "supplier": "is supplied by", "producer": "is produced by",
+             "author": "was written by", "composer": "was composed by", "director": "was directed by", "grower": "is grown by"}
+"""Category heads naming who made or runs a row: "is made by {value}"."""
 _STYLE_HEADS = {"style", "genre", "category", "variety", "breed", "cuisine", "format"}
 
 
@@ -629,6 +657,8 @@ def _category_frame(words: list[str], person: bool, noun_of_row: str, values: tu
         return ("is {a} {value}",)  # "type of buyer": its values are kinds of buyer ("is a retailer")
     if head in _STYLE_HEADS and len(words) == 1 and row and not person:
         return (f"is {{a}} {{value}} {row}",)  # "is a Pils beer", "is a womenswear collection"
+    if len(words) <= 2 and head in _BY_HEADS and (len(words) == 1 or words[0] in ("original", "main", "lead")) and not person:
+        return (f"{_BY_HEADS[head]} {{value}}",)  # "manufacturer": "is made by TK Elevator", never "whose manufacturer is"
     if values and row and all(names_a_thing(v) for v in values) and any(v.lower().split()[-1] == row.split()[-1] for v in values):
         return ("is {a} {value}",)  # a rank of "senior firefighter", "squad boss": a firefighter's kind, a noun of its own
     return None
