@@ -365,13 +365,12 @@ class ContextWriter:
         ordx = _ordx(pos, n, high, low)
         if label.startswith("number of ") and len(label) > 10:
             label = label[len("number of "):]  # "the most sessions", never "the most number of sessions"
+        # the row has the rank, as a writer puts it: never "The third-longest piste length of the 14 pistes of X belongs to
+        # Y", "X's total piste length is the third-longest of the 15 resorts" (a length among resorts) or "ranks eighth-highest of"
         shapes = [
             (f"{name} has the {ordx} {label} of {phrase}, at {vtext}", f"the {ordx} {label} of {phrase}"),
-            (f"at {vtext}, {_of(name, label)} {_is(label)} the {ordx} among {phrase}", f"the {ordx} among {phrase}"),
-            (f"with {a_label(label, vtext)}, {name} ranks {ordx} of {phrase}", f"{ordx} of {phrase}"),  # the label once
             (f"of {phrase}, {name} has the {ordx} {label} ({vtext})", f"the {ordx} {label} ("),
-            (f"{_of(name, label)}, {vtext}, {_is(label)} the {ordx} of {phrase}", f"the {ordx} of {phrase}"),
-        ]  # never "The third-longest piste length of the 14 pistes of X belongs to Y": the subject first, as a writer puts it
+        ]
         if label.startswith("number of ") or _countlike(label):  # never "its number of bedrooms", "its tickets sold are"
             shapes = [sh for sh in shapes if f"{_of(name, label)}" not in sh[0] and "with " not in sh[0][:5]]
         text, claim_text = rng.choice(shapes)
@@ -410,10 +409,11 @@ class ContextWriter:
         claim_text = f"{side} the {word} of {stext} for {phrase}"
         own = f"{_of(ref, ci.label)}"
         be = _is(ci.label)
-        shapes = [f"{_owned(ref, ci.label, vtext, be)} {be} {claim_text}", f"at {vtext}, {own} {be} {claim_text}",
-                  f"{own} ({vtext}) {'sit' if be == 'are' else 'sits'} {claim_text}", f"with {a_label(ci.label, vtext)}, {ref} is {claim_text}"]
+        # the figure is above the average, not the row: never "With 13 days at sea, V20160 is below the median", "At 2,677 m,
+        # its top elevation ..." or "... sits above"
+        shapes = [f"{_owned(ref, ci.label, vtext, be)} {be} {claim_text}", f"{own} ({vtext}) {be} {claim_text}"]
         if ci.label.startswith("number of ") or _countlike(ci.label):  # "with 5 keepers, it is below ...", never "its number of
-            shapes = [shapes[3]]  # keepers of 5" or "its tickets sold are below ..."
+            shapes = [f"with {a_label(ci.label, vtext)}, {ref} is {claim_text}"]  # keepers of 5" or "its tickets sold are below ..."
         cells = self._cells(t, members, (c, group or ""))
         basis = {"of": t, "by": c, "group": group or None, "stat": stat, "additive": ci.additive, "round": decimals, "label": ci.label,
                  "cells": cells}
