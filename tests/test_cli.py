@@ -121,6 +121,15 @@ def test_spec_validate_draws_and_checks_without_writing(tmp_path, monkeypatch):
     r = run("spec", "validate", bad)
     assert r.exit_code == 2 and "colour" in r.output, r.output
     assert run("spec", "validate", tmp_path / "missing.yaml").exit_code == 2
+    doc = yaml.safe_load((SPECS_DIR / "esports_2031.yaml").read_text())
+    doc["tables"]["teams"]["constraints"].append({"kind": "check", "expr": "wins > 100"})  # reads, but no drawn row can meet it
+    broken = tmp_path / "broken.yaml"
+    broken.write_text(yaml.safe_dump(doc))
+    done = subprocess.run([sys.executable, "-m", "worldforge.cli", "spec", "validate", str(broken)], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.startswith(f"error: {broken}: the spec reads, but the tables drawn with seed {doc['seed']} break"), done.stderr
+    assert "teams check" in done.stderr and "wins > 100" in done.stderr
 
 
 def test_spec_preview_says_what_rows_are_with_the_right_article():

@@ -206,3 +206,10 @@ def test_every_store_of_the_warehouse_is_a_reserved_world_name():
     from worldforge.warehouse.layout import STORES
 
     assert {s.removesuffix(".duckdb") for s in STORES} <= RESERVED_WORLD_NAMES
+
+
+def test_a_mixed_value_list_names_the_odd_value_and_the_quoting(phone_doc):
+    """A climbing grade written 4 among "5a" and "6b+" is a number in YAML: the message names it and says to quote it."""
+    phone_doc["tables"]["brands"]["columns"]["strategy"]["values"] = ["5a", 4, "6b+"]
+    (path, msg), = problems_of(phone_doc)
+    assert path == "tables.brands.columns.strategy" and "4 is a number among text values" in msg and 'quote it, "4"' in msg

@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from worldforge.cli._common import out, user_errors
+from worldforge.cli._common import err, out, user_errors
 
 app = typer.Typer(help="Read a world spec as its pages will: kinds, genres, sentences, relations.", no_args_is_help=True)
 
@@ -32,8 +32,14 @@ def validate(
         tables = build_world(loaded, seed)
     violations = check_world(loaded, tables)
     if violations:
+        used = loaded.seed if seed is None else seed
+        err.print(f"error: {escape(str(spec))}: the spec reads, but the tables drawn with seed {used} break {len(violations)} "
+                  "invariant(s):", soft_wrap=True)
         for v in violations:
-            out.print(f"[red]{escape(v.table)}[/] {escape(v.check)}: {v.rows} row(s), {escape(v.detail)}", soft_wrap=True)
+            err.print(f"  {escape(v.table)} {escape(v.check)}: {v.rows} row(s), {escape(v.detail)}"
+                      + (f" (e.g. row {escape(str(v.example))})" if v.example is not None else ""), soft_wrap=True)
+        err.print("  widen the ranges or value lists these rows draw from (a unique column needs more values than rows; a "
+                  "check needs date windows and ranges that can meet it), or give a check `enforce: resample`", soft_wrap=True)
         raise typer.Exit(1)
     rows = sum(f.height for f in tables.values())
     out.print(f"[green]ok[/] {escape(loaded.world)}: {len(tables)} tables, {rows} rows (seed {loaded.seed if seed is None else seed}); "

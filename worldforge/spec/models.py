@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from datetime import date as _date
 from typing import Annotated, Any, Literal, Union
 
@@ -212,7 +213,13 @@ class ChoiceColumn(_ColumnBase):
             if any(w < 0 for w in self.weights) or sum(self.weights) <= 0:
                 raise ValueError("weights must be non-negative with a positive sum")
         if len({type(v) for v in self.values}) > 1 and not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in self.values):
-            raise ValueError("values must all have the same type")
+            word = {"int": "a number", "float": "a number", "str": "text", "bool": "a yes/no", "date": "a date"}
+            kinds = Counter(type(v).__name__ for v in self.values)
+            common = kinds.most_common(1)[0][0]
+            odd = next(v for v in self.values if type(v).__name__ != common)
+            raise ValueError(f"values must all have the same type: {odd!r} is {word.get(type(odd).__name__, type(odd).__name__)} among "
+                             f"{word.get(common, common)} values (YAML reads 4, 1.5, yes and 2031-05-01 unquoted as numbers, "
+                             f"yes/no and dates: quote it, \"{odd}\")")
         return self
 
 
