@@ -327,3 +327,33 @@ def test_names_repeated_between_parents_are_said_with_their_parent():
     said = [s for p in pages for s in prose_sentences(p.body_md) if not s.startswith("|")]
     assert not [s for s in said if re.search(r"whose skipper sex is|\bthe (seasonal|part-time)\b(?! crew)", s)], \
         [s for s in said if "sex" in s or "seasonal" in s][:5]
+
+
+def test_categories_say_what_they_are_not_whose_label_is():
+    """"one of 7 red pistes of X", "the 12 lifts made by Doppelmayr", "is 1.8 km long": never "whose difficulty is red",
+    "whose manufacturer is Doppelmayr", "has a piste length of 1.8 km", nor a rank said as "The third-longest ... belongs to"."""
+    doc = {"world": "ski_2038", "title": "Ski resorts, 2038", "seed": 11, "target_year": 2038, "tables": {
+        "resorts": {"primary_key": "resort_id", "rows": 16, "columns": {
+            "resort_id": {"kind": "sequence"},
+            "name": {"kind": "faker", "template": "{{last_name}} Valley", "unique": True, "weighted": False},
+            "day_pass_eur": {"kind": "number", "dtype": "int", "min": 40, "max": 90, "unit": "EUR", "label": "day pass price"}}},
+        "pistes": {"primary_key": "piste_id", "columns": {
+            "piste_id": {"kind": "sequence"},
+            "resort_id": {"kind": "reference", "parent": "resorts", "cardinality": {"min": 11, "max": 12}},
+            "name": {"kind": "faker", "template": "{{first_name}} Run", "unique": True, "weighted": False},
+            "difficulty": {"kind": "choice", "values": ["blue", "red", "black"]},
+            "length_km": {"kind": "number", "min": 0.5, "max": 6, "decimals": 1, "unit": "km", "label": "piste length"}}},
+        "lifts": {"primary_key": "lift_id", "columns": {
+            "lift_id": {"kind": "sequence"},
+            "resort_id": {"kind": "reference", "parent": "resorts", "cardinality": {"min": 8, "max": 10}},
+            "name": {"kind": "faker", "template": "{{last_name}} Express", "unique": True, "weighted": False},
+            "manufacturer": {"kind": "choice", "values": ["Doppelmayr", "Leitner", "Poma"]},
+            "rise_m": {"kind": "number", "dtype": "int", "min": 80, "max": 900, "unit": "m", "label": "vertical rise"}}}}}
+    spec = spec_from_dict(doc)
+    pages = generate_pages(spec, build_world(spec))
+    said = [s for p in pages for s in prose_sentences(p.body_md) if not s.startswith("|")]
+    glued = [s for s in said if re.search(r"whose (difficulty|manufacturer) is|has a piste length of| belongs to ", s)]
+    assert not glued, glued[:5]
+    assert any(re.search(r"\bone of \d+ (blue|red|black) pistes\b", s) for s in said)
+    assert any(re.search(r"\bmade by (Doppelmayr|Leitner|Poma)\b", s) for s in said)
+    assert any(re.search(r"\bis \d+(\.\d)? km long\b", s) for s in said)

@@ -590,7 +590,8 @@ def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | No
         return Frame((has_a,) if has_a else (), noun, prose=False)
     if words and _is_plural(words[0]) and len(words) > 1 and words[1] in ("this", "last", "next", "each", "so"):
         return Frame((), noun, prose=False)  # "rescues this season": never "has a rescues this season of 0"
-    if has_a and not any(v.startswith("is worth") or v.startswith("stands at") for v in vps):  # the neutral construction alone: "is listed with", "shows" and "reports" a value were hedges, not variety
+    if has_a and not any(v.startswith(("is worth", "stands at")) or v.endswith(tuple(f" {a}" for a in (*_ADJECTIVE_OF.values(), "tall")))
+                         for v in vps):  # "is 1.8 km long" alone: never "the piste has a piste length of"  # the neutral construction alone: "is listed with", "shows" and "reports" a value were hedges, not variety
         vps.append(has_a)
     if not vps and unit_base is None and np_ok and (_plural_head(label) or _postmodified_plural(words)):
         # a plural noun counts what the row has: "has 12 lifts", "has 14 shifts per month", "has 13 lifts open",
