@@ -285,6 +285,18 @@ class CorpusBuilder:
             fr = frame_for(ci.label, ci.kind, ci.unit.base if ci.unit else None, ci.unit.kind if ci.unit else None, name=c,
                            verb=getattr(col, "verb", None), event=ci.event, of_label=of, person=self.person[t],
                            noun_of_row=self.info[t].noun, role=faker_person(col), values=values)
+            stems = {w[:5] for w in self.info[t].noun.lower().split() if len(w) >= 5}
+            if fr.event and stems and any(w[:5] in stems for v in fr.vps for w in v.split(" on ")[0].split() if len(w) >= 5):
+                # "INS-00205 was inspected on": an inspection is carried out, a launch takes place, never echoing its noun
+                fr = replace(fr, vps=("took place on {value}",) if self.kind(t) == "event" else ("was carried out on {value}",))
+            if "is in {value}" in fr.vps and (self.kind(t) == "event" or is_organisation(self.info[t].noun)):
+                # a publisher "is based in Italy", a tournament "is held in Sydney": never "The publisher is in Italy"
+                where = "is held in {value}" if self.kind(t) == "event" else "is based in {value}"
+                fr = replace(fr, vps=tuple(where if v == "is in {value}" else v for v in fr.vps))
+            if self.kind(t) in ("event", "measurement") and len(fr.vps) > 1 and not getattr(col, "verb", None):
+                # a past inspection "found 2 defects", never "has found": its events are over
+                past = tuple(v for v in fr.vps if not (v.startswith("has ") and is_past(v.split(" ")[1])))
+                fr = replace(fr, vps=past or fr.vps)
             self._frames[key] = fr
         return fr
 
@@ -326,7 +338,11 @@ class CorpusBuilder:
             facts.append(f)
         if not items:
             return [], []
-        return realise(rng, ref or src.referent(t, row), items, voice, first_by_name=ref is None or ref.mentions == 0), facts
+        said = realise(rng, ref or src.referent(t, row), items, voice, first_by_name=ref is None or ref.mentions == 0)
+        noun = src.info[t].noun
+        # "The elevator is a passenger elevator": the noun once, the subject a pronoun
+        said = [f"It {s[len(noun) + 5:]}" if s.startswith(f"The {noun} ") and f" {noun}" in s[len(noun) + 5:] else s for s in said]
+        return said, facts
 
     def joined(self, t: str, row: dict, fr: Frame) -> Frame:
         """A frame whose event takes an object the row's parent names: "joined Vienna Chamber Orchestra on 18 April 2005",

@@ -106,6 +106,7 @@ def _scale(label: str) -> tuple[str, str, str, str]:
 
 
 _BY_VP = re.compile(r"(?:is|was) [a-z]+ by \{value\}")
+_PLACE_VPS = ("is in {value}", "is on {value}", "is from {value}", "is based in {value}", "is held in {value}")
 
 
 def _modifier(value: str, noun: str) -> bool:
@@ -303,7 +304,7 @@ class ContextWriter:
         if not isinstance(b.spec.tables[t].columns[group], M.ReferenceColumn):  # a category: "the 40 rounds whose round type is Series A"
             ctext, cfact = b.say(t, row, group, Style(), "body")
             fr = b.frame(t, group)
-            place = next((v for v in fr.vps if v in ("is in {value}", "is on {value}", "is from {value}")), None) if fr.prose else None
+            place = next((v for v in fr.vps if v in _PLACE_VPS), None) if fr.prose else None
             if place is not None:  # "the 5 runners from Sweden", never "whose nationality is Sweden"
                 return f"the {n} {plural} {fill(place, ctext)[3:]}", [cfact]
             by = next((v for v in fr.vps if _BY_VP.fullmatch(v)), None) if fr.prose else None
@@ -546,7 +547,10 @@ class ContextWriter:
                     *lead, last = things.split()
                     if total == 1 and singular_of_plural(last):  # "a combined total of 1 sequel", never "1 sequels"
                         things = " ".join([*lead, singular_of_plural(last)])
-                    amount = rng.choice([f"a combined total of {ttext} {things}", f"{things} that come to {ttext} in all"])
+                    if ttext.endswith(f" {things.split()[-1]}") or ttext.endswith(f" {singular_of_plural(things.split()[-1]) or things}"):
+                        things = " ".join(things.split()[:-1])  # the unit says it: "1,952 holds", never "1,952 holds holds"
+                    amount = rng.choice([f"a combined total of {ttext}{' ' + things if things else ''}",
+                                         f"{things or 'a total'} that come to {ttext} in all" if things else f"{ttext} in all"])
                     text = rng.choice([f"together they have {amount}", f"between them, they have {amount}", f"taken together, they have {amount}",
                                        f"they account for {amount}"])
                 else:
@@ -631,7 +635,7 @@ class ContextWriter:
             return None  # its group is already its category
         clabel = b.col(t, c).label
         kind = kind_of(b.frame(t, c), ctext)
-        place_vp = next((v for v in b.frame(t, c).vps if v in ("is in {value}", "is on {value}", "is from {value}")), None) if b.frame(t, c).prose else None
+        place_vp = next((v for v in b.frame(t, c).vps if v in _PLACE_VPS), None) if b.frame(t, c).prose else None
         by_vp = next((v for v in b.frame(t, c).vps if _BY_VP.fullmatch(v)), None) if b.frame(t, c).prose else None
         if place_vp is not None:  # "one of 6 mountain huts in Italy", never "whose country is Italy"
             claim_text = f"one of {k} {b.info[t].plural}{' ' + where if fk else ''} {fill(place_vp, ctext)[3:]}"

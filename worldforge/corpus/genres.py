@@ -58,10 +58,13 @@ def _wiki_lead(b: CorpusBuilder, rng, t: str, label: str, what: str, parents: li
     return lead
 
 
+_WHERE = ("is in {value}", "is on {value}", "is based in {value}", "is held in {value}")
+
+
 def _places(b: CorpusBuilder, t: str) -> list[str]:
     """The category columns of ``t`` that say where a row is ("is in {value}", "is on {value}"), sure ones only."""
     return [c for c in b.attributes(t, ("category",))
-            if b.frame(t, c).prose and any(v in ("is in {value}", "is on {value}") for v in b.frame(t, c).vps)]
+            if b.frame(t, c).prose and any(v in _WHERE for v in b.frame(t, c).vps)]
 
 
 def _placed(b: CorpusBuilder, t: str, row: dict, style, skip: list[str]) -> tuple[str, object] | None:
@@ -73,7 +76,7 @@ def _placed(b: CorpusBuilder, t: str, row: dict, style, skip: list[str]) -> tupl
     for c in _places(b, t):
         if isinstance(row.get(c), str) and not is_absence(row[c]):
             text, fact = b.say(t, row, c, style, "lead")
-            vp = next(v for v in b.frame(t, c).vps if v in ("is in {value}", "is on {value}"))
+            vp = next(v for v in b.frame(t, c).vps if v in _WHERE)
             return fill(vp, text)[3:], fact
     return None
 
@@ -215,7 +218,8 @@ def news(b: CorpusBuilder) -> None:
             published = min(row[dc] + timedelta(days=rng.randint(0, 3)), b.as_of) if isinstance(row[dc], date) else None
             parent = b.parent_of(t, row)
             plabel = b.labels[parent[0]][parent[1][b.spec.tables[parent[0]].primary_key]] if parent else None
-            by = f"{possessive(plabel)} " if plabel and plabel not in label and rng.random() < 0.5 else ""  # never "Google's Google Terra 2"
+            # never "Google's Google Terra 2", nor "Brno Sinfonietta's Harry Hendricks joined Brno Sinfonietta"
+            by = f"{possessive(plabel)} " if plabel and plabel not in label and plabel not in clause and rng.random() < 0.5 else ""
             dated = b.dated_subject(rng, t, row, dc, dtext)
             if dated:  # a designation that holds the date: "the Brecho Explorer launch took place on ...", said once
                 name, clause = dated

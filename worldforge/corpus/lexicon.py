@@ -538,7 +538,8 @@ def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | No
         return Frame((f"{part} in {{value}}" if part in INTRANSITIVE_VERBS else f"was {part} in {{value}}",), None)
     per = words.index("per") if "per" in words else -1
     if unit_kind == "money" and per > 0 and words[per - 1] in ("price", "fare", "fee", "cost", "rent", "rate") and per < len(words) - 1:
-        vps = [f"costs {{value}} {' '.join(words[per:])}"]  # "price per half litre": "costs €4.60 per half litre"
+        # "price per half litre": "costs €4.60 per half litre"; a person's "rate per word": "charges €0.126 per word"
+        vps = [f"{'charges' if person else 'costs'} {{value}} {' '.join(words[per:])}"]
     elif unit_kind == "percent" and label.lower() in ("alcohol by volume", "abv", "alcohol", "alcohol content", "strength"):
         vps = ["is {value} ABV"]
     elif words == ["opening", "hours"] and unit_base is not None:
@@ -590,8 +591,7 @@ def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | No
         return Frame((has_a,) if has_a else (), noun, prose=False)
     if words and _is_plural(words[0]) and len(words) > 1 and words[1] in ("this", "last", "next", "each", "so"):
         return Frame((), noun, prose=False)  # "rescues this season": never "has a rescues this season of 0"
-    if has_a and not any(v.startswith(("is worth", "stands at")) or v.endswith(tuple(f" {a}" for a in (*_ADJECTIVE_OF.values(), "tall")))
-                         for v in vps):  # "is 1.8 km long" alone: never "the piste has a piste length of"  # the neutral construction alone: "is listed with", "shows" and "reports" a value were hedges, not variety
+    if has_a and not vps:  # a verb when English has one ("weighs 100.5 kg", "is 1.8 km long"), never "has a weight of" beside it  # the neutral construction alone: "is listed with", "shows" and "reports" a value were hedges, not variety
         vps.append(has_a)
     if not vps and unit_base is None and np_ok and (_plural_head(label) or _postmodified_plural(words)):
         # a plural noun counts what the row has: "has 12 lifts", "has 14 shifts per month", "has 13 lifts open",
@@ -609,7 +609,7 @@ def _frame_for(label: str, kind: str, unit_base: str | None, unit_kind: str | No
     return Frame(tuple(vps), noun, prose=bool(vps))
 
 
-ORDINAL_HEADS = frozenset({"position", "place", "placing", "round", "stage", "lap", "heat", "seed", "seeding", "board", "leg", "matchday",
+ORDINAL_HEADS = frozenset({"position", "place", "placing", "placement", "finish", "round", "stage", "lap", "heat", "seed", "seeding", "board", "leg", "matchday",
                   "gameweek", "week", "grade", "level", "tier", "floor", "division", "class", "rank", "ranking", "order", "number"})
 """Heads of labels that number a place in an order (a finishing position, a round, a floor): no amount to compare."""
 

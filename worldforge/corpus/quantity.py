@@ -283,8 +283,8 @@ def parse_value(text: str, unit: Unit | None, kind: str = "number") -> tuple[flo
 
 
 def denotes(text: str, value: object, unit: Unit | None, kind: str = "number") -> bool:
-    """Whether ``text`` is a faithful writing of the cell ``value``: the same date, the same text, or a
-    number that differs from the cell by no more than the rounding its own digits show."""
+    """Whether ``text`` is a faithful writing of the cell ``value``: the same date, the same text (a capital first
+    letter allowed), or a number that differs from the cell by no more than the rounding its own digits show."""
     if value is None:
         return False
     if isinstance(value, bool):
@@ -299,7 +299,9 @@ def denotes(text: str, value: object, unit: Unit | None, kind: str = "number") -
             return False
         stated, precision = got
         return abs(stated - value) <= precision + 1e-9 * max(1.0, abs(value))
-    return text.strip() == str(value).strip()
+    got, want = text.strip(), str(value).strip()
+    # the same text, or with a capital that starts a name or a sentence ("Yellow 7b on FJH-W02" of the value "yellow")
+    return got == want or (bool(want) and want[:1].islower() and got == want[:1].upper() + want[1:])
 
 
 def render_value(value: Any) -> str:

@@ -554,8 +554,14 @@ def row_labels(spec: M.WorldSpec, tables: dict[str, pl.DataFrame], infos: dict[s
                 return text
 
             text = _FIELD.sub(fill, info.designation)
+            first = fields[0] if fields and info.designation.startswith("{" + fields[0] + "}") else None
             if literal:  # a literal start is capitalised; a name keeps its own case ("vivo Edge 11")
                 text = text[:1].upper() + text[1:]
+            elif first in table.columns and isinstance(table.columns[first], M.ChoiceColumn) and text[:1].islower() and cells:
+                # a category's word starts it ("yellow 7b on FJH-W02"): a designation is capitalised as a name is
+                text = text[:1].upper() + text[1:]
+                ct, ck, cc, ctext = cells[0]
+                cells[0] = (ct, ck, cc, ctext[:1].upper() + ctext[1:])
             bare = _FIELD.sub(lambda m, r=r: fill(m, r, []), bare_tpl) if bare_tpl and r.get(dated) is not None else None
             if bare and literal:
                 bare = bare[:1].lower() + bare[1:]  # "storm", as running text writes it after "the"
