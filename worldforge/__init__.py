@@ -6,7 +6,7 @@ statistics, and (in later modules) search corpora, tasks and CPT/SFT datasets.
 
 __version__ = "0.1.0"
 
-GENERATOR_VERSION = "1"
+GENERATOR_VERSION = "2"
 """The version of what a spec builds, recorded in each world file (``_world.generator_version``).
 
 Bump it whenever a change alters what a spec builds: its tables (a generator, the seeding, an invariant), its
