@@ -549,8 +549,8 @@ class ContextWriter:
                         things = " ".join([*lead, singular_of_plural(last)])
                     if ttext.endswith(f" {things.split()[-1]}") or ttext.endswith(f" {singular_of_plural(things.split()[-1]) or things}"):
                         things = " ".join(things.split()[:-1])  # the unit says it: "1,952 holds", never "1,952 holds holds"
-                    amount = rng.choice([f"a combined total of {ttext}{' ' + things if things else ''}",
-                                         f"{things or 'a total'} that come to {ttext} in all" if things else f"{ttext} in all"])
+                    amount = rng.choice([f"a combined total of {ttext} {things}", f"{things} that come to {ttext} in all"]) if things \
+                        else f"a combined total of {ttext}"
                     text = rng.choice([f"together they have {amount}", f"between them, they have {amount}", f"taken together, they have {amount}",
                                        f"they account for {amount}"])
                 else:

@@ -66,6 +66,7 @@ BAD_CONSTRUCTIONS: dict[str, re.Pattern] = {
     "<person> itself": re.compile(r"\b[A-Z][a-z]+ [A-Z][a-z]+ itself\b"),
     "has <value> as its <label>": re.compile(r"\bhas [\w ,.-]+ as its [a-z ]+\b"),
     "doubled article": re.compile(r"\b(a|an|the) (a|an|the)\b"),
+    "doubled word": re.compile(r"\b(?!(?:that|had|is|very|no)\b)([a-z]{3,}) \1\b"),  # "1,952 holds holds", "lift lift"
     "a year written 1,950": re.compile(r"\b(founded|established|formed|opened|built|launched|born|debuted|incorporated|inaugurated|since|"
                                        r"dates back to) (in )?[12],\d{3}\b(?![\d,]| (days|weeks|months|years|hours|minutes)\b)|^\| *(Year|Founded|Established|Built|Opened)\b[^|\n]*\| *[12],\d{3} *\|", re.M),
     "is listed with <value> for <label>": re.compile(r"\bis listed (?:with|under) (?!an? |the )[^.;,]{1,40}? for [a-z]"),
