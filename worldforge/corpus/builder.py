@@ -310,7 +310,8 @@ class CorpusBuilder:
         kind = kind if self.person[t] and isinstance(kind, str) and kind[:1].islower() and len(kind.split()) <= 2 and "|" not in kind \
             and not is_absence(kind) \
             and not any(ch.isdigit() for ch in kind) else None  # "the medic", never "the level 2"
-        if kind is not None and not names_a_thing(kind):  # "the seasonal lifeguard", never "the seasonal" or "the part-time"
+        if kind is not None and not names_a_thing(kind) and not kind.lower().endswith(self.info[t].noun.lower().split()[-1]):
+            # "the seasonal lifeguard", never "the seasonal" or "the part-time"; "the coach-player", never "coach-player player"
             kind = f"{kind} {self.info[t].noun}" if len(kind.split()) + len(self.info[t].noun.split()) <= 3 else None
         return Referent(self.mention(t, row[self.spec.tables[t].primary_key]), self.info[t].noun, self.person[t], kind)
 

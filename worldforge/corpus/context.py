@@ -364,6 +364,8 @@ class ContextWriter:
         name = subject or b.mention(t, row[b.spec.tables[t].primary_key])
         high, low, _, _ = _scale(label)
         ordx = _ordx(pos, n, high, low)
+        if label.split()[0] in (high, low):  # "the highest highest beer rating", "the second-lowest highest point"
+            return None
         if label.startswith("number of ") and len(label) > 10:
             label = label[len("number of "):]  # "the most sessions", never "the most number of sessions"
         # the row has the rank, as a writer puts it: never "The third-longest piste length of the 14 pistes of X belongs to
@@ -423,7 +425,8 @@ class ContextWriter:
             pct = 100 * row[c] / total
             ptext = f"{pct:.1f}%" if pct < 99.95 else "100%"
             share_text = (f"{ptext} of the {ci.label[len('number of '):]} of {phrase}" if ci.label.startswith("number of ")
-                          else f"{ptext} of the combined {ci.label} of {phrase}")
+                          else f"{ptext} of the {ci.label} of {phrase}" if ci.label.split()[0] in ("combined", "total")
+                          else f"{ptext} of the combined {ci.label} of {phrase}")  # never "the combined combined attendance"
             shapes = [f"{ref} accounts for {share_text}"]  # never "That is ..."/"This makes up ...": a pronoun with no antecedent
             out.sentences.append(_sentence(rng.choice(shapes)))
             out.claims.append(Claim("share", t, self._key(t, row), c, share_text, {**basis, "stat": None}))
@@ -598,6 +601,8 @@ class ContextWriter:
         htext, hfact = b.say(t, hi, c, style, "body")
         ltext, lfact = b.say(t, lo, c, style, "body")
         high, low, _, _ = _scale(label)
+        if label.split()[0] in (high, low):  # "has the highest highest point": a superlative label is said in tables
+            return None
         if label.startswith("number of ") and len(label) > 10:
             label = label[len("number of "):]
         hclaim, lclaim = f"the {high} {label} of {phrase}", f"{lname} the {low}"
