@@ -288,6 +288,7 @@ def _tool_calling_tiny_model(path, rows, tools) -> None:
 
 
 @pytest.mark.trl
+@pytest.mark.timeout(1800)  # up to 400 steps of a tiny model on 2-3k-token prompts: on two busy cores past the suite's 600 s
 def test_grpo_trainer_trains_with_the_environment_factory(rl_wh, rl_tasks, tmp_path):
     import torch
     from transformers import AutoTokenizer
