@@ -16,7 +16,7 @@ from typing import Any
 import polars as pl
 
 from worldforge.corpus.kinds import fits, is_organisation, table_kinds
-from worldforge.corpus.lexicon import Frame, Referent, base_verb, frame_for, is_absence, is_past, is_plural, kind_of, names_a_thing, person_table
+from worldforge.corpus.lexicon import Frame, Referent, base_verb, echoes, frame_for, is_absence, is_past, is_plural, kind_of, names_a_thing, person_table
 from worldforge.corpus.page import Fact, Page, Site, cell_text, slug
 from worldforge.corpus.planner import Said, realise, sentence_case
 from worldforge.corpus.quantity import Style, format_value, render_value
@@ -285,8 +285,7 @@ class CorpusBuilder:
             fr = frame_for(ci.label, ci.kind, ci.unit.base if ci.unit else None, ci.unit.kind if ci.unit else None, name=c,
                            verb=getattr(col, "verb", None), event=ci.event, of_label=of, person=self.person[t],
                            noun_of_row=self.info[t].noun, role=faker_person(col), values=values)
-            stems = {w[:5] for w in self.info[t].noun.lower().split() if len(w) >= 5}
-            if fr.event and stems and any(w[:5] in stems for v in fr.vps for w in v.split(" on ")[0].split() if len(w) >= 5):
+            if fr.event and any(echoes(self.info[t].noun, v.split(" on ")[0]) for v in fr.vps):
                 # "INS-00205 was inspected on": an inspection is carried out, a launch takes place, never echoing its noun
                 fr = replace(fr, vps=("took place on {value}",) if self.kind(t) == "event" else ("was carried out on {value}",))
             if "is in {value}" in fr.vps and (self.kind(t) == "event" or is_organisation(self.info[t].noun)):

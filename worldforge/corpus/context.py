@@ -29,7 +29,19 @@ from functools import lru_cache
 from typing import Any
 
 from worldforge.corpus.claims import Claim, date_span, group_stat, span_text
-from worldforge.corpus.lexicon import ORDINAL_HEADS, a_or_an, base_verb, fill, is_absence, is_plural_label, kind_of, plural_noun, possessive, singular_of_plural
+from worldforge.corpus.lexicon import (
+    ORDINAL_HEADS,
+    PLACE_VPS,
+    a_or_an,
+    base_verb,
+    fill,
+    is_absence,
+    is_plural_label,
+    kind_of,
+    plural_noun,
+    possessive,
+    singular_of_plural,
+)
 from worldforge.corpus.page import Fact, cell_text
 from worldforge.corpus.planner import sentence_case
 from worldforge.corpus.quantity import Style, format_value
@@ -106,7 +118,6 @@ def _scale(label: str) -> tuple[str, str, str, str]:
 
 
 _BY_VP = re.compile(r"(?:is|was) [a-z]+ by \{value\}")
-_PLACE_VPS = ("is in {value}", "is on {value}", "is from {value}", "is based in {value}", "is held in {value}")
 
 
 def _modifier(value: str, noun: str) -> bool:
@@ -304,7 +315,7 @@ class ContextWriter:
         if not isinstance(b.spec.tables[t].columns[group], M.ReferenceColumn):  # a category: "the 40 rounds whose round type is Series A"
             ctext, cfact = b.say(t, row, group, Style(), "body")
             fr = b.frame(t, group)
-            place = next((v for v in fr.vps if v in _PLACE_VPS), None) if fr.prose else None
+            place = next((v for v in fr.vps if v in PLACE_VPS), None) if fr.prose else None
             if place is not None:  # "the 5 runners from Sweden", never "whose nationality is Sweden"
                 return f"the {n} {plural} {fill(place, ctext)[3:]}", [cfact]
             by = next((v for v in fr.vps if _BY_VP.fullmatch(v)), None) if fr.prose else None
@@ -374,8 +385,6 @@ class ContextWriter:
             (f"{name} has the {ordx} {label} of {phrase}, at {vtext}", f"the {ordx} {label} of {phrase}"),
             (f"of {phrase}, {name} has the {ordx} {label} ({vtext})", f"the {ordx} {label} ("),
         ]
-        if label.startswith("number of ") or _countlike(label):  # never "its number of bedrooms", "its tickets sold are"
-            shapes = [sh for sh in shapes if f"{_of(name, label)}" not in sh[0] and "with " not in sh[0][:5]]
         text, claim_text = rng.choice(shapes)
         if claim_text.endswith("("):  # the count is in the fronted phrase: the claim is the whole clause
             claim_text = f"{phrase}, {name} has the {ordx} {label}"
@@ -640,7 +649,7 @@ class ContextWriter:
             return None  # its group is already its category
         clabel = b.col(t, c).label
         kind = kind_of(b.frame(t, c), ctext)
-        place_vp = next((v for v in b.frame(t, c).vps if v in _PLACE_VPS), None) if b.frame(t, c).prose else None
+        place_vp = next((v for v in b.frame(t, c).vps if v in PLACE_VPS), None) if b.frame(t, c).prose else None
         by_vp = next((v for v in b.frame(t, c).vps if _BY_VP.fullmatch(v)), None) if b.frame(t, c).prose else None
         if place_vp is not None:  # "one of 6 mountain huts in Italy", never "whose country is Italy"
             claim_text = f"one of {k} {b.info[t].plural}{' ' + where if fk else ''} {fill(place_vp, ctext)[3:]}"

@@ -15,7 +15,7 @@ from typing import Any
 
 from worldforge.corpus.builder import CorpusBuilder, running
 from worldforge.corpus.chrome import forum_replies
-from worldforge.corpus.lexicon import a_or_an, fill, is_absence, kind_of, possessive
+from worldforge.corpus.lexicon import PLACE_VPS, a_or_an, echoes, fill, is_absence, kind_of, possessive
 from worldforge.corpus.page import Fact, Page, Site, cell_text, slug
 from worldforge.corpus.planner import sentence_case
 from worldforge.corpus.quantity import Style, format_value, render_value
@@ -58,7 +58,7 @@ def _wiki_lead(b: CorpusBuilder, rng, t: str, label: str, what: str, parents: li
     return lead
 
 
-_WHERE = ("is in {value}", "is on {value}", "is based in {value}", "is held in {value}")
+_WHERE = tuple(v for v in PLACE_VPS if v != "is from {value}")  # where a parent is; a person's origin places nothing
 
 
 def _places(b: CorpusBuilder, t: str) -> list[str]:
@@ -603,7 +603,7 @@ def timelines(b: CorpusBuilder) -> None:
             if d is not None:
                 quarters.setdefault((d.year, (d.month - 1) // 3 + 1), []).append(row)
         ci = b.col(t, dc)
-        echo = bool(ci.event) and b.kind(t) == "measurement" and _echoes(info.noun, ci.event)
+        echo = bool(ci.event) and b.kind(t) == "measurement" and echoes(info.noun, ci.event)
         fr = b.frame(t, dc)
         event = ci.event or next((v[: -len(" on {value}")] for v in fr.vps if v.endswith(" on {value}")), None) if fr.event else ci.event
         for (y, q), rows in sorted(quarters.items()):
@@ -640,10 +640,6 @@ def timelines(b: CorpusBuilder) -> None:
             page = Page(url, b.spec.world, b.scenario, "timeline", title, None, lead, "\n".join(lines), facts)
             b.add(b.dress(page, site, "archive", rng, ["Timelines", sentence_case(info.plural), str(y)], background=rng.randint(5, 8) + len(rows) // 3))  # a long list gets a longer write-up
 
-def _echoes(noun: str, verb: str) -> bool:
-    """A verb that repeats the noun it would be said of ("observation" / "was observed", "launch" / "launched")."""
-    stems = {w[:5] for w in noun.lower().split() if len(w) >= 5}
-    return any(w[:5] in stems for w in verb.lower().split() if len(w) >= 5)
 
 def rumors(b: CorpusBuilder) -> None:
     """Near misses: a page about a successor that does not exist, whose title names a real row."""

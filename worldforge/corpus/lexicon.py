@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-__all__ = ["ABSENCES", "INTRANSITIVE_VERBS", "ORDINAL_HEADS", "Frame", "Referent", "a_or_an", "base_verb", "conjugate", "fill", "frame_for", "is_absence", "is_plural", "kind_of", "names_a_thing", "is_participle", "is_past",
+__all__ = ["ABSENCES", "INTRANSITIVE_VERBS", "ORDINAL_HEADS", "PLACE_VPS", "echoes", "Frame", "Referent", "a_or_an", "base_verb", "conjugate", "fill", "frame_for", "is_absence", "is_plural", "kind_of", "names_a_thing", "is_participle", "is_past",
            "past_tense", "person_table", "plural_noun", "possessive", "present_verb", "singular_noun", "singular_of_plural"]
 
 _PREPS = {"of", "at", "after", "before", "since", "on", "in", "per", "by", "from", "to", "within", "for", "with", "into", "under", "over",
@@ -118,6 +118,17 @@ def names_a_thing(value: str) -> bool:
 
     pos = getAllLemmas(words[-1].lower())
     return "NOUN" in pos and "ADJ" not in pos
+
+
+PLACE_VPS = ("is in {value}", "is on {value}", "is from {value}", "is based in {value}", "is held in {value}")
+"""The verb phrases that say where a row is (a category's place frame; an organisation's "is based in", an event's
+"is held in"): "the 5 runners from Sweden", "a hall of X in Tehran"."""
+
+
+def echoes(noun: str, verb: str) -> bool:
+    """A verb that repeats the noun it would be said of ("observation" / "was observed", "inspection" / "was inspected")."""
+    stems = {w[:5] for w in noun.lower().split() if len(w) >= 5}
+    return any(w[:5] in stems for w in verb.lower().split() if len(w) >= 5)
 
 
 def is_absence(value: object) -> bool:
